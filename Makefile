@@ -1,0 +1,41 @@
+# planner — build, test and run targets. `make help` lists them.
+GO          ?= go
+BIN         ?= bin/planner
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+PKGS        ?= ./...
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: help build test unit lint fmt-check vet staticcheck run bench fuzz clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build bin/planner
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/planner
+
+test: lint unit ## lint, then every test with the race detector
+
+unit: ## go test -race over every package
+	$(GO) test -race -count=1 $(PKGS)
+
+lint: fmt-check vet staticcheck ## gofmt, go vet and staticcheck
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+staticcheck:
+	$(GO) run $(STATICCHECK) $(PKGS)
+
+run: build ## offline demo: scripted model, chain of thought, trace + answer
+	$(BIN) run --config configs/cot.yaml --llm scripted:examples/scripts/cot_demo.yaml \
+		"A farmer has 3 fields of 17 rows with 23 plants each. How many plants?"
+
+bench: ## run the Go benchmarks
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+clean:
+	rm -rf bin

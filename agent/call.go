@@ -1,0 +1,163 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Caller identifies the node making a model call. Offline models (scripted,
+// sim) read it to play the right role; traces attribute usage with it.
+type Caller struct {
+	// Node is the graph node id.
+	Node string
+	// Kind is the node type, for example "react" or "planner".
+	Kind string
+	// Role is a finer role inside a node, for example "finalize" or
+	// "evaluate"; empty for the node's main call.
+	Role string
+}
+
+type callerKey struct{}
+type taskKey struct{}
+
+// WithCaller returns ctx carrying the calling node's identity.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller in ctx, or the zero Caller.
+func CallerFrom(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+// WithTask returns ctx carrying the task being run, so an oracle model can
+// follow its gold solution.
+func WithTask(ctx context.Context, t *Task) context.Context {
+	return context.WithValue(ctx, taskKey{}, t)
+}
+
+// TaskFrom returns the task in ctx, or nil.
+func TaskFrom(ctx context.Context) *Task {
+	t, _ := ctx.Value(taskKey{}).(*Task)
+	return t
+}
+
+// Meter measures the tokens of one model call. Implementations prefer the
+// provider's reported usage and estimate with a tokenizer otherwise.
+type Meter interface {
+	Measure(msgs []llms.MessageContent, resp *llms.ContentResponse) (prompt, completion int, estimated bool)
+}
+
+// Pricer prices a call's tokens. known is false when the model has no price.
+type Pricer interface {
+	Cost(prompt, completion int) (usd float64, known bool)
+}
+
+// ErrModel marks a failed model call (provider error, timeout); reports
+// classify it as a provider failure.
+var ErrModel = errors.New("model call failed")
+
+// ErrEmptyResponse means a model returned no choices.
+var ErrEmptyResponse = errors.New("model returned no choices")
+
+// Model bundles what a node needs to call a language model: the model, how
+// to measure usage, and optionally how to price it.
+type Model struct {
+	LLM llms.Model
+	// Meter measures usage; nil falls back to ApproxMeter.
+	Meter Meter
+	// Pricer prices usage; nil leaves cost at zero.
+	Pricer Pricer
+}
+
+// Call makes one model call on behalf of caller, records its usage in st,
+// and emits an llm_call trace event. The returned text is the first
+// choice's content; resp holds every choice (tool calls may be in any).
+func (m Model) Call(ctx context.Context, st *State, caller Caller, msgs []llms.MessageContent, opts ...llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
+	if m.LLM == nil {
+		return "", nil, fmt.Errorf("%w: no model configured (set llm: in the pipeline or pass --llm)", ErrModel)
+	}
+	ctx = WithCaller(ctx, caller)
+	if st != nil {
+		ctx = WithTask(ctx, &st.Task)
+	}
+	began := time.Now()
+	resp, err = m.LLM.GenerateContent(ctx, msgs, opts...)
+	elapsed := time.Since(began)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			return "", nil, err
+		}
+		trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindError, Text: "model call failed: " + err.Error(), ElapsedMS: ms(elapsed)})
+		return "", nil, fmt.Errorf("%w: %w", ErrModel, err)
+	}
+	if resp == nil || len(resp.Choices) == 0 {
+		return "", resp, fmt.Errorf("%w: %w", ErrModel, ErrEmptyResponse)
+	}
+	meter := m.Meter
+	if meter == nil {
+		meter = ApproxMeter{}
+	}
+	p, c, est := meter.Measure(msgs, resp)
+	var cost float64
+	if m.Pricer != nil {
+		cost, _ = m.Pricer.Cost(p, c)
+	}
+	if st != nil {
+		st.Usage.AddModelCall(caller.Node, p, c, est, cost)
+	}
+	text = resp.Choices[0].Content
+	data := map[string]any{"kind": caller.Kind}
+	if caller.Role != "" {
+		data["role"] = caller.Role
+	}
+	trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindLLMCall, Data: data,
+		Usage: &trace.Usage{PromptTokens: p, CompletionTokens: c, Estimated: est, CostUSD: cost}, ElapsedMS: ms(elapsed)})
+	return text, resp, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// ApproxMeter estimates tokens as one per four bytes of text. It is the
+// last-resort fallback when no tokenizer-backed meter is configured; its
+// figures are marked estimated.
+type ApproxMeter struct{}
+
+// Measure implements Meter.
+func (ApproxMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentResponse) (int, int, bool) {
+	p := 0
+	for _, m := range msgs {
+		for _, part := range m.Parts {
+			if t, ok := part.(llms.TextContent); ok {
+				p += len(t.Text)/4 + 1
+			}
+		}
+		p += 4
+	}
+	c := 0
+	for _, ch := range resp.Choices {
+		c += len(ch.Content)/4 + 1
+	}
+	return p, c, true
+}
+
+// Text builds a single human message.
+func Text(role llms.ChatMessageType, text string) llms.MessageContent {
+	return llms.TextParts(role, text)
+}
+
+// Prompt builds a system + human message pair; an empty system is left out.
+func Prompt(system, user string) []llms.MessageContent {
+	var msgs []llms.MessageContent
+	if strings.TrimSpace(system) != "" {
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, system))
+	}
+	return append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, user))
+}

@@ -1,0 +1,234 @@
+package agent
+
+import (
+	"sort"
+	"sync"
+)
+
+// State is the run state shared by every agent node of one run. It is plain
+// data with JSON tags. Nodes run one at a time; a node that fans work out to
+// goroutines must merge results itself, in a fixed order. Usage is the one
+// field safe for concurrent updates.
+type State struct {
+	// Task is the input.
+	Task Task `json:"task"`
+	// Plan is the current plan, for plan-based paradigms.
+	Plan []Step `json:"plan,omitempty"`
+	// Scratchpad holds the ReAct entries of the current (sub-)run.
+	Scratchpad []Entry `json:"scratchpad,omitempty"`
+	// Reflections are lessons from earlier failed trials (episodic memory).
+	Reflections []string `json:"reflections,omitempty"`
+	// Trials records each finished trial of a retrying paradigm (Reflexion).
+	Trials []Trial `json:"trials,omitempty"`
+	// Candidates are sampled answers or thoughts (self-consistency, ToT).
+	Candidates []Candidate `json:"candidates,omitempty"`
+	// Notes are named intermediate outputs of nodes (for example a CoT
+	// rationale or a list of sub-questions), keyed by name.
+	Notes map[string]string `json:"notes,omitempty"`
+	// Replans counts re-planning rounds.
+	Replans int `json:"replans,omitempty"`
+	// Answer is the final answer once one is known.
+	Answer string `json:"answer,omitempty"`
+	// Done is true once a node has set the final answer.
+	Done bool `json:"done,omitempty"`
+	// Complete is false when the answer is a best effort after a budget
+	// ran out or a step failed.
+	Complete bool `json:"complete"`
+	// Reason explains an incomplete answer.
+	Reason string `json:"reason,omitempty"`
+	// Failure classifies why the run did not complete normally, if it did
+	// not: one of the Failure* constants.
+	Failure string `json:"failure,omitempty"`
+	// Usage counts model and tool usage.
+	Usage Usage `json:"usage"`
+}
+
+// Failure kinds, used by reports to group unsuccessful runs.
+const (
+	FailureParse    = "parse"
+	FailureLoop     = "loop"
+	FailureBudget   = "budget"
+	FailureTool     = "tool"
+	FailureProvider = "provider"
+	FailureTimeout  = "timeout"
+	FailurePlan     = "plan"
+)
+
+// NewState returns a state for a task.
+func NewState(task Task) *State {
+	return &State{Task: task, Notes: map[string]string{}}
+}
+
+// SetAnswer records a complete final answer.
+func (s *State) SetAnswer(answer string) {
+	s.Answer, s.Done, s.Complete, s.Reason = answer, true, true, ""
+}
+
+// SetPartial records a best-effort answer with the reason it is incomplete
+// and the failure kind.
+func (s *State) SetPartial(answer, reason, failure string) {
+	s.Answer, s.Done, s.Complete, s.Reason = answer, true, false, reason
+	if s.Failure == "" {
+		s.Failure = failure
+	}
+}
+
+// Note records a named intermediate output.
+func (s *State) Note(key, value string) {
+	if s.Notes == nil {
+		s.Notes = map[string]string{}
+	}
+	s.Notes[key] = value
+}
+
+// Step is one step of a plan.
+type Step struct {
+	ID          string   `json:"id"`
+	Description string   `json:"description"`
+	Tool        string   `json:"tool,omitempty"`
+	Input       string   `json:"input,omitempty"`
+	DependsOn   []string `json:"depends_on,omitempty"`
+	// Status is one of the Status* constants.
+	Status string `json:"status,omitempty"`
+	// Result is the step's outcome (observation or sub-run answer).
+	Result string `json:"result,omitempty"`
+	// Error explains a failed or skipped step.
+	Error string `json:"error,omitempty"`
+}
+
+// Step statuses.
+const (
+	StatusPending = "pending"
+	StatusRunning = "running"
+	StatusDone    = "done"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+)
+
+// Entry is one ReAct scratchpad entry: a thought, then either an action with
+// its observation, a final answer, or a format error fed back to the model.
+type Entry struct {
+	Thought     string `json:"thought,omitempty"`
+	Tool        string `json:"tool,omitempty"`
+	Input       string `json:"input,omitempty"`
+	Observation string `json:"observation,omitempty"`
+	// Raw is the model text this entry was parsed from.
+	Raw string `json:"raw,omitempty"`
+	// Error is the parse or guard error shown to the model, if any.
+	Error string `json:"error,omitempty"`
+	// Final is set when the entry is the final answer.
+	Final string `json:"final,omitempty"`
+	// ToolCallID links native tool calls to their responses.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// Trial is one finished attempt of a retrying paradigm.
+type Trial struct {
+	Answer  string `json:"answer"`
+	Success bool   `json:"success"`
+	// Feedback is the evaluator's verdict text.
+	Feedback string `json:"feedback,omitempty"`
+	// Lesson is the reflection written after a failed trial.
+	Lesson string `json:"lesson,omitempty"`
+}
+
+// Candidate is a sampled answer or a thought with a score.
+type Candidate struct {
+	Text   string  `json:"text"`
+	Answer string  `json:"answer,omitempty"`
+	Score  float64 `json:"score"`
+	Parent int     `json:"parent"`
+	Depth  int     `json:"depth"`
+}
+
+// Usage counts a run's consumption. Methods are safe for concurrent use.
+type Usage struct {
+	mu               sync.Mutex
+	ModelCalls       int                   `json:"model_calls"`
+	PromptTokens     int                   `json:"prompt_tokens"`
+	CompletionTokens int                   `json:"completion_tokens"`
+	ToolCalls        int                   `json:"tool_calls"`
+	Estimated        bool                  `json:"estimated,omitempty"`
+	CostUSD          float64               `json:"cost_usd,omitempty"`
+	PerNode          map[string]*NodeUsage `json:"per_node,omitempty"`
+}
+
+// NodeUsage is the usage of one node.
+type NodeUsage struct {
+	ModelCalls       int `json:"model_calls"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	ToolCalls        int `json:"tool_calls"`
+}
+
+func (u *Usage) node(id string) *NodeUsage {
+	if u.PerNode == nil {
+		u.PerNode = map[string]*NodeUsage{}
+	}
+	n := u.PerNode[id]
+	if n == nil {
+		n = &NodeUsage{}
+		u.PerNode[id] = n
+	}
+	return n
+}
+
+// AddModelCall adds one model call's tokens and cost, attributed to node.
+func (u *Usage) AddModelCall(node string, prompt, completion int, estimated bool, cost float64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ModelCalls++
+	u.PromptTokens += prompt
+	u.CompletionTokens += completion
+	u.Estimated = u.Estimated || estimated
+	u.CostUSD += cost
+	n := u.node(node)
+	n.ModelCalls++
+	n.PromptTokens += prompt
+	n.CompletionTokens += completion
+}
+
+// AddToolCall counts one tool call attributed to node.
+func (u *Usage) AddToolCall(node string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ToolCalls++
+	u.node(node).ToolCalls++
+}
+
+// Snapshot returns a copy of the counters that is safe to read and marshal
+// while the run goes on.
+func (u *Usage) Snapshot() UsageSnapshot {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := UsageSnapshot{ModelCalls: u.ModelCalls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+		ToolCalls: u.ToolCalls, Estimated: u.Estimated, CostUSD: u.CostUSD}
+	if len(u.PerNode) > 0 {
+		s.PerNode = make(map[string]NodeUsage, len(u.PerNode))
+		for k, v := range u.PerNode {
+			s.PerNode[k] = *v
+		}
+	}
+	return s
+}
+
+// UsageSnapshot is an immutable copy of Usage.
+type UsageSnapshot struct {
+	ModelCalls       int                  `json:"model_calls"`
+	PromptTokens     int                  `json:"prompt_tokens"`
+	CompletionTokens int                  `json:"completion_tokens"`
+	ToolCalls        int                  `json:"tool_calls"`
+	Estimated        bool                 `json:"estimated,omitempty"`
+	CostUSD          float64              `json:"cost_usd,omitempty"`
+	PerNode          map[string]NodeUsage `json:"per_node,omitempty"`
+}
+
+// Nodes returns the node ids with usage, sorted.
+func (s UsageSnapshot) Nodes() []string {
+	out := make([]string, 0, len(s.PerNode))
+	for k := range s.PerNode {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+func newRoot() *cobra.Command {
+	v := viper.New()
+	v.SetEnvPrefix("PLANNER")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	root := &cobra.Command{
+		Use:   "planner",
+		Short: "Run and compare LLM agent reasoning paradigms declared as YAML graphs",
+		Long: `planner runs agent reasoning paradigms (Direct, CoT, ReAct, Plan-and-Execute, ReWOO,
+LLMCompiler, Reflexion, Tree of Thoughts, ...) as graphs of nodes declared in YAML.
+
+Flags can also be set through the environment as PLANNER_<FLAG>, e.g. PLANNER_LLM=openai:gpt-4o-mini.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Example: `  planner run --config configs/cot.yaml "What is 17 * 23?"
+  planner validate configs/*.yaml
+  planner graph configs/react.yaml --format mermaid`,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{cmd: c.Name(), err: err}
+	})
+	root.AddCommand(newRunCmd(v), newValidateCmd(), newGraphCmd(), newVersionCmd())
+	return root
+}
+
+// bindFlags lets PLANNER_* environment variables fill flags the user did
+// not set.
+func bindFlags(c *cobra.Command, v *viper.Viper) error {
+	var err error
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed {
+			return
+		}
+		if !v.IsSet(f.Name) {
+			_ = v.BindEnv(f.Name)
+		}
+		if v.IsSet(f.Name) {
+			if e := c.Flags().Set(f.Name, fmt.Sprint(v.Get(f.Name))); e != nil {
+				err = &usageError{cmd: c.Name(), err: fmt.Errorf("PLANNER_%s: %w", strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")), e)}
+			}
+		}
+	})
+	return err
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &usageError{cmd: c.Name(), err: fmt.Errorf("expected %s, got %d argument(s)", what, len(args))}
+		}
+		return nil
+	}
+}
+
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < n {
+			return &usageError{cmd: c.Name(), err: fmt.Errorf("expected %s", what)}
+		}
+		return nil
+	}
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the planner version",
+		Example: "  planner version",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(c.OutOrStdout(), "planner %s\n", version)
+			return err
+		},
+	}
+}

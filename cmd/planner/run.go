@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/trace"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+type runFlags struct {
+	config, llm, traceFile, reference string
+	json, quiet, verbose              bool
+	maxSteps                          int
+}
+
+// runOutput is the --json result line.
+type runOutput struct {
+	Answer   string              `json:"answer"`
+	Complete bool                `json:"complete"`
+	Reason   string              `json:"reason,omitempty"`
+	Failure  string              `json:"failure,omitempty"`
+	Error    string              `json:"error,omitempty"`
+	Model    string              `json:"model"`
+	Usage    agent.UsageSnapshot `json:"usage"`
+	Steps    []string            `json:"steps"`
+	Trace    string              `json:"trace,omitempty"`
+	Pipeline string              `json:"pipeline"`
+}
+
+func newRunCmd(v *viper.Viper) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use:   "run --config FILE [flags] TASK...",
+		Short: "Run one task through a pipeline",
+		Long: `Run one task through a YAML pipeline and print the trace and the answer.
+The task is the arguments joined by spaces, or standard input when it is "-".`,
+		Example: `  planner run --config configs/direct.yaml "What is the capital of France?"
+  planner run --config configs/react.yaml --llm openai:gpt-4o-mini --trace run.jsonl "How tall is ..."
+  echo "What is 2+2?" | planner run --config configs/cot.yaml --json -`,
+		Args: minArgs(1, "a task (or - to read it from stdin)"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := bindFlags(c, v); err != nil {
+				return err
+			}
+			if f.config == "" {
+				return &usageError{cmd: "run", err: errors.New("--config is required")}
+			}
+			task := strings.Join(args, " ")
+			if task == "-" {
+				b, err := io.ReadAll(bufio.NewReader(c.InOrStdin()))
+				if err != nil {
+					return fmt.Errorf("reading task from stdin: %w", err)
+				}
+				task = strings.TrimSpace(string(b))
+			}
+			if task == "" {
+				return &usageError{cmd: "run", err: errors.New("the task is empty")}
+			}
+			return runTask(c, f, task)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&f.config, "config", "c", "", "pipeline YAML file (required)")
+	fl.StringVar(&f.llm, "llm", "", "model as provider:model (openai:gpt-4o-mini, ollama:llama3.1, scripted:FILE, sim:noisy); overrides the YAML llm block")
+	fl.StringVar(&f.traceFile, "trace", "", "write every trace event as JSONL to this file")
+	fl.BoolVar(&f.json, "json", false, "print the result as one JSON object on the last stdout line")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the trace stream")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also print node, route and model-call events")
+	fl.IntVar(&f.maxSteps, "max-steps", 0, "override limits.max_steps (node executions per run)")
+	fl.StringVar(&f.reference, "reference", "", "reference answer (used by evaluators such as Reflexion's exact match)")
+	return c
+}
+
+func runTask(c *cobra.Command, f *runFlags, question string) error {
+	ctx := c.Context()
+	a, err := app.New()
+	if err != nil {
+		return err
+	}
+	p, err := a.Load(ctx, f.config, f.llm, f.maxSteps)
+	if errors.Is(err, app.ErrNoModel) {
+		return &usageError{cmd: "run", err: err}
+	}
+	if err != nil {
+		return err
+	}
+	out := c.OutOrStdout()
+	tracer := trace.New(newRunID())
+	if !f.quiet {
+		tty := false
+		if file, ok := out.(*os.File); ok {
+			tty = isatty.IsTerminal(file.Fd())
+		}
+		w := out
+		if f.json {
+			w = c.ErrOrStderr()
+		}
+		tracer.AddSink(trace.NewTerminal(w, trace.WithColor(tty && os.Getenv("NO_COLOR") == ""), trace.WithVerbose(f.verbose)))
+	}
+	var jsonl *trace.JSONL
+	if f.traceFile != "" {
+		file, err := os.Create(f.traceFile)
+		if err != nil {
+			return fmt.Errorf("opening trace file: %w", err)
+		}
+		jsonl = trace.NewJSONL(file)
+		tracer.AddSink(jsonl)
+	}
+	provider := p.Config.LLM.Provider
+	if f.llm != "" {
+		provider, _, _ = strings.Cut(f.llm, ":")
+	}
+	label := a.Models.Label(provider)
+	if !f.quiet && !f.json {
+		fmt.Fprintf(out, "model: %s\n", label)
+	}
+	res, runErr := p.Run(ctx, agent.Task{Question: question, Answer: f.reference}, tracer)
+	if jsonl != nil {
+		if err := jsonl.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	st := res.State
+	if f.json {
+		o := runOutput{Answer: st.Answer, Complete: st.Complete && runErr == nil, Reason: st.Reason, Failure: st.Failure,
+			Model: label, Usage: st.Usage.Snapshot(), Steps: res.Steps, Trace: f.traceFile, Pipeline: p.Config.Name}
+		if runErr != nil {
+			o.Error = runErr.Error()
+		}
+		b, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, string(b))
+		if runErr != nil {
+			return &silentError{runErr}
+		}
+		return nil
+	}
+	if runErr != nil {
+		return runErr
+	}
+	u := st.Usage.Snapshot()
+	est := ""
+	if u.Estimated {
+		est = " (estimated)"
+	}
+	fmt.Fprintf(out, "\nAnswer: %s\n", st.Answer)
+	if !st.Complete {
+		fmt.Fprintf(out, "(incomplete: %s)\n", st.Reason)
+	}
+	fmt.Fprintf(out, "usage: %d model calls, %d prompt + %d completion tokens%s, %d tool calls, %d steps, %s\n",
+		u.ModelCalls, u.PromptTokens, u.CompletionTokens, est, u.ToolCalls, len(res.Steps), res.Duration.Round(1e6))
+	return nil
+}

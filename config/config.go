@@ -1,0 +1,395 @@
+// Package config defines the YAML pipeline schema and loads it through viper
+// with unknown keys rejected, ${VAR} expansion, and errors that name the
+// file, line and key.
+//
+// A pipeline file looks like:
+//
+//	name: react
+//	description: ReAct agent with tools
+//	llm: {provider: scripted, script: scripts/react.yaml}
+//	tools: [calculator, {name: search, corpus: demo}]
+//	limits: {max_steps: 50, timeout: 2m}
+//	nodes:
+//	  - id: act
+//	    type: react
+//	    max_iterations: 8      # any other key is a setting of the node type
+//	edges:
+//	  - {from: START, to: act}
+//	  - {from: act, to: END}
+//	  - {from: replan, to: {continue: execute, finish: finalize}}
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+)
+
+// Pipeline is one YAML pipeline.
+type Pipeline struct {
+	// Name identifies the pipeline in traces and reports. Required.
+	Name string `mapstructure:"name"`
+	// Description is a one-line summary shown by `planner paradigms`.
+	Description string `mapstructure:"description"`
+	// LLM is the default model of every node. Optional: the --llm flag
+	// overrides it; with neither, runs fail with a clear error.
+	LLM LLM `mapstructure:"llm"`
+	// Tools lists the tools available to nodes, by name or with settings.
+	Tools []Tool `mapstructure:"tools"`
+	// Limits bounds the run.
+	Limits Limits `mapstructure:"limits"`
+	// Nodes are the graph's nodes.
+	Nodes []Node `mapstructure:"nodes"`
+	// Edges join nodes; START and END are the virtual entry and exit.
+	Edges []Edge `mapstructure:"edges"`
+
+	// File is the path the pipeline was loaded from.
+	File  string `mapstructure:"-"`
+	lines lineIndex
+}
+
+// LLM configures a model.
+type LLM struct {
+	// Provider is openai, ollama, anthropic, googleai, mistral, scripted,
+	// sim or replay.
+	Provider string `mapstructure:"provider"`
+	// Model is the provider's model name.
+	Model string `mapstructure:"model"`
+	// BaseURL overrides the provider endpoint (OpenAI-compatible servers).
+	BaseURL string `mapstructure:"base_url"`
+	// APIKeyEnv names the environment variable holding the key. Defaults
+	// per provider (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...). Keys are never
+	// written in YAML.
+	APIKeyEnv string `mapstructure:"api_key_env"`
+	// Temperature is the sampling temperature; unset uses the provider's.
+	Temperature *float64 `mapstructure:"temperature"`
+	// MaxTokens caps completion tokens; 0 uses the provider's default.
+	MaxTokens int `mapstructure:"max_tokens"`
+	// Timeout bounds one model call; 0 means no per-call timeout.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// Script is the scripted model's script or the replay cassette path,
+	// relative to the pipeline file.
+	Script string `mapstructure:"script"`
+	// Profile selects the sim model's fault profile (perfect, noisy, ...).
+	Profile string `mapstructure:"profile"`
+	// Retry configures retries of failed calls.
+	Retry Retry `mapstructure:"retry"`
+	// RateLimit bounds request rate and concurrency.
+	RateLimit RateLimit `mapstructure:"rate_limit"`
+}
+
+// Retry configures model-call retries.
+type Retry struct {
+	// MaxAttempts is the total number of tries. Default 3; 1 disables retries.
+	MaxAttempts int `mapstructure:"max_attempts"`
+	// BaseDelay is the first backoff. Default 500ms.
+	BaseDelay time.Duration `mapstructure:"base_delay"`
+	// MaxDelay caps one backoff. Default 20s.
+	MaxDelay time.Duration `mapstructure:"max_delay"`
+}
+
+// RateLimit bounds model calls.
+type RateLimit struct {
+	// RequestsPerSecond caps the call rate; 0 means unlimited.
+	RequestsPerSecond float64 `mapstructure:"requests_per_second"`
+	// MaxConcurrent caps calls in flight; 0 means unlimited.
+	MaxConcurrent int `mapstructure:"max_concurrent"`
+}
+
+// Tool is one tool entry; a bare string is shorthand for {name: ...}.
+type Tool struct {
+	// Name is the built-in tool's name.
+	Name string `mapstructure:"name"`
+	// Settings are the tool's other keys (corpus, timeout, ...).
+	Settings map[string]any `mapstructure:",remain"`
+}
+
+// Limits bounds a run.
+type Limits struct {
+	// MaxSteps bounds node executions per run. Default 50.
+	MaxSteps int `mapstructure:"max_steps"`
+	// Timeout bounds the whole run; 0 means none.
+	Timeout time.Duration `mapstructure:"timeout"`
+}
+
+// DefaultMaxSteps is Limits.MaxSteps when unset.
+const DefaultMaxSteps = 50
+
+// Node is one node declaration.
+type Node struct {
+	// ID is unique within the pipeline.
+	ID string `mapstructure:"id"`
+	// Type selects the node kind (see `planner paradigms` / the README).
+	Type string `mapstructure:"type"`
+	// Settings are every other key, validated by the node kind.
+	Settings map[string]any `mapstructure:",remain"`
+}
+
+// Edge joins nodes. To is a node id, or a map from route label to node id.
+type Edge struct {
+	From string `mapstructure:"from"`
+	To   any    `mapstructure:"to"`
+}
+
+// Targets returns the edge's targets: route label ("" for a plain edge) to
+// node id, or an error when To has the wrong shape.
+func (e Edge) Targets() (map[string]string, error) {
+	switch v := e.To.(type) {
+	case string:
+		return map[string]string{"": v}, nil
+	case map[string]any:
+		out := make(map[string]string, len(v))
+		for k, t := range v {
+			s, ok := t.(string)
+			if !ok {
+				return nil, fmt.Errorf("route %q must map to a node id, got %T", k, t)
+			}
+			out[k] = s
+		}
+		return out, nil
+	case nil:
+		return nil, errors.New("edge has no 'to'")
+	}
+	return nil, fmt.Errorf("'to' must be a node id or a map of route to node id, got %T", e.To)
+}
+
+// Sentinel errors.
+var (
+	// ErrInvalid marks every configuration error.
+	ErrInvalid = errors.New("invalid pipeline")
+)
+
+// Error is a configuration error located in a file.
+type Error struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	return loc + ": " + e.Msg
+}
+
+// Unwrap returns the cause, which always wraps ErrInvalid.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an Error at the line of key (a dotted path such as
+// "nodes[2].type"; the nearest existing parent's line is used).
+func (p *Pipeline) Errorf(key string, cause error, format string, args ...any) *Error {
+	if cause == nil {
+		cause = ErrInvalid
+	} else if !errors.Is(cause, ErrInvalid) {
+		cause = fmt.Errorf("%w: %w", ErrInvalid, cause)
+	}
+	return &Error{File: p.File, Line: p.lines.find(key), Key: key, Msg: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// Line returns the line of a dotted key path, or 0.
+func (p *Pipeline) Line(key string) int { return p.lines.find(key) }
+
+// Dir returns the folder of the pipeline file, for resolving relative paths.
+func (p *Pipeline) Dir() string { return filepath.Dir(p.File) }
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+
+// expandEnv replaces ${VAR} and ${VAR:-default}. Bare $VAR is left alone so
+// prompts may contain dollar signs. A reference to an unset variable
+// without a default is reported.
+func expandEnv(src []byte, lookup func(string) (string, bool)) ([]byte, []string) {
+	var missing []string
+	out := envRef.ReplaceAllFunc(src, func(m []byte) []byte {
+		sub := envRef.FindSubmatch(m)
+		if v, ok := lookup(string(sub[1])); ok {
+			return []byte(v)
+		}
+		if bytes.Contains(m, []byte(":-")) {
+			return sub[2]
+		}
+		missing = append(missing, string(sub[1]))
+		return nil
+	})
+	return out, missing
+}
+
+// Load reads, expands and strictly decodes a pipeline file, then checks
+// its own structure (ids, types present, edge shapes). Graph-level checks
+// (reachability, routes) happen when the pipeline is built.
+func Load(path string) (*Pipeline, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
+	}
+	return Parse(path, raw, os.LookupEnv)
+}
+
+// Parse decodes pipeline YAML read from path; lookup resolves ${VAR}.
+func Parse(path string, raw []byte, lookup func(string) (string, bool)) (*Pipeline, error) {
+	p := &Pipeline{File: path}
+	idx, err := indexLines(raw)
+	if err != nil {
+		line := yamlErrLine(err)
+		return nil, &Error{File: path, Line: line, Msg: "YAML syntax: " + cleanYAMLErr(err), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
+	}
+	p.lines = idx
+	expanded, missing := expandEnv(raw, lookup)
+	if len(missing) > 0 {
+		line := 0
+		for i, l := range strings.Split(string(raw), "\n") {
+			if strings.Contains(l, "${"+missing[0]) {
+				line = i + 1
+				break
+			}
+		}
+		return nil, &Error{File: path, Line: line, Key: missing[0], Msg: fmt.Sprintf("environment variable %s is not set (export it, or write ${%s:-default})", missing[0], missing[0]), Err: ErrInvalid}
+	}
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(expanded)); err != nil {
+		return nil, &Error{File: path, Msg: "YAML: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
+	}
+	hook := mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+		toolShorthandHook,
+	)
+	if err := v.UnmarshalExact(p, viper.DecodeHook(hook)); err != nil {
+		return nil, p.decodeError(err)
+	}
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: ([^\n]+)`)
+
+func (p *Pipeline) decodeError(err error) error {
+	if m := invalidKeys.FindStringSubmatch(err.Error()); m != nil {
+		keys := strings.Split(m[2], ", ")
+		sort.Strings(keys)
+		path := m[1]
+		if strings.HasPrefix(path, "config.") {
+			path = "" // mapstructure names the root by its Go type
+		}
+		full := keys[0]
+		if path != "" {
+			full = path + "." + keys[0]
+		}
+		return p.Errorf(full, nil, "unknown key %q%s (check the spelling; known keys: %s)", keys[0], inWhere(path), knownAt(path))
+	}
+	var de *mapstructure.DecodeError
+	if errors.As(err, &de) {
+		return p.Errorf(de.Name(), err, "key %q: %v", de.Name(), errors.Unwrap(de))
+	}
+	return p.Errorf("", err, "%v", err)
+}
+
+func inWhere(path string) string {
+	if path == "" {
+		return " at top level"
+	}
+	return " in " + path
+}
+
+func knownAt(path string) string {
+	base := regexp.MustCompile(`\[\d+\]`).ReplaceAllString(path, "")
+	switch base {
+	case "":
+		return "name, description, llm, tools, limits, nodes, edges"
+	case "llm":
+		return "provider, model, base_url, api_key_env, temperature, max_tokens, timeout, script, profile, retry, rate_limit"
+	case "limits":
+		return "max_steps, timeout"
+	case "edges":
+		return "from, to"
+	case "llm.retry":
+		return "max_attempts, base_delay, max_delay"
+	case "llm.rate_limit":
+		return "requests_per_second, max_concurrent"
+	}
+	return "see the README"
+}
+
+func toolShorthandHook(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() == reflect.String && to == reflect.TypeOf(Tool{}) {
+		return map[string]any{"name": data}, nil
+	}
+	return data, nil
+}
+
+func (p *Pipeline) check() error {
+	if strings.TrimSpace(p.Name) == "" {
+		return p.Errorf("name", nil, "missing required key \"name\"")
+	}
+	if len(p.Nodes) == 0 {
+		return p.Errorf("nodes", nil, "a pipeline needs at least one node under \"nodes\"")
+	}
+	seen := map[string]int{}
+	for i, n := range p.Nodes {
+		key := fmt.Sprintf("nodes[%d]", i)
+		if strings.TrimSpace(n.ID) == "" {
+			return p.Errorf(key, nil, "node %d has no \"id\"", i+1)
+		}
+		if n.ID == "START" || n.ID == "END" {
+			return p.Errorf(key+".id", nil, "node id %q is reserved; choose another id", n.ID)
+		}
+		if prev, dup := seen[n.ID]; dup {
+			return p.Errorf(key+".id", nil, "duplicate node id %q (first declared at line %d)", n.ID, p.Line(fmt.Sprintf("nodes[%d]", prev)))
+		}
+		seen[n.ID] = i
+		if strings.TrimSpace(n.Type) == "" {
+			return p.Errorf(key, nil, "node %q has no \"type\"", n.ID)
+		}
+	}
+	for i, e := range p.Edges {
+		key := fmt.Sprintf("edges[%d]", i)
+		if e.From == "" {
+			return p.Errorf(key, nil, "edge %d has no \"from\"", i+1)
+		}
+		if _, err := e.Targets(); err != nil {
+			return p.Errorf(key+".to", nil, "edge from %q: %v", e.From, err)
+		}
+	}
+	toolSeen := map[string]bool{}
+	for i, t := range p.Tools {
+		if t.Name == "" {
+			return p.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tool %d has no \"name\"", i+1)
+		}
+		if toolSeen[t.Name] {
+			return p.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tool %q listed twice", t.Name)
+		}
+		toolSeen[t.Name] = true
+	}
+	if p.Limits.MaxSteps < 0 {
+		return p.Errorf("limits.max_steps", nil, "max_steps must be positive")
+	}
+	if p.Limits.MaxSteps == 0 {
+		p.Limits.MaxSteps = DefaultMaxSteps
+	}
+	return nil
+}
+
+// NodeLine returns the line of node i's key (or the node itself).
+func (p *Pipeline) NodeLine(i int, key string) int {
+	if key != "" {
+		if l := p.lines.exact(fmt.Sprintf("nodes[%d].%s", i, strings.ToLower(key))); l > 0 {
+			return l
+		}
+	}
+	return p.Line(fmt.Sprintf("nodes[%d]", i))
+}

@@ -1,0 +1,70 @@
+package graph
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DOT renders the graph in Graphviz DOT. Output order is stable (START, then
+// nodes in declaration order); ids and labels are quoted and escaped. kinds,
+// when non-nil, adds each node's kind to its label.
+func (c *Compiled[S]) DOT(name string, kinds map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "digraph %s {\n", dotQuote(name))
+	b.WriteString("  rankdir=TB;\n")
+	fmt.Fprintf(&b, "  %s [shape=circle, label=\"start\"];\n", dotQuote(START))
+	fmt.Fprintf(&b, "  %s [shape=doublecircle, label=\"end\"];\n", dotQuote(END))
+	for _, id := range c.order {
+		label := id
+		if k := kinds[id]; k != "" && k != id {
+			label = id + "\n(" + k + ")"
+		}
+		fmt.Fprintf(&b, "  %s [shape=box, label=%s];\n", dotQuote(id), dotQuote(label))
+	}
+	for _, e := range c.Edges() {
+		if e.Route == "" {
+			fmt.Fprintf(&b, "  %s -> %s;\n", dotQuote(e.From), dotQuote(e.To))
+		} else {
+			fmt.Fprintf(&b, "  %s -> %s [label=%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(e.Route))
+		}
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func dotQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// Mermaid renders the graph as a Mermaid flowchart with route labels, in a
+// stable order. Node ids are mapped to safe identifiers (n0, n1, ...).
+func (c *Compiled[S]) Mermaid(kinds map[string]string) string {
+	ids := map[string]string{START: "start", END: "finish"}
+	for i, id := range c.order {
+		ids[id] = fmt.Sprintf("n%d", i)
+	}
+	var b strings.Builder
+	b.WriteString("flowchart TD\n")
+	b.WriteString("  start((start))\n")
+	for _, id := range c.order {
+		label := mermaidEscape(id)
+		if k := kinds[id]; k != "" && k != id {
+			label += "<br/>(" + mermaidEscape(k) + ")"
+		}
+		fmt.Fprintf(&b, "  %s[\"%s\"]\n", ids[id], label)
+	}
+	b.WriteString("  finish(((end)))\n")
+	for _, e := range c.Edges() {
+		if e.Route == "" {
+			fmt.Fprintf(&b, "  %s --> %s\n", ids[e.From], ids[e.To])
+		} else {
+			fmt.Fprintf(&b, "  %s -->|\"%s\"| %s\n", ids[e.From], mermaidEscape(e.Route), ids[e.To])
+		}
+	}
+	return b.String()
+}
+
+func mermaidEscape(s string) string {
+	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;").Replace(s)
+}

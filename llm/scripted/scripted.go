@@ -1,0 +1,402 @@
+// Package scripted is an offline language model that plays back a script of
+// replies. It exists for demos, tests and reproducing a run without a real
+// provider; everything it says is labelled as scripted.
+//
+// # Script format (YAML or JSON; a .jsonl file is one reply per line)
+//
+//	strict: true          # default true: every call must match the next reply, in order
+//	ignore_stop: false    # default false: cut replies at stop words, as real APIs do
+//	fallback: ""          # non-strict only: reply used when no reply matches
+//	replies:
+//	  - node: act         # optional: must equal the calling node's id or type
+//	    role: finalize    # optional: must equal the caller's role inside the node
+//	    contains: "Paris" # optional: substring the prompt must contain
+//	    regex: "step \\d" # optional: regular expression the prompt must match
+//	    text: "Thought: ...\nAction: search\nAction Input: Paris"
+//	    tool_calls:       # optional native tool calls
+//	      - name: search
+//	        arguments: {"query": "Paris"}   # an object or a JSON string
+//	    split_choices: false  # put tool calls in a second choice, as Anthropic does
+//	    error: ""         # make this call fail with this message instead
+//	    times: 1          # how many calls this reply serves (default 1)
+//
+// The prompt a matcher sees is every message's text joined by newlines.
+package scripted
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/tmc/langchaingo/llms"
+	"gopkg.in/yaml.v3"
+)
+
+// Sentinel errors.
+var (
+	// ErrUnexpectedCall means no scripted reply matches a call.
+	ErrUnexpectedCall = errors.New("scripted model: unexpected call")
+	// ErrBadScript means the script could not be read or is invalid.
+	ErrBadScript = errors.New("scripted model: bad script")
+	// ErrScriptedFailure is returned for replies that script an error.
+	ErrScriptedFailure = errors.New("scripted model: scripted failure")
+)
+
+// Script is a parsed script.
+type Script struct {
+	// Strict requires every call to match the next unused reply in order.
+	// Default true.
+	Strict *bool `yaml:"strict" json:"strict"`
+	// IgnoreStop returns replies uncut even when stop words are given,
+	// imitating providers that ignore them. Default false.
+	IgnoreStop bool `yaml:"ignore_stop" json:"ignore_stop"`
+	// Fallback is the reply for unmatched calls in non-strict mode. Empty
+	// means unmatched calls fail.
+	Fallback string `yaml:"fallback" json:"fallback"`
+	// Replies are the scripted replies.
+	Replies []Reply `yaml:"replies" json:"replies"`
+}
+
+// Reply is one scripted reply and the conditions for using it.
+type Reply struct {
+	Node         string     `yaml:"node" json:"node,omitempty"`
+	Role         string     `yaml:"role" json:"role,omitempty"`
+	Contains     string     `yaml:"contains" json:"contains,omitempty"`
+	Regex        string     `yaml:"regex" json:"regex,omitempty"`
+	Text         string     `yaml:"text" json:"text,omitempty"`
+	ToolCalls    []ToolCall `yaml:"tool_calls" json:"tool_calls,omitempty"`
+	SplitChoices bool       `yaml:"split_choices" json:"split_choices,omitempty"`
+	Error        string     `yaml:"error" json:"error,omitempty"`
+	Times        int        `yaml:"times" json:"times,omitempty"`
+
+	re *regexp.Regexp
+}
+
+// ToolCall is a scripted native tool call.
+type ToolCall struct {
+	ID        string `yaml:"id" json:"id,omitempty"`
+	Name      string `yaml:"name" json:"name"`
+	Arguments any    `yaml:"arguments" json:"arguments"`
+
+	argsJSON string
+}
+
+// Model is the scripted model. It is safe for concurrent use; with
+// concurrent callers use non-strict mode and matchers, since call order is
+// then not fixed.
+type Model struct {
+	mu     sync.Mutex
+	script Script
+	used   []int
+	calls  int
+}
+
+var _ llms.Model = (*Model)(nil)
+
+// Load reads a script file (.yaml, .yml, .json or .jsonl).
+func Load(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadScript, err)
+	}
+	var s Script
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl":
+		for i, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "//") {
+				continue
+			}
+			var r Reply
+			dec := json.NewDecoder(strings.NewReader(line))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&r); err != nil {
+				return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadScript, path, i+1, err)
+			}
+			s.Replies = append(s.Replies, r)
+		}
+	default:
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&s); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadScript, path, err)
+		}
+	}
+	m, err := New(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// New returns a model playing s.
+func New(s Script) (*Model, error) {
+	for i := range s.Replies {
+		r := &s.Replies[i]
+		if r.Regex != "" {
+			re, err := regexp.Compile(r.Regex)
+			if err != nil {
+				return nil, fmt.Errorf("%w: reply %d: regex: %w", ErrBadScript, i+1, err)
+			}
+			r.re = re
+		}
+		if r.Times == 0 {
+			r.Times = 1
+		}
+		if r.Times < 0 {
+			return nil, fmt.Errorf("%w: reply %d: times must be positive", ErrBadScript, i+1)
+		}
+		for j := range r.ToolCalls {
+			args, err := argumentsJSON(r.ToolCalls[j].Arguments)
+			if err != nil {
+				return nil, fmt.Errorf("%w: reply %d: tool call %q: %w", ErrBadScript, i+1, r.ToolCalls[j].Name, err)
+			}
+			r.ToolCalls[j].argsJSON = args
+		}
+		if r.Text == "" && len(r.ToolCalls) == 0 && r.Error == "" {
+			return nil, fmt.Errorf("%w: reply %d has no text, tool_calls or error", ErrBadScript, i+1)
+		}
+	}
+	return &Model{script: s, used: make([]int, len(s.Replies))}, nil
+}
+
+// Texts returns a strict script of plain text replies, for tests.
+func Texts(texts ...string) *Model {
+	s := Script{}
+	for _, t := range texts {
+		s.Replies = append(s.Replies, Reply{Text: t})
+	}
+	m, err := New(s)
+	if err != nil {
+		panic(err) // unreachable: text replies are always valid
+	}
+	return m
+}
+
+func (m *Model) strict() bool { return m.script.Strict == nil || *m.script.Strict }
+
+// Calls returns how many calls the model has served.
+func (m *Model) Calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
+}
+
+// Remaining returns how many scripted replies are unused.
+func (m *Model) Remaining() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for i, r := range m.script.Replies {
+		n += r.Times - m.used[i]
+	}
+	return n
+}
+
+// Call implements llms.Model's simple text interface.
+func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+func promptText(msgs []llms.MessageContent) string {
+	var b strings.Builder
+	for _, msg := range msgs {
+		for _, p := range msg.Parts {
+			switch v := p.(type) {
+			case llms.TextContent:
+				b.WriteString(v.Text)
+				b.WriteByte('\n')
+			case llms.ToolCallResponse:
+				b.WriteString(v.Content)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
+}
+
+func (r *Reply) matches(c agent.Caller, prompt string) bool {
+	if r.Node != "" && r.Node != c.Node && r.Node != c.Kind {
+		return false
+	}
+	if r.Role != "" && r.Role != c.Role {
+		return false
+	}
+	if r.Contains != "" && !strings.Contains(prompt, r.Contains) {
+		return false
+	}
+	if r.re != nil && !r.re.MatchString(prompt) {
+		return false
+	}
+	return true
+}
+
+func describe(c agent.Caller, prompt string) string {
+	p := strings.TrimSpace(prompt)
+	if r := []rune(p); len(r) > 400 {
+		p = "…" + string(r[len(r)-400:])
+	}
+	who := c.Node
+	if c.Kind != "" {
+		who += " (" + c.Kind + ")"
+	}
+	if c.Role != "" {
+		who += " role " + c.Role
+	}
+	if who == "" {
+		who = "(unknown node)"
+	}
+	return fmt.Sprintf("call from node %s with prompt ending:\n%s", who, p)
+}
+
+// GenerateContent serves the next matching scripted reply.
+func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	opts := llms.CallOptions{}
+	for _, o := range options {
+		o(&opts)
+	}
+	caller := agent.CallerFrom(ctx)
+	prompt := promptText(msgs)
+
+	m.mu.Lock()
+	idx := -1
+	for i := range m.script.Replies {
+		r := &m.script.Replies[i]
+		if m.used[i] >= r.Times {
+			continue
+		}
+		if r.matches(caller, prompt) {
+			idx = i
+			break
+		}
+		if m.strict() {
+			break
+		}
+	}
+	if idx < 0 {
+		m.mu.Unlock()
+		if !m.strict() && m.script.Fallback != "" {
+			return m.respond(ctx, Reply{Text: m.script.Fallback}, opts)
+		}
+		return nil, fmt.Errorf("%w (call %d; %d replies left): %s", ErrUnexpectedCall, m.Calls()+1, m.Remaining(), describe(caller, prompt))
+	}
+	m.used[idx]++
+	m.calls++
+	reply := m.script.Replies[idx]
+	m.mu.Unlock()
+	if reply.Error != "" {
+		return nil, fmt.Errorf("%w: %s", ErrScriptedFailure, reply.Error)
+	}
+	return m.respond(ctx, reply, opts)
+}
+
+func (m *Model) respond(ctx context.Context, r Reply, opts llms.CallOptions) (*llms.ContentResponse, error) {
+	text := r.Text
+	if !m.script.IgnoreStop {
+		text = cutAtStop(text, opts.StopWords)
+	}
+	if opts.StreamingFunc != nil && text != "" {
+		for _, chunk := range splitChunks(text) {
+			if err := opts.StreamingFunc(ctx, []byte(chunk)); err != nil {
+				return nil, fmt.Errorf("scripted model: streaming: %w", err)
+			}
+		}
+	}
+	info := map[string]any{"model": "scripted"}
+	main := &llms.ContentChoice{Content: text, StopReason: "stop", GenerationInfo: info}
+	resp := &llms.ContentResponse{Choices: []*llms.ContentChoice{main}}
+	if len(r.ToolCalls) > 0 {
+		calls := make([]llms.ToolCall, len(r.ToolCalls))
+		for i, tc := range r.ToolCalls {
+			id := tc.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d", i+1)
+			}
+			calls[i] = llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: tc.Name, Arguments: tc.argsJSON}}
+		}
+		if r.SplitChoices {
+			resp.Choices = append(resp.Choices, &llms.ContentChoice{ToolCalls: calls, StopReason: "tool_use", GenerationInfo: info})
+		} else {
+			main.ToolCalls = calls
+			main.StopReason = "tool_calls"
+		}
+	}
+	return resp, nil
+}
+
+func argumentsJSON(a any) (string, error) {
+	switch v := a.(type) {
+	case nil:
+		return "{}", nil
+	case string:
+		if !json.Valid([]byte(v)) {
+			return "", fmt.Errorf("arguments %q are not valid JSON", v)
+		}
+		return v, nil
+	default:
+		b, err := json.Marshal(normalizeYAML(v))
+		return string(b), err
+	}
+}
+
+// normalizeYAML turns map[any]any (from older YAML decoders) into
+// map[string]any so it can be marshalled as JSON.
+func normalizeYAML(v any) any {
+	switch t := v.(type) {
+	case map[any]any:
+		out := make(map[string]any, len(t))
+		for k, val := range t {
+			out[fmt.Sprint(k)] = normalizeYAML(val)
+		}
+		return out
+	case map[string]any:
+		for k, val := range t {
+			t[k] = normalizeYAML(val)
+		}
+		return t
+	case []any:
+		for i := range t {
+			t[i] = normalizeYAML(t[i])
+		}
+		return t
+	}
+	return v
+}
+
+// cutAtStop truncates text at the earliest stop word, as real APIs do.
+func cutAtStop(text string, stops []string) string {
+	cut := len(text)
+	for _, s := range stops {
+		if s == "" {
+			continue
+		}
+		if i := strings.Index(text, s); i >= 0 && i < cut {
+			cut = i
+		}
+	}
+	return text[:cut]
+}
+
+func splitChunks(text string) []string {
+	var out []string
+	r := []rune(text)
+	for len(r) > 0 {
+		n := 8
+		if n > len(r) {
+			n = len(r)
+		}
+		out = append(out, string(r[:n]))
+		r = r[n:]
+	}
+	return out
+}

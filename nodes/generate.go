@@ -1,0 +1,147 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// GenerateSettings configure the single-call generator nodes `direct` and
+// `cot`.
+type GenerateSettings struct {
+	// System is the system message. Default: a short assistant role.
+	System string `mapstructure:"system"`
+	// SystemFile reads the system message from a file instead.
+	SystemFile string `mapstructure:"system_file"`
+	// Prompt is the user message template (Go text/template; {{.Question}}
+	// is the task). Default depends on the type.
+	Prompt string `mapstructure:"prompt"`
+	// PromptFile reads the prompt template from a file instead.
+	PromptFile string `mapstructure:"prompt_file"`
+	// Temperature overrides the model's sampling temperature.
+	Temperature *float64 `mapstructure:"temperature"`
+	// MaxTokens caps the completion; 0 uses the model default.
+	MaxTokens int `mapstructure:"max_tokens"`
+	// Extract pulls the final answer out of the reply ("Answer: ...",
+	// "#### n", \boxed{}, ...). Default false for direct, true for cot.
+	Extract *bool `mapstructure:"extract"`
+	// Output is where the reply goes: "answer" (default) sets the final
+	// answer; "note:<key>" stores it as a note for later nodes.
+	Output string `mapstructure:"output"`
+}
+
+const defaultSystem = "You are a careful, concise assistant. Answer the user's question accurately."
+
+const directPrompt = `{{.Question}}
+
+Reply with the answer only.`
+
+const cotPrompt = `Question: {{.Question}}
+
+Let's think step by step. Work through the problem, then write the final answer on its own last line in the form:
+Answer: <answer>`
+
+// Generate is a node that makes one model call and records the reply as the
+// answer or as a note.
+type Generate struct {
+	id, kind string
+	model    agent.Model
+	system   string
+	prompt   *agent.Template
+	opts     []llms.CallOption
+	extract  bool
+	noteKey  string
+}
+
+// NewDirect builds a `direct` node: one model call, the reply is the answer.
+func NewDirect(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+	return newGenerate(env, spec, directPrompt, false)
+}
+
+// NewCoT builds a `cot` node: zero-shot chain of thought with answer
+// extraction from the final "Answer:" line.
+func NewCoT(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+	return newGenerate(env, spec, cotPrompt, true)
+}
+
+func newGenerate(env agent.Env, spec agent.NodeSpec, defPrompt string, defExtract bool) (agent.Built, error) {
+	var s GenerateSettings
+	if err := agent.Decode(spec.Settings, &s); err != nil {
+		return agent.Built{}, err
+	}
+	system, err := env.LoadText(s.System, s.SystemFile, "system")
+	if err != nil {
+		return agent.Built{}, err
+	}
+	if system == "" {
+		system = defaultSystem
+	}
+	promptText, err := env.LoadText(s.Prompt, s.PromptFile, "prompt")
+	if err != nil {
+		return agent.Built{}, err
+	}
+	if promptText == "" {
+		promptText = defPrompt
+	}
+	tmpl, err := agent.ParseTemplate("prompt", promptText)
+	if err != nil {
+		return agent.Built{}, err
+	}
+	g := &Generate{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl, extract: defExtract}
+	if s.Extract != nil {
+		g.extract = *s.Extract
+	}
+	switch {
+	case s.Output == "" || s.Output == "answer":
+	case strings.HasPrefix(s.Output, "note:") && len(s.Output) > len("note:"):
+		g.noteKey = strings.TrimPrefix(s.Output, "note:")
+	default:
+		return agent.Built{}, &agent.SettingError{Key: "output", Err: fmt.Errorf("%w: want \"answer\" or \"note:<key>\", got %q", agent.ErrSettings, s.Output)}
+	}
+	if s.Temperature != nil {
+		g.opts = append(g.opts, llms.WithTemperature(*s.Temperature))
+	}
+	if s.MaxTokens > 0 {
+		g.opts = append(g.opts, llms.WithMaxTokens(s.MaxTokens))
+	}
+	return agent.Built{Node: g}, nil
+}
+
+// Run makes the call and records the result.
+func (g *Generate) Run(ctx context.Context, st *agent.State) (string, error) {
+	user, err := g.prompt.Render(st, nil)
+	if err != nil {
+		return "", err
+	}
+	text, _, err := g.model.Call(ctx, st, agent.Caller{Node: g.id, Kind: g.kind}, agent.Prompt(g.system, user), g.opts...)
+	if err != nil {
+		return "", err
+	}
+	text = strings.TrimSpace(text)
+	out := text
+	if g.extract {
+		if a, ok := answer.Extract(text); ok {
+			out = a
+		}
+		if out != text {
+			trace.From(ctx).Emit(trace.Event{Node: g.id, Kind: trace.KindThought, Text: text})
+		}
+	}
+	if g.noteKey != "" {
+		st.Note(g.noteKey, out)
+		trace.From(ctx).Emit(trace.Event{Node: g.id, Kind: trace.KindInfo, Text: g.noteKey + ": " + out})
+		return "", nil
+	}
+	if out == "" {
+		st.SetPartial("", "the model returned an empty answer", agent.FailureParse)
+	} else {
+		st.SetAnswer(out)
+	}
+	trace.From(ctx).Emit(trace.Event{Node: g.id, Kind: trace.KindAnswer, Text: out})
+	return "", nil
+}

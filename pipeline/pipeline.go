@@ -1,0 +1,364 @@
+// Package pipeline turns a loaded YAML pipeline into a runnable graph: it
+// builds the tools and models, constructs every node through the node-type
+// registry, compiles the graph, and runs tasks on it with tracing.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/trace"
+)
+
+// ModelFactory builds the model for an llm block. baseDir resolves relative
+// paths (scripts, cassettes).
+type ModelFactory interface {
+	Model(ctx context.Context, cfg config.LLM, baseDir string) (agent.Model, error)
+}
+
+// ToolFactory builds the tools for one tools entry (some entries, such as
+// docstore, yield several tools).
+type ToolFactory interface {
+	Tools(ctx context.Context, spec config.Tool, baseDir string) ([]tools.Tool, error)
+}
+
+// Options configure Build.
+type Options struct {
+	// Registry maps node types to constructors. Required.
+	Registry *nodes.Registry
+	// Models builds models. Nil builds no model: nodes get an empty Model
+	// (fine for validation; runs then fail on the first model call).
+	Models ModelFactory
+	// Tools builds tools. Required when the pipeline lists tools.
+	Tools ToolFactory
+	// LLM, when its Provider is set, replaces the pipeline's llm block
+	// (the --llm flag). Node-level llm blocks still apply on top.
+	LLM config.LLM
+	// MaxSteps overrides limits.max_steps when positive.
+	MaxSteps int
+	// ToolOptions are passed to the tool registry (timeouts, approver).
+	ToolOptions []tools.Option
+}
+
+// Pipeline is a built, runnable pipeline. It is safe to run concurrently.
+type Pipeline struct {
+	Config *config.Pipeline
+	graph  *graph.Compiled[*agent.State]
+	kinds  map[string]string
+	tools  *tools.Registry
+	steps  int
+}
+
+// ErrRun marks a failed run.
+var ErrRun = errors.New("run failed")
+
+// Build constructs and validates the pipeline. Every error is a
+// *config.Error naming the file and line.
+func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("pipeline: Options.Registry is required")
+	}
+	var ts []tools.Tool
+	for i, spec := range p.Tools {
+		if opts.Tools == nil {
+			return nil, p.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tools are listed but no tool factory is configured")
+		}
+		built, err := opts.Tools.Tools(ctx, spec, p.Dir())
+		if err != nil {
+			return nil, p.Errorf(fmt.Sprintf("tools[%d]", i), err, "tool %q: %v", spec.Name, err)
+		}
+		ts = append(ts, built...)
+	}
+	reg, err := tools.NewRegistry(ts, opts.ToolOptions...)
+	if err != nil {
+		return nil, p.Errorf("tools", err, "%v", err)
+	}
+
+	base := p.LLM
+	if opts.LLM.Provider != "" {
+		base = opts.LLM
+	}
+	var defModel agent.Model
+	modelErr := error(nil)
+	if opts.Models != nil && base.Provider != "" {
+		defModel, modelErr = opts.Models.Model(ctx, base, p.Dir())
+		if modelErr != nil {
+			return nil, p.Errorf("llm", modelErr, "llm: %v", modelErr)
+		}
+	}
+
+	g := graph.New[*agent.State]()
+	kinds := map[string]string{}
+	for i, n := range p.Nodes {
+		kind, err := opts.Registry.Lookup(n.Type)
+		if err != nil {
+			return nil, p.Errorf(fmt.Sprintf("nodes[%d].type", i), err, "node %q: %v", n.ID, err)
+		}
+		settings := map[string]any{}
+		for k, v := range n.Settings {
+			settings[k] = v
+		}
+		model := defModel
+		if raw, ok := settings["llm"]; ok {
+			delete(settings, "llm")
+			m, ok := raw.(map[string]any)
+			if !ok {
+				return nil, p.Errorf(fmt.Sprintf("nodes[%d].llm", i), nil, "node %q: llm must be a mapping", n.ID)
+			}
+			var override config.LLM
+			if err := agent.Decode(m, &override); err != nil {
+				return nil, p.Errorf(fmt.Sprintf("nodes[%d].llm", i), err, "node %q: llm: %v", n.ID, err)
+			}
+			merged := mergeLLM(base, override)
+			if opts.Models != nil && merged.Provider != "" {
+				model, err = opts.Models.Model(ctx, merged, p.Dir())
+				if err != nil {
+					return nil, p.Errorf(fmt.Sprintf("nodes[%d].llm", i), err, "node %q: llm: %v", n.ID, err)
+				}
+			}
+		}
+		built, err := kind.New(agent.Env{Model: model, Tools: reg, BaseDir: p.Dir()}, agent.NodeSpec{ID: n.ID, Type: n.Type, Settings: settings})
+		if err != nil {
+			var se *agent.SettingError
+			line := p.NodeLine(i, "")
+			if errors.As(err, &se) {
+				line = p.NodeLine(i, strings.Split(se.Key, ".")[0])
+			}
+			return nil, &config.Error{File: p.File, Line: line, Key: fmt.Sprintf("nodes[%d]", i), Msg: fmt.Sprintf("node %q (%s): %v", n.ID, n.Type, err), Err: fmt.Errorf("%w: %w", config.ErrInvalid, err)}
+		}
+		g.AddNode(n.ID, built.Node, built.Routes...)
+		kinds[n.ID] = n.Type
+	}
+	for _, e := range p.Edges {
+		targets, _ := e.Targets()
+		for _, route := range sortedKeys(targets) {
+			g.AddRoute(e.From, route, targets[route])
+		}
+	}
+	compiled, err := g.Compile()
+	if err != nil {
+		return nil, locateGraphError(p, err)
+	}
+	steps := p.Limits.MaxSteps
+	if opts.MaxSteps > 0 {
+		steps = opts.MaxSteps
+	}
+	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps}, nil
+}
+
+func mergeLLM(base, o config.LLM) config.LLM {
+	out := base
+	if o.Provider != "" {
+		out = o
+		return out
+	}
+	if o.Model != "" {
+		out.Model = o.Model
+	}
+	if o.Temperature != nil {
+		out.Temperature = o.Temperature
+	}
+	if o.MaxTokens > 0 {
+		out.MaxTokens = o.MaxTokens
+	}
+	if o.Timeout > 0 {
+		out.Timeout = o.Timeout
+	}
+	return out
+}
+
+// locateGraphError maps the first structural graph error to the YAML line
+// that should change.
+func locateGraphError(p *config.Pipeline, err error) error {
+	var errs graph.Errors
+	if !errors.As(err, &errs) || len(errs) == 0 {
+		return p.Errorf("edges", err, "%v", err)
+	}
+	ge := errs[0]
+	nodeIdx := func(id string) int {
+		for i, n := range p.Nodes {
+			if n.ID == id {
+				return i
+			}
+		}
+		return -1
+	}
+	edgeKey := func(from, route, to string) string {
+		for i, e := range p.Edges {
+			if e.From != from {
+				continue
+			}
+			targets, _ := e.Targets()
+			if route == "" && to == "" {
+				return fmt.Sprintf("edges[%d]", i)
+			}
+			if t, ok := targets[route]; ok && (to == "" || t == to) {
+				if route == "" {
+					return fmt.Sprintf("edges[%d].to", i)
+				}
+				return fmt.Sprintf("edges[%d].to.%s", i, route)
+			}
+		}
+		return ""
+	}
+	key := ""
+	msg := ge.Error()
+	switch {
+	case errors.Is(ge, graph.ErrUnknownNode):
+		if ge.Target == ge.Node {
+			key = edgeKey(ge.Node, "", "")
+			msg = fmt.Sprintf("edge from unknown node %q (declared nodes: %s)", ge.Node, strings.Join(nodeIDs(p), ", "))
+		} else {
+			key = edgeKey(ge.Node, ge.Route, ge.Target)
+			msg = fmt.Sprintf("edge from %q goes to unknown node %q (declared nodes: %s, END)", ge.Node, ge.Target, strings.Join(nodeIDs(p), ", "))
+		}
+	case errors.Is(ge, graph.ErrUnmappedRoute):
+		key = edgeKey(ge.Node, "", "")
+		if key == "" {
+			key = fmt.Sprintf("nodes[%d]", nodeIdx(ge.Node))
+		}
+		msg = fmt.Sprintf("node %q: route %q is not mapped (add it under the edge's to:, e.g. to: {%s: <node>})", ge.Node, ge.Route, ge.Route)
+	case errors.Is(ge, graph.ErrUndeclaredRoute), errors.Is(ge, graph.ErrDuplicateEdge):
+		key = edgeKey(ge.Node, ge.Route, "")
+		if errors.Is(ge, graph.ErrUndeclaredRoute) {
+			msg = fmt.Sprintf("node %q (%s) never returns route %q", ge.Node, kindOf(p, ge.Node), ge.Route)
+		}
+	case errors.Is(ge, graph.ErrNoStart):
+		key = "edges"
+		msg = "no edge from START: add {from: START, to: <first node>}"
+	default:
+		if i := nodeIdx(ge.Node); i >= 0 {
+			key = fmt.Sprintf("nodes[%d]", i)
+		}
+	}
+	if len(errs) > 1 {
+		msg += fmt.Sprintf(" (and %d more problem(s))", len(errs)-1)
+	}
+	return p.Errorf(key, err, "%s", msg)
+}
+
+func kindOf(p *config.Pipeline, id string) string {
+	for _, n := range p.Nodes {
+		if n.ID == id {
+			return n.Type
+		}
+	}
+	return "?"
+}
+
+func nodeIDs(p *config.Pipeline) []string {
+	out := make([]string, len(p.Nodes))
+	for i, n := range p.Nodes {
+		out[i] = n.ID
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the plain edge ("") sorts first
+	return keys
+}
+
+// Graph returns the compiled graph.
+func (p *Pipeline) Graph() *graph.Compiled[*agent.State] { return p.graph }
+
+// Kinds returns node id to node type.
+func (p *Pipeline) Kinds() map[string]string { return p.kinds }
+
+// Tools returns the pipeline's tool registry.
+func (p *Pipeline) Tools() *tools.Registry { return p.tools }
+
+// Result is the outcome of one run.
+type Result struct {
+	State    *agent.State
+	Steps    []string
+	Duration time.Duration
+}
+
+// Run executes the pipeline on task. Events go to tracer (which may be
+// nil). On a run error the state so far is still returned, with Failure
+// classified.
+func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Tracer) (*Result, error) {
+	st := agent.NewState(task)
+	if p.Config.Limits.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.Config.Limits.Timeout)
+		defer cancel()
+	}
+	ctx = trace.WithTracer(ctx, tracer)
+	ctx = agent.WithTask(ctx, &st.Task)
+	began := time.Now()
+	tracer.Emit(trace.Event{Kind: trace.KindRunStart, Text: fmt.Sprintf("pipeline %s: %s", p.Config.Name, oneLine(task.Question)),
+		Data: map[string]any{"pipeline": p.Config.Name, "task_id": task.ID, "question": task.Question}})
+	obs := graph.ObserverFunc(func(ctx context.Context, e graph.Event) {
+		switch e.Kind {
+		case graph.EventNodeStart:
+			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindNodeStart, Data: map[string]any{"type": p.kinds[e.Node], "step": e.Step}})
+		case graph.EventNodeEnd:
+			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindNodeEnd, ElapsedMS: float64(e.Elapsed.Microseconds()) / 1000, Data: map[string]any{"step": e.Step}})
+		case graph.EventRoute:
+			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindRoute, Data: map[string]any{"route": routeName(e.Route), "to": e.To}})
+		case graph.EventError:
+			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindError, Text: e.Err.Error()})
+		}
+	})
+	gres, err := p.graph.Run(ctx, st, graph.WithMaxSteps(p.steps), graph.WithObserver(obs))
+	res := &Result{State: st, Steps: gres.Steps, Duration: time.Since(began)}
+	if err != nil {
+		classify(st, err)
+		tracer.Emit(trace.Event{Kind: trace.KindRunEnd, Text: "run failed: " + err.Error(), Data: map[string]any{"failure": st.Failure}})
+		return res, fmt.Errorf("%w: %w", ErrRun, err)
+	}
+	if !st.Done {
+		st.SetPartial(st.Answer, "the graph ended without a node setting the answer", agent.FailureBudget)
+	}
+	tracer.Emit(trace.Event{Kind: trace.KindRunEnd, Text: fmt.Sprintf("done in %s", res.Duration.Round(time.Millisecond)),
+		Data: map[string]any{"answer": st.Answer, "complete": st.Complete, "steps": len(gres.Steps)}})
+	return res, nil
+}
+
+func classify(st *agent.State, err error) {
+	if st.Failure != "" {
+		return
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		st.Failure = agent.FailureTimeout
+	case errors.Is(err, graph.ErrMaxSteps):
+		st.Failure = agent.FailureLoop
+	case errors.Is(err, agent.ErrModel):
+		st.Failure = agent.FailureProvider
+	case errors.Is(err, tools.ErrToolPanic), errors.Is(err, tools.ErrToolTimeout):
+		st.Failure = agent.FailureTool
+	default:
+		st.Failure = "error"
+	}
+}
+
+func routeName(r string) string {
+	if r == "" {
+		return "default"
+	}
+	return r
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 120 {
+		return string(r[:120]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,150 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func write(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+func build(t *testing.T, path string) (*pipeline.Pipeline, error) {
+	t.Helper()
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: llm.NewFactory()})
+}
+
+const header = "name: t\nnodes:\n"
+
+func TestInvalidPipelinesFailWithFileLineAndMessage(t *testing.T) {
+	cases := []struct {
+		name     string
+		yaml     string
+		line     int
+		contains []string
+	}{
+		{"typo in top-level key", "name: t\nnodez: []\n", 2, []string{`unknown key "nodez"`, "known keys"}},
+		{"typo in llm key", "name: t\nllm:\n  provider: scripted\n  modle: x\nnodes:\n  - {id: a, type: direct}\nedges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n", 4, []string{`unknown key "modle"`}},
+		{"typo in node setting", header + "  - id: a\n    type: cot\n    temprature: 0.2\nedges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n", 5, []string{`"temprature"`, "unknown setting", "temperature"}},
+		{"unknown node type", header + "  - id: a\n    type: reakt\nedges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n", 4, []string{`unknown node type "reakt"`, "known types"}},
+		{"unmapped route", header + "  - id: a\n    type: direct\n  - id: b\n    type: test-router\nedges:\n  - {from: START, to: a}\n  - {from: a, to: b}\n  - from: b\n    to: {finish: END}\n", 10, []string{`route "continue" is not mapped`}},
+		{"unreachable node", header + "  - id: a\n    type: direct\n  - id: orphan\n    type: direct\nedges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n  - {from: orphan, to: END}\n", 5, []string{`"orphan"`, "unreachable from START"}},
+		{"dangling edge", header + "  - id: a\n    type: direct\nedges:\n  - {from: START, to: a}\n  - {from: a, to: finalise}\n", 7, []string{`unknown node "finalise"`, "declared nodes: a"}},
+		{"bad yaml", "name: t\nnodes: [\n", 2, []string{"YAML syntax"}},
+		{"missing env var", "name: t\nllm:\n  base_url: ${PLANNER_TEST_UNSET_VAR}\nnodes:\n  - {id: a, type: direct}\n", 3, []string{"PLANNER_TEST_UNSET_VAR is not set"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := write(t, "p.yaml", tc.yaml)
+			cfg, err := config.Load(path)
+			if err == nil {
+				reg := nodes.Default()
+				require.NoError(t, reg.Register(nodes.Kind{Name: "test-router", New: func(agent.Env, agent.NodeSpec) (agent.Built, error) {
+					return agent.Built{Node: nil, Routes: []string{"continue", "finish"}}, nil
+				}}))
+				_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg})
+			}
+			require.Error(t, err)
+			assert.ErrorIs(t, err, config.ErrInvalid)
+			var ce *config.Error
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tc.line, ce.Line, "error: %v", err)
+			assert.Contains(t, err.Error(), path+":")
+			for _, s := range tc.contains {
+				assert.Contains(t, err.Error(), s)
+			}
+		})
+	}
+}
+
+func TestShippedConfigsValidate(t *testing.T) {
+	files, err := filepath.Glob("../configs/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		cfg, err := config.Load(f)
+		require.NoError(t, err, f)
+		_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default()})
+		assert.NoError(t, err, f)
+	}
+}
+
+func TestCoTRunsOnScriptedModelAndExtractsAnswer(t *testing.T) {
+	script := write(t, "s.yaml", "replies:\n  - node: cot\n    contains: 'think step by step'\n    text: \"3 * 4 = 12, plus 5 is 17.\\nAnswer: 17\"\n")
+	cfgPath := write(t, "cot.yaml", "name: cot\nllm: {provider: scripted, script: "+script+"}\nnodes:\n  - {id: reason, type: cot}\nedges:\n  - {from: START, to: reason}\n  - {from: reason, to: END}\n")
+	p, err := build(t, cfgPath)
+	require.NoError(t, err)
+	rec := &trace.Recorder{}
+	res, err := p.Run(context.Background(), agent.Task{Question: "What is 3*4+5?"}, trace.New("r1", rec))
+	require.NoError(t, err)
+	assert.Equal(t, "17", res.State.Answer)
+	assert.True(t, res.State.Complete)
+	u := res.State.Usage.Snapshot()
+	assert.Equal(t, 1, u.ModelCalls)
+	assert.Positive(t, u.PromptTokens)
+	require.Len(t, rec.OfKind(trace.KindLLMCall), 1)
+	assert.Equal(t, "17", rec.OfKind(trace.KindAnswer)[0].Text)
+	events := rec.Events()
+	for i := 1; i < len(events); i++ {
+		assert.Equal(t, events[i-1].Seq+1, events[i].Seq)
+		assert.Equal(t, "r1", events[i].RunID)
+	}
+}
+
+func TestScriptedModelMismatchIsAProviderFailure(t *testing.T) {
+	script := write(t, "s.yaml", "replies:\n  - node: planner\n    text: nope\n")
+	cfgPath := write(t, "d.yaml", "name: d\nllm: {provider: scripted, script: "+script+"}\nnodes:\n  - {id: answer, type: direct}\nedges:\n  - {from: START, to: answer}\n  - {from: answer, to: END}\n")
+	p, err := build(t, cfgPath)
+	require.NoError(t, err)
+	res, err := p.Run(context.Background(), agent.Task{Question: "hi"}, nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, pipeline.ErrRun)
+	assert.ErrorIs(t, err, agent.ErrModel)
+	assert.Contains(t, err.Error(), "unexpected call")
+	assert.Equal(t, agent.FailureProvider, res.State.Failure)
+	var ne *graph.NodeError
+	require.True(t, errors.As(err, &ne))
+	assert.Equal(t, "answer", ne.Node)
+}
+
+func TestRunTimeoutIsClassified(t *testing.T) {
+	reg := nodes.Default()
+	require.NoError(t, reg.Register(nodes.Kind{Name: "block", New: func(agent.Env, agent.NodeSpec) (agent.Built, error) {
+		return agent.Built{Node: blockNode{}}, nil
+	}}))
+	cfgPath := write(t, "b.yaml", "name: b\nlimits: {timeout: 20ms}\nnodes:\n  - {id: wait, type: block}\nedges:\n  - {from: START, to: wait}\n  - {from: wait, to: END}\n")
+	cfg, err := config.Load(cfgPath)
+	require.NoError(t, err)
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg})
+	require.NoError(t, err)
+	res, err := p.Run(context.Background(), agent.Task{Question: "q"}, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, agent.FailureTimeout, res.State.Failure)
+}
+
+type blockNode struct{}
+
+func (blockNode) Run(ctx context.Context, _ *agent.State) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}

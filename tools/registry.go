@@ -1,0 +1,255 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// DefaultTimeout bounds a tool call when neither the tool nor the registry
+// sets a timeout.
+const DefaultTimeout = 30 * time.Second
+
+// Approver decides whether a call to a tool that needs approval may run.
+type Approver interface {
+	Approve(ctx context.Context, tool, input string) (bool, error)
+}
+
+// Registry holds the tools of a run and calls them safely. It is immutable
+// after construction and safe for concurrent use.
+type Registry struct {
+	tools    map[string]Tool
+	byNorm   map[string]string
+	names    []string
+	timeout  time.Duration
+	approver Approver
+}
+
+// Option configures a Registry.
+type Option func(*Registry)
+
+// WithTimeout sets the default per-call timeout for tools that do not
+// declare one. Optional. Defaults to DefaultTimeout (30s).
+func WithTimeout(d time.Duration) Option {
+	return func(r *Registry) {
+		if d > 0 {
+			r.timeout = d
+		}
+	}
+}
+
+// WithApprover sets who approves calls to tools whose Meta says
+// NeedsApproval. Optional. Without one, such calls fail with ErrNotApproved.
+func WithApprover(a Approver) Option { return func(r *Registry) { r.approver = a } }
+
+// NewRegistry returns a registry of the given tools. Two tools whose names
+// normalise to the same key are an error.
+func NewRegistry(ts []Tool, opts ...Option) (*Registry, error) {
+	r := &Registry{tools: map[string]Tool{}, byNorm: map[string]string{}, timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(r)
+	}
+	for _, t := range ts {
+		name := t.Name()
+		norm := NormalizeName(name)
+		if norm == "" {
+			return nil, fmt.Errorf("tool with empty name: %w", ErrBadInput)
+		}
+		if prev, dup := r.byNorm[norm]; dup {
+			return nil, fmt.Errorf("tools %q and %q have the same name once case and separators are ignored", prev, name)
+		}
+		r.tools[name] = t
+		r.byNorm[norm] = name
+		r.names = append(r.names, name)
+	}
+	sort.Strings(r.names)
+	return r, nil
+}
+
+// NormalizeName folds case and drops separators ('_', '-', spaces, dots), so
+// "Web-Search", "web_search" and "websearch" resolve to the same tool.
+func NormalizeName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimSpace(s) {
+		switch {
+		case r == '_' || r == '-' || r == '.' || unicode.IsSpace(r):
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// Names returns the registered tool names, sorted.
+func (r *Registry) Names() []string {
+	if r == nil {
+		return nil
+	}
+	return append([]string(nil), r.names...)
+}
+
+// Len returns the number of tools.
+func (r *Registry) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.names)
+}
+
+// Resolve finds a tool by exact or normalised name.
+func (r *Registry) Resolve(name string) (Tool, bool) {
+	if r == nil {
+		return nil, false
+	}
+	if t, ok := r.tools[name]; ok {
+		return t, true
+	}
+	if canon, ok := r.byNorm[NormalizeName(name)]; ok {
+		return r.tools[canon], true
+	}
+	return nil, false
+}
+
+// Tools returns the tools in name order.
+func (r *Registry) Tools() []Tool {
+	out := make([]Tool, 0, r.Len())
+	for _, n := range r.Names() {
+		out = append(out, r.tools[n])
+	}
+	return out
+}
+
+// Subset returns a registry of only the named tools (resolved tolerantly).
+func (r *Registry) Subset(names []string) (*Registry, error) {
+	ts := make([]Tool, 0, len(names))
+	for _, n := range names {
+		t, ok := r.Resolve(n)
+		if !ok {
+			return nil, r.unknown(n)
+		}
+		ts = append(ts, t)
+	}
+	return NewRegistry(ts, WithTimeout(r.timeout), WithApprover(r.approver))
+}
+
+func (r *Registry) unknown(name string) error {
+	return fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, name, strings.Join(r.Names(), ", "))
+}
+
+// MetaOf returns a tool's metadata, or the zero Meta.
+func MetaOf(t Tool) Meta {
+	if m, ok := t.(MetaProvider); ok {
+		return m.Meta()
+	}
+	return Meta{}
+}
+
+// SchemaOf returns a tool's JSON schema, or a schema with one string
+// property "input".
+func SchemaOf(t Tool) map[string]any {
+	if s, ok := t.(Schemer); ok {
+		if sc := s.Schema(); sc != nil {
+			return sc
+		}
+	}
+	return map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"input": map[string]any{"type": "string", "description": "the tool input"}},
+		"required":   []string{"input"},
+	}
+}
+
+// Call runs the named tool with a timeout, turning panics into ErrToolPanic
+// and overruns into ErrToolTimeout. A tool that ignores its context is
+// abandoned (its goroutine finishes in the background) so the caller is
+// never blocked past the timeout.
+func (r *Registry) Call(ctx context.Context, name, input string) (string, error) {
+	t, ok := r.Resolve(name)
+	if !ok {
+		return "", r.unknown(name)
+	}
+	meta := MetaOf(t)
+	if meta.NeedsApproval {
+		if r.approver == nil {
+			return "", fmt.Errorf("tool %q: %w (no approver configured)", t.Name(), ErrNotApproved)
+		}
+		okay, err := r.approver.Approve(ctx, t.Name(), input)
+		if err != nil {
+			return "", fmt.Errorf("tool %q: approval: %w", t.Name(), err)
+		}
+		if !okay {
+			return "", fmt.Errorf("tool %q: %w", t.Name(), ErrNotApproved)
+		}
+	}
+	timeout := r.timeout
+	if meta.Timeout > 0 {
+		timeout = meta.Timeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: fmt.Errorf("tool %q: %w: %v\n%s", t.Name(), ErrToolPanic, p, firstFrames(debug.Stack()))}
+			}
+		}()
+		out, err := t.Call(cctx, input)
+		done <- result{out, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil && cctx.Err() != nil && ctx.Err() == nil {
+			return res.out, fmt.Errorf("tool %q: %w after %s: %w", t.Name(), ErrToolTimeout, timeout, res.err)
+		}
+		return res.out, res.err
+	case <-cctx.Done():
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("tool %q: %w", t.Name(), context.Cause(ctx))
+		}
+		return "", fmt.Errorf("tool %q: %w after %s", t.Name(), ErrToolTimeout, timeout)
+	}
+}
+
+func firstFrames(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	if len(lines) > 12 {
+		lines = lines[:12]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Info is a tool's description for listings and prompts.
+type Info struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Schema      map[string]any `json:"schema"`
+	Meta        Meta           `json:"meta"`
+}
+
+// Infos describes every tool, in name order.
+func (r *Registry) Infos() []Info {
+	out := make([]Info, 0, r.Len())
+	for _, t := range r.Tools() {
+		out = append(out, Info{Name: t.Name(), Description: t.Description(), Schema: SchemaOf(t), Meta: MetaOf(t)})
+	}
+	return out
+}
+
+// SchemaJSON renders a tool's schema compactly for prompts.
+func SchemaJSON(t Tool) string {
+	b, err := json.Marshal(SchemaOf(t))
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}

@@ -1,0 +1,64 @@
+// Package tools defines the tool interface used by every agent node, the
+// metadata and JSON schema a tool may declare, and the registry that resolves
+// tolerant tool names and runs calls with timeouts and panic recovery.
+//
+// A Tool is method-compatible with langchaingo's tools.Tool, so langchaingo
+// tools plug in unchanged.
+package tools
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Tool is the interface every tool implements. It matches langchaingo's
+// tools.Tool method set.
+type Tool interface {
+	// Name is the identifier the model uses to call the tool.
+	Name() string
+	// Description tells the model what the tool does and what input it takes.
+	Description() string
+	// Call runs the tool on one input and returns the observation text.
+	Call(ctx context.Context, input string) (string, error)
+}
+
+// Schemer is implemented by tools that declare a JSON schema for their input,
+// used for native tool calling. Tools without one get a single string
+// argument named "input".
+type Schemer interface {
+	// Schema returns a JSON-schema object describing the tool's arguments.
+	Schema() map[string]any
+}
+
+// MetaProvider is implemented by tools that declare metadata.
+type MetaProvider interface {
+	// Meta returns the tool's metadata.
+	Meta() Meta
+}
+
+// Meta describes how a tool may be used.
+type Meta struct {
+	// ReadOnly is true when the tool has no side effects. Default false.
+	ReadOnly bool `json:"read_only"`
+	// NeedsApproval is true when a human must approve each call. Default false.
+	NeedsApproval bool `json:"needs_approval"`
+	// Timeout bounds one call; zero means the registry default (30s).
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Network is true when the tool reaches the network.
+	Network bool `json:"network"`
+}
+
+// Sentinel errors returned by tools and the registry.
+var (
+	// ErrUnknownTool means no registered tool matches the requested name.
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrBadInput means the tool could not understand its input.
+	ErrBadInput = errors.New("bad tool input")
+	// ErrToolPanic means the tool panicked; the panic value is in the message.
+	ErrToolPanic = errors.New("tool panicked")
+	// ErrToolTimeout means the tool did not finish within its timeout.
+	ErrToolTimeout = errors.New("tool timed out")
+	// ErrNotApproved means a tool that needs approval was not approved.
+	ErrNotApproved = errors.New("tool call not approved")
+)

@@ -1,0 +1,166 @@
+// Package trace defines the single event type every part of a run emits and
+// the sinks that consume events: a readable terminal stream and a JSONL file.
+package trace
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Kind names what an event reports.
+type Kind string
+
+// Event kinds emitted by the runtime and the agent nodes.
+const (
+	KindRunStart    Kind = "run_start"
+	KindRunEnd      Kind = "run_end"
+	KindNodeStart   Kind = "node_start"
+	KindNodeEnd     Kind = "node_end"
+	KindRoute       Kind = "route"
+	KindError       Kind = "error"
+	KindLLMCall     Kind = "llm_call"
+	KindToken       Kind = "token"
+	KindThought     Kind = "thought"
+	KindAction      Kind = "action"
+	KindObservation Kind = "observation"
+	KindParseError  Kind = "parse_error"
+	KindGuard       Kind = "guard"
+	KindPlan        Kind = "plan"
+	KindStep        Kind = "step"
+	KindDecision    Kind = "decision"
+	KindVote        Kind = "vote"
+	KindReflection  Kind = "reflection"
+	KindCandidate   Kind = "candidate"
+	KindAnswer      Kind = "answer"
+	KindInfo        Kind = "info"
+)
+
+// Usage is the model usage attached to an llm_call event.
+type Usage struct {
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	Estimated        bool    `json:"estimated,omitempty"`
+	CostUSD          float64 `json:"cost_usd,omitempty"`
+}
+
+// Event is one thing that happened in a run.
+type Event struct {
+	RunID string    `json:"run_id"`
+	Seq   int64     `json:"seq"`
+	Time  time.Time `json:"time"`
+	// Node is the graph node id the event comes from; empty for run events.
+	Node string `json:"node,omitempty"`
+	Kind Kind   `json:"kind"`
+	// Text is the event's main human-readable content (a thought, an
+	// observation, an answer, an error message).
+	Text string `json:"text,omitempty"`
+	// Data holds structured details (tool, input, route, plan, votes...).
+	Data map[string]any `json:"data,omitempty"`
+	// Usage is set on llm_call events.
+	Usage *Usage `json:"usage,omitempty"`
+	// ElapsedMS is a duration in milliseconds where one applies.
+	ElapsedMS float64 `json:"elapsed_ms,omitempty"`
+}
+
+// Sink consumes events. Emit is called from the emitting goroutine, possibly
+// concurrently; implementations must be safe for concurrent use.
+type Sink interface {
+	Emit(e Event)
+}
+
+// Tracer stamps events with the run id, a sequence number and the time, and
+// forwards them to its sinks. The zero value is not usable; use New. A nil
+// *Tracer discards events, so code can trace unconditionally.
+type Tracer struct {
+	runID string
+	seq   atomic.Int64
+	mu    sync.Mutex
+	sinks []Sink
+	now   func() time.Time
+}
+
+// New returns a tracer for one run.
+func New(runID string, sinks ...Sink) *Tracer {
+	return &Tracer{runID: runID, sinks: sinks, now: time.Now}
+}
+
+// RunID returns the run id events are stamped with.
+func (t *Tracer) RunID() string {
+	if t == nil {
+		return ""
+	}
+	return t.runID
+}
+
+// AddSink adds a sink for subsequent events.
+func (t *Tracer) AddSink(s Sink) {
+	t.mu.Lock()
+	t.sinks = append(t.sinks, s)
+	t.mu.Unlock()
+}
+
+// Emit stamps e and sends it to every sink. Sinks see events in sequence
+// order: stamping and delivery happen under one lock.
+func (t *Tracer) Emit(e Event) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.RunID = t.runID
+	e.Seq = t.seq.Add(1)
+	if e.Time.IsZero() {
+		e.Time = t.now()
+	}
+	for _, s := range t.sinks {
+		s.Emit(e)
+	}
+}
+
+// Recorder is a sink that keeps every event in memory, for tests and for
+// the --json output's trace.
+type Recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+// Emit records e.
+func (r *Recorder) Emit(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+// Events returns a copy of the recorded events.
+func (r *Recorder) Events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
+}
+
+// OfKind returns the recorded events of one kind.
+func (r *Recorder) OfKind(k Kind) []Event {
+	var out []Event
+	for _, e := range r.Events() {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+type ctxKey struct{}
+
+// WithTracer returns a context carrying t, so deeply nested code (models,
+// tools) can emit events without threading the tracer through every call.
+func WithTracer(ctx context.Context, t *Tracer) context.Context {
+	return context.WithValue(ctx, ctxKey{}, t)
+}
+
+// From returns the tracer in ctx, or nil (which discards events).
+func From(ctx context.Context) *Tracer {
+	t, _ := ctx.Value(ctxKey{}).(*Tracer)
+	return t
+}

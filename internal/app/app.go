@@ -14,7 +14,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
-	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/builtin"
 )
 
 // App holds the wired factories. Build one per process with New.
@@ -27,7 +27,7 @@ type App struct {
 // New wires the default factories.
 func New() (*App, error) {
 	models := llm.NewFactory()
-	return &App{Models: models, Tools: toolFactory{}, Registry: nodes.Default()}, nil
+	return &App{Models: models, Tools: builtin.Factory{}, Registry: nodes.Default()}, nil
 }
 
 // Load loads and builds a pipeline file. llmSpec, when non-empty, replaces
@@ -69,11 +69,8 @@ func (a *App) Validate(ctx context.Context, path string) (*pipeline.Pipeline, er
 // ErrNoModel means neither the pipeline nor the command line names a model.
 var ErrNoModel = errors.New("no model configured")
 
-type toolFactory struct{}
-
-func (toolFactory) Tools(ctx context.Context, spec config.Tool, baseDir string) ([]tools.Tool, error) {
-	return nil, fmt.Errorf("%w %q", tools.ErrUnknownTool, spec.Name)
-}
-
 // Exists reports whether a file exists.
 func Exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+// BuiltinTools lists the built-in tool names.
+func BuiltinTools() []string { return builtin.Names() }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/tools"
+	"github.com/spf13/cobra"
+)
+
+func newToolsCmd() *cobra.Command {
+	var cfgPath string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "tools [--config FILE]",
+		Short: "List tools with their descriptions and input schemas",
+		Long: `List the tools a pipeline declares (--config), or every built-in tool, with descriptions,
+input JSON schemas and metadata (read-only, network, needs approval).`,
+		Example: `  planner tools
+  planner tools --config configs/react.yaml --json
+  planner tools call calculator "2^10 + sqrt(16)"`,
+		Args: exactArgs(0, "no arguments (did you mean 'planner tools call NAME INPUT'?)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			reg, err := loadTools(c, cfgPath)
+			if err != nil {
+				return err
+			}
+			infos := reg.Infos()
+			if asJSON {
+				enc := json.NewEncoder(c.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(infos)
+			}
+			for _, in := range infos {
+				var flags []string
+				if in.Meta.ReadOnly {
+					flags = append(flags, "read-only")
+				}
+				if in.Meta.Network {
+					flags = append(flags, "network")
+				}
+				if in.Meta.NeedsApproval {
+					flags = append(flags, "needs approval")
+				}
+				schema, _ := json.Marshal(in.Schema)
+				fmt.Fprintf(c.OutOrStdout(), "%s  [%s]\n  %s\n  input schema: %s\n\n", in.Name, strings.Join(flags, ", "), in.Description, schema)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&cfgPath, "config", "c", "", "pipeline whose tools to list (default: every built-in tool with default settings)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	call := &cobra.Command{
+		Use:   "call NAME INPUT [--config FILE]",
+		Short: "Run one tool once and print its observation",
+		Example: `  planner tools call calculator "123456789*987654321"
+  planner tools call search "tallest mountain" --config configs/react.yaml
+  planner tools call get_time Asia/Shanghai`,
+		Args: exactArgs(2, "a tool name and one input (quote it)"),
+		RunE: func(c *cobra.Command, args []string) error {
+			reg, err := loadTools(c, cfgPath)
+			if err != nil {
+				return err
+			}
+			out, err := reg.Call(c.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(c.OutOrStdout(), out)
+			return nil
+		},
+	}
+	call.Flags().StringVarP(&cfgPath, "config", "c", "", "pipeline whose tool settings to use")
+	c.AddCommand(call)
+	return c
+}
+
+func loadTools(c *cobra.Command, cfgPath string) (*tools.Registry, error) {
+	a, err := app.New()
+	if err != nil {
+		return nil, err
+	}
+	if cfgPath != "" {
+		p, err := a.Validate(c.Context(), cfgPath)
+		if err != nil {
+			return nil, err
+		}
+		return p.Tools(), nil
+	}
+	var all []tools.Tool
+	for _, name := range app.BuiltinTools() {
+		ts, err := a.Tools.Tools(c.Context(), config.Tool{Name: name}, "")
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ts...)
+	}
+	return tools.NewRegistry(all)
+}

@@ -1,0 +1,196 @@
+// Package builtin builds the built-in tools from pipeline `tools:` entries:
+// calculator, search, docstore, get_time, weather, wikipedia and web_search.
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/corpus"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/calc"
+	"github.com/planner-engine/planner/tools/clock"
+	"github.com/planner-engine/planner/tools/search"
+	"github.com/planner-engine/planner/tools/weather"
+	lctools "github.com/tmc/langchaingo/tools"
+	"github.com/tmc/langchaingo/tools/duckduckgo"
+	"github.com/tmc/langchaingo/tools/wikipedia"
+)
+
+// UserAgent identifies planner to web APIs that ask for one.
+const UserAgent = "planner/0.1 (+https://github.com/planner-engine/planner)"
+
+// Factory builds built-in tools. The zero value is ready to use.
+type Factory struct{}
+
+// builder builds the tools of one entry from its settings.
+type builder func(ctx context.Context, settings map[string]any, baseDir string) ([]tools.Tool, error)
+
+func builders() map[string]builder {
+	return map[string]builder{
+		"calculator": buildCalculator,
+		"search":     buildSearch,
+		"get_time":   buildClock,
+		"weather":    buildWeather,
+		"wikipedia":  buildWikipedia,
+		"web_search": buildWebSearch,
+	}
+}
+
+// Names lists the built-in tool names, sorted.
+func Names() []string {
+	var out []string
+	for n := range builders() {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Tools implements pipeline.ToolFactory.
+func (Factory) Tools(ctx context.Context, spec config.Tool, baseDir string) ([]tools.Tool, error) {
+	b, ok := builders()[spec.Name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (built-in tools: %s)", tools.ErrUnknownTool, spec.Name, strings.Join(Names(), ", "))
+	}
+	return b(ctx, spec.Settings, baseDir)
+}
+
+func buildCalculator(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
+	var s struct {
+		// MaxBits bounds a result's size in bits (calc default).
+		MaxBits int `mapstructure:"max_bits"`
+		// Precision is the digits shown for inexact results (calc default).
+		Precision int `mapstructure:"precision"`
+	}
+	if err := agent.Decode(settings, &s); err != nil {
+		return nil, err
+	}
+	var opts []calc.Option
+	if s.MaxBits > 0 {
+		opts = append(opts, calc.WithMaxBits(s.MaxBits))
+	}
+	if s.Precision > 0 {
+		opts = append(opts, calc.WithPrecision(s.Precision))
+	}
+	return []tools.Tool{calc.New(opts...)}, nil
+}
+
+// corpusSource resolves a corpus setting: "demo" (default) is the embedded
+// demo corpus; anything else is a folder of .md/.txt files or a .jsonl
+// file, relative to the pipeline file.
+func corpusSource(name, baseDir string) search.Source {
+	if name == "" || name == "demo" {
+		return search.FromFS(corpus.Demo())
+	}
+	p := name
+	if !strings.HasPrefix(p, "/") && baseDir != "" {
+		p = baseDir + "/" + p
+	}
+	return search.FromPath(p)
+}
+
+func buildSearch(ctx context.Context, settings map[string]any, baseDir string) ([]tools.Tool, error) {
+	var s struct {
+		// Corpus is "demo" (default), a folder or a .jsonl file.
+		Corpus string `mapstructure:"corpus"`
+		// TopK is the number of results (search default 3).
+		TopK int `mapstructure:"top_k"`
+		// SnippetLength caps each snippet in characters (search default).
+		SnippetLength int `mapstructure:"snippet_length"`
+	}
+	if err := agent.Decode(settings, &s); err != nil {
+		return nil, err
+	}
+	var opts []search.Option
+	if s.TopK > 0 {
+		opts = append(opts, search.WithTopK(s.TopK))
+	}
+	if s.SnippetLength > 0 {
+		opts = append(opts, search.WithSnippetLength(s.SnippetLength))
+	}
+	t, err := search.New(ctx, corpusSource(s.Corpus, baseDir), opts...)
+	if err != nil {
+		return nil, err
+	}
+	return []tools.Tool{t}, nil
+}
+
+func buildClock(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
+	if err := agent.Decode(settings, &struct{}{}); err != nil {
+		return nil, err
+	}
+	return []tools.Tool{clock.New(nil)}, nil
+}
+
+func buildWeather(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
+	var cfg weather.Config
+	if err := agent.Decode(settings, &cfg); err != nil {
+		return nil, err
+	}
+	return []tools.Tool{weather.New(cfg)}, nil
+}
+
+type netSettings struct {
+	// Timeout bounds one call. Default 20s.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxResults caps web search results. Default 5.
+	MaxResults int `mapstructure:"max_results"`
+}
+
+func buildWikipedia(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
+	var s netSettings
+	if err := agent.Decode(settings, &s); err != nil {
+		return nil, err
+	}
+	w := wikipedia.New(UserAgent)
+	return []tools.Tool{&renamed{Tool: w, name: "wikipedia", meta: tools.Meta{ReadOnly: true, Network: true, Timeout: orDuration(s.Timeout, 20*time.Second)}}}, nil
+}
+
+func buildWebSearch(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
+	var s netSettings
+	if err := agent.Decode(settings, &s); err != nil {
+		return nil, err
+	}
+	if s.MaxResults <= 0 {
+		s.MaxResults = 5
+	}
+	d, err := duckduckgo.New(s.MaxResults, UserAgent)
+	if err != nil {
+		return nil, fmt.Errorf("web_search: %w", err)
+	}
+	return []tools.Tool{&renamed{Tool: d, name: "web_search", meta: tools.Meta{ReadOnly: true, Network: true, Timeout: orDuration(s.Timeout, 20*time.Second)}}}, nil
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// renamed gives a langchaingo tool a stable, model-friendly name and
+// planner metadata.
+type renamed struct {
+	lctools.Tool
+	name string
+	meta tools.Meta
+}
+
+func (r *renamed) Name() string     { return r.name }
+func (r *renamed) Meta() tools.Meta { return r.meta }
+
+// Call forwards to the wrapped tool, naming the tool in errors.
+func (r *renamed) Call(ctx context.Context, input string) (string, error) {
+	out, err := r.Tool.Call(ctx, input)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return out, fmt.Errorf("%s: %w", r.name, err)
+	}
+	return out, err
+}

@@ -161,3 +161,17 @@ func Prompt(system, user string) []llms.MessageContent {
 	}
 	return append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, user))
 }
+
+type stepKey struct{}
+
+// WithStepID returns ctx carrying the id of the plan step being executed,
+// so an oracle model playing a per-step executor knows which step it is on.
+func WithStepID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, stepKey{}, id)
+}
+
+// StepIDFrom returns the plan step id in ctx, or "".
+func StepIDFrom(ctx context.Context) string {
+	s, _ := ctx.Value(stepKey{}).(string)
+	return s
+}

@@ -82,6 +82,8 @@ type LLM struct {
 	Script string `mapstructure:"script"`
 	// Profile selects the sim model's fault profile (perfect, noisy, ...).
 	Profile string `mapstructure:"profile"`
+	// Seed seeds the sim model's fault draws. Default 1.
+	Seed uint64 `mapstructure:"seed"`
 	// Retry configures retries of failed calls.
 	Retry Retry `mapstructure:"retry"`
 	// RateLimit bounds request rate and concurrency.
@@ -312,7 +314,7 @@ func knownAt(path string) string {
 	case "":
 		return "name, description, llm, tools, limits, nodes, edges"
 	case "llm":
-		return "provider, model, base_url, api_key_env, temperature, max_tokens, timeout, script, profile, retry, rate_limit"
+		return "provider, model, base_url, api_key_env, temperature, max_tokens, timeout, script, profile, seed, retry, rate_limit"
 	case "limits":
 		return "max_steps, timeout"
 	case "edges":

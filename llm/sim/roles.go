@@ -1,0 +1,341 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/tmc/langchaingo/llms"
+)
+
+func promptText(msgs []llms.MessageContent) string {
+	var b strings.Builder
+	for _, msg := range msgs {
+		for _, p := range msg.Parts {
+			switch v := p.(type) {
+			case llms.TextContent:
+				b.WriteString(v.Text)
+				b.WriteByte('\n')
+			case llms.ToolCallResponse:
+				b.WriteString("Observation: ")
+				b.WriteString(v.Content)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
+}
+
+// progress counts the tool results the current (sub-)run has seen: tool
+// responses in native mode, else observation labels after the last place
+// the task text appears (few-shot examples come before it).
+func progress(c call) int {
+	n := 0
+	for _, msg := range c.msgs {
+		for _, p := range msg.Parts {
+			if _, ok := p.(llms.ToolCallResponse); ok {
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		return n
+	}
+	tail := c.prompt
+	if q := strings.TrimSpace(c.task.Question); q != "" {
+		if i := strings.LastIndex(tail, q); i >= 0 {
+			tail = tail[i+len(q):]
+		}
+	}
+	for _, label := range []string{"Observation", "观察"} {
+		n += countLabels(tail, label)
+	}
+	return n
+}
+
+// countLabels counts lines starting with label followed by an optional
+// number and a colon.
+func countLabels(text, label string) int {
+	n := 0
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, label) {
+			continue
+		}
+		rest := strings.TrimLeft(line[len(label):], " 0123456789")
+		if strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, "：") {
+			n++
+		}
+	}
+	return n
+}
+
+func hash64(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// draw picks the fault for a call (or ""), deterministically from the
+// seed, the task, the caller, the prompt and how often this exact request
+// was seen before (so a retried request draws again).
+func (m *Model) draw(c call) string {
+	if len(m.profile.Faults) == 0 {
+		return ""
+	}
+	key := hash64(c.task.ID, c.caller.Node, c.caller.Role, c.stepID, c.prompt)
+	m.mu.Lock()
+	attempt := m.attempts[key]
+	m.attempts[key] = attempt + 1
+	m.mu.Unlock()
+	u := float64(hash64(strconv.FormatUint(m.seed, 10), strconv.FormatUint(key, 16), strconv.Itoa(attempt))>>11) / float64(1<<53)
+	acc := 0.0
+	for _, f := range FaultKinds() {
+		acc += m.profile.Faults[f]
+		if u < acc {
+			if applicable(f, c) {
+				return f
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// applicable says whether a fault makes sense for the role: action faults
+// only where the model is choosing actions.
+func applicable(f string, c call) bool {
+	switch f {
+	case FaultMalformedAction, FaultFullwidthColon, FaultInventedObservation, FaultUnknownTool, FaultRepeatedAction:
+		return roleOf(c) == roleReAct && len(c.opts.Tools) == 0
+	case FaultEarlyWrongAnswer:
+		r := roleOf(c)
+		return r == roleReAct || r == roleAnswer
+	}
+	return true
+}
+
+func (m *Model) latency(c call, out *llms.ContentChoice) time.Duration {
+	l := m.profile.Latency
+	d := l.Base + time.Duration(len(c.prompt)/4)*l.PerPromptToken + time.Duration(len(out.Content)/4+1)*l.PerCompletionToken
+	if l.Jitter > 0 {
+		u := float64(hash64(c.task.ID, c.caller.Node, c.prompt, "latency")>>11) / float64(1<<53)
+		d = time.Duration(float64(d) * (1 + l.Jitter*(2*u-1)))
+	}
+	return time.Duration(math.Max(0, float64(d)))
+}
+
+type role int
+
+const (
+	roleAnswer role = iota
+	roleReAct
+	rolePlanner
+	roleDecide
+	roleFinal
+)
+
+func roleOf(c call) role {
+	switch c.caller.Role {
+	case "finalize", "solve":
+		return roleFinal
+	}
+	switch c.caller.Kind {
+	case "react", "execute":
+		return roleReAct
+	case "planner":
+		return rolePlanner
+	case "replanner", "joiner":
+		return roleDecide
+	case "finalizer", "solver":
+		return roleFinal
+	}
+	return roleAnswer
+}
+
+// outputs maps gold step ids to their outputs.
+func outputs(g *agent.Gold) map[string]string {
+	out := make(map[string]string, len(g.Steps))
+	for _, s := range g.Steps {
+		out[s.ID] = s.Output
+	}
+	return out
+}
+
+// substitute replaces #E<id> references with the gold outputs, longest ids
+// first so #E12 is not read as #E1 followed by 2.
+func substitute(input string, outs map[string]string) string {
+	ids := make([]string, 0, len(outs))
+	for id := range outs {
+		ids = append(ids, id)
+	}
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && len(ids[j]) > len(ids[j-1]); j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+	for _, id := range ids {
+		input = strings.ReplaceAll(input, "#E"+id, outs[id])
+	}
+	return input
+}
+
+func wrongAnswer(gold string) string {
+	if r, err := strconv.ParseFloat(strings.TrimSpace(gold), 64); err == nil {
+		return strconv.FormatFloat(r+1, 'f', -1, 64)
+	}
+	return "unknown"
+}
+
+func (m *Model) respond(c call, fault string) *llms.ContentChoice {
+	g := c.task.Gold
+	switch roleOf(c) {
+	case roleReAct:
+		return m.react(c, fault)
+	case rolePlanner:
+		type step struct {
+			ID          string   `json:"id"`
+			Description string   `json:"description"`
+			Tool        string   `json:"tool"`
+			Input       string   `json:"input"`
+			DependsOn   []string `json:"depends_on"`
+		}
+		plan := struct {
+			Steps []step `json:"steps"`
+		}{Steps: []step{}}
+		for _, s := range g.Steps {
+			desc := s.Thought
+			if desc == "" {
+				desc = fmt.Sprintf("Use %s on %q", s.Tool, s.Input)
+			}
+			deps := s.DependsOn
+			if deps == nil {
+				deps = []string{}
+			}
+			plan.Steps = append(plan.Steps, step{ID: s.ID, Description: desc, Tool: s.Tool, Input: s.Input, DependsOn: deps})
+		}
+		b, _ := json.Marshal(plan)
+		return &llms.ContentChoice{Content: string(b), StopReason: "stop"}
+	case roleDecide:
+		b, _ := json.Marshal(map[string]string{"action": "finish", "answer": g.Answer})
+		return &llms.ContentChoice{Content: string(b), StopReason: "stop"}
+	case roleFinal:
+		return &llms.ContentChoice{Content: g.Answer, StopReason: "stop"}
+	}
+	if fault == FaultEarlyWrongAnswer {
+		return &llms.ContentChoice{Content: "Answer: " + wrongAnswer(g.Answer), StopReason: "stop"}
+	}
+	if fault == FaultEmptyReply {
+		return &llms.ContentChoice{Content: "", StopReason: "stop"}
+	}
+	var b strings.Builder
+	for _, r := range g.Reasoning {
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+	outs := outputs(g)
+	for _, s := range g.Steps {
+		if s.Tool == "calculator" {
+			fmt.Fprintf(&b, "%s = %s\n", substitute(s.Input, outs), s.Output)
+		} else if s.Output != "" {
+			fmt.Fprintf(&b, "From what I know, %s: %s\n", s.Input, s.Output)
+		}
+	}
+	b.WriteString("Answer: " + g.Answer)
+	return &llms.ContentChoice{Content: b.String(), StopReason: "stop"}
+}
+
+func (m *Model) react(c call, fault string) *llms.ContentChoice {
+	g := c.task.Gold
+	outs := outputs(g)
+	steps := g.Steps
+	if c.stepID != "" {
+		steps = nil
+		for _, s := range g.Steps {
+			if s.ID == c.stepID {
+				steps = []agent.GoldStep{s}
+			}
+		}
+	}
+	answerText := g.Answer
+	if c.stepID != "" && len(steps) == 1 {
+		answerText = steps[0].Output
+	}
+	if c.caller.Role == "finalize" || c.progress >= len(steps) {
+		if fault == FaultEmptyReply {
+			return &llms.ContentChoice{Content: ""}
+		}
+		return &llms.ContentChoice{Content: "Thought: I have what I need.\nFinal Answer: " + answerText, StopReason: "stop"}
+	}
+	s := steps[c.progress]
+	input := substitute(s.Input, outs)
+	thought := s.Thought
+	if thought == "" {
+		thought = fmt.Sprintf("I should use %s.", s.Tool)
+	}
+	if len(c.opts.Tools) > 0 {
+		args, _ := json.Marshal(map[string]string{argName(c.opts.Tools, s.Tool): input})
+		return &llms.ContentChoice{Content: thought, StopReason: "tool_calls", ToolCalls: []llms.ToolCall{{
+			ID: fmt.Sprintf("call_%s_%d", s.ID, c.progress), Type: "function",
+			FunctionCall: &llms.FunctionCall{Name: s.Tool, Arguments: string(args)},
+		}}}
+	}
+	paper := strings.Contains(c.prompt, "Finish[")
+	action := func(tool, in string) string {
+		if paper {
+			return fmt.Sprintf("Thought: %s\nAction: %s[%s]", thought, strings.ToUpper(tool[:1])+tool[1:], in)
+		}
+		return fmt.Sprintf("Thought: %s\nAction: %s\nAction Input: %s", thought, tool, in)
+	}
+	text := action(s.Tool, input)
+	switch fault {
+	case FaultMalformedAction:
+		text = fmt.Sprintf("Thought: %s I will call %s with %s now.", thought, s.Tool, input)
+	case FaultFullwidthColon:
+		text = strings.ReplaceAll(text, ": ", "： ")
+	case FaultInventedObservation:
+		text += "\nObservation: (invented) the answer is " + wrongAnswer(g.Answer) + "\nThought: done\nFinal Answer: " + wrongAnswer(g.Answer)
+	case FaultUnknownTool:
+		text = action("google_search", input)
+	case FaultRepeatedAction:
+		if c.progress > 0 {
+			p := steps[c.progress-1]
+			text = action(p.Tool, substitute(p.Input, outs))
+		}
+	case FaultEarlyWrongAnswer:
+		text = "Thought: I am confident.\nFinal Answer: " + wrongAnswer(answerText)
+	case FaultEmptyReply:
+		text = ""
+	}
+	return &llms.ContentChoice{Content: text, StopReason: "stop"}
+}
+
+// argName picks the tool's first required property as the argument name.
+func argName(ts []llms.Tool, name string) string {
+	for _, t := range ts {
+		if t.Function == nil || t.Function.Name != name {
+			continue
+		}
+		if params, ok := t.Function.Parameters.(map[string]any); ok {
+			switch req := params["required"].(type) {
+			case []string:
+				if len(req) > 0 {
+					return req[0]
+				}
+			case []any:
+				if len(req) > 0 {
+					return fmt.Sprint(req[0])
+				}
+			}
+		}
+	}
+	return "input"
+}

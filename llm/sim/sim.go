@@ -1,0 +1,269 @@
+// Package sim is an oracle simulator model. It plays whichever node role
+// calls it (planner, ReAct executor, re-planner, finalizer, chain of
+// thought, ...) in that role's real output format by following the task's
+// gold solution, injects faults at seeded rates, and sleeps per a latency
+// model. It exists so that comparisons, recovery paths and parallel speed
+// can be exercised offline.
+//
+// Its accuracy numbers describe the engine's handling of faults, never the
+// quality of any language model; every output that uses it says
+// "simulated".
+package sim
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/tmc/langchaingo/llms"
+	"gopkg.in/yaml.v3"
+)
+
+// Label is how outputs name this model.
+const Label = "sim: SIMULATED oracle following each task's gold solution (measures the engine, not a model)"
+
+//go:embed profiles.yaml
+var profilesYAML []byte
+
+// Sentinel errors.
+var (
+	// ErrNoGold means the task has no gold solution to follow.
+	ErrNoGold = errors.New("sim: the task has no gold solution (use a suite with gold programs, or a real model)")
+	// ErrUnknownProfile means no profile has the requested name.
+	ErrUnknownProfile = errors.New("sim: unknown profile")
+	// ErrSimulatedHTTP is wrapped by injected HTTP failures.
+	ErrSimulatedHTTP = errors.New("sim: simulated HTTP failure")
+)
+
+// Fault kinds the simulator injects.
+const (
+	FaultMalformedAction     = "malformed_action"
+	FaultFullwidthColon      = "fullwidth_colon"
+	FaultInventedObservation = "invented_observation"
+	FaultUnknownTool         = "unknown_tool"
+	FaultRepeatedAction      = "repeated_action"
+	FaultEarlyWrongAnswer    = "early_wrong_answer"
+	FaultEmptyReply          = "empty_reply"
+	FaultHTTP429             = "http_429"
+	FaultHTTP500             = "http_500"
+)
+
+// FaultKinds lists every fault kind in a fixed order.
+func FaultKinds() []string {
+	return []string{FaultMalformedAction, FaultFullwidthColon, FaultInventedObservation, FaultUnknownTool,
+		FaultRepeatedAction, FaultEarlyWrongAnswer, FaultEmptyReply, FaultHTTP429, FaultHTTP500}
+}
+
+// Latency is the simulated time of one call: Base + PerPromptToken*prompt
+// + PerCompletionToken*completion, times (1 ± Jitter).
+type Latency struct {
+	Base               time.Duration `yaml:"base"`
+	PerPromptToken     time.Duration `yaml:"per_prompt_token"`
+	PerCompletionToken time.Duration `yaml:"per_completion_token"`
+	Jitter             float64       `yaml:"jitter"`
+}
+
+// Profile is a named fault and latency setting.
+type Profile struct {
+	Name        string             `yaml:"-"`
+	Description string             `yaml:"description"`
+	Latency     Latency            `yaml:"latency"`
+	Faults      map[string]float64 `yaml:"faults"`
+}
+
+// Profiles returns the built-in profiles by name.
+func Profiles() (map[string]Profile, error) {
+	var ps map[string]Profile
+	if err := yaml.Unmarshal(profilesYAML, &ps); err != nil {
+		return nil, fmt.Errorf("sim: built-in profiles: %w", err)
+	}
+	for name, p := range ps {
+		p.Name = name
+		if err := p.validate(); err != nil {
+			return nil, err
+		}
+		ps[name] = p
+	}
+	return ps, nil
+}
+
+// ProfileNames lists the built-in profile names, sorted.
+func ProfileNames() []string {
+	ps, _ := Profiles()
+	out := make([]string, 0, len(ps))
+	for n := range ps {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (p Profile) validate() error {
+	total := 0.0
+	for k, v := range p.Faults {
+		known := false
+		for _, f := range FaultKinds() {
+			known = known || f == k
+		}
+		if !known {
+			return fmt.Errorf("sim: profile %q: unknown fault %q (known: %s)", p.Name, k, strings.Join(FaultKinds(), ", "))
+		}
+		if v < 0 || v > 1 {
+			return fmt.Errorf("sim: profile %q: fault %q rate %v outside [0,1]", p.Name, k, v)
+		}
+		total += v
+	}
+	if total > 1 {
+		return fmt.Errorf("sim: profile %q: fault rates add up to %v > 1", p.Name, total)
+	}
+	return nil
+}
+
+// Model is the simulator. It is safe for concurrent use.
+type Model struct {
+	profile Profile
+	seed    uint64
+	sleep   func(ctx context.Context, d time.Duration) error
+
+	mu       sync.Mutex
+	attempts map[uint64]int
+	injected map[string]int
+	calls    int
+}
+
+var _ llms.Model = (*Model)(nil)
+
+// Option configures the simulator.
+type Option func(*Model)
+
+// WithSeed sets the seed of fault draws. Default 1.
+func WithSeed(seed uint64) Option { return func(m *Model) { m.seed = seed } }
+
+// WithSleeper replaces the latency sleep (tests). Default: a timer that
+// honours ctx.
+func WithSleeper(f func(ctx context.Context, d time.Duration) error) Option {
+	return func(m *Model) { m.sleep = f }
+}
+
+// New returns a simulator with the named built-in profile ("" = perfect).
+func New(profile string, opts ...Option) (*Model, error) {
+	if profile == "" {
+		profile = "perfect"
+	}
+	ps, err := Profiles()
+	if err != nil {
+		return nil, err
+	}
+	p, ok := ps[profile]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (profiles: %s)", ErrUnknownProfile, profile, strings.Join(ProfileNames(), ", "))
+	}
+	return NewWithProfile(p, opts...)
+}
+
+// NewWithProfile returns a simulator with a custom profile.
+func NewWithProfile(p Profile, opts ...Option) (*Model, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	m := &Model{profile: p, seed: 1, sleep: sleepCtx, attempts: map[uint64]int{}, injected: map[string]int{}}
+	for _, o := range opts {
+		o(m)
+	}
+	return m, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Injected returns how many faults of each kind were injected so far.
+func (m *Model) Injected() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int, len(m.injected))
+	for k, v := range m.injected {
+		out[k] = v
+	}
+	return out
+}
+
+// Calls returns the number of calls served.
+func (m *Model) Calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
+}
+
+// Call implements llms.Model.
+func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// call describes one request as the simulator sees it.
+type call struct {
+	caller   agent.Caller
+	task     *agent.Task
+	stepID   string
+	prompt   string
+	msgs     []llms.MessageContent
+	opts     llms.CallOptions
+	progress int
+}
+
+// GenerateContent answers in the calling role's format.
+func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	c := call{caller: agent.CallerFrom(ctx), task: agent.TaskFrom(ctx), stepID: agent.StepIDFrom(ctx), msgs: msgs}
+	for _, o := range options {
+		o(&c.opts)
+	}
+	if c.task == nil || c.task.Gold == nil {
+		return nil, ErrNoGold
+	}
+	c.prompt = promptText(msgs)
+	c.progress = progress(c)
+
+	fault := m.draw(c)
+	m.mu.Lock()
+	m.calls++
+	if fault != "" {
+		m.injected[fault]++
+	}
+	m.mu.Unlock()
+
+	switch fault {
+	case FaultHTTP429:
+		_ = m.sleep(ctx, m.profile.Latency.Base)
+		return nil, &middleware.HTTPError{StatusCode: 429, Err: fmt.Errorf("%w: 429 Too Many Requests", ErrSimulatedHTTP)}
+	case FaultHTTP500:
+		_ = m.sleep(ctx, m.profile.Latency.Base)
+		return nil, &middleware.HTTPError{StatusCode: 500, Err: fmt.Errorf("%w: 500 Internal Server Error", ErrSimulatedHTTP)}
+	}
+	choice := m.respond(c, fault)
+	if err := m.sleep(ctx, m.latency(c, choice)); err != nil {
+		return nil, err
+	}
+	if c.opts.StreamingFunc != nil && choice.Content != "" {
+		if err := c.opts.StreamingFunc(ctx, []byte(choice.Content)); err != nil {
+			return nil, fmt.Errorf("sim: streaming: %w", err)
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
+}

@@ -30,7 +30,7 @@ Flags can also be set through the environment as PLANNER_<FLAG>, e.g. PLANNER_LL
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{cmd: c.Name(), err: err}
 	})
-	root.AddCommand(newRunCmd(v), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(v), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(), newVersionCmd())
 	return root
 }
 

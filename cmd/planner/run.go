@@ -163,3 +163,5 @@ func runTask(c *cobra.Command, f *runFlags, question string) error {
 		u.ModelCalls, u.PromptTokens, u.CompletionTokens, est, u.ToolCalls, len(res.Steps), res.Duration.Round(1e6))
 	return nil
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

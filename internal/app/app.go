@@ -67,6 +67,22 @@ func (a *App) Load(ctx context.Context, path, llmSpec string, maxSteps int) (*pi
 	return pipeline.Build(ctx, cfg, opts)
 }
 
+// LoadWith loads and builds a pipeline; llm, when its Provider is set,
+// replaces the pipeline's llm block.
+func (a *App) LoadWith(ctx context.Context, path string, llmCfg config.LLM, maxSteps int) (*pipeline.Pipeline, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if llmCfg.Provider == "" && cfg.LLM.Provider == "" {
+		return nil, fmt.Errorf("%w: %s has no llm block; pass --llm", ErrNoModel, path)
+	}
+	return pipeline.Build(ctx, cfg, pipeline.Options{Registry: a.Registry, Models: a.Models, Tools: a.Tools, MaxSteps: maxSteps, LLM: llmCfg})
+}
+
+// ModelLabel says what kind of model a provider is, for outputs.
+func (a *App) ModelLabel(provider string) string { return a.Models.Label(provider) }
+
 // Validate loads and builds a pipeline without any model.
 func (a *App) Validate(ctx context.Context, path string) (*pipeline.Pipeline, error) {
 	cfg, err := config.Load(path)

@@ -1,0 +1,123 @@
+package compare
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver
+)
+
+// Record is the stored outcome of one (config, task) run.
+type Record struct {
+	Config           string  `json:"config"`
+	TaskID           string  `json:"task_id"`
+	Seed             uint64  `json:"seed"`
+	Answer           string  `json:"answer"`
+	Complete         bool    `json:"complete"`
+	Correct          bool    `json:"correct"`
+	Scored           bool    `json:"scored"`
+	EM               float64 `json:"em"`
+	F1               float64 `json:"f1"`
+	HasF1            bool    `json:"has_f1"`
+	Failure          string  `json:"failure,omitempty"`
+	Error            string  `json:"error,omitempty"`
+	ModelCalls       int     `json:"model_calls"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	ToolCalls        int     `json:"tool_calls"`
+	Estimated        bool    `json:"estimated"`
+	CostUSD          float64 `json:"cost_usd"`
+	LatencyMS        float64 `json:"latency_ms"`
+	Steps            int     `json:"steps"`
+	Trace            string  `json:"trace,omitempty"`
+}
+
+// Store keeps records in SQLite so an interrupted compare resumes. It is
+// safe for concurrent use.
+type Store struct {
+	db *sql.DB
+}
+
+// ErrStore marks store failures.
+var ErrStore = errors.New("results store")
+
+// OpenStore opens (creating if needed) results.db in dir.
+func OpenStore(ctx context.Context, dir string) (*Store, error) {
+	path := filepath.Join(dir, "results.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	db.SetMaxOpenConns(1) // one writer; SQLite serialises anyway
+	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS results (
+		config TEXT NOT NULL, task_id TEXT NOT NULL, seed INTEGER NOT NULL,
+		answer TEXT, complete INTEGER, correct INTEGER, scored INTEGER, em REAL, f1 REAL, has_f1 INTEGER,
+		failure TEXT, error TEXT, model_calls INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,
+		tool_calls INTEGER, estimated INTEGER, cost_usd REAL, latency_ms REAL, steps INTEGER, trace TEXT,
+		PRIMARY KEY (config, task_id, seed))`)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: creating table in %s: %w", ErrStore, path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Done returns the keys (config + "\x00" + task id) already stored for seed.
+func (s *Store) Done(ctx context.Context, seed uint64) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id FROM results WHERE seed = ?`, int64(seed))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var c, t string
+		if err := rows.Scan(&c, &t); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStore, err)
+		}
+		out[c+"\x00"+t] = true
+	}
+	return out, rows.Err()
+}
+
+// Put stores one record, replacing an earlier one for the same key.
+func (s *Store) Put(ctx context.Context, r Record) error {
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.Config, r.TaskID, int64(r.Seed), r.Answer, r.Complete, r.Correct, r.Scored, r.EM, r.F1, r.HasF1,
+		r.Failure, r.Error, r.ModelCalls, r.PromptTokens, r.CompletionTokens, r.ToolCalls, r.Estimated,
+		r.CostUSD, r.LatencyMS, r.Steps, r.Trace)
+	if err != nil {
+		return fmt.Errorf("%w: saving %s/%s: %w", ErrStore, r.Config, r.TaskID, err)
+	}
+	return nil
+}
+
+// All returns every record for seed, ordered by config then task id.
+func (s *Store) All(ctx context.Context, seed uint64) ([]Record, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, seed, answer, complete, correct, scored, em, f1, has_f1,
+		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace
+		FROM results WHERE seed = ? ORDER BY config, task_id`, int64(seed))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		var seed64 int64
+		if err := rows.Scan(&r.Config, &r.TaskID, &seed64, &r.Answer, &r.Complete, &r.Correct, &r.Scored, &r.EM, &r.F1, &r.HasF1,
+			&r.Failure, &r.Error, &r.ModelCalls, &r.PromptTokens, &r.CompletionTokens, &r.ToolCalls, &r.Estimated,
+			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStore, err)
+		}
+		r.Seed = uint64(seed64)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

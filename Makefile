@@ -5,7 +5,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PKGS        ?= ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: help build test unit lint fmt-check vet staticcheck run bench fuzz clean
+.PHONY: help build test unit lint fmt-check vet staticcheck run demo bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -30,12 +30,15 @@ vet:
 staticcheck:
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-run: build ## offline demo: scripted model, chain of thought, trace + answer
-	$(BIN) run --config configs/cot.yaml --llm scripted:examples/scripts/cot_demo.yaml \
-		"A farmer has 3 fields of 17 rows with 23 plants each. How many plants?"
+run: build ## offline main job: compare every shipped paradigm on the demo suite with the SIMULATED sim model
+	$(BIN) compare --suite demo --config 'configs/*.yaml' --llm sim:noisy --seed 1 --out out/compare --quiet
+
+demo: build ## one traced ReAct run on the scripted model (offline)
+	$(BIN) run --config configs/react.yaml --llm scripted:examples/scripts/react_demo.yaml \
+		"By how many kilometres does Jupiter's equatorial diameter exceed Saturn's?"
 
 bench: ## run the Go benchmarks
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
 clean:
-	rm -rf bin
+	rm -rf bin out

@@ -74,23 +74,31 @@ func newGenerate(env agent.Env, spec agent.NodeSpec, defPrompt string, defExtrac
 	if err := agent.Decode(spec.Settings, &s); err != nil {
 		return agent.Built{}, err
 	}
-	system, err := env.LoadText(s.System, s.SystemFile, "system")
+	g, err := buildGenerate(env, spec, s, defPrompt, defExtract)
 	if err != nil {
 		return agent.Built{}, err
+	}
+	return agent.Built{Node: g}, nil
+}
+
+func buildGenerate(env agent.Env, spec agent.NodeSpec, s GenerateSettings, defPrompt string, defExtract bool) (*Generate, error) {
+	system, err := env.LoadText(s.System, s.SystemFile, "system")
+	if err != nil {
+		return nil, err
 	}
 	if system == "" {
 		system = defaultSystem
 	}
 	promptText, err := env.LoadText(s.Prompt, s.PromptFile, "prompt")
 	if err != nil {
-		return agent.Built{}, err
+		return nil, err
 	}
 	if promptText == "" {
 		promptText = defPrompt
 	}
 	tmpl, err := agent.ParseTemplate("prompt", promptText)
 	if err != nil {
-		return agent.Built{}, err
+		return nil, err
 	}
 	g := &Generate{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl, extract: defExtract}
 	if s.Extract != nil {
@@ -101,7 +109,7 @@ func newGenerate(env agent.Env, spec agent.NodeSpec, defPrompt string, defExtrac
 	case strings.HasPrefix(s.Output, "note:") && len(s.Output) > len("note:"):
 		g.noteKey = strings.TrimPrefix(s.Output, "note:")
 	default:
-		return agent.Built{}, &agent.SettingError{Key: "output", Err: fmt.Errorf("%w: want \"answer\" or \"note:<key>\", got %q", agent.ErrSettings, s.Output)}
+		return nil, &agent.SettingError{Key: "output", Err: fmt.Errorf("%w: want \"answer\" or \"note:<key>\", got %q", agent.ErrSettings, s.Output)}
 	}
 	if s.Temperature != nil {
 		g.opts = append(g.opts, llms.WithTemperature(*s.Temperature))
@@ -109,7 +117,7 @@ func newGenerate(env agent.Env, spec agent.NodeSpec, defPrompt string, defExtrac
 	if s.MaxTokens > 0 {
 		g.opts = append(g.opts, llms.WithMaxTokens(s.MaxTokens))
 	}
-	return agent.Built{Node: g}, nil
+	return g, nil
 }
 
 // Run makes the call and records the result.

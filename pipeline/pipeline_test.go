@@ -13,6 +13,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,7 +85,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 	for _, f := range files {
 		cfg, err := config.Load(f)
 		require.NoError(t, err, f)
-		_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default()})
+		_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Tools: builtin.Factory{}})
 		assert.NoError(t, err, f)
 	}
 }

@@ -12,11 +12,10 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/llm/sim"
+	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // App holds the wired factories. Build one per process with New.
@@ -28,15 +27,11 @@ type App struct {
 
 // New wires the default factories.
 func New() (*App, error) {
-	models := llm.NewFactory(
-		llm.WithProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-			seed := cfg.Seed
-			if seed == 0 {
-				seed = 1
-			}
-			return sim.New(cfg.Profile, sim.WithSeed(seed))
-		}),
-	)
+	est, err := usage.NewEstimator()
+	if err != nil {
+		return nil, fmt.Errorf("loading the tokenizer: %w", err)
+	}
+	models := newModels(est)
 	return &App{Models: models, Tools: builtin.Factory{}, Registry: nodes.Default()}, nil
 }
 

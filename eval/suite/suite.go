@@ -1,0 +1,444 @@
+// Package suite loads evaluation suites into agent.Task values: the
+// project's own JSONL format and the public GSM8K, Game of 24 (Tree of
+// Thoughts), HotpotQA and ParallelQA (LLMCompiler) files, with slicing and
+// limits, and names the scorer each format is judged by.
+package suite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/eval/score"
+)
+
+// Sentinel errors. Load's errors wrap one of them (or the os error for an
+// unreadable file) and name the file and the line or record at fault.
+var (
+	// ErrUnknownFormat means the format name is not one of the Format
+	// constants, or auto-detection could not recognise the file.
+	ErrUnknownFormat = errors.New("unknown suite format")
+	// ErrBadRecord means a record is malformed: invalid JSON, a missing or
+	// mistyped field, a duplicate task id, or an inconsistent gold program.
+	ErrBadRecord = errors.New("bad suite record")
+	// ErrBadSlice means a slice specification such as "900:1000" cannot be
+	// read.
+	ErrBadSlice = errors.New("bad slice")
+)
+
+// Format names a suite file format.
+type Format string
+
+// The formats Load reads.
+const (
+	// FormatAuto detects the format from the file's content and extension:
+	// a JSON array whose first record has "branch" is ParallelQA, any other
+	// JSON array HotpotQA; JSON lines whose first record looks like GSM8K
+	// (only "question" and an "answer" containing "####") are GSM8K, other
+	// JSON lines the project's JSONL; a .csv file, or one whose header names
+	// a "Puzzles" column, is Game of 24.
+	FormatAuto Format = "auto"
+	// FormatJSONL is one agent.Task per line:
+	// {"id","question","answer","gold","tags"}. Unknown fields are ignored;
+	// a missing id becomes "<file stem>-<index>".
+	FormatJSONL Format = "jsonl"
+	// FormatGSM8K is GSM8K's JSON lines {"question","answer"}; see
+	// GSM8KGold for how the worked answer becomes a gold program.
+	FormatGSM8K Format = "gsm8k"
+	// FormatGame24 is the Tree of Thoughts CSV with a "Puzzles" column of
+	// space-separated numbers such as "4 5 6 10".
+	FormatGame24 Format = "game24"
+	// FormatHotpotQA is a JSON array of {"question","answer"} records with
+	// optional "_id" or "id", "type" and "level".
+	FormatHotpotQA Format = "hotpotqa"
+	// FormatParallelQA is LLMCompiler's JSON array of
+	// {"id","question","answer","branch"} records.
+	FormatParallelQA Format = "parallelqa"
+)
+
+// Formats lists every format name ParseFormat accepts, auto first.
+func Formats() []Format {
+	return []Format{FormatAuto, FormatJSONL, FormatGSM8K, FormatGame24, FormatHotpotQA, FormatParallelQA}
+}
+
+// ParseFormat reads a format name, case-insensitively; "" means auto.
+func ParseFormat(name string) (Format, error) {
+	n := Format(strings.ToLower(strings.TrimSpace(name)))
+	if n == "" {
+		return FormatAuto, nil
+	}
+	for _, f := range Formats() {
+		if n == f {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %q (known: %s)", ErrUnknownFormat, name, formatList())
+}
+
+func formatList() string {
+	names := make([]string, 0, len(Formats()))
+	for _, f := range Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+// DefaultScorer returns the scorer a format's tasks are judged by: numeric
+// for GSM8K, the Game of 24 verifier for Game of 24, and normalised exact
+// match with F1 for HotpotQA, ParallelQA and JSONL. FormatAuto and unknown
+// names give an error wrapping ErrUnknownFormat; resolve auto with Detect
+// first.
+func DefaultScorer(f Format) (score.Scorer, error) {
+	switch f {
+	case FormatGSM8K:
+		return score.Numeric{}, nil
+	case FormatGame24:
+		return score.Game24{}, nil
+	case FormatJSONL, FormatHotpotQA, FormatParallelQA:
+		return score.ExactMatch{}, nil
+	case FormatAuto:
+		return nil, fmt.Errorf("%w: auto has no scorer; detect the file's format first", ErrUnknownFormat)
+	default:
+		return nil, fmt.Errorf("%w: %q (known: %s)", ErrUnknownFormat, f, formatList())
+	}
+}
+
+// Option adjusts Load.
+type Option func(*options)
+
+type options struct {
+	format     Format
+	limit      int
+	start, end int
+	sliced     bool
+}
+
+// WithFormat sets the file format. Optional. Defaults to FormatAuto.
+func WithFormat(f Format) Option {
+	return func(o *options) { o.format = f }
+}
+
+// WithLimit keeps at most n tasks, the first n after any slice. Optional.
+// Defaults to no limit; n <= 0 also means no limit.
+func WithLimit(n int) Option {
+	return func(o *options) { o.limit = n }
+}
+
+// WithSlice keeps tasks [start, end) of the file, 0-based, with Python's
+// slice rules: negative indexes count from the end, indexes beyond either
+// end are clamped, and an empty range yields no tasks. Use math.MaxInt for
+// an open end; WithSlice(900, 1000) is the Tree of Thoughts Game of 24 test
+// range. Task ids keep their position in the whole file. Optional. Defaults
+// to the whole file.
+func WithSlice(start, end int) Option {
+	return func(o *options) { o.start, o.end, o.sliced = start, end, true }
+}
+
+// ParseSlice reads a Python-style slice "start:end" as used on the command
+// line ("900:1000", "900:", ":100", "-100:"). An omitted start is 0 and an
+// omitted end is math.MaxInt; pass the results to WithSlice.
+func ParseSlice(spec string) (start, end int, err error) {
+	a, b, found := strings.Cut(strings.TrimSpace(spec), ":")
+	if !found {
+		return 0, 0, fmt.Errorf("%w: %q: want start:end, e.g. 900:1000", ErrBadSlice, spec)
+	}
+	start, end = 0, math.MaxInt
+	if a = strings.TrimSpace(a); a != "" {
+		if start, err = strconv.Atoi(a); err != nil {
+			return 0, 0, fmt.Errorf("%w: %q: start %q is not an integer", ErrBadSlice, spec, a)
+		}
+	}
+	if b = strings.TrimSpace(b); b != "" {
+		if end, err = strconv.Atoi(b); err != nil {
+			return 0, 0, fmt.Errorf("%w: %q: end %q is not an integer", ErrBadSlice, spec, b)
+		}
+	}
+	return start, end, nil
+}
+
+// pyBounds resolves a Python slice [start:end) over n items.
+func pyBounds(n, start, end int) (lo, hi int) {
+	clamp := func(i int) int {
+		if i < 0 {
+			i += n
+		}
+		return min(max(i, 0), n)
+	}
+	lo, hi = clamp(start), clamp(end)
+	return lo, max(lo, hi)
+}
+
+// Load reads the suite at path. The format comes from WithFormat or is
+// detected; then WithSlice and WithLimit select tasks, in that order. Every
+// task gets a unique id. Errors name the file and the line or record at
+// fault and wrap ErrUnknownFormat or ErrBadRecord; a cancelled ctx stops the
+// load with ctx's error.
+func Load(ctx context.Context, path string, opts ...Option) ([]agent.Task, error) {
+	o := options{format: FormatAuto}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	format, err := ParseFormat(string(o.format))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read suite: %w", err)
+	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if format == FormatAuto {
+		if format, err = detect(path, data); err != nil {
+			return nil, err
+		}
+	}
+	src := source{ctx: ctx, path: path, data: data}
+	var tasks []agent.Task
+	switch format {
+	case FormatJSONL:
+		tasks, err = src.jsonl()
+	case FormatGSM8K:
+		tasks, err = src.gsm8k()
+	case FormatGame24:
+		tasks, err = src.game24()
+	case FormatHotpotQA:
+		tasks, err = src.hotpotqa()
+	case FormatParallelQA:
+		tasks, err = src.parallelqa()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := uniqueIDs(path, tasks); err != nil {
+		return nil, err
+	}
+	if o.sliced {
+		lo, hi := pyBounds(len(tasks), o.start, o.end)
+		tasks = tasks[lo:hi]
+	}
+	if o.limit > 0 && len(tasks) > o.limit {
+		tasks = tasks[:o.limit]
+	}
+	return tasks, nil
+}
+
+// Detect returns the format FormatAuto resolves to for the file at path.
+func Detect(ctx context.Context, path string) (Format, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read suite: %w", err)
+	}
+	return detect(path, bytes.TrimPrefix(data, []byte("\ufeff")))
+}
+
+// detect recognises a format from content first and extension second.
+func detect(path string, data []byte) (Format, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		var first map[string]json.RawMessage
+		if _, err := dec.Token(); err == nil && dec.More() && dec.Decode(&first) == nil {
+			if _, ok := first["branch"]; ok {
+				return FormatParallelQA, nil
+			}
+		}
+		return FormatHotpotQA, nil
+	case len(trimmed) > 0 && trimmed[0] == '{':
+		line, _, _ := bytes.Cut(trimmed, []byte("\n"))
+		var first map[string]json.RawMessage
+		if json.Unmarshal(line, &first) == nil && looksGSM8K(first) {
+			return FormatGSM8K, nil
+		}
+		return FormatJSONL, nil
+	}
+	header, _, _ := bytes.Cut(trimmed, []byte("\n"))
+	if strings.EqualFold(filepath.Ext(path), ".csv") || bytes.Contains(bytes.ToLower(header), []byte("puzzles")) {
+		return FormatGame24, nil
+	}
+	return "", fmt.Errorf("%s: %w: cannot tell the format from its content; pass one of %s", path, ErrUnknownFormat, formatList())
+}
+
+// looksGSM8K reports whether a JSON record has GSM8K's shape: only
+// "question" and "answer", with "####" in the answer.
+func looksGSM8K(rec map[string]json.RawMessage) bool {
+	if len(rec) != 2 || rec["question"] == nil {
+		return false
+	}
+	var ans string
+	return json.Unmarshal(rec["answer"], &ans) == nil && strings.Contains(ans, "####")
+}
+
+// uniqueIDs rejects duplicate task ids: results are stored and resumed by id.
+func uniqueIDs(path string, tasks []agent.Task) error {
+	seen := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		if j, dup := seen[t.ID]; dup {
+			return fmt.Errorf("%s: record %d: %w: task id %q already used by record %d", path, i, ErrBadRecord, t.ID, j)
+		}
+		seen[t.ID] = i
+	}
+	return nil
+}
+
+// source is one suite file being read.
+type source struct {
+	ctx  context.Context
+	path string
+	data []byte
+}
+
+// stem is the file name without directory and extension.
+func (s source) stem() string {
+	base := filepath.Base(s.path)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// lineCounter maps increasing byte offsets to line numbers in time linear
+// in the file size.
+type lineCounter struct {
+	data []byte
+	off  int64
+	line int
+}
+
+// at returns the 1-based line of off. An offset below the previous one is
+// counted again from the start of the file.
+func (c *lineCounter) at(off int64) int {
+	off = min(max(off, 0), int64(len(c.data)))
+	if off < c.off || c.line == 0 {
+		c.off, c.line = 0, 1
+	}
+	c.line += bytes.Count(c.data[c.off:off], []byte("\n"))
+	c.off = off
+	return c.line
+}
+
+// lines calls fn for each non-blank line with its 1-based number, checking
+// ctx as it goes.
+func (s source) lines(fn func(lineNo int, line []byte) error) error {
+	lineNo := 0
+	for line := range bytes.SplitSeq(s.data, []byte("\n")) {
+		lineNo++
+		if lineNo%256 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if err := fn(lineNo, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// records decodes the JSON array in the file one element at a time, calling
+// fn with each element's index and line.
+func (s source) records(fn func(index, line int, raw json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(s.data))
+	lines := &lineCounter{data: s.data}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return fmt.Errorf("%s:1: %w: want a JSON array of records", s.path, ErrBadRecord)
+	}
+	for index := 0; dec.More(); index++ {
+		if index%256 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		start := dec.InputOffset()
+		for start < int64(len(s.data)) && strings.IndexByte(" \t\r\n,", s.data[start]) >= 0 {
+			start++
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			line := lines.at(start)
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) {
+				line = lines.at(syn.Offset)
+			}
+			return fmt.Errorf("%s:%d: record %d: %w: %w", s.path, line, index, ErrBadRecord, err)
+		}
+		if err := fn(index, lines.at(start), raw); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("%s:%d: %w: array not closed: %w", s.path, lines.at(dec.InputOffset()), ErrBadRecord, err)
+	}
+	return nil
+}
+
+// badRecord formats an error for record index at line.
+func (s source) badRecord(line, index int, format string, args ...any) error {
+	return fmt.Errorf("%s:%d: record %d: %w: %s", s.path, line, index, ErrBadRecord, fmt.Sprintf(format, args...))
+}
+
+// jsonl reads the project's own format.
+func (s source) jsonl() ([]agent.Task, error) {
+	var tasks []agent.Task
+	err := s.lines(func(lineNo int, line []byte) error {
+		index := len(tasks)
+		var t agent.Task
+		if err := json.Unmarshal(line, &t); err != nil {
+			return fmt.Errorf("%s:%d: record %d: %w: %w", s.path, lineNo, index, ErrBadRecord, err)
+		}
+		if strings.TrimSpace(t.Question) == "" {
+			return s.badRecord(lineNo, index, `missing "question"`)
+		}
+		if t.ID == "" {
+			t.ID = s.stem() + "-" + strconv.Itoa(index)
+		}
+		if t.Gold != nil {
+			if err := checkGold(t.Gold); err != nil {
+				return s.badRecord(lineNo, index, "gold program: %v", err)
+			}
+		}
+		tasks = append(tasks, t)
+		return nil
+	})
+	return tasks, err
+}
+
+// checkGold verifies a gold program's step ids are unique and that every
+// dependency, declared or referenced as #E<id>, names an earlier step.
+func checkGold(g *agent.Gold) error {
+	seen := map[string]bool{}
+	for i, st := range g.Steps {
+		if st.ID == "" {
+			return fmt.Errorf("step %d has no id", i+1)
+		}
+		if seen[st.ID] {
+			return fmt.Errorf("step id %q is used twice", st.ID)
+		}
+		deps := st.DependsOn
+		for _, m := range refRe.FindAllStringSubmatch(st.Input, -1) {
+			deps = append(deps, m[1])
+		}
+		for _, d := range deps {
+			if !seen[d] {
+				return fmt.Errorf("step %q depends on %q, which is not an earlier step", st.ID, d)
+			}
+		}
+		seen[st.ID] = true
+	}
+	return nil
+}

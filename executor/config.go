@@ -1,0 +1,202 @@
+package executor
+
+import (
+	"fmt"
+
+	"github.com/planner-engine/planner/agent"
+)
+
+// Modes of the loop (ReActConfig.Mode).
+const (
+	// ModeText asks for Thought / Action / Action Input text and parses it.
+	ModeText = "text"
+	// ModeTools uses the provider's native tool calling (llms.WithTools).
+	ModeTools = "tools"
+)
+
+// Prompt languages (ReActConfig.Language).
+const (
+	// LanguageEnglish selects the English prompts and labels.
+	LanguageEnglish = "en"
+	// LanguageChinese selects the Chinese prompts and labels (思考/行动/行动输入/最终答案/观察).
+	LanguageChinese = "zh"
+)
+
+// Text-mode output formats (ReActConfig.Format).
+const (
+	// FormatReAct is "Thought: / Action: / Action Input: / Final Answer:".
+	FormatReAct = "react"
+	// FormatPaper is the ReAct paper's "Action: Tool[input]" and "Finish[answer]".
+	FormatPaper = "react-paper"
+)
+
+// Defaults of ReActConfig.
+const (
+	DefaultMaxIterations    = 8
+	DefaultMaxParseFailures = 3
+	DefaultMaxRepeats       = 2
+	DefaultMaxEmptyRetries  = 2
+	DefaultObservationLimit = 2000
+	DefaultKeepSteps        = 3
+)
+
+// ReActConfig configures a ReAct loop. It is also the settings block of the
+// `react` node, so every field has a YAML key. The zero value is valid and
+// means every default.
+//
+// Templates are Go text/template text compiled with agent.ParseTemplate and
+// rendered with agent.PromptData; the loop's values are under .Extra:
+//
+//   - system: .Extra.Tools (each with .Name, .Description and .Schema, the
+//     input JSON schema as compact JSON), .Extra.ToolNames (comma-separated),
+//     .Extra.Examples, .Extra.Format, .Extra.Mode;
+//   - prompt (the first user message): .Extra.Task, .Extra.Context and
+//     .Extra.Lessons (the reflections, a []string);
+//   - finalize_prompt: .Extra.Task, .Extra.Context, .Extra.Lessons,
+//     .Extra.Scratchpad (the steps so far as text) and .Extra.Why (why the
+//     loop stopped).
+//
+// .Question, .Reflections and .Notes refer to the run state as in every
+// other node.
+type ReActConfig struct {
+	// Mode is "text" (Thought/Action text parsed by executor/parse, with stop
+	// words) or "tools" (native tool calling through llms.WithTools; a reply
+	// without tool calls is the final answer). Default "text".
+	Mode string `mapstructure:"mode"`
+	// Language selects the embedded prompt variant and labels: "en" or "zh".
+	// Default "en".
+	Language string `mapstructure:"language"`
+	// Format is the text-mode output format: "react" (Thought / Action /
+	// Action Input / Final Answer) or "react-paper" (Action: Tool[input],
+	// Finish[answer]). It selects the prompt and examples; replies in either
+	// form are accepted. Ignored in tools mode. Default "react".
+	Format string `mapstructure:"format"`
+	// Tools names the subset of the pipeline's tools the loop may use
+	// (tolerant names). Default: all of them.
+	Tools []string `mapstructure:"tools"`
+	// MaxIterations bounds the model turns of one run (retries of empty
+	// replies and the finalizer call are not counted). Default 8.
+	MaxIterations int `mapstructure:"max_iterations"`
+	// MaxParseFailures is how many consecutive unparseable replies are
+	// answered with format feedback before the run stops with failure
+	// "parse". Default 3.
+	MaxParseFailures int `mapstructure:"max_parse_failures"`
+	// MaxRepeats is how many repeats of an identical (tool, input) call are
+	// answered with a warning instead of running the tool again; one more
+	// stops the run with failure "loop". Default 2.
+	MaxRepeats int `mapstructure:"max_repeats"`
+	// MaxEmptyRetries is how many times in a row an empty reply is retried
+	// with the same prompt before it is treated as a format error.
+	// Default 2.
+	MaxEmptyRetries int `mapstructure:"max_empty_retries"`
+	// ObservationLimit caps an observation, in characters (runes); longer
+	// ones are cut and end with "…[truncated N chars]". Default 2000.
+	ObservationLimit int `mapstructure:"observation_limit"`
+	// KeepSteps is how many recent steps the prompt shows in full; long
+	// observations of older steps are replaced by a one-line elision and
+	// older format errors are dropped. The system prompt, the task and the
+	// tool list are never dropped. Unset means 3; 0 keeps every step.
+	KeepSteps *int `mapstructure:"keep_steps"`
+	// System replaces the embedded system prompt template.
+	System string `mapstructure:"system"`
+	// SystemFile reads the system prompt template from a file (relative to
+	// the pipeline file).
+	SystemFile string `mapstructure:"system_file"`
+	// Prompt replaces the embedded template of the first user message.
+	Prompt string `mapstructure:"prompt"`
+	// PromptFile reads the first user message template from a file.
+	PromptFile string `mapstructure:"prompt_file"`
+	// Examples replaces the embedded few-shot examples (plain text shown in
+	// the system prompt). Default: examples for the language and format in
+	// text mode, none in tools mode.
+	Examples string `mapstructure:"examples"`
+	// ExamplesFile reads the few-shot examples from a file.
+	ExamplesFile string `mapstructure:"examples_file"`
+	// FinalizePrompt replaces the embedded template of the finalizer call.
+	FinalizePrompt string `mapstructure:"finalize_prompt"`
+	// FinalizePromptFile reads the finalizer template from a file.
+	FinalizePromptFile string `mapstructure:"finalize_prompt_file"`
+	// Temperature overrides the model's sampling temperature. Default: the
+	// model's.
+	Temperature *float64 `mapstructure:"temperature"`
+	// MaxTokens caps each completion, in tokens; 0 uses the model default.
+	MaxTokens int `mapstructure:"max_tokens"`
+	// Finalize makes the loop, when it stops without a final answer (budget,
+	// parse or loop failure), call the model once more (role "finalize")
+	// to answer from the work so far. The answer is still marked
+	// incomplete. Default true.
+	Finalize *bool `mapstructure:"finalize"`
+}
+
+// settings is a ReActConfig with defaults applied and values checked.
+type settings struct {
+	mode, language, format        string
+	maxIter, maxParse, maxRepeats int
+	maxEmpty, obsLimit, keepSteps int
+	finalize                      bool
+}
+
+func settingErr(key, format string, args ...any) error {
+	return &agent.SettingError{Key: key, Err: fmt.Errorf("%w: "+format, append([]any{agent.ErrSettings}, args...)...)}
+}
+
+// resolve applies the defaults and validates c. Errors are
+// *agent.SettingError naming the key.
+func (c ReActConfig) resolve() (settings, error) {
+	s := settings{
+		mode: c.Mode, language: c.Language, format: c.Format,
+		maxIter: c.MaxIterations, maxParse: c.MaxParseFailures, maxRepeats: c.MaxRepeats,
+		maxEmpty: c.MaxEmptyRetries, obsLimit: c.ObservationLimit, keepSteps: DefaultKeepSteps,
+		finalize: c.Finalize == nil || *c.Finalize,
+	}
+	switch s.mode {
+	case "":
+		s.mode = ModeText
+	case ModeText, ModeTools:
+	default:
+		return s, settingErr("mode", "want %q or %q, got %q", ModeText, ModeTools, c.Mode)
+	}
+	switch s.language {
+	case "":
+		s.language = LanguageEnglish
+	case LanguageEnglish, LanguageChinese:
+	default:
+		return s, settingErr("language", "want %q or %q, got %q", LanguageEnglish, LanguageChinese, c.Language)
+	}
+	switch s.format {
+	case "":
+		s.format = FormatReAct
+	case FormatReAct, FormatPaper:
+	default:
+		return s, settingErr("format", "want %q or %q, got %q", FormatReAct, FormatPaper, c.Format)
+	}
+	ints := []struct {
+		key string
+		v   *int
+		def int
+	}{
+		{"max_iterations", &s.maxIter, DefaultMaxIterations},
+		{"max_parse_failures", &s.maxParse, DefaultMaxParseFailures},
+		{"max_repeats", &s.maxRepeats, DefaultMaxRepeats},
+		{"max_empty_retries", &s.maxEmpty, DefaultMaxEmptyRetries},
+		{"observation_limit", &s.obsLimit, DefaultObservationLimit},
+	}
+	for _, f := range ints {
+		switch {
+		case *f.v < 0:
+			return s, settingErr(f.key, "must not be negative, got %d", *f.v)
+		case *f.v == 0:
+			*f.v = f.def
+		}
+	}
+	if c.KeepSteps != nil {
+		if *c.KeepSteps < 0 {
+			return s, settingErr("keep_steps", "must not be negative (0 keeps every step), got %d", *c.KeepSteps)
+		}
+		s.keepSteps = *c.KeepSteps
+	}
+	if c.MaxTokens < 0 {
+		return s, settingErr("max_tokens", "must not be negative, got %d", c.MaxTokens)
+	}
+	return s, nil
+}

@@ -1,0 +1,131 @@
+package executor_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/tools"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+func TestInvalidSettingsNameTheKey(t *testing.T) {
+	cases := []struct {
+		name     string
+		settings map[string]any
+		tools    []tools.Tool
+		key      string
+		contains string
+	}{
+		{"unknown mode", map[string]any{"mode": "json"}, nil, "mode", `want "text" or "tools"`},
+		{"unknown language", map[string]any{"language": "fr"}, nil, "language", `"en" or "zh"`},
+		{"unknown format", map[string]any{"format": "xml"}, nil, "format", `"react" or "react-paper"`},
+		{"negative iterations", map[string]any{"max_iterations": -1}, nil, "max_iterations", "must not be negative"},
+		{"negative keep_steps", map[string]any{"keep_steps": -2}, nil, "keep_steps", "0 keeps every step"},
+		{"misspelt key", map[string]any{"max_iteration": 3}, nil, "max_iteration", "max_iterations"},
+		{"tool not in the pipeline", map[string]any{"tools": []any{"echo", "serch"}}, nil, "tools", `unknown tool "serch"`},
+		{"no tools at all", map[string]any{}, []tools.Tool{}, "tools", "at least one tool"},
+		{"template typo", map[string]any{"prompt": "Task: {{.Extra.Taks}}"}, nil, "prompt", "Taks"},
+		{"template syntax error", map[string]any{"system": "{{if}}"}, nil, "system", "template"},
+		{"inline text and file", map[string]any{"examples": "x", "examples_file": "ex.txt"}, nil, "examples", "not both"},
+		{"missing file", map[string]any{"system_file": "nope.tmpl"}, nil, "system_file", "nope.tmpl"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := tc.tools
+			if ts == nil {
+				ts = []tools.Tool{echoTool()}
+			}
+			_, err := executor.NewReAct(agent.Env{Tools: registry(t, ts...), BaseDir: t.TempDir()}, agent.NodeSpec{ID: "act", Type: "react", Settings: tc.settings})
+			require.Error(t, err)
+			assert.ErrorIs(t, err, agent.ErrSettings)
+			var se *agent.SettingError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, tc.key, se.Key)
+			assert.Contains(t, err.Error(), tc.contains)
+		})
+	}
+}
+
+func TestToolsSettingSelectsASubset(t *testing.T) {
+	l, err := executor.NewLoop(agent.Env{Tools: registry(t, echoTool(), failTool(), panicTool())}, executor.ReActConfig{Tools: []string{"Echo", "panic"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"echo", "panic"}, l.Tools())
+	l, err = executor.NewLoop(agent.Env{Tools: registry(t, echoTool(), failTool())}, executor.ReActConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"echo", "fail"}, l.Tools())
+}
+
+// systemPrompt runs one turn and returns the system message.
+func systemPrompt(t *testing.T, env agent.Env, cfg executor.ReActConfig) string {
+	t.Helper()
+	sm, err := scripted.New(text("Final Answer: a"))
+	require.NoError(t, err)
+	m := &recModel{inner: sm}
+	env.Model = agent.Model{LLM: m}
+	l, err := executor.NewLoop(env, cfg)
+	require.NoError(t, err)
+	_, err = l.Run(t.Context(), agent.NewState(agent.Task{}), executor.Input{Task: "q"})
+	require.NoError(t, err)
+	msg := m.requests()[0].msgs[0]
+	require.Equal(t, llms.ChatMessageTypeSystem, msg.Role)
+	return msg.Parts[0].(llms.TextContent).Text
+}
+
+func TestEmbeddedPromptVariants(t *testing.T) {
+	schema := `{"properties":{"text":{"type":"string"}},"required":["text"],"type":"object"}`
+	cases := []struct {
+		cfg         executor.ReActConfig
+		contains    []string
+		notContains []string
+	}{
+		{executor.ReActConfig{}, []string{"### schema\ntest tool schema\nInput schema: " + schema, "Action: <one of: echo, schema>",
+			"Action Input: <the tool input", "Final Answer: <final answer>", "Never write \"Observation:\" yourself", "Action Input: {\"expression\": \"412 + 305\"}"},
+			[]string{"Finish["}},
+		{executor.ReActConfig{Format: executor.FormatPaper}, []string{"Action: <tool name>[<tool input>]", "Action: Finish[<final answer>]", "Action: calculator[412 + 305]"},
+			[]string{"Action Input:"}},
+		{executor.ReActConfig{Language: "zh"}, []string{"输入格式（JSON Schema）：" + schema, "行动：<以下之一：echo, schema>", "行动输入：", "最终答案：717", "绝不要自己写“观察：”"},
+			[]string{"Thought:"}},
+		{executor.ReActConfig{Language: "zh", Format: executor.FormatPaper}, []string{"行动：<工具名>[<工具输入>]", "行动：Finish[717]"}, []string{"行动输入："}},
+		{executor.ReActConfig{Mode: executor.ModeTools}, []string{"Final Answer: <answer>", "several tools in one turn"}, []string{"Action Input", "## Examples", "### echo"}},
+		{executor.ReActConfig{Mode: executor.ModeTools, Language: "zh"}, []string{"最终答案：<答案>"}, []string{"Final Answer"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cfg.Mode+"/"+tc.cfg.Language+"/"+tc.cfg.Format, func(t *testing.T) {
+			sys := systemPrompt(t, agent.Env{Tools: registry(t, echoTool(), schemaTool{&fakeTool{name: "schema"}})}, tc.cfg)
+			for _, s := range tc.contains {
+				assert.Contains(t, sys, s)
+			}
+			for _, s := range tc.notContains {
+				assert.NotContains(t, sys, s)
+			}
+		})
+	}
+}
+
+func TestPromptOverrides(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ex.txt"), []byte("EXAMPLE FROM FILE"), 0o644))
+	env := agent.Env{Tools: registry(t, echoTool()), BaseDir: dir}
+	sys := systemPrompt(t, env, executor.ReActConfig{System: "Tools: {{.Extra.ToolNames}}. {{.Extra.Examples}} ({{.Extra.Format}}, {{.Extra.Mode}})", ExamplesFile: "ex.txt"})
+	assert.Equal(t, "Tools: echo. EXAMPLE FROM FILE (react, text)", sys)
+	sys = systemPrompt(t, env, executor.ReActConfig{Mode: executor.ModeTools, Examples: "TOOLS EXAMPLE"})
+	assert.Contains(t, sys, "Examples:\n\nTOOLS EXAMPLE")
+}
+
+func TestFinalizePromptOverride(t *testing.T) {
+	s := scripted.Script{Replies: []scripted.Reply{
+		{Text: "Thought: t\nAction: echo\nAction Input: a"},
+		{Role: "finalize", Text: "just this"},
+	}}
+	cfg := executor.ReActConfig{MaxIterations: 1, FinalizePrompt: "WHY={{.Extra.Why}} PAD={{.Extra.Scratchpad}}"}
+	h := runScript(t, cfg, s, "q", echoTool())
+	require.NoError(t, h.err)
+	assert.Equal(t, "WHY=you used all 1 steps you were allowed PAD=Thought: t\nAction: echo\nAction Input: a\nObservation: [echo] echo: a\n", h.prompt(-1))
+	assert.Equal(t, "just this", h.out.Answer, "a reply without the label is the answer as a whole")
+}

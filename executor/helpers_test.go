@@ -1,0 +1,230 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/trace"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// testTimeout is the tool timeout of every test registry.
+const testTimeout = 50 * time.Millisecond
+
+// fakeTool is a tool without a schema (the loop describes it with one string
+// argument "input").
+type fakeTool struct {
+	name  string
+	fn    func(ctx context.Context, input string) (string, error)
+	calls atomic.Int32
+}
+
+func (f *fakeTool) Name() string        { return f.name }
+func (f *fakeTool) Description() string { return "test tool " + f.name }
+func (f *fakeTool) Call(ctx context.Context, input string) (string, error) {
+	f.calls.Add(1)
+	return f.fn(ctx, input)
+}
+
+// schemaTool is a fakeTool that declares a JSON schema.
+type schemaTool struct{ *fakeTool }
+
+func (schemaTool) Schema() map[string]any {
+	return map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}, "required": []string{"text"}}
+}
+
+func echoTool() *fakeTool {
+	return &fakeTool{name: "echo", fn: func(_ context.Context, in string) (string, error) { return "echo: " + in, nil }}
+}
+
+func panicTool() *fakeTool {
+	return &fakeTool{name: "panic", fn: func(context.Context, string) (string, error) { panic("boom") }}
+}
+
+// sleepTool ignores its context and outlives the 50 ms test timeout.
+func sleepTool() *fakeTool {
+	return &fakeTool{name: "sleep", fn: func(context.Context, string) (string, error) {
+		time.Sleep(300 * time.Millisecond)
+		return "woke up", nil
+	}}
+}
+
+func failTool() *fakeTool {
+	return &fakeTool{name: "fail", fn: func(context.Context, string) (string, error) {
+		return "", errors.New("quota exceeded, try again tomorrow")
+	}}
+}
+
+// bigTool returns n characters that start with the input.
+func bigTool(n int) *fakeTool {
+	return &fakeTool{name: "big", fn: func(_ context.Context, in string) (string, error) {
+		s := "result for " + in + ": "
+		return s + strings.Repeat("x", n-len(s)), nil
+	}}
+}
+
+// meetTool returns "met <input>" only when `want` calls are in flight at
+// once, so it proves calls run concurrently. A call whose input starts with
+// "slow" returns only after the others have returned, so it finishes last.
+// Its own timeout (1s) replaces the registry's 50 ms, so a slow machine
+// cannot fail it; run sequentially, it fails by timing out.
+func meetTool(want int32) tools.Tool {
+	var arrived, left atomic.Int32
+	all, others := make(chan struct{}), make(chan struct{})
+	return timedTool{&fakeTool{name: "meet", fn: func(ctx context.Context, in string) (string, error) {
+		if arrived.Add(1) == want {
+			close(all)
+		}
+		select {
+		case <-all:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		if strings.HasPrefix(in, "slow") {
+			select {
+			case <-others:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		} else if left.Add(1) == want-1 {
+			close(others)
+		}
+		return "met " + in, nil
+	}}}
+}
+
+// timedTool is a fakeTool with a 1s timeout of its own.
+type timedTool struct{ *fakeTool }
+
+func (timedTool) Meta() tools.Meta { return tools.Meta{ReadOnly: true, Timeout: time.Second} }
+
+// recModel records every request to the model it wraps.
+type recModel struct {
+	inner llms.Model
+	mu    sync.Mutex
+	reqs  []request
+}
+
+type request struct {
+	caller agent.Caller
+	msgs   []llms.MessageContent
+	opts   llms.CallOptions
+}
+
+func (m *recModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	var o llms.CallOptions
+	for _, f := range options {
+		f(&o)
+	}
+	m.mu.Lock()
+	m.reqs = append(m.reqs, request{caller: agent.CallerFrom(ctx), msgs: msgs, opts: o})
+	m.mu.Unlock()
+	return m.inner.GenerateContent(ctx, msgs, options...)
+}
+
+func (m *recModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+func (m *recModel) requests() []request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]request(nil), m.reqs...)
+}
+
+// text joins the text of every message of a request, as a model sees it.
+func (r request) text() string {
+	var b strings.Builder
+	for _, m := range r.msgs {
+		for _, p := range m.Parts {
+			switch v := p.(type) {
+			case llms.TextContent:
+				b.WriteString(v.Text + "\n")
+			case llms.ToolCallResponse:
+				b.WriteString(v.Content + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// harness is one loop run's observable results.
+type harness struct {
+	model  *recModel
+	events *trace.Recorder
+	state  *agent.State
+	out    executor.Outcome
+	err    error
+}
+
+func (h *harness) ofKind(k trace.Kind) []trace.Event { return h.events.OfKind(k) }
+
+// guards returns the names of the guard events, in order.
+func (h *harness) guards() []string {
+	var out []string
+	for _, e := range h.events.OfKind(trace.KindGuard) {
+		out = append(out, e.Data["guard"].(string))
+	}
+	return out
+}
+
+// last returns the last request's prompt text.
+func (h *harness) prompt(i int) string {
+	reqs := h.model.requests()
+	if i < 0 {
+		i += len(reqs)
+	}
+	return reqs[i].text()
+}
+
+func registry(t testing.TB, ts ...tools.Tool) *tools.Registry {
+	t.Helper()
+	reg, err := tools.NewRegistry(ts, tools.WithTimeout(testTimeout))
+	require.NoError(t, err)
+	return reg
+}
+
+// runScript runs one loop on task with a scripted model.
+func runScript(t *testing.T, cfg executor.ReActConfig, s scripted.Script, task string, ts ...tools.Tool) *harness {
+	t.Helper()
+	sm, err := scripted.New(s)
+	require.NoError(t, err)
+	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: agent.NewState(agent.Task{Question: task})}
+	l, err := executor.NewLoop(agent.Env{Model: agent.Model{LLM: h.model}, Tools: registry(t, ts...)}, cfg)
+	require.NoError(t, err)
+	ctx := trace.WithTracer(context.Background(), trace.New("test", h.events))
+	h.out, h.err = l.Run(ctx, h.state, executor.Input{NodeID: "act", Task: task})
+	return h
+}
+
+func text(replies ...string) scripted.Script {
+	s := scripted.Script{}
+	for _, r := range replies {
+		s.Replies = append(s.Replies, scripted.Reply{Text: r})
+	}
+	return s
+}
+
+func intp(n int) *int { return &n }
+
+func boolp(b bool) *bool { return &b }
+
+// scriptedModel returns a strict scripted model playing s, then one
+// finalizer reply.
+func scriptedModel(t *testing.T, s scripted.Script, finalize string) *scripted.Model {
+	t.Helper()
+	s.Replies = append(s.Replies, scripted.Reply{Role: "finalize", Text: finalize})
+	m, err := scripted.New(s)
+	require.NoError(t, err)
+	return m
+}

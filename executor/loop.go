@@ -1,0 +1,629 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/executor/parse"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Typed failures of a run that stopped without a final answer. Outcome.Err
+// wraps one of them; Run itself returns a nil error for these, because the
+// outcome still carries a best-effort answer.
+var (
+	// ErrTooManyParseFailures means MaxParseFailures replies in a row could
+	// not be parsed (failure kind "parse").
+	ErrTooManyParseFailures = errors.New("react: too many consecutive replies in the wrong format")
+	// ErrLoopDetected means the model repeated an identical tool call more
+	// than MaxRepeats times (failure kind "loop").
+	ErrLoopDetected = errors.New("react: the model kept repeating the same tool call")
+	// ErrBudget means MaxIterations model turns passed without a final
+	// answer (failure kind "budget").
+	ErrBudget = errors.New("react: iteration budget exhausted")
+)
+
+// ErrEmptyTask means Run was given no task text.
+var ErrEmptyTask = errors.New("react: empty task")
+
+// Loop is a configured ReAct loop: reason, call a tool, observe, repeat,
+// until a final answer or a budget. It is immutable and safe for concurrent
+// use; each Run has its own scratchpad.
+type Loop struct {
+	s         settings
+	lb        labels
+	model     agent.Model
+	tools     *tools.Registry
+	system    *agent.Template
+	prompt    *agent.Template
+	finalize  *agent.Template
+	examples  string
+	toolInfos []promptTool
+	toolNames string
+	parseOpts []parse.Option
+	callOpts  []llms.CallOption
+	finOpts   []llms.CallOption
+}
+
+// Input is one task for the loop.
+type Input struct {
+	// NodeID is the calling node's id, for traces and usage. Required for
+	// meaningful traces; empty is allowed.
+	NodeID string
+	// Kind is the calling node's type, passed to the model as the caller
+	// kind. Default "react".
+	Kind string
+	// Task is what to solve: the question, or a plan step's description.
+	// Required.
+	Task string
+	// Context is extra text shown before the task, for example the results
+	// of earlier plan steps. Optional.
+	Context string
+	// Reflections are lessons from earlier failed attempts, shown as a
+	// numbered list. Optional.
+	Reflections []string
+}
+
+// Outcome is the result of one Run.
+type Outcome struct {
+	// Answer is the final answer; after a failure, the finalizer's
+	// best-effort answer (empty when finalize is off).
+	Answer string `json:"answer"`
+	// Complete is true when the model gave a final answer within the
+	// budget and guards.
+	Complete bool `json:"complete"`
+	// Reason explains an incomplete outcome.
+	Reason string `json:"reason,omitempty"`
+	// Failure is agent.FailureBudget, agent.FailureParse or
+	// agent.FailureLoop for an incomplete outcome, else empty.
+	Failure string `json:"failure,omitempty"`
+	// Entries are the scratchpad: one per thought/action/observation,
+	// format error or final answer, in order.
+	Entries []agent.Entry `json:"entries"`
+	// Iterations counts the model turns, not counting retries of empty
+	// replies or the finalizer call.
+	Iterations int `json:"iterations"`
+}
+
+// Err returns nil for a complete outcome and otherwise an error wrapping
+// ErrBudget, ErrTooManyParseFailures or ErrLoopDetected, with the reason.
+func (o Outcome) Err() error {
+	if o.Complete {
+		return nil
+	}
+	var base error
+	switch o.Failure {
+	case agent.FailureParse:
+		base = ErrTooManyParseFailures
+	case agent.FailureLoop:
+		base = ErrLoopDetected
+	case agent.FailureBudget:
+		base = ErrBudget
+	default:
+		return fmt.Errorf("react: incomplete: %s", o.Reason)
+	}
+	return fmt.Errorf("%w: %s", base, o.Reason)
+}
+
+// NewLoop checks cfg, applies its defaults, selects the tools and compiles
+// the templates. Errors are *agent.SettingError naming the setting at fault.
+func NewLoop(env agent.Env, cfg ReActConfig) (*Loop, error) {
+	s, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	l := &Loop{s: s, lb: labelsFor(s.language), model: env.Model}
+	l.tools = env.Tools
+	if len(cfg.Tools) > 0 {
+		if l.tools, err = env.Tools.Subset(cfg.Tools); err != nil {
+			return nil, &agent.SettingError{Key: "tools", Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
+		}
+	}
+	if l.tools.Len() == 0 {
+		return nil, settingErr("tools", "a ReAct loop needs at least one tool; list some under the pipeline's tools:")
+	}
+	var llmTools []llms.Tool
+	for _, t := range l.tools.Tools() {
+		l.toolInfos = append(l.toolInfos, promptTool{Name: t.Name(), Description: t.Description(), Schema: tools.SchemaJSON(t)})
+		llmTools = append(llmTools, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+			Name: t.Name(), Description: t.Description(), Parameters: tools.SchemaOf(t)}})
+	}
+	l.toolNames = strings.Join(l.tools.Names(), ", ")
+
+	texts := []struct {
+		inline, file, key, def string
+		out                    **agent.Template
+	}{
+		{cfg.System, cfg.SystemFile, "system", defaultSystem(s.mode, s.language), &l.system},
+		{cfg.Prompt, cfg.PromptFile, "prompt", embedded("task_" + s.language + ".tmpl"), &l.prompt},
+		{cfg.FinalizePrompt, cfg.FinalizePromptFile, "finalize_prompt", embedded("finalize_" + s.language + ".tmpl"), &l.finalize},
+	}
+	for _, t := range texts {
+		text, err := env.LoadText(t.inline, t.file, t.key)
+		if err != nil {
+			return nil, err
+		}
+		if text == "" {
+			text = t.def
+		}
+		if *t.out, err = agent.ParseTemplate(t.key, text); err != nil {
+			return nil, err
+		}
+	}
+	if l.examples, err = env.LoadText(cfg.Examples, cfg.ExamplesFile, "examples"); err != nil {
+		return nil, err
+	}
+	if l.examples == "" {
+		l.examples = defaultExamples(s.mode, s.language, s.format)
+	}
+	if err := l.checkTemplates(); err != nil {
+		return nil, err
+	}
+
+	// Replies are parsed in both grammars whatever the prompt asked for:
+	// a paper-style action in a "react" run (or the reverse) is accepted
+	// rather than costing a retry.
+	l.parseOpts = []parse.Option{parse.WithFormat(parse.FormatAuto)}
+	if cfg.Temperature != nil {
+		l.finOpts = append(l.finOpts, llms.WithTemperature(*cfg.Temperature))
+	}
+	if cfg.MaxTokens > 0 {
+		l.finOpts = append(l.finOpts, llms.WithMaxTokens(cfg.MaxTokens))
+	}
+	l.callOpts = append([]llms.CallOption(nil), l.finOpts...)
+	if s.mode == ModeTools {
+		l.callOpts = append(l.callOpts, llms.WithTools(llmTools))
+	} else {
+		l.callOpts = append(l.callOpts, llms.WithStopWords(l.lb.stops))
+	}
+	return l, nil
+}
+
+// checkTemplates renders every template once with sample values, so a typo
+// such as {{.Extra.Taks}} fails when the pipeline is built, not mid-run.
+func (l *Loop) checkTemplates() error {
+	st := agent.NewState(agent.Task{Question: "q"})
+	in := Input{Task: "t", Context: "c", Reflections: []string{"r"}}
+	checks := []struct {
+		key string
+		t   *agent.Template
+		x   map[string]any
+	}{
+		{"system", l.system, l.systemData()},
+		{"prompt", l.prompt, taskData(in)},
+		{"finalize_prompt", l.finalize, finalizeData(in, "w", "s")},
+	}
+	for _, c := range checks {
+		if _, err := c.t.Render(st, c.x); err != nil {
+			return &agent.SettingError{Key: c.key, Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
+		}
+	}
+	return nil
+}
+
+func (l *Loop) systemData() map[string]any {
+	return map[string]any{"Tools": l.toolInfos, "ToolNames": l.toolNames, "Examples": l.examples,
+		"Format": l.s.format, "Mode": l.s.mode}
+}
+
+func taskData(in Input) map[string]any {
+	return map[string]any{"Task": in.Task, "Context": in.Context, "Lessons": in.Reflections}
+}
+
+func finalizeData(in Input, why, scratchpad string) map[string]any {
+	return map[string]any{"Task": in.Task, "Context": in.Context, "Lessons": in.Reflections, "Why": why, "Scratchpad": scratchpad}
+}
+
+// Tools returns the names of the tools the loop may call.
+func (l *Loop) Tools() []string { return l.tools.Names() }
+
+// stepKind classifies a step of the scratchpad.
+type stepKind int
+
+const (
+	stepAction stepKind = iota
+	stepInvalid
+)
+
+// step is one model turn that did not end the run.
+type step struct {
+	n       int
+	kind    stepKind
+	thought string
+	// text is the reply shown back for a format error (invented
+	// observations cut).
+	text string
+	// feedback is the format error shown to the model.
+	feedback string
+	calls    []*call
+}
+
+// call is one tool call of a step.
+type call struct {
+	id   string // native tool call id
+	name string // the tool name as the model wrote it
+	tool tools.Tool
+	// input is the tool input; args the raw native arguments.
+	input, args string
+	// obs is what the model is shown (already truncated).
+	obs string
+	// fromTool is true when obs is the tool's output or error, false for
+	// a guard message.
+	fromTool bool
+	// guard is the guard message (unknown tool, repeat), also in obs.
+	guard string
+	// run is true when the tool must be called.
+	run bool
+	// errText is the tool's error, when it failed.
+	errText   string
+	truncated int
+}
+
+func (c *call) toolName() string {
+	if c.tool != nil {
+		return c.tool.Name()
+	}
+	return c.name
+}
+
+// seenCall remembers the first occurrence of a (tool, input) call.
+type seenCall struct {
+	count int
+	step  int
+	c     *call
+}
+
+// halt is why a run stopped without a final answer.
+type halt struct {
+	failure, reason, why string
+}
+
+// run is the state of one Run.
+type run struct {
+	l          *Loop
+	st         *agent.State
+	in         Input
+	caller     agent.Caller
+	tr         *trace.Tracer
+	head       []llms.MessageContent
+	steps      []*step
+	out        Outcome
+	parseFails int
+	seen       map[string]*seenCall
+	compacted  int
+}
+
+// Run runs the loop on in until the model gives a final answer or a guard or
+// budget stops it. It never aborts for a tool error (that becomes an
+// observation) and returns an error only when the model call fails, ctx
+// ends, or the input or templates are invalid; Outcome then holds the
+// entries so far. A stop without a final answer is not an error: the
+// Outcome is incomplete, carries the failure kind, and (with finalize on)
+// a best-effort answer; Outcome.Err reports it as a typed error.
+//
+// Run changes st only through its Usage (model and tool calls), so
+// concurrent runs may share one state.
+func (l *Loop) Run(ctx context.Context, st *agent.State, in Input) (Outcome, error) {
+	if strings.TrimSpace(in.Task) == "" {
+		return Outcome{}, ErrEmptyTask
+	}
+	if in.Kind == "" {
+		in.Kind = "react"
+	}
+	r := &run{l: l, st: st, in: in, caller: agent.Caller{Node: in.NodeID, Kind: in.Kind},
+		tr: trace.From(ctx), seen: map[string]*seenCall{}}
+	system, err := l.system.Render(st, l.systemData())
+	if err != nil {
+		return r.out, err
+	}
+	task, err := l.prompt.Render(st, taskData(in))
+	if err != nil {
+		return r.out, err
+	}
+	r.head = agent.Prompt(system, strings.TrimSpace(task))
+	return r.loop(ctx)
+}
+
+func (r *run) emit(kind trace.Kind, text string, data map[string]any) {
+	r.tr.Emit(trace.Event{Node: r.in.NodeID, Kind: kind, Text: text, Data: data})
+}
+
+func (r *run) guard(name string, step int, text string, extra map[string]any) {
+	data := map[string]any{"guard": name, "step": step}
+	for k, v := range extra {
+		data[k] = v
+	}
+	r.emit(trace.KindGuard, text, data)
+}
+
+func (r *run) loop(ctx context.Context) (Outcome, error) {
+	for r.out.Iterations < r.l.s.maxIter {
+		if err := ctx.Err(); err != nil {
+			return r.out, err
+		}
+		rep, err := r.ask(ctx)
+		if err != nil {
+			return r.out, fmt.Errorf("react step %d: %w", len(r.steps)+1, err)
+		}
+		r.out.Iterations++
+		n := len(r.steps) + 1
+		var done bool
+		var h *halt
+		if r.l.s.mode == ModeTools {
+			done, h, err = r.toolsTurn(ctx, n, rep)
+		} else {
+			done, h, err = r.textTurn(ctx, n, rep)
+		}
+		switch {
+		case err != nil:
+			return r.out, err
+		case done:
+			r.out.Complete = true
+			return r.out, nil
+		case h != nil:
+			return r.stop(ctx, *h)
+		}
+		r.compact()
+	}
+	return r.stop(ctx, halt{failure: agent.FailureBudget,
+		reason: fmt.Sprintf("the iteration budget ran out: %d model turns (max_iterations) without a final answer", r.l.s.maxIter),
+		why:    fmt.Sprintf(r.l.lb.whyBudget, r.l.s.maxIter)})
+}
+
+// reply is one model turn's output.
+type reply struct {
+	text  string
+	calls []llms.ToolCall
+	empty bool
+}
+
+// ask calls the model, retrying empty replies up to MaxEmptyRetries times.
+// Tool calls are read from every choice: Anthropic returns them in a
+// choice of their own.
+func (r *run) ask(ctx context.Context) (reply, error) {
+	for attempt := 0; ; attempt++ {
+		text, resp, err := r.l.model.Call(ctx, r.st, r.caller, r.messages(), r.l.callOpts...)
+		if err != nil {
+			return reply{}, err
+		}
+		rep := reply{text: text}
+		for _, ch := range resp.Choices {
+			if ch == nil {
+				continue
+			}
+			if strings.TrimSpace(rep.text) == "" && strings.TrimSpace(ch.Content) != "" {
+				rep.text = ch.Content
+			}
+			if r.l.s.mode == ModeTools {
+				rep.calls = append(rep.calls, ch.ToolCalls...)
+			}
+		}
+		if strings.TrimSpace(rep.text) != "" || len(rep.calls) > 0 {
+			return rep, nil
+		}
+		if attempt >= r.l.s.maxEmpty {
+			return reply{text: rep.text, empty: true}, nil
+		}
+		r.guard("empty_reply", len(r.steps)+1, fmt.Sprintf("empty reply; retrying (%d of %d)", attempt+1, r.l.s.maxEmpty),
+			map[string]any{"retry": attempt + 1})
+	}
+}
+
+// textTurn handles one text-mode reply.
+func (r *run) textTurn(ctx context.Context, n int, rep reply) (bool, *halt, error) {
+	res := parse.Parse(rep.text, r.l.parseOpts...)
+	if res.Truncated {
+		r.guard("invented_observation", n, "cut an Observation the model wrote itself, and everything after it", nil)
+	}
+	switch res.Kind {
+	case parse.KindFinal:
+		r.parseFails = 0
+		r.thought(n, res.Thought, res.Notes)
+		r.out.Answer = res.Answer
+		r.out.Entries = append(r.out.Entries, agent.Entry{Thought: res.Thought, Final: res.Answer, Raw: rep.text})
+		return true, nil, nil
+	case parse.KindAction:
+		r.parseFails = 0
+		r.thought(n, res.Thought, res.Notes)
+		c := &call{name: res.Tool, input: res.Input}
+		if t, ok := r.l.tools.Resolve(res.Tool); ok {
+			c.tool = t
+			c.input = unwrapInput(t, res.Input)
+		}
+		s := &step{n: n, kind: stepAction, thought: res.Thought, calls: []*call{c}}
+		if h := r.prepare(n, c); h != nil {
+			r.out.Entries = append(r.out.Entries, agent.Entry{Thought: res.Thought, Tool: c.toolName(), Input: c.input, Raw: rep.text, Error: h.reason})
+			return false, h, nil
+		}
+		if c.run {
+			r.emit(trace.KindAction, c.toolName()+": "+c.input, map[string]any{"step": n, "tool": c.toolName(), "input": c.input})
+			if err := r.exec(ctx, c); err != nil {
+				return false, nil, err
+			}
+		}
+		r.observed(n, c)
+		r.steps = append(r.steps, s)
+		r.out.Entries = append(r.out.Entries, entryOf(s.thought, c, rep.text))
+		return false, nil, nil
+	}
+	text, _ := parse.CutObservation(rep.text)
+	return false, r.invalid(n, res.Thought, text, res.Error, rep.text), nil
+}
+
+// invalid records a reply that could not be used and the feedback sent
+// back; it halts after MaxParseFailures in a row.
+func (r *run) invalid(n int, thought, text, feedback, raw string) *halt {
+	r.parseFails++
+	r.steps = append(r.steps, &step{n: n, kind: stepInvalid, thought: thought, text: text, feedback: feedback})
+	r.out.Entries = append(r.out.Entries, agent.Entry{Thought: thought, Raw: raw, Error: feedback})
+	r.emit(trace.KindParseError, feedback, map[string]any{"step": n, "consecutive": r.parseFails, "raw": clip(raw, 500)})
+	if r.parseFails < r.l.s.maxParse {
+		return nil
+	}
+	return &halt{failure: agent.FailureParse,
+		reason: fmt.Sprintf("%d replies in a row could not be parsed (max_parse_failures); the last error: %s", r.parseFails, feedback),
+		why:    r.l.lb.whyParse}
+}
+
+func (r *run) thought(n int, text string, notes []string) {
+	if text == "" && len(notes) == 0 {
+		return
+	}
+	data := map[string]any{"step": n}
+	if len(notes) > 0 {
+		data["notes"] = notes
+	}
+	r.emit(trace.KindThought, text, data)
+}
+
+// prepare applies the unknown-tool and repeat guards to c. It sets c.run
+// when the tool should be called, or c.obs to the guard's message, and
+// returns a halt when the call was repeated more than MaxRepeats times.
+func (r *run) prepare(n int, c *call) *halt {
+	l := r.l
+	key := tools.NormalizeName(c.name) + "\x00" + normalizeInput(c.input)
+	if c.tool != nil {
+		key = tools.NormalizeName(c.tool.Name()) + "\x00" + normalizeInput(c.input)
+	}
+	prior := r.seen[key]
+	if prior == nil {
+		r.seen[key] = &seenCall{step: n, c: c}
+	} else {
+		prior.count++
+		if prior.count > l.s.maxRepeats {
+			reason := fmt.Sprintf("the model repeated the call %s(%s) %d times (max_repeats %d)", c.toolName(), clip(c.input, 80), prior.count, l.s.maxRepeats)
+			return &halt{failure: agent.FailureLoop, reason: reason, why: l.lb.whyLoop}
+		}
+	}
+	switch {
+	case c.tool == nil:
+		c.guard = fmt.Sprintf(l.lb.unknownTool, c.name, l.toolNames)
+		r.guard("unknown_tool", n, c.guard, map[string]any{"tool": c.name})
+	case prior != nil:
+		c.guard = fmt.Sprintf(l.lb.repeated, c.toolName(), prior.step)
+		// When the earlier result is no longer shown in full, show it
+		// again: the model may be repeating the call to see it.
+		if l.s.keepSteps > 0 && prior.step <= n-l.s.keepSteps && prior.c.fromTool {
+			c.guard += "\n" + fmt.Sprintf(l.lb.repeatedResult, prior.step, prior.c.obs)
+		}
+		r.guard("repeat", n, fmt.Sprintf("repeated call %s(%s), repeat %d of %d tolerated", c.toolName(), clip(c.input, 80), prior.count, l.s.maxRepeats),
+			map[string]any{"tool": c.toolName(), "input": c.input, "repeats": prior.count, "first_step": prior.step})
+	default:
+		c.run = true
+		return nil
+	}
+	c.obs = c.guard
+	return nil
+}
+
+// exec calls c's tool. A tool error, panic or timeout becomes the
+// observation; only the end of ctx aborts.
+func (r *run) exec(ctx context.Context, c *call) error {
+	out, err := r.l.tools.Call(ctx, c.tool.Name(), c.input)
+	r.st.Usage.AddToolCall(r.in.NodeID)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		msg := err.Error()
+		if errors.Is(err, tools.ErrToolPanic) {
+			msg, _, _ = strings.Cut(msg, "\n") // drop the stack
+		}
+		c.errText = msg
+		out = r.l.lb.toolError + msg
+	} else if strings.TrimSpace(out) == "" {
+		out = r.l.lb.noOutput
+	}
+	c.fromTool = true
+	c.obs, c.truncated = truncate(out, r.l.s.obsLimit, r.l.lb)
+	return nil
+}
+
+// observed emits the trace events for c's result.
+func (r *run) observed(n int, c *call) {
+	if c.errText != "" {
+		r.guard("tool_error", n, c.errText, map[string]any{"tool": c.toolName()})
+	}
+	if c.truncated > 0 {
+		r.guard("observation_truncated", n, fmt.Sprintf("observation of %s cut to %d chars (%d dropped)", c.toolName(), r.l.s.obsLimit, c.truncated),
+			map[string]any{"tool": c.toolName(), "dropped": c.truncated})
+	}
+	if c.fromTool {
+		r.emit(trace.KindObservation, c.obs, map[string]any{"step": n, "tool": c.toolName()})
+	}
+}
+
+func entryOf(thought string, c *call, raw string) agent.Entry {
+	e := agent.Entry{Thought: thought, Tool: c.toolName(), Input: c.input, Raw: raw, ToolCallID: c.id}
+	if c.fromTool {
+		e.Observation = c.obs
+	} else {
+		e.Error = c.guard
+	}
+	return e
+}
+
+// compact emits a guard event for each step that has just left the window
+// of steps shown in full and had an observation elided.
+func (r *run) compact() {
+	k := r.l.s.keepSteps
+	if k == 0 {
+		return
+	}
+	for ; r.compacted < len(r.steps)-k; r.compacted++ {
+		s := r.steps[r.compacted]
+		for _, c := range s.calls {
+			if c.elidable() {
+				r.guard("compaction", s.n, fmt.Sprintf("elided the observation of step %d (%d chars) from the prompt", s.n, len([]rune(c.obs))),
+					map[string]any{"elided_step": s.n, "tool": c.toolName()})
+			}
+		}
+	}
+}
+
+// stop ends a run without a final answer: it records why and, with
+// finalize on, asks the model for a best-effort answer from the work so far.
+func (r *run) stop(ctx context.Context, h halt) (Outcome, error) {
+	r.out.Complete = false
+	r.out.Reason = h.reason
+	r.out.Failure = h.failure
+	r.guard(h.failure, len(r.steps), h.reason, map[string]any{"failure": h.failure, "finalize": r.l.s.finalize})
+	if !r.l.s.finalize {
+		return r.out, nil
+	}
+	user, err := r.l.finalize.Render(r.st, finalizeData(r.in, h.why, r.transcript()))
+	if err != nil {
+		return r.out, err
+	}
+	caller := r.caller
+	caller.Role = "finalize"
+	text, _, err := r.l.model.Call(ctx, r.st, caller, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, strings.TrimSpace(user))}, r.l.finOpts...)
+	if err != nil {
+		return r.out, fmt.Errorf("react finalizer: %w", err)
+	}
+	r.out.Answer = finalAnswer(text)
+	r.emit(trace.KindThought, strings.TrimSpace(text), map[string]any{"role": "finalize"})
+	return r.out, nil
+}
+
+// finalAnswer reads the answer from a reply that should end with
+// "Final Answer: ..."; without that label the whole reply is the answer.
+func finalAnswer(text string) string {
+	if res := parse.Parse(text); res.Kind == parse.KindFinal {
+		return res.Answer
+	}
+	return strings.TrimSpace(text)
+}
+
+// clip shortens s to at most n runes for trace data.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,272 @@
+package executor
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dustin/go-humanize"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// prompts holds the embedded default templates and few-shot examples.
+//
+//go:embed prompts/*.tmpl prompts/*.txt
+var prompts embed.FS
+
+// embedded returns an embedded prompt file. The names are fixed in this
+// package and covered by tests, so a missing file is a programming error.
+func embedded(name string) string {
+	b, err := prompts.ReadFile("prompts/" + name)
+	if err != nil {
+		panic(fmt.Sprintf("executor: embedded prompt %q: %v", name, err))
+	}
+	return string(b)
+}
+
+// defaultSystem names the embedded system template for a mode and language.
+func defaultSystem(mode, lang string) string {
+	if mode == ModeTools {
+		return embedded("system_tools_" + lang + ".tmpl")
+	}
+	return embedded("system_" + lang + ".tmpl")
+}
+
+// defaultExamples returns the embedded few-shot examples for text mode; tools
+// mode has none by default (the provider describes the tools).
+func defaultExamples(mode, lang, format string) string {
+	if mode == ModeTools {
+		return ""
+	}
+	name := "examples_react_"
+	if format == FormatPaper {
+		name = "examples_paper_"
+	}
+	return strings.TrimSpace(embedded(name + lang + ".txt"))
+}
+
+// labels are the words the loop writes into the conversation, per language.
+type labels struct {
+	// thought, action, actionInput and observation are the labels with
+	// their separator ("Thought: ", "思考：").
+	thought, action, actionInput, observation string
+	// stops are the stop words of text mode (at most four: OpenAI's limit).
+	stops []string
+	// truncated formats the marker after a cut observation (chars dropped).
+	truncated string
+	// elided formats the line that replaces an old observation (step,
+	// chars, first words).
+	elided string
+	// noOutput stands for an empty tool result.
+	noOutput string
+	// unknownTool formats the observation for an unknown tool (name, names).
+	unknownTool string
+	// repeated formats the warning for a repeated call (tool, step).
+	repeated string
+	// repeatedResult formats the earlier result when it is no longer shown
+	// in full (step, observation).
+	repeatedResult string
+	// emptyReply is the feedback after empty replies in tools mode.
+	emptyReply string
+	// toolError prefixes a failed tool call's observation.
+	toolError string
+	// nothingYet is the transcript when no step was completed.
+	nothingYet string
+	// why* complete "You were solving the task..., but ..." in the
+	// finalizer prompt.
+	whyBudget, whyParse, whyLoop string
+}
+
+func labelsFor(lang string) labels {
+	if lang == LanguageChinese {
+		return labels{
+			thought: "思考：", action: "行动：", actionInput: "行动输入：", observation: "观察：",
+			stops:          []string{"\nObservation:", "Observation:", "\n观察：", "\n观察:"},
+			truncated:      "…[已截断 %s 字符]",
+			elided:         "[第 %d 步的观察结果已省略：%s 字符；开头为“%s”]",
+			noOutput:       "[工具没有输出]",
+			unknownTool:    "错误：没有名为 %q 的工具。可用的工具：%s。",
+			repeated:       "你在第 %[2]d 步已经用同样的输入调用过 %[1]s，结果不会改变。请利用那次的结果、换一个输入或工具，或者给出最终答案。",
+			repeatedResult: "第 %d 步的结果是：%s",
+			emptyReply:     "你的回复是空的。请调用一个工具，或者不调用工具、直接给出最终答案。",
+			toolError:      "错误：",
+			nothingYet:     "（还没有完成任何步骤）",
+			whyBudget:      "你已经用完了允许的 %d 步",
+			whyParse:       "你最近的回复都不符合要求的格式",
+			whyLoop:        "你一直在重复同一个工具调用",
+		}
+	}
+	return labels{
+		thought: "Thought: ", action: "Action: ", actionInput: "Action Input: ", observation: "Observation: ",
+		stops:          []string{"\nObservation:", "Observation:"},
+		truncated:      "…[truncated %s chars]",
+		elided:         "[observation of step %d elided: %s chars; it began %q]",
+		noOutput:       "[the tool returned no output]",
+		unknownTool:    "Error: there is no tool named %q. Use one of: %s.",
+		repeated:       "You already called %s with this input in step %d, and the result will not change. Use that result, call a tool with a different input, or give your final answer.",
+		repeatedResult: "The result of step %d was: %s",
+		emptyReply:     "Your reply was empty. Call a tool, or reply without a tool call to give your final answer.",
+		toolError:      "Error: ",
+		nothingYet:     "(no step was completed)",
+		whyBudget:      "you used all %d steps you were allowed",
+		whyParse:       "your last replies did not follow the required format",
+		whyLoop:        "you kept repeating the same tool call",
+	}
+}
+
+// elideMin is the shortest observation (in runes) that compaction elides:
+// shorter ones cost less than the elision line and stay.
+const elideMin = 160
+
+// headLen is how many runes of an elided observation the elision line keeps.
+const headLen = 60
+
+// promptTool is one tool as the system template sees it.
+type promptTool struct {
+	// Name is the tool name the model must write.
+	Name string
+	// Description says what the tool does.
+	Description string
+	// Schema is the tool's input JSON schema as compact JSON.
+	Schema string
+}
+
+// truncate cuts s to limit runes and appends the marker; it returns the
+// number of runes dropped.
+func truncate(s string, limit int, lb labels) (string, int) {
+	n := utf8.RuneCountInString(s)
+	if n <= limit {
+		return s, 0
+	}
+	i, k := 0, 0
+	for i = range s {
+		if k == limit {
+			break
+		}
+		k++
+	}
+	dropped := n - limit
+	return s[:i] + fmt.Sprintf(lb.truncated, humanize.Comma(int64(dropped))), dropped
+}
+
+// elision is the line that replaces an old observation in the prompt.
+func elision(step int, obs string, lb labels) string {
+	head := strings.Join(strings.Fields(obs), " ")
+	if utf8.RuneCountInString(head) > headLen {
+		head = string([]rune(head)[:headLen]) + "…"
+	}
+	return fmt.Sprintf(lb.elided, step, humanize.Comma(int64(utf8.RuneCountInString(obs))), head)
+}
+
+// elidable reports whether compaction replaces c's observation in old steps.
+func (c *call) elidable() bool {
+	return c.fromTool && utf8.RuneCountInString(c.obs) > elideMin
+}
+
+// old reports whether step index i (0-based) of n is outside the window of
+// steps shown in full.
+func (l *Loop) old(i, n int) bool {
+	return l.s.keepSteps > 0 && i < n-l.s.keepSteps
+}
+
+// content is what the model is shown for c's result.
+func (l *Loop) content(s *step, c *call, old, tagged bool) string {
+	obs := c.obs
+	if old && c.elidable() {
+		obs = elision(s.n, c.obs, l.lb)
+	}
+	if tagged && c.fromTool {
+		return "[" + c.toolName() + "] " + obs
+	}
+	return obs
+}
+
+// assistantText is the text-mode assistant message of an action step in
+// canonical form, so the model sees its own steps well formed (and never an
+// observation it invented).
+func (l *Loop) assistantText(thought string, c *call) string {
+	var b strings.Builder
+	if thought != "" {
+		b.WriteString(l.lb.thought + thought + "\n")
+	}
+	if l.s.format == FormatPaper {
+		b.WriteString(l.lb.action + c.toolName() + "[" + c.input + "]")
+	} else {
+		b.WriteString(l.lb.action + c.toolName() + "\n" + l.lb.actionInput + c.input)
+	}
+	return b.String()
+}
+
+// messages renders the conversation for the next model call: the system
+// prompt and the task (never dropped), then the steps, older ones compacted.
+func (r *run) messages() []llms.MessageContent {
+	l := r.l
+	msgs := append([]llms.MessageContent(nil), r.head...)
+	n := len(r.steps)
+	for i, s := range r.steps {
+		old := l.old(i, n)
+		switch {
+		case s.kind == stepInvalid:
+			if old {
+				continue
+			}
+			text := s.text
+			if strings.TrimSpace(text) == "" {
+				text = "(empty reply)"
+			}
+			feedback := s.feedback
+			if l.s.mode == ModeText {
+				feedback = l.lb.observation + feedback
+			}
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, text),
+				llms.TextParts(llms.ChatMessageTypeHuman, feedback))
+		case l.s.mode == ModeTools:
+			ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+			// Tool calls come first: some adapters read only the first part.
+			for _, c := range s.calls {
+				ai.Parts = append(ai.Parts, llms.ToolCall{ID: c.id, Type: "function",
+					FunctionCall: &llms.FunctionCall{Name: c.name, Arguments: c.args}})
+			}
+			if s.thought != "" {
+				ai.Parts = append(ai.Parts, llms.TextContent{Text: s.thought})
+			}
+			msgs = append(msgs, ai)
+			for _, c := range s.calls {
+				msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
+					llms.ToolCallResponse{ToolCallID: c.id, Name: c.name, Content: l.content(s, c, old, false)}}})
+			}
+		default:
+			c := s.calls[0]
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, l.assistantText(s.thought, c)),
+				llms.TextParts(llms.ChatMessageTypeHuman, l.lb.observation+l.content(s, c, old, true)))
+		}
+	}
+	return msgs
+}
+
+// transcript renders the steps as text for the finalizer, compacted like
+// the prompt; format errors are left out.
+func (r *run) transcript() string {
+	l := r.l
+	var b strings.Builder
+	n := len(r.steps)
+	for i, s := range r.steps {
+		if s.kind != stepAction {
+			continue
+		}
+		old := l.old(i, n)
+		for k, c := range s.calls {
+			thought := s.thought
+			if k > 0 {
+				thought = ""
+			}
+			b.WriteString(l.assistantText(thought, c))
+			b.WriteString("\n" + l.lb.observation + l.content(s, c, old, true) + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return l.lb.nothingYet
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

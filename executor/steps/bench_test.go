@@ -1,0 +1,69 @@
+package steps_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/executor/steps"
+	"github.com/planner-engine/planner/tools"
+)
+
+// sleepTool sleeps for a fixed time, like a slow API call.
+type sleepTool time.Duration
+
+func (sleepTool) Name() string        { return "sleep" }
+func (sleepTool) Description() string { return "sleeps" }
+func (s sleepTool) Call(ctx context.Context, in string) (string, error) {
+	select {
+	case <-time.After(time.Duration(s)):
+		return in, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// BenchmarkParallelSteps runs N independent steps whose tool sleeps 100 ms
+// with the parallel strategy, and reports wall time divided by the critical
+// path (100 ms per wave of max_concurrency steps) as wall/critical; 1.00 is
+// perfect overlap.
+func BenchmarkParallelSteps(b *testing.B) {
+	const sleep = 100 * time.Millisecond
+	reg, err := tools.NewRegistry([]tools.Tool{sleepTool(sleep)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := []struct{ n, limit int }{{1, 1}, {4, 4}, {16, 16}, {64, 64}, {64, steps.DefaultMaxConcurrency}}
+	for _, tc := range cases {
+		b.Run(fmt.Sprintf("N=%d/max_concurrency=%d", tc.n, tc.limit), func(b *testing.B) {
+			built, err := steps.NewExecute(agent.Env{Tools: reg}, agent.NodeSpec{ID: "execute", Type: "execute",
+				Settings: map[string]any{"strategy": "parallel", "max_concurrency": tc.limit}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			plan := make([]agent.Step, tc.n)
+			for i := range plan {
+				plan[i] = agent.Step{ID: fmt.Sprint(i + 1), Description: "sleep", Tool: "sleep", Input: fmt.Sprint(i), Status: agent.StatusPending}
+			}
+			waves := (tc.n + tc.limit - 1) / tc.limit
+			critical := time.Duration(waves) * sleep
+			var wall time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				st := agent.NewState(agent.Task{Question: "q"})
+				st.Plan = append([]agent.Step(nil), plan...)
+				began := time.Now()
+				if _, err := built.Node.Run(context.Background(), st); err != nil {
+					b.Fatal(err)
+				}
+				wall += time.Since(began)
+				if st.Plan[tc.n-1].Status != agent.StatusDone {
+					b.Fatalf("step %d: %s", tc.n, st.Plan[tc.n-1].Status)
+				}
+			}
+			b.ReportMetric(float64(wall)/float64(b.N)/float64(critical), "wall/critical")
+		})
+	}
+}

@@ -1,0 +1,462 @@
+// Package steps is the plan-step scheduler of the Plan-and-Execute family:
+// the `execute` node, which runs the pending steps of the state's plan with
+// one of three strategies.
+//
+//   - react (Plan-and-Execute): each step is a small ReAct sub-run (package
+//     executor's loop, configured by the node's `react:` block) that sees
+//     the overall task, its own step and the results of the steps it depends
+//     on. Its model calls carry the execute node's id and the kind "react".
+//     Steps run one at a time in dependency order (plan order, except that
+//     a step waits for its dependencies), each announced by an info event.
+//   - rewoo (ReWOO): each step is one direct tool call; "#E<id>" in its input
+//     is replaced by the result of step <id> first. No model call per step.
+//   - parallel (LLMCompiler): like rewoo, but every step whose dependencies
+//     are done starts at once, at most max_concurrency at a time.
+//
+// One visit runs every step that can run, until the plan has no runnable
+// pending step, and then takes the default edge (to the re-planner, joiner
+// or solver). A step whose dependency failed or was skipped, or whose input
+// references such a step, is skipped with the reason rather than run on
+// missing input; the re-planner sees that and can revise the plan. A tool
+// error fails only its step; cancellation and model-provider errors end the
+// node with an error.
+//
+// Whatever the strategy, results are written to the plan in place and step
+// trace events are emitted in the plan's dependency order (the order of
+// planner.Order), so a run's state and step events do not depend on which
+// concurrent step finished first.
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Strategies of the execute node.
+const (
+	// StrategyReAct runs each step as a ReAct sub-run, in dependency order.
+	StrategyReAct = "react"
+	// StrategyReWOO runs each step as a direct tool call, in dependency order.
+	StrategyReWOO = "rewoo"
+	// StrategyParallel runs ready steps' tool calls concurrently.
+	StrategyParallel = "parallel"
+)
+
+// Defaults of the execute node's settings.
+const (
+	// DefaultMaxConcurrency bounds concurrent steps in the parallel strategy.
+	DefaultMaxConcurrency = 8
+	// DefaultResultLimit caps a stored step result, in characters (runes).
+	DefaultResultLimit = 2000
+)
+
+// ErrStep marks a step the executor could not run (no tool, unknown
+// reference); the message is stored as the step's error.
+var ErrStep = errors.New("step cannot run")
+
+// Settings configure an `execute` node. Every field is optional.
+type Settings struct {
+	// Strategy is "react", "rewoo" or "parallel". Default "react".
+	Strategy string `mapstructure:"strategy"`
+	// MaxConcurrency bounds how many steps run at once in the parallel
+	// strategy. Default 8. Ignored by the sequential strategies.
+	MaxConcurrency int `mapstructure:"max_concurrency"`
+	// LLMTool names a built-in model worker for the rewoo and parallel
+	// strategies: a step whose tool has this name is one model call (role
+	// "worker") on the step's input, after #E substitution, as in the
+	// ReWOO paper's LLM worker. Give the planner the same llm_tool. Default
+	// "" (none).
+	LLMTool string `mapstructure:"llm_tool"`
+	// WorkerSystem is the system message of the model worker. Default: an
+	// instruction to answer from the given text only, tersely.
+	WorkerSystem string `mapstructure:"worker_system"`
+	// ResultLimit caps each stored step result, in characters (runes);
+	// longer results end with a truncation marker. Default 2000; -1 keeps
+	// results whole.
+	ResultLimit int `mapstructure:"result_limit"`
+	// ReAct holds the settings of the per-step ReAct loop (strategy react):
+	// the keys of a `react` node (max_iterations, tools, mode, ...).
+	ReAct map[string]any `mapstructure:"react"`
+}
+
+const defaultWorkerSystem = "You are a worker in a multi-step plan. Carry out the instruction using only the text it contains. Reply with the result only: no explanation, no restating of the instruction."
+
+// Execute is the execute node.
+type Execute struct {
+	id, kind    string
+	strategy    string
+	concurrency int
+	resultLimit int
+	tools       *tools.Registry
+	model       agent.Model
+	llmTool     string
+	workerSys   string
+	agent       StepAgent
+}
+
+// NewExecute builds an `execute` node from its spec, using the ReAct loop
+// of package executor for the react strategy.
+func NewExecute(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+	return NewExecuteWith(NewReActAgent)(env, spec)
+}
+
+// AgentFactory builds the agent that runs one step of the react strategy
+// from the node's environment and its `react:` settings.
+type AgentFactory func(env agent.Env, settings map[string]any) (StepAgent, error)
+
+// NewExecuteWith returns an `execute` constructor whose react strategy uses
+// agents built by factory; it exists so other step agents can be plugged in.
+func NewExecuteWith(factory AgentFactory) agent.Constructor {
+	return func(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+		var s Settings
+		if err := agent.Decode(spec.Settings, &s); err != nil {
+			return agent.Built{}, err
+		}
+		reg := env.Tools
+		if reg == nil {
+			reg, _ = tools.NewRegistry(nil)
+		}
+		e := &Execute{id: spec.ID, kind: spec.Type, strategy: s.Strategy, concurrency: 1,
+			resultLimit: s.ResultLimit, tools: reg, model: env.Model, llmTool: strings.TrimSpace(s.LLMTool), workerSys: s.WorkerSystem}
+		if e.strategy == "" {
+			e.strategy = StrategyReAct
+		}
+		switch e.strategy {
+		case StrategyReAct, StrategyReWOO:
+		case StrategyParallel:
+			switch {
+			case s.MaxConcurrency == 0:
+				e.concurrency = DefaultMaxConcurrency
+			case s.MaxConcurrency < 0:
+				return agent.Built{}, settingErr("max_concurrency", "must be positive, got %d", s.MaxConcurrency)
+			default:
+				e.concurrency = s.MaxConcurrency
+			}
+		default:
+			return agent.Built{}, settingErr("strategy", "want react, rewoo or parallel, got %q", s.Strategy)
+		}
+		switch {
+		case e.resultLimit == 0:
+			e.resultLimit = DefaultResultLimit
+		case e.resultLimit < -1:
+			return agent.Built{}, settingErr("result_limit", "must be positive, or -1 for no limit, got %d", s.ResultLimit)
+		}
+		if e.workerSys == "" {
+			e.workerSys = defaultWorkerSystem
+		}
+		if e.llmTool != "" {
+			if e.strategy == StrategyReAct {
+				return agent.Built{}, settingErr("llm_tool", "applies to the rewoo and parallel strategies only; react steps already run a model")
+			}
+			if _, clash := reg.Resolve(e.llmTool); clash {
+				return agent.Built{}, settingErr("llm_tool", "%q is already the name of a registered tool; pick another name", e.llmTool)
+			}
+		}
+		if e.strategy == StrategyReAct {
+			if factory == nil {
+				return agent.Built{}, settingErr("strategy", "no step agent is available for the react strategy")
+			}
+			a, err := factory(env, s.ReAct)
+			if err != nil {
+				var se *agent.SettingError
+				if errors.As(err, &se) {
+					return agent.Built{}, &agent.SettingError{Key: "react." + se.Key, Err: se.Err}
+				}
+				return agent.Built{}, &agent.SettingError{Key: "react", Err: err}
+			}
+			e.agent = a
+		} else if len(s.ReAct) > 0 {
+			return agent.Built{}, settingErr("react", "applies to the react strategy only (strategy is %q)", e.strategy)
+		}
+		return agent.Built{Node: e}, nil
+	}
+}
+
+func settingErr(key, format string, args ...any) error {
+	return &agent.SettingError{Key: key, Err: fmt.Errorf("%w: %s", agent.ErrSettings, fmt.Sprintf(format, args...))}
+}
+
+// job is one step handed to a worker: everything it needs is copied out of
+// the state before it starts, so workers never read the plan.
+type job struct {
+	index   int
+	step    agent.Step
+	context string
+}
+
+// result is what a worker reports back for one step.
+type result struct {
+	index   int
+	status  string
+	output  string
+	errText string
+	err     error // aborts the node (cancellation, provider failure)
+	elapsed time.Duration
+}
+
+// Run executes every runnable pending step of st.Plan and returns the
+// default route.
+func (e *Execute) Run(ctx context.Context, st *agent.State) (string, error) {
+	order, err := planner.Order(st.Plan)
+	if err != nil {
+		return "", fmt.Errorf("execute: the plan cannot be ordered (validate it with the planner): %w", err)
+	}
+	index := make(map[string]int, len(st.Plan))
+	for i, s := range st.Plan {
+		index[s.ID] = i
+	}
+	sched := &scheduler{e: e, st: st, tr: trace.From(ctx), index: index, todo: map[int]bool{},
+		inputs: map[int]string{}, durations: map[int]time.Duration{}}
+	for _, id := range order {
+		i := index[id]
+		switch st.Plan[i].Status {
+		case "", agent.StatusPending, agent.StatusRunning:
+			st.Plan[i].Status = agent.StatusPending
+			sched.order = append(sched.order, i)
+			sched.todo[i] = true
+		}
+	}
+	return "", sched.run(ctx)
+}
+
+// scheduler runs one visit's steps. Only its run goroutine touches st.Plan.
+type scheduler struct {
+	e       *Execute
+	st      *agent.State
+	tr      *trace.Tracer
+	index   map[string]int
+	order   []int        // plan indexes of this visit's steps, dependency order
+	todo    map[int]bool // steps not yet started
+	emitted int          // how many of order have had their step event
+	// inputs are the inputs steps ran with (after #E substitution) and
+	// durations how long they ran, for the step events.
+	inputs    map[int]string
+	durations map[int]time.Duration
+}
+
+func (s *scheduler) run(ctx context.Context) error {
+	results := make(chan result, len(s.order))
+	running := 0
+	var abort error
+	abortAt := len(s.st.Plan)
+	for {
+		if abort == nil && ctx.Err() != nil {
+			abort, abortAt = ctx.Err(), -1
+		}
+		if abort == nil {
+			for _, i := range s.order {
+				if running >= s.e.concurrency {
+					break
+				}
+				if !s.todo[i] {
+					continue
+				}
+				j, ready, skip := s.prepare(i)
+				switch {
+				case skip != "":
+					delete(s.todo, i)
+					s.finish(result{index: i, status: agent.StatusSkipped, errText: skip})
+				case ready:
+					delete(s.todo, i)
+					s.st.Plan[i].Status = agent.StatusRunning
+					s.inputs[i] = j.step.Input
+					if s.e.concurrency == 1 {
+						// Sequential starts are deterministic; announcing them
+						// groups a react step's sub-run events in the trace.
+						s.tr.Emit(trace.Event{Node: s.e.id, Kind: trace.KindInfo, Text: fmt.Sprintf("step %s started: %s", j.step.ID, j.step.Description),
+							Data: map[string]any{"id": j.step.ID, "status": agent.StatusRunning}})
+					}
+					running++
+					go func() { results <- s.e.work(ctx, s.st, j) }()
+				}
+			}
+			s.emit()
+		}
+		if running == 0 {
+			break
+		}
+		r := <-results
+		running--
+		if r.err != nil {
+			if abort == nil || r.index < abortAt {
+				abort, abortAt = r.err, r.index
+			}
+			s.st.Plan[r.index].Status = agent.StatusFailed
+			s.st.Plan[r.index].Error = r.err.Error()
+			continue
+		}
+		s.finish(r)
+	}
+	s.emit()
+	if abort != nil {
+		return fmt.Errorf("execute: %w", abort)
+	}
+	return nil
+}
+
+// prepare decides whether step i can start: ready with its job, to be
+// skipped with a reason, or neither (it waits for a dependency).
+func (s *scheduler) prepare(i int) (j job, ready bool, skip string) {
+	step := s.st.Plan[i]
+	var ctxLines []string
+	for _, d := range planner.Dependencies(step) {
+		k, ok := s.index[d]
+		if !ok {
+			return job{}, false, fmt.Sprintf("depends on step %q, which is not in the plan", d)
+		}
+		dep := s.st.Plan[k]
+		switch dep.Status {
+		case agent.StatusDone:
+			ctxLines = append(ctxLines, fmt.Sprintf("- Step %s (%s): %s", dep.ID, dep.Description, dep.Result))
+		case agent.StatusFailed, agent.StatusSkipped:
+			how := "depends on"
+			if contains(planner.References(step.Input), d) {
+				how = "references #E" + d + " of"
+			}
+			return job{}, false, fmt.Sprintf("%s step %s, which %s: %s", how, d, dep.Status, oneLine(dep.Error))
+		default:
+			return job{}, false, ""
+		}
+	}
+	in, err := substitute(step.Input, s.st.Plan, s.index)
+	if err != nil {
+		return job{}, false, err.Error()
+	}
+	step.Input = in
+	return job{index: i, step: step, context: strings.Join(ctxLines, "\n")}, true, ""
+}
+
+// finish records a step's outcome in the plan.
+func (s *scheduler) finish(r result) {
+	p := &s.st.Plan[r.index]
+	p.Status = r.status
+	p.Result = truncate(r.output, s.e.resultLimit)
+	p.Error = r.errText
+	s.durations[r.index] = r.elapsed
+}
+
+// emit sends the step events of finished steps in dependency order: an
+// event waits until every step before it in the order has finished.
+func (s *scheduler) emit() {
+	for s.emitted < len(s.order) {
+		i := s.order[s.emitted]
+		p := s.st.Plan[i]
+		if p.Status != agent.StatusDone && p.Status != agent.StatusFailed && p.Status != agent.StatusSkipped {
+			return
+		}
+		s.emitted++
+		input, ran := s.inputs[i]
+		if !ran {
+			input = p.Input
+		}
+		text := fmt.Sprintf("step %s %s", p.ID, p.Status)
+		if p.Status == agent.StatusDone {
+			text += ": " + clip(oneLine(p.Result), 200)
+		} else {
+			text += ": " + clip(oneLine(p.Error), 200)
+		}
+		s.tr.Emit(trace.Event{Node: s.e.id, Kind: trace.KindStep, Text: text, ElapsedMS: float64(s.durations[i].Microseconds()) / 1000,
+			Data: map[string]any{"id": p.ID, "description": p.Description, "tool": p.Tool, "input": input,
+				"depends_on": p.DependsOn, "status": p.Status, "result": p.Result, "error": p.Error, "strategy": s.e.strategy}})
+	}
+}
+
+// work runs one step. It runs on its own goroutine and reads only j.
+func (e *Execute) work(ctx context.Context, st *agent.State, j job) result {
+	began := time.Now()
+	r := e.runStep(ctx, st, j)
+	r.index, r.elapsed = j.index, time.Since(began)
+	return r
+}
+
+func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
+	if e.strategy == StrategyReAct {
+		return e.runAgent(ctx, st, j)
+	}
+	step := j.step
+	if step.Tool == "" {
+		return result{status: agent.StatusFailed, errText: fmt.Sprintf("%v: step %s has no tool; the %s strategy runs each step as one tool call (set require_tools on the planner)", ErrStep, step.ID, e.strategy)}
+	}
+	if e.llmTool != "" && tools.NormalizeName(step.Tool) == tools.NormalizeName(e.llmTool) {
+		return e.runWorker(ctx, st, step)
+	}
+	st.Usage.AddToolCall(e.id)
+	out, err := e.tools.Call(ctx, step.Tool, step.Input)
+	if err != nil {
+		if ctx.Err() != nil {
+			return result{err: context.Cause(ctx)}
+		}
+		return result{status: agent.StatusFailed, output: out, errText: "tool error: " + err.Error()}
+	}
+	return result{status: agent.StatusDone, output: out}
+}
+
+// runWorker is the model worker: one model call on the step's input.
+func (e *Execute) runWorker(ctx context.Context, st *agent.State, step agent.Step) result {
+	text, _, err := e.model.Call(ctx, st, agent.Caller{Node: e.id, Kind: e.kind, Role: "worker"},
+		agent.Prompt(e.workerSys, step.Input), llms.WithTemperature(0))
+	if err != nil {
+		return result{err: err}
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return result{status: agent.StatusFailed, errText: "the model worker returned an empty reply"}
+	}
+	return result{status: agent.StatusDone, output: text}
+}
+
+// substitute replaces every #E<id> in input by the result of step <id>.
+func substitute(input string, plan []agent.Step, index map[string]int) (string, error) {
+	refs := planner.References(input)
+	if len(refs) == 0 {
+		return input, nil
+	}
+	vals := make(map[string]string, len(refs))
+	for _, id := range refs {
+		k, ok := index[id]
+		if !ok {
+			return "", fmt.Errorf("%w: the input references #E%s, but there is no step %q", ErrStep, id, id)
+		}
+		if plan[k].Status != agent.StatusDone {
+			return "", fmt.Errorf("%w: the input references #E%s, which has not succeeded (%s)", ErrStep, id, plan[k].Status)
+		}
+		vals[id] = plan[k].Result
+	}
+	return planner.ReplaceReferences(input, func(id string) string { return vals[id] }), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func truncate(s string, limit int) string {
+	if limit < 0 || utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:limit]) + fmt.Sprintf("…[truncated %d chars]", len(r)-limit)
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

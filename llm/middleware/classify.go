@@ -1,0 +1,236 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Class is what the retry middleware should do with an error.
+type Class int
+
+const (
+	// Fatal errors are returned at once: bad requests, authentication,
+	// exhausted quota, unknown failures.
+	Fatal Class = iota
+	// Retryable errors are transient: rate limiting, server errors, broken
+	// connections, per-attempt timeouts.
+	Retryable
+	// Canceled errors come from the caller's context being canceled or
+	// reaching its deadline; they are never retried.
+	Canceled
+)
+
+// String returns the class name in lower case.
+func (c Class) String() string {
+	switch c {
+	case Fatal:
+		return "fatal"
+	case Retryable:
+		return "retryable"
+	case Canceled:
+		return "canceled"
+	default:
+		return "class(" + strconv.Itoa(int(c)) + ")"
+	}
+}
+
+// HTTPError annotates a model error with what the HTTP transport observed
+// during the attempt (see ObservingTransport). errors.Is and errors.As see
+// both Err and Transport.
+type HTTPError struct {
+	// StatusCode is the status of the last HTTP response, 0 if none arrived.
+	StatusCode int
+	// RetryAfter is the wait the server asked for; 0 when it sent none.
+	RetryAfter time.Duration
+	// Transport is the raw error of the HTTP round trip or of reading the
+	// response body, before any provider rewrote it; nil if none.
+	Transport error
+	// Err is the error returned by the model.
+	Err error
+}
+
+// Error describes the model error followed by the observed status.
+func (e *HTTPError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Err.Error())
+	b.WriteString(" (")
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
+	} else {
+		b.WriteString("no HTTP response")
+	}
+	if e.RetryAfter > 0 {
+		fmt.Fprintf(&b, ", retry after %s", e.RetryAfter)
+	}
+	if e.Transport != nil && !strings.Contains(e.Err.Error(), e.Transport.Error()) {
+		fmt.Fprintf(&b, ", transport: %v", e.Transport)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// Unwrap returns the model error and the transport error.
+func (e *HTTPError) Unwrap() []error {
+	if e.Transport == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Transport}
+}
+
+// statusPatterns recover an HTTP status from error text: langchaingo's
+// openai and anthropic clients ("API returned unexpected status code: 429:
+// ...") and Google's API client ("googleapi: Error 503: ...").
+var statusPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)status code:? (\d{3})\b`),
+	regexp.MustCompile(`googleapi: Error (\d{3})\b`),
+}
+
+// transientMessages are error texts of broken connections, including the
+// fixed strings langchaingo's openai client substitutes for *url.Error.
+var transientMessages = []string{
+	"network error: failed to reach api server",
+	"request timeout: network operation exceeded timeout",
+	"connection reset",
+	"connection refused",
+	"broken pipe",
+	"unexpected eof",
+	"server closed idle connection",
+	"http2: server sent goaway",
+	"tls handshake timeout",
+	"i/o timeout",
+}
+
+// canceledMessages are the fixed strings langchaingo's openai client returns
+// in place of context.Canceled and context.DeadlineExceeded.
+var canceledMessages = []string{
+	"request cancelled",
+	"request timeout: api call exceeded deadline",
+}
+
+// quotaMessages mark a 429 that retrying cannot fix: OpenAI answers 429
+// "You exceeded your current quota" when the account has no credit.
+var quotaMessages = []string{"quota", "billing", "credit balance"}
+
+// Classify decides whether err is worth retrying, and how long the server
+// asked to wait (0 when unknown). The rules, first match wins:
+//
+//  1. nil: Fatal (there is nothing to retry).
+//  2. ErrCallTimeout (a per-attempt timeout): Retryable.
+//  3. context.Canceled or context.DeadlineExceeded anywhere in the chain, or
+//     openai's "request cancelled" / "request timeout: API call exceeded
+//     deadline" texts: Canceled.
+//  4. An HTTP status of 400 or more, from an *HTTPError or parsed from the
+//     message: 429 (unless the message mentions quota, billing or credit
+//     balance), 408 and 5xx are Retryable with the *HTTPError's
+//     RetryAfter; every other 4xx is Fatal.
+//  5. An *llms.Error with code rate_limit or provider_unavailable:
+//     Retryable; with code unknown: go on; any other code: Fatal. (Codes
+//     timeout and canceled already matched rule 3: llms.Error's Is method
+//     equates them with the context errors.)
+//  6. A DNS "no such host" error: Fatal.
+//  7. Broken connections: io.EOF, io.ErrUnexpectedEOF, ECONNRESET,
+//     ECONNREFUSED, ECONNABORTED, EPIPE, a net.Error that timed out, a
+//     *net.OpError, or one of their usual texts (including openai's
+//     "network error: failed to reach API server"): Retryable.
+//  8. Anything else: Fatal.
+func Classify(err error) (Class, time.Duration) {
+	if err == nil {
+		return Fatal, 0
+	}
+	if errors.Is(err, ErrCallTimeout) {
+		return Retryable, 0
+	}
+	msg := strings.ToLower(err.Error())
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || containsAny(msg, canceledMessages) {
+		return Canceled, 0
+	}
+
+	var retryAfter time.Duration
+	status := 0
+	var he *HTTPError
+	if errors.As(err, &he) {
+		retryAfter = he.RetryAfter
+		if he.StatusCode >= 400 {
+			status = he.StatusCode
+		}
+	}
+	if status == 0 {
+		status = statusFromMessage(err.Error())
+	}
+	if status >= 400 {
+		switch {
+		case status == 429 && containsAny(msg, quotaMessages):
+			return Fatal, 0
+		case status == 429, status == 408, status >= 500:
+			return Retryable, retryAfter
+		default:
+			return Fatal, 0
+		}
+	}
+
+	var le *llms.Error
+	if errors.As(err, &le) {
+		switch le.Code {
+		case llms.ErrCodeRateLimit, llms.ErrCodeProviderUnavailable:
+			return Retryable, retryAfter
+		case llms.ErrCodeUnknown:
+			// Fall through to the connection checks.
+		default:
+			return Fatal, 0
+		}
+	}
+
+	var de *net.DNSError
+	if errors.As(err, &de) && de.IsNotFound {
+		return Fatal, 0
+	}
+	if isConnectionError(err) || containsAny(msg, transientMessages) {
+		return Retryable, retryAfter
+	}
+	return Fatal, 0
+}
+
+func isConnectionError(err error) bool {
+	for _, target := range []error{io.EOF, io.ErrUnexpectedEOF, syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+func statusFromMessage(msg string) int {
+	for _, re := range statusPatterns {
+		if m := re.FindStringSubmatch(msg); m != nil {
+			n, err := strconv.Atoi(m[1])
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}

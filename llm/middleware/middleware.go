@@ -1,0 +1,195 @@
+// Package middleware wraps langchaingo models (llms.Model) with retry,
+// per-call timeouts, rate limiting and streaming, configured from YAML.
+//
+// A Middleware turns one model into another; Chain composes several, the
+// first being the outermost. The usual stack, built by Apply from a Config,
+// is
+//
+//	Retry -> RateLimit -> Timeout -> provider model
+//
+// so that every attempt is rate limited and timed separately and the
+// concurrency slot is released while a retry waits.
+//
+// # How provider errors surface
+//
+// langchaingo v0.1.14's openai and anthropic clients return non-200
+// responses as plain errors whose text is "API returned unexpected status
+// code: NNN: <message>"; no typed error carries the status or the response
+// headers, and the llms.Error mappers (openai.MapError, anthropic.MapError)
+// are not applied on the GenerateContent path. Transport failures are worse
+// for openai: its client replaces every *url.Error with a fixed string such
+// as "network error: failed to reach API server", "request timeout: API call
+// exceeded deadline" or "request cancelled", dropping the cause (and the
+// context error) entirely. The anthropic client wraps the *url.Error with %w,
+// so causes survive there.
+//
+// Classify therefore works from two sources. Without help it parses the
+// status code out of the message and recognises the fixed transport strings;
+// Retry-After is then unknown. With an ObservingTransport installed in the
+// provider's HTTP client (see NewObservingClient), each attempt carries an
+// Observation in its context; the transport records the status code, the
+// Retry-After header and the raw transport error there, the retry middleware
+// attaches them to the attempt's error as an *HTTPError, and Classify reads
+// them from it. This works for every provider that builds its requests with
+// http.NewRequestWithContext from the caller's context, which all
+// langchaingo HTTP providers do.
+package middleware
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Middleware wraps a model in another model.
+type Middleware func(llms.Model) llms.Model
+
+// Chain wraps m in mws. The first middleware is the outermost: Chain(m, a, b)
+// is a(b(m)). Nil middlewares are skipped.
+func Chain(m llms.Model, mws ...Middleware) llms.Model {
+	for i := len(mws) - 1; i >= 0; i-- {
+		if mws[i] != nil {
+			m = mws[i](m)
+		}
+	}
+	return m
+}
+
+// GenerateFunc has the signature of llms.Model.GenerateContent.
+type GenerateFunc func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error)
+
+// Wrap returns a model whose GenerateContent is gen and whose Call goes
+// through gen too (via llms.GenerateFromSinglePrompt). The result also
+// implements llms.ReasoningModel, reporting inner's SupportsReasoning (false
+// when inner does not implement it).
+func Wrap(inner llms.Model, gen GenerateFunc) llms.Model {
+	return &wrapped{inner: inner, gen: gen}
+}
+
+type wrapped struct {
+	inner llms.Model
+	gen   GenerateFunc
+}
+
+func (w *wrapped) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	return w.gen(ctx, msgs, opts...)
+}
+
+func (w *wrapped) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, w, prompt, opts...)
+}
+
+// SupportsReasoning implements llms.ReasoningModel.
+func (w *wrapped) SupportsReasoning() bool {
+	rm, ok := w.inner.(llms.ReasoningModel)
+	return ok && rm.SupportsReasoning()
+}
+
+// Config is the YAML-friendly configuration of the standard middleware stack.
+type Config struct {
+	// Retry configures retries of transient failures.
+	Retry RetryConfig `mapstructure:"retry" yaml:"retry" json:"retry"`
+	// Timeout bounds each attempt (not the whole call with its retries); a
+	// timed-out attempt fails with ErrCallTimeout and is retried. Written as
+	// a duration string such as "30s" in YAML. Default 0: no per-attempt
+	// timeout.
+	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout" json:"timeout"`
+	// RateLimit limits request rate and concurrency.
+	RateLimit RateLimitConfig `mapstructure:"rate_limit" yaml:"rate_limit" json:"rate_limit"`
+}
+
+// DefaultConfig returns the configuration with every default filled in.
+func DefaultConfig() Config {
+	return Config{Retry: RetryConfig{}.withDefaults(), RateLimit: RateLimitConfig{}.withDefaults()}
+}
+
+// Middlewares returns the stack described by c, outermost first: retry,
+// rate limit, per-attempt timeout. Parts that are disabled by c are left out.
+// opts (sleep function, clock, jitter source, retry hook) apply to all.
+func (c Config) Middlewares(opts ...Option) []Middleware {
+	mws := []Middleware{NewRetry(c.Retry, opts...)}
+	if c.RateLimit.RequestsPerSecond > 0 || c.RateLimit.MaxConcurrent > 0 {
+		mws = append(mws, NewRateLimit(c.RateLimit, opts...))
+	}
+	if c.Timeout > 0 {
+		mws = append(mws, NewTimeout(c.Timeout))
+	}
+	return mws
+}
+
+// Apply wraps m in the stack described by cfg. Rate limits are not shared
+// with other calls of Apply; to share one budget between several models,
+// build the middlewares once with cfg.Middlewares and Chain each model.
+func Apply(m llms.Model, cfg Config, opts ...Option) llms.Model {
+	return Chain(m, cfg.Middlewares(opts...)...)
+}
+
+// Option adjusts the behaviour of the middlewares, mainly for tests.
+type Option func(*options)
+
+type options struct {
+	sleep   func(ctx context.Context, d time.Duration) error
+	now     func() time.Time
+	random  func() float64
+	onRetry func(ctx context.Context, ev RetryEvent)
+}
+
+func buildOptions(opts []Option) options {
+	o := options{sleep: sleepCtx, now: time.Now, random: rand.Float64}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// WithSleep replaces the function used to wait between retries and for the
+// rate limiter. It must return ctx.Err() if ctx ends first. Default: a timer.
+func WithSleep(fn func(ctx context.Context, d time.Duration) error) Option {
+	return func(o *options) {
+		if fn != nil {
+			o.sleep = fn
+		}
+	}
+}
+
+// WithClock replaces the clock read by the rate limiter. Default: time.Now.
+// (ObservingTransport has its own Now field for HTTP-date Retry-After.)
+func WithClock(now func() time.Time) Option {
+	return func(o *options) {
+		if now != nil {
+			o.now = now
+		}
+	}
+}
+
+// WithRandom replaces the source of jitter, a function returning values in
+// [0, 1). 0.5 yields no jitter. Default: math/rand/v2.Float64.
+func WithRandom(fn func() float64) Option {
+	return func(o *options) {
+		if fn != nil {
+			o.random = fn
+		}
+	}
+}
+
+// WithOnRetry registers a hook called before each retry wait, for logging
+// and tracing.
+func WithOnRetry(fn func(ctx context.Context, ev RetryEvent)) Option {
+	return func(o *options) { o.onRetry = fn }
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,228 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Defaults applied by NewRetry to zero fields of RetryConfig.
+const (
+	DefaultMaxAttempts = 3
+	DefaultBaseDelay   = 500 * time.Millisecond
+	DefaultMaxDelay    = 20 * time.Second
+	DefaultJitter      = 0.2
+)
+
+// ErrRetriesExhausted is matched (errors.Is) by the *RetryError returned when
+// every attempt failed with a retryable error.
+var ErrRetriesExhausted = errors.New("retries exhausted")
+
+// RetryConfig configures NewRetry.
+type RetryConfig struct {
+	// MaxAttempts is the total number of attempts, the first included; 1
+	// disables retrying. Default 3.
+	MaxAttempts int `mapstructure:"max_attempts" yaml:"max_attempts" json:"max_attempts"`
+	// BaseDelay is the wait before the second attempt; each later wait
+	// doubles. Default 500ms.
+	BaseDelay time.Duration `mapstructure:"base_delay" yaml:"base_delay" json:"base_delay"`
+	// MaxDelay caps the computed backoff (not a server's Retry-After, which
+	// is always honoured in full). Default 20s.
+	MaxDelay time.Duration `mapstructure:"max_delay" yaml:"max_delay" json:"max_delay"`
+	// Jitter is the fraction by which each backoff is randomly stretched or
+	// shrunk: 0.2 means +-20 %. 0 selects the default 0.2; a negative value
+	// disables jitter. Values above 1 are treated as 1.
+	Jitter float64 `mapstructure:"jitter" yaml:"jitter" json:"jitter"`
+}
+
+func (c RetryConfig) withDefaults() RetryConfig {
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.BaseDelay <= 0 {
+		c.BaseDelay = DefaultBaseDelay
+	}
+	if c.MaxDelay <= 0 {
+		c.MaxDelay = DefaultMaxDelay
+	}
+	if c.MaxDelay < c.BaseDelay {
+		c.MaxDelay = c.BaseDelay
+	}
+	switch {
+	case c.Jitter == 0:
+		c.Jitter = DefaultJitter
+	case c.Jitter < 0:
+		c.Jitter = 0
+	case c.Jitter > 1:
+		c.Jitter = 1
+	}
+	return c
+}
+
+// Backoff returns the wait before attempt+1 after attempt (1-based) failed,
+// before jitter and Retry-After: BaseDelay * 2^(attempt-1), capped at
+// MaxDelay. Zero fields take their defaults.
+func (c RetryConfig) Backoff(attempt int) time.Duration {
+	c = c.withDefaults()
+	if attempt < 1 {
+		attempt = 1
+	}
+	d := float64(c.BaseDelay) * math.Pow(2, float64(attempt-1))
+	if d >= float64(c.MaxDelay) {
+		return c.MaxDelay
+	}
+	return time.Duration(d)
+}
+
+// RetryError is returned when the last allowed attempt failed with a
+// retryable error. It matches ErrRetriesExhausted and unwraps to the last
+// attempt's error.
+type RetryError struct {
+	// Attempts is the number of attempts made.
+	Attempts int
+	// Err is the error of the last attempt.
+	Err error
+}
+
+// Error names the attempt count and the last error.
+func (e *RetryError) Error() string {
+	return fmt.Sprintf("model call failed after %d attempts (%s; raise retry.max_attempts or check the provider's status): %v",
+		e.Attempts, ErrRetriesExhausted, e.Err)
+}
+
+// Unwrap returns ErrRetriesExhausted and the last attempt's error.
+func (e *RetryError) Unwrap() []error { return []error{ErrRetriesExhausted, e.Err} }
+
+// RetryEvent describes a failed attempt that is about to be retried.
+type RetryEvent struct {
+	// Attempt is the 1-based number of the attempt that failed.
+	Attempt int
+	// Err is its error, annotated with any HTTP observation.
+	Err error
+	// Delay is the wait before the next attempt.
+	Delay time.Duration
+	// RetryAfter is the wait the server asked for, 0 if none.
+	RetryAfter time.Duration
+}
+
+// NewRetry returns a middleware that retries GenerateContent calls failing
+// with a Retryable error (see Classify), waiting an exponential backoff with
+// jitter, or the server's Retry-After when that is longer. Fatal errors are
+// returned unchanged after one attempt; when the caller's context ends, its
+// error is returned (wrapping the attempt's error) and nothing is retried.
+// An error that Classify reports as Canceled while the caller's context is
+// still live came from an inner deadline (http.Client.Timeout, a provider's
+// own timer) and is retried.
+// When every attempt fails the result is a *RetryError.
+//
+// Each attempt runs with a fresh Observation in its context, so an
+// ObservingTransport in the provider's HTTP client can report the status
+// code and Retry-After; the attempt's error is then an *HTTPError.
+//
+// A call that has already passed output to its streaming function
+// (llms.WithStreamingFunc or WithStreamingReasoningFunc) is not retried,
+// since the sink would see the output twice.
+func NewRetry(cfg RetryConfig, opts ...Option) Middleware {
+	cfg = cfg.withDefaults()
+	o := buildOptions(opts)
+	return func(next llms.Model) llms.Model {
+		return Wrap(next, func(ctx context.Context, msgs []llms.MessageContent, callOpts ...llms.CallOption) (*llms.ContentResponse, error) {
+			return retryLoop(ctx, cfg, o, next, msgs, callOpts)
+		})
+	}
+}
+
+func retryLoop(ctx context.Context, cfg RetryConfig, o options, next llms.Model,
+	msgs []llms.MessageContent, callOpts []llms.CallOption,
+) (*llms.ContentResponse, error) {
+	callOpts, streamed := trackStreaming(callOpts)
+	for attempt := 1; ; attempt++ {
+		actx, obs := WithObservation(ctx)
+		resp, err := next.GenerateContent(actx, msgs, callOpts...)
+		if err == nil {
+			return resp, nil
+		}
+		err = obs.Annotate(err)
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, withCause(cerr, err)
+		}
+		class, retryAfter := Classify(err)
+		if class == Canceled {
+			// The caller's context is live, so the deadline or cancellation
+			// came from inside: http.Client.Timeout or a provider's own timer.
+			class = Retryable
+		}
+		if class != Retryable {
+			return nil, err
+		}
+		if streamed != nil && streamed.Load() {
+			return nil, fmt.Errorf("middleware: not retrying a call whose output was already partly streamed: %w", err)
+		}
+		if attempt >= cfg.MaxAttempts {
+			return nil, &RetryError{Attempts: attempt, Err: err}
+		}
+		delay := jittered(cfg.Backoff(attempt), cfg.Jitter, o.random())
+		delay = max(delay, retryAfter)
+		if o.onRetry != nil {
+			o.onRetry(ctx, RetryEvent{Attempt: attempt, Err: err, Delay: delay, RetryAfter: retryAfter})
+		}
+		if serr := o.sleep(ctx, delay); serr != nil {
+			return nil, withCause(serr, err)
+		}
+	}
+}
+
+// withCause returns cerr (a context error) wrapping err as well, unless err
+// already matches it.
+func withCause(cerr, err error) error {
+	if errors.Is(err, cerr) {
+		return err
+	}
+	return fmt.Errorf("%w (last attempt: %w)", cerr, err)
+}
+
+// jittered scales d by a factor in [1-j, 1+j) chosen by r in [0, 1).
+func jittered(d time.Duration, j, r float64) time.Duration {
+	if j <= 0 {
+		return d
+	}
+	f := 1 + j*(2*r-1)
+	return time.Duration(float64(d) * max(f, 0))
+}
+
+// trackStreaming wraps any streaming functions in opts so that the retry
+// loop knows whether output has reached them. It returns opts unchanged and
+// a nil flag when there are none.
+func trackStreaming(opts []llms.CallOption) ([]llms.CallOption, *atomic.Bool) {
+	var co llms.CallOptions
+	for _, opt := range opts {
+		opt(&co)
+	}
+	if co.StreamingFunc == nil && co.StreamingReasoningFunc == nil {
+		return opts, nil
+	}
+	streamed := &atomic.Bool{}
+	out := append([]llms.CallOption(nil), opts...)
+	if fn := co.StreamingFunc; fn != nil {
+		out = append(out, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+			if len(chunk) > 0 {
+				streamed.Store(true)
+			}
+			return fn(ctx, chunk)
+		}))
+	}
+	if fn := co.StreamingReasoningFunc; fn != nil {
+		out = append(out, llms.WithStreamingReasoningFunc(func(ctx context.Context, reasoning, chunk []byte) error {
+			if len(reasoning) > 0 || len(chunk) > 0 {
+				streamed.Store(true)
+			}
+			return fn(ctx, reasoning, chunk)
+		}))
+	}
+	return out, streamed
+}

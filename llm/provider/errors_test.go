@@ -1,0 +1,228 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// wireCase describes one provider's fake server for the cross-provider
+// tests: its config, key variable, success reply and error body format.
+type wireCase struct {
+	provider string
+	keyEnv   string
+	config   func(base string) Config
+	reply    replyFunc
+	// errorBody renders the provider's JSON error envelope around msg.
+	errorBody func(status int, msg string) string
+	// retryAfter is whether the adapter exposes the Retry-After header.
+	retryAfter bool
+}
+
+func wireCases() []wireCase {
+	return []wireCase{
+		{
+			provider: "openai", keyEnv: "TEST_OPENAI_KEY", config: openAIConfig, reply: openAIReply, retryAfter: true,
+			errorBody: func(_ int, msg string) string {
+				return fmt.Sprintf(`{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, msg)
+			},
+		},
+		{
+			provider: "anthropic", keyEnv: "TEST_ANTHROPIC_KEY", config: anthropicConfig, reply: anthropicReply, retryAfter: true,
+			errorBody: func(_ int, msg string) string {
+				return fmt.Sprintf(`{"type":"error","error":{"type":"authentication_error","message":%q}}`, msg)
+			},
+		},
+		{
+			provider: "googleai", keyEnv: "TEST_GOOGLE_KEY", config: geminiConfig, reply: geminiReply, retryAfter: true,
+			errorBody: func(status int, msg string) string {
+				return fmt.Sprintf(`{"error":{"code":%d,"message":%q,"status":"UNAUTHENTICATED"}}`, status, msg)
+			},
+		},
+		{
+			provider: "ollama", keyEnv: "TEST_OLLAMA_KEY", config: ollamaConfig, reply: ollamaReply, retryAfter: true,
+			errorBody: func(_ int, msg string) string { return fmt.Sprintf(`{"error":%q}`, msg) },
+		},
+		{
+			provider: "mistral", keyEnv: "TEST_MISTRAL_KEY", config: mistralConfig, reply: mistralReply, retryAfter: false,
+			errorBody: func(_ int, msg string) string { return fmt.Sprintf(`{"message":%q,"request_id":"req-1"}`, msg) },
+		},
+	}
+}
+
+// assertNoSecret checks err and every error it wraps.
+func assertNoSecret(t *testing.T, err error) {
+	t.Helper()
+	queue := []error{err}
+	for len(queue) > 0 {
+		e := queue[0]
+		queue = queue[1:]
+		if e == nil {
+			continue
+		}
+		assert.NotContains(t, e.Error(), testSecret)
+		assert.NotContains(t, fmt.Sprintf("%+v", e), testSecret)
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			queue = append(queue, u.Unwrap())
+		case interface{ Unwrap() []error }:
+			queue = append(queue, u.Unwrap()...)
+		}
+	}
+}
+
+func TestHTTPErrorsAreClassifiedAndNeverContainTheKey(t *testing.T) {
+	statuses := []struct {
+		code     int
+		sentinel error
+	}{
+		{http.StatusUnauthorized, ErrAuth},
+		{http.StatusTooManyRequests, ErrRateLimited},
+		{http.StatusInternalServerError, ErrServer},
+	}
+	for _, wc := range wireCases() {
+		for _, st := range statuses {
+			t.Run(fmt.Sprintf("%s/%d", wc.provider, st.code), func(t *testing.T) {
+				srv := newFakeServer(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
+					w.Header().Set("Retry-After", "7")
+					// The message echoes the key, as OpenAI's "Incorrect API
+					// key provided: ..." does.
+					writeJSON(w, st.code, wc.errorBody(st.code, fmt.Sprintf("status %d for key %s", st.code, testSecret)))
+				})
+				m := newTestModel(t, wc.config(srv.URL), wc.keyEnv)
+
+				resp, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"))
+				require.Error(t, err)
+				assert.Nil(t, resp)
+				assertNoSecret(t, err)
+				assert.Contains(t, err.Error(), redactedMark, "the echoed key is masked, the rest kept")
+
+				var se *StatusError
+				require.ErrorAs(t, err, &se)
+				assert.Equal(t, wc.provider, se.Provider)
+				assert.Equal(t, st.code, se.StatusCode)
+				assert.ErrorIs(t, err, st.sentinel)
+				if wc.retryAfter {
+					assert.Equal(t, 7*time.Second, se.RetryAfter)
+				} else {
+					assert.Zero(t, se.RetryAfter)
+				}
+				if st.code == http.StatusUnauthorized {
+					assert.Contains(t, err.Error(), "$"+wc.keyEnv, "a 401 names the variable to fix")
+				}
+			})
+		}
+	}
+}
+
+func TestUnreachableServerErrorNeverContainsTheKey(t *testing.T) {
+	for _, wc := range wireCases() {
+		t.Run(wc.provider, func(t *testing.T) {
+			srv := newFakeServer(t, wc.reply)
+			base := srv.URL
+			srv.Close()
+			m := newTestModel(t, wc.config(base), wc.keyEnv)
+
+			_, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"))
+			require.Error(t, err)
+			assertNoSecret(t, err)
+			var se *StatusError
+			assert.False(t, errors.As(err, &se), "no HTTP status was received")
+			assert.True(t, strings.HasPrefix(err.Error(), wc.provider+": "), err.Error())
+		})
+	}
+}
+
+func TestCanceledContextFailsBeforeSending(t *testing.T) {
+	for _, wc := range wireCases() {
+		t.Run(wc.provider, func(t *testing.T) {
+			srv := newFakeServer(t, wc.reply)
+			m := newTestModel(t, wc.config(srv.URL), wc.keyEnv)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+
+			_, err := m.GenerateContent(ctx, conversation("Be brief.", "Hi"))
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Empty(t, srv.requests())
+		})
+	}
+}
+
+func TestStreamingFuncErrorAbortsEveryProvider(t *testing.T) {
+	for _, wc := range wireCases() {
+		t.Run(wc.provider, func(t *testing.T) {
+			srv := newFakeServer(t, wc.reply)
+			m := newTestModel(t, wc.config(srv.URL), wc.keyEnv)
+			stop := errors.New("stop streaming")
+
+			_, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"),
+				llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+					if len(chunk) > 0 {
+						return stop
+					}
+					return nil
+				}))
+			require.ErrorIs(t, err, stop)
+		})
+	}
+}
+
+func TestStatusErrorMatchesOnlyItsClass(t *testing.T) {
+	sentinels := []error{ErrAuth, ErrRateLimited, ErrServer, ErrBadRequest}
+	tests := []struct {
+		code int
+		want error
+	}{
+		{400, ErrBadRequest}, {401, ErrAuth}, {403, ErrAuth}, {404, ErrBadRequest}, {422, ErrBadRequest},
+		{429, ErrRateLimited}, {500, ErrServer}, {503, ErrServer},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
+			err := error(&StatusError{Provider: "openai", StatusCode: tc.code, Err: errors.New("x")})
+			for _, s := range sentinels {
+				assert.Equal(t, s == tc.want, errors.Is(err, s), "%v", s)
+			}
+		})
+	}
+}
+
+func TestRedactKeepsIsButHidesTheOriginal(t *testing.T) {
+	orig := fmt.Errorf("call with key %s: %w", testSecret, context.DeadlineExceeded)
+
+	err := redact(orig, testSecret)
+
+	assert.Equal(t, "call with key "+redactedMark+": context deadline exceeded", err.Error())
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Nil(t, errors.Unwrap(err), "the unredacted error must not be reachable")
+	clean := errors.New("no key here")
+	assert.Same(t, clean, redact(clean, testSecret))
+	assert.Same(t, orig, redact(orig, ""), "nothing to redact without a secret")
+}
+
+func TestParseRetryAfterReadsSecondsAndDates(t *testing.T) {
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"30", 30 * time.Second},
+		{"-3", 0},
+		{"soon", 0},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			assert.Equal(t, tc.want, parseRetryAfter(tc.in, now))
+		})
+	}
+}

@@ -1,0 +1,167 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// ConsistencySettings configure `self_consistency`: n chain-of-thought
+// samples at a temperature, answers extracted and majority-voted.
+type ConsistencySettings struct {
+	GenerateSettings `mapstructure:",squash"`
+	// Samples is the number of samples. Default 5.
+	Samples int `mapstructure:"samples"`
+	// Concurrency bounds samples in flight. Default Samples (all at once).
+	Concurrency int `mapstructure:"concurrency"`
+}
+
+// SelfConsistency samples several reasoning paths and votes.
+type SelfConsistency struct {
+	gen         *Generate
+	samples     int
+	concurrency int
+}
+
+// NewSelfConsistency builds a `self_consistency` node.
+func NewSelfConsistency(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+	var s ConsistencySettings
+	if err := agent.Decode(spec.Settings, &s); err != nil {
+		return agent.Built{}, err
+	}
+	if s.Samples == 0 {
+		s.Samples = 5
+	}
+	if s.Samples < 1 || s.Samples > 64 {
+		return agent.Built{}, &agent.SettingError{Key: "samples", Err: fmt.Errorf("%w: samples must be 1..64", agent.ErrSettings)}
+	}
+	if s.Concurrency <= 0 || s.Concurrency > s.Samples {
+		s.Concurrency = s.Samples
+	}
+	if s.Temperature == nil {
+		t := 0.7
+		s.Temperature = &t
+	}
+	g, err := buildGenerate(env, spec, s.GenerateSettings, cotPrompt, true)
+	if err != nil {
+		return agent.Built{}, err
+	}
+	return agent.Built{Node: &SelfConsistency{gen: g, samples: s.Samples, concurrency: s.Concurrency}}, nil
+}
+
+// Vote is one distinct answer's tally.
+type Vote struct {
+	Answer string `json:"answer"`
+	Count  int    `json:"count"`
+	// First is the index of the first sample that gave this answer.
+	First int `json:"first"`
+}
+
+// voteKey normalises an answer for voting: numbers compare by value, text
+// by the HotpotQA normalisation.
+func voteKey(a string) string {
+	if r, ok := answer.Number(a); ok {
+		return "#" + r.RatString()
+	}
+	return answer.Normalize(a)
+}
+
+// MajorityVote tallies answers (empty ones are ignored) and returns the
+// votes sorted by count, ties broken by the earliest sample: the result is
+// deterministic for a given list.
+func MajorityVote(answers []string) []Vote {
+	idx := map[string]int{}
+	var votes []Vote
+	for i, a := range answers {
+		if strings.TrimSpace(a) == "" {
+			continue
+		}
+		k := voteKey(a)
+		if j, ok := idx[k]; ok {
+			votes[j].Count++
+			continue
+		}
+		idx[k] = len(votes)
+		votes = append(votes, Vote{Answer: strings.TrimSpace(a), Count: 1, First: i})
+	}
+	sort.SliceStable(votes, func(i, j int) bool {
+		if votes[i].Count != votes[j].Count {
+			return votes[i].Count > votes[j].Count
+		}
+		return votes[i].First < votes[j].First
+	})
+	return votes
+}
+
+// Run samples concurrently, then votes.
+func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, error) {
+	user, err := n.gen.prompt.Render(st, nil)
+	if err != nil {
+		return "", err
+	}
+	msgs := agent.Prompt(n.gen.system, user)
+	answers := make([]string, n.samples)
+	texts := make([]string, n.samples)
+	errs := make([]error, n.samples)
+	sem := make(chan struct{}, n.concurrency)
+	var wg sync.WaitGroup
+	for i := 0; i < n.samples; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			opts := append([]llms.CallOption{}, n.gen.opts...)
+			opts = append(opts, llms.WithSeed(i+1))
+			text, _, err := n.gen.model.Call(ctx, st, agent.Caller{Node: n.gen.id, Kind: n.gen.kind, Role: fmt.Sprintf("sample-%d", i+1)}, msgs, opts...)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			texts[i] = text
+			if a, ok := answer.Extract(text); ok {
+				answers[i] = a
+			}
+		}(i)
+	}
+	wg.Wait()
+	failed := 0
+	var firstErr error
+	for i, e := range errs {
+		if e != nil {
+			failed++
+			if firstErr == nil {
+				firstErr = e
+			}
+			continue
+		}
+		st.Candidates = append(st.Candidates, agent.Candidate{Text: texts[i], Answer: answers[i]})
+	}
+	if failed == n.samples {
+		return "", fmt.Errorf("all %d samples failed: %w", n.samples, firstErr)
+	}
+	votes := MajorityVote(answers)
+	var table strings.Builder
+	for _, v := range votes {
+		fmt.Fprintf(&table, "%s: %d\n", v.Answer, v.Count)
+	}
+	trace.From(ctx).Emit(trace.Event{Node: n.gen.id, Kind: trace.KindVote, Text: strings.TrimSpace(table.String()),
+		Data: map[string]any{"votes": votes, "samples": n.samples, "failed": failed}})
+	if len(votes) == 0 {
+		st.SetPartial("", "no sample produced an answer", agent.FailureParse)
+		return "", nil
+	}
+	st.SetAnswer(votes[0].Answer)
+	if failed > 0 {
+		st.Note("self_consistency", fmt.Sprintf("%d of %d samples failed", failed, n.samples))
+	}
+	trace.From(ctx).Emit(trace.Event{Node: n.gen.id, Kind: trace.KindAnswer, Text: votes[0].Answer})
+	return "", nil
+}

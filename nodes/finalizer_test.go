@@ -1,0 +1,141 @@
+package nodes_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func composeNode(t *testing.T, ctor agent.Constructor, settings map[string]any, replies ...scripted.Reply) (agent.Node, *scripted.Model) {
+	t.Helper()
+	m, err := scripted.New(scripted.Script{Replies: replies})
+	require.NoError(t, err)
+	built, err := ctor(agent.Env{Model: agent.Model{LLM: m}}, agent.NodeSpec{ID: "final", Type: "finalizer", Settings: settings})
+	require.NoError(t, err)
+	assert.Empty(t, built.Routes)
+	return built.Node, m
+}
+
+func runCompose(t *testing.T, node agent.Node, st *agent.State) *trace.Recorder {
+	t.Helper()
+	rec := &trace.Recorder{}
+	_, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
+	require.NoError(t, err)
+	return rec
+}
+
+func planState() *agent.State {
+	st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+	st.Plan = []agent.Step{
+		{ID: "1", Description: "Find his birth year", Tool: "search", Input: "Clyde Tombaugh born", Status: agent.StatusDone, Result: "born on 4 February 1906"},
+		{ID: "2", Description: "Find the discovery year", Tool: "search", Input: "Pluto discovered", Status: agent.StatusDone, Result: "discovered Pluto on 18 February 1930"},
+		{ID: "3", Description: "Subtract", Tool: "calculator", Input: "#E2 - #E1", Status: agent.StatusFailed, Error: "tool error: bad input"},
+	}
+	return st
+}
+
+func TestFinalizerPassesACompleteAnswerThrough(t *testing.T) {
+	node, m := composeNode(t, nodes.NewFinalizer, nil)
+	st := planState()
+	st.SetAnswer("24")
+	rec := runCompose(t, node, st)
+	assert.Equal(t, "24", st.Answer)
+	assert.True(t, st.Complete)
+	assert.Equal(t, 0, m.Calls())
+	ans := rec.OfKind(trace.KindAnswer)
+	require.Len(t, ans, 1)
+	assert.Equal(t, true, ans[0].Data["passthrough"])
+}
+
+func TestFinalizerComposesFromStepResults(t *testing.T) {
+	cases := []struct {
+		name         string
+		prepare      func(*agent.State)
+		promptHas    string
+		wantComplete bool
+		wantFailure  string
+	}{
+		{"plan finished without an answer", func(*agent.State) {}, "Write the final answer", true, ""},
+		{"re-plan budget spent", func(st *agent.State) {
+			st.Reason, st.Failure = "the re-planning budget is spent (3 re-plan(s))", agent.FailureBudget
+		}, "The work stopped before it was finished: the re-planning budget is spent", false, agent.FailureBudget},
+		{"planner gave up", func(st *agent.State) {
+			st.Plan = nil
+			st.Reason, st.Failure = "no valid plan: invalid plan after 3 attempt(s)", agent.FailurePlan
+		}, "no valid plan", false, agent.FailurePlan},
+		{"an earlier partial answer", func(st *agent.State) {
+			st.SetPartial("maybe 20", "the iteration budget ran out", agent.FailureBudget)
+		}, "the iteration budget ran out", false, agent.FailureBudget},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			node, _ := composeNode(t, nodes.NewFinalizer, nil, scripted.Reply{Node: "final", Role: "finalize", Contains: tc.promptHas,
+				Text: "He was born in 1906 and found Pluto in 1930.\nAnswer: 24"})
+			st := planState()
+			tc.prepare(st)
+			rec := runCompose(t, node, st)
+			assert.Equal(t, "24", st.Answer)
+			assert.True(t, st.Done)
+			assert.Equal(t, tc.wantComplete, st.Complete)
+			assert.Equal(t, tc.wantFailure, st.Failure)
+			if !tc.wantComplete {
+				assert.NotEmpty(t, st.Reason)
+			}
+			ans := rec.OfKind(trace.KindAnswer)
+			require.Len(t, ans, 1)
+			assert.Equal(t, tc.wantComplete, ans[0].Data["complete"])
+			assert.Len(t, rec.OfKind(trace.KindThought), 1, "the full reply is kept as a thought")
+		})
+	}
+}
+
+func TestFinalizerPromptShowsResultsAndFailures(t *testing.T) {
+	node, _ := composeNode(t, nodes.NewFinalizer, nil, scripted.Reply{
+		Regex: `(?s)1\. Find his birth year \[search: Clyde Tombaugh born\]\n   result: born on 4 February 1906.*3\. Subtract \[calculator: #E2 - #E1\]\n   failed: tool error: bad input`,
+		Text:  "Answer: 24"})
+	st := planState()
+	runCompose(t, node, st)
+	assert.Equal(t, "24", st.Answer)
+}
+
+func TestFinalizerComposesFromAScratchpad(t *testing.T) {
+	node, _ := composeNode(t, nodes.NewFinalizer, map[string]any{"extract": false}, scripted.Reply{
+		Contains: "Action 1: search[Pluto]\nObservation 1: found in 1930", Text: "1930"})
+	st := agent.NewState(agent.Task{Question: "When was Pluto found?"})
+	st.Scratchpad = []agent.Entry{{Thought: "look it up", Tool: "search", Input: "Pluto", Observation: "found in 1930"}}
+	runCompose(t, node, st)
+	assert.Equal(t, "1930", st.Answer)
+	assert.True(t, st.Complete)
+}
+
+func TestFinalizerEmptyReplyIsAnIncompleteAnswer(t *testing.T) {
+	node, _ := composeNode(t, nodes.NewFinalizer, nil, scripted.Reply{Text: "  \n"})
+	st := planState()
+	runCompose(t, node, st)
+	assert.True(t, st.Done)
+	assert.False(t, st.Complete)
+	assert.Equal(t, agent.FailureParse, st.Failure)
+}
+
+func TestFinalizerProviderErrorIsReturned(t *testing.T) {
+	node, _ := composeNode(t, nodes.NewFinalizer, nil, scripted.Reply{Error: "HTTP 503"})
+	_, err := node.Run(context.Background(), planState())
+	assert.ErrorIs(t, err, agent.ErrModel)
+}
+
+func TestComposeNodesRejectBadSettings(t *testing.T) {
+	for _, ctor := range []agent.Constructor{nodes.NewFinalizer, nodes.NewSolver} {
+		_, err := ctor(agent.Env{}, agent.NodeSpec{ID: "f", Type: "finalizer", Settings: map[string]any{"promt": "x"}})
+		var se *agent.SettingError
+		require.ErrorAs(t, err, &se)
+		assert.Equal(t, "promt", se.Key)
+		_, err = ctor(agent.Env{}, agent.NodeSpec{ID: "f", Type: "finalizer", Settings: map[string]any{"prompt": "{{.Nope"}})
+		assert.ErrorIs(t, err, agent.ErrSettings)
+	}
+}

@@ -1,0 +1,511 @@
+package planner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/tools"
+)
+
+// Sentinel errors. A rejected plan's error wraps one or more of the reason
+// sentinels; a planner node that gives up wraps ErrInvalidPlan as well.
+var (
+	// ErrInvalidPlan means the planner could not produce a valid plan
+	// within its retry budget. It is returned by the planner node (inside
+	// an *InvalidPlanError) together with the last reason.
+	ErrInvalidPlan = errors.New("invalid plan")
+	// ErrMalformedPlan means the reply holds no readable plan, or a step
+	// lacks an id or both a description and a tool.
+	ErrMalformedPlan = errors.New("malformed plan")
+	// ErrDuplicateStep means two steps share an id.
+	ErrDuplicateStep = errors.New("duplicate step id")
+	// ErrDanglingDependency means a step depends on (or references as #E)
+	// a step that is not in the plan.
+	ErrDanglingDependency = errors.New("dependency on a missing step")
+	// ErrPlanCycle means the steps' dependencies form a cycle.
+	ErrPlanCycle = errors.New("dependency cycle")
+	// ErrTooManySteps means the plan is longer than the step limit.
+	ErrTooManySteps = errors.New("too many steps")
+	// ErrUnknownTool means a step names a tool that is not registered. It
+	// also matches tools.ErrUnknownTool.
+	ErrUnknownTool = fmt.Errorf("plan names an %w", tools.ErrUnknownTool)
+	// ErrMissingTool means a step has no tool although the executor runs
+	// steps as direct tool calls (rewoo, parallel).
+	ErrMissingTool = errors.New("step has no tool")
+)
+
+// refPattern matches a reference to an earlier step's result, "#E1".
+var refPattern = regexp.MustCompile(`#E([A-Za-z0-9_]+)`)
+
+// References returns the step ids that input references as #E<id>, in
+// order of first appearance, without duplicates.
+func References(input string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range refPattern.FindAllStringSubmatch(input, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// ReplaceReferences replaces every #E<id> in input by value(id).
+func ReplaceReferences(input string, value func(id string) string) string {
+	return refPattern.ReplaceAllStringFunc(input, func(m string) string { return value(m[len("#E"):]) })
+}
+
+// ParsePlan reads a plan out of model text. It accepts, in this order of
+// preference:
+//
+//   - a JSON object {"steps":[...]} (or {"plan":[...]}) or a bare JSON array
+//     of steps, as the whole reply, inside a ``` fence, or embedded in prose;
+//   - ReWOO's format: "Plan: <description>" lines each followed by
+//     "#E1 = Tool[input]";
+//   - a numbered list ("1. Search for X"), where each step depends on every
+//     earlier one, since a list says nothing about dependencies.
+//
+// Step fields are read tolerantly: ids and dependencies may be numbers or
+// strings, missing ids are numbered from 1, a non-string input is kept as
+// compact JSON, and "#E<id>" references in an input are added to the step's
+// dependencies. ParsePlan does not validate the plan; see ValidatePlan.
+// Errors wrap ErrMalformedPlan.
+func ParsePlan(text string) ([]agent.Step, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("%w: the reply is empty; reply with a JSON object {\"steps\": [...]}", ErrMalformedPlan)
+	}
+	var planErr error
+	for _, raw := range FindJSON(text) {
+		steps, looksLikePlan, err := decodePlan(raw)
+		if err == nil {
+			return steps, nil
+		}
+		if looksLikePlan && planErr == nil {
+			planErr = err
+		}
+	}
+	if planErr != nil {
+		return nil, planErr
+	}
+	if steps := parseReWOO(text); len(steps) > 0 {
+		return steps, nil
+	}
+	if steps := parseNumbered(text); len(steps) > 0 {
+		return steps, nil
+	}
+	return nil, fmt.Errorf("%w: no plan found in the reply; reply with a JSON object {\"steps\": [{\"id\": \"1\", \"description\": \"...\", \"tool\": \"...\", \"input\": \"...\", \"depends_on\": []}]}", ErrMalformedPlan)
+}
+
+// DecodePlan decodes a plan from JSON: an object with a "steps" (or "plan")
+// array, or a bare array of steps. It reads fields as tolerantly as
+// ParsePlan. Errors wrap ErrMalformedPlan.
+func DecodePlan(raw []byte) ([]agent.Step, error) {
+	steps, _, err := decodePlan(raw)
+	return steps, err
+}
+
+// decodePlan decodes raw as a plan. looksLikePlan reports whether raw was
+// plainly meant as a plan (an object with a steps key, or an array of
+// objects), so that its error is worth reporting.
+func decodePlan(raw []byte) (steps []agent.Step, looksLikePlan bool, err error) {
+	raw = []byte(strings.TrimSpace(string(raw)))
+	var list []json.RawMessage
+	switch {
+	case len(raw) > 0 && raw[0] == '{':
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, false, fmt.Errorf("%w: %w", ErrMalformedPlan, err)
+		}
+		body, ok := pick(obj, "steps", "plan", "tasks")
+		if !ok {
+			return nil, false, fmt.Errorf("%w: the JSON object has no \"steps\" array", ErrMalformedPlan)
+		}
+		if err := json.Unmarshal(body, &list); err != nil {
+			return nil, true, fmt.Errorf("%w: \"steps\" must be an array of step objects: %w", ErrMalformedPlan, err)
+		}
+	case len(raw) > 0 && raw[0] == '[':
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, false, fmt.Errorf("%w: %w", ErrMalformedPlan, err)
+		}
+		if len(list) == 0 || !strings.HasPrefix(strings.TrimSpace(string(list[0])), "{") {
+			return nil, false, fmt.Errorf("%w: a plan array must hold step objects", ErrMalformedPlan)
+		}
+	default:
+		return nil, false, fmt.Errorf("%w: not a JSON object or array", ErrMalformedPlan)
+	}
+	if len(list) == 0 {
+		return nil, true, fmt.Errorf("%w: the plan has no steps", ErrMalformedPlan)
+	}
+	steps = make([]agent.Step, 0, len(list))
+	for i, item := range list {
+		s, err := decodeStep(item, i)
+		if err != nil {
+			return nil, true, err
+		}
+		steps = append(steps, s)
+	}
+	return finishSteps(steps), true, nil
+}
+
+func pick(obj map[string]json.RawMessage, keys ...string) (json.RawMessage, bool) {
+	for _, k := range keys {
+		if v, ok := obj[k]; ok && string(v) != "null" {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func decodeStep(item json.RawMessage, index int) (agent.Step, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(item, &obj); err != nil {
+		return agent.Step{}, fmt.Errorf("%w: step %d is not a JSON object: %w", ErrMalformedPlan, index+1, err)
+	}
+	var s agent.Step
+	var err error
+	if v, ok := pick(obj, "id", "step", "idx"); ok {
+		if s.ID, err = scalar(v); err != nil {
+			return s, fmt.Errorf("%w: step %d: id: %w", ErrMalformedPlan, index+1, err)
+		}
+	}
+	if s.ID = strings.TrimSpace(s.ID); s.ID == "" {
+		s.ID = strconv.Itoa(index + 1)
+	}
+	if v, ok := pick(obj, "description", "desc", "task", "goal", "thought"); ok {
+		if s.Description, err = scalar(v); err != nil {
+			return s, fmt.Errorf("%w: step %q: description: %w", ErrMalformedPlan, s.ID, err)
+		}
+	}
+	if v, ok := pick(obj, "tool", "action", "tool_name"); ok {
+		if s.Tool, err = scalar(v); err != nil {
+			return s, fmt.Errorf("%w: step %q: tool: %w", ErrMalformedPlan, s.ID, err)
+		}
+	}
+	if v, ok := pick(obj, "input", "tool_input", "args", "arguments", "query"); ok {
+		s.Input = inputText(v)
+	}
+	if v, ok := pick(obj, "depends_on", "dependencies", "deps", "dependsOn"); ok {
+		if s.DependsOn, err = idList(v); err != nil {
+			return s, fmt.Errorf("%w: step %q: depends_on must be a list of step ids: %w", ErrMalformedPlan, s.ID, err)
+		}
+	}
+	s.Description = strings.TrimSpace(s.Description)
+	s.Tool = strings.TrimSpace(s.Tool)
+	return s, nil
+}
+
+// scalar reads a JSON string, number or boolean as text; null is "".
+func scalar(v json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return s, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(v, &n); err == nil {
+		return n.String(), nil
+	}
+	var b bool
+	if err := json.Unmarshal(v, &b); err == nil {
+		return strconv.FormatBool(b), nil
+	}
+	if string(v) == "null" {
+		return "", nil
+	}
+	return "", fmt.Errorf("want a string or a number, got %s", v)
+}
+
+// inputText keeps a string input as is and any other JSON value compact.
+func inputText(v json.RawMessage) string {
+	if s, err := scalar(v); err == nil {
+		return s
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, v); err != nil {
+		return string(v)
+	}
+	return out.String()
+}
+
+// idList reads a list of ids given as an array of strings or numbers, one
+// id, or a comma-separated string.
+func idList(v json.RawMessage) ([]string, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(v, &items); err != nil {
+		s, serr := scalar(v)
+		if serr != nil {
+			return nil, err
+		}
+		var out []string
+		for _, part := range strings.Split(s, ",") {
+			if p := strings.TrimSpace(part); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, err := scalar(it)
+		if err != nil {
+			return nil, err
+		}
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// finishSteps resolves loosely written dependencies ("#E1", "E1", "step 1")
+// to step ids and adds the steps referenced as #E<id> in inputs.
+func finishSteps(steps []agent.Step) []agent.Step {
+	ids := map[string]bool{}
+	for _, s := range steps {
+		ids[s.ID] = true
+	}
+	for i := range steps {
+		s := &steps[i]
+		var deps []string
+		seen := map[string]bool{}
+		add := func(d string) {
+			if !seen[d] {
+				seen[d] = true
+				deps = append(deps, d)
+			}
+		}
+		for _, d := range s.DependsOn {
+			add(resolveID(d, ids))
+		}
+		for _, r := range References(s.Input) {
+			if r != s.ID {
+				add(r)
+			}
+		}
+		s.DependsOn = deps
+	}
+	return steps
+}
+
+var idPrefix = regexp.MustCompile(`(?i)^(?:#?e|#|\$|step\s*)`)
+
+func resolveID(d string, ids map[string]bool) string {
+	d = strings.TrimSpace(d)
+	if ids[d] {
+		return d
+	}
+	if stripped := idPrefix.ReplaceAllString(d, ""); ids[stripped] {
+		return stripped
+	}
+	return d
+}
+
+// FindJSON returns the JSON objects and arrays found in model text, most
+// likely first: the whole text, the body of each ``` fence, then each value
+// embedded in prose (scanning from every '{' or '[' not inside an earlier
+// value). At most 32 embedded candidates are tried. Each returned value is
+// syntactically valid JSON.
+func FindJSON(text string) []json.RawMessage {
+	var out []json.RawMessage
+	seen := map[string]bool{}
+	add := func(s string) bool {
+		s = strings.TrimSpace(s)
+		if s == "" || (s[0] != '{' && s[0] != '[') || seen[s] {
+			return false
+		}
+		var raw json.RawMessage
+		dec := json.NewDecoder(strings.NewReader(s))
+		if err := dec.Decode(&raw); err != nil || strings.TrimSpace(s[dec.InputOffset():]) != "" {
+			return false
+		}
+		seen[s] = true
+		out = append(out, raw)
+		return true
+	}
+	add(text)
+	for _, m := range fencePattern.FindAllStringSubmatch(text, -1) {
+		add(m[1])
+	}
+	tries := 0
+	for i := 0; i < len(text) && tries < 32; i++ {
+		if text[i] != '{' && text[i] != '[' {
+			continue
+		}
+		tries++
+		var raw json.RawMessage
+		dec := json.NewDecoder(strings.NewReader(text[i:]))
+		if err := dec.Decode(&raw); err != nil {
+			continue
+		}
+		if !seen[string(raw)] {
+			seen[string(raw)] = true
+			out = append(out, raw)
+		}
+		i += int(dec.InputOffset()) - 1
+	}
+	return out
+}
+
+var fencePattern = regexp.MustCompile("(?s)```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```")
+
+// ReWOO's plan format: "Plan: ..." followed by "#E1 = Tool[input]".
+var (
+	rewooPlanLine = regexp.MustCompile(`(?i)^\s*(?:\*\*)?plan(?:\s*\d+)?(?:\*\*)?\s*[:：]\s*(.*)$`)
+	rewooCallLine = regexp.MustCompile(`^\s*#E([A-Za-z0-9_]+)\s*[=:]\s*([A-Za-z_][\w.-]*)\s*\[(.*)\]\s*$`)
+)
+
+func parseReWOO(text string) []agent.Step {
+	var steps []agent.Step
+	desc := ""
+	for _, line := range strings.Split(text, "\n") {
+		if m := rewooPlanLine.FindStringSubmatch(line); m != nil {
+			desc = strings.TrimSpace(m[1])
+			continue
+		}
+		if m := rewooCallLine.FindStringSubmatch(line); m != nil {
+			steps = append(steps, agent.Step{ID: m[1], Description: desc, Tool: m[2], Input: strings.TrimSpace(m[3])})
+			desc = ""
+		}
+	}
+	return finishSteps(steps)
+}
+
+var (
+	numberedLine = regexp.MustCompile(`(?i)^\s*(?:[-*]\s*)?(?:\*\*)?(?:step\s*)?(\d+)\s*[.):]\s*(?:\*\*)?\s*(\S.*)$`)
+	callText     = regexp.MustCompile(`^([A-Za-z_][\w.-]*)\[(.*)\]$`)
+)
+
+func parseNumbered(text string) []agent.Step {
+	var steps []agent.Step
+	for _, line := range strings.Split(text, "\n") {
+		m := numberedLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		body := strings.TrimSpace(strings.Trim(strings.TrimSpace(m[2]), "*"))
+		s := agent.Step{ID: m[1], Description: body}
+		if c := callText.FindStringSubmatch(body); c != nil {
+			s.Tool, s.Input = c[1], strings.TrimSpace(c[2])
+		}
+		for _, prev := range steps {
+			s.DependsOn = append(s.DependsOn, prev.ID)
+		}
+		steps = append(steps, s)
+	}
+	return finishSteps(steps)
+}
+
+// Rules are the checks a plan must pass before it runs.
+type Rules struct {
+	// Tools resolves the tool each step names (case and separators are
+	// ignored). Nil skips the tool check.
+	Tools *tools.Registry
+	// MaxSteps bounds the number of steps; 0 or less means no bound.
+	MaxSteps int
+	// RequireTools rejects steps without a tool (for executors that run
+	// steps as direct tool calls).
+	RequireTools bool
+	// Known are steps outside the plan that it may depend on and whose ids
+	// it must not reuse: the finished steps when re-planning.
+	Known []agent.Step
+	// ExtraTools are tool names accepted besides those in Tools: the
+	// executor's built-in model worker (see Settings.LLMTool).
+	ExtraTools []string
+}
+
+// ValidatePlan checks a plan: at least one step, ids unique and not empty,
+// every step with a description or a tool, at most maxSteps steps (0 means
+// no bound), dependencies (including #E references) that exist and form no
+// cycle, and tools that exist in reg (nil skips that check). It reports
+// every problem found, joined; each wraps its sentinel (ErrMalformedPlan,
+// ErrDuplicateStep, ErrTooManySteps, ErrUnknownTool, ErrDanglingDependency,
+// ErrPlanCycle).
+func ValidatePlan(steps []agent.Step, reg *tools.Registry, maxSteps int) error {
+	return Rules{Tools: reg, MaxSteps: maxSteps}.Check(steps)
+}
+
+// Check validates steps against the rules; see ValidatePlan.
+func (r Rules) Check(steps []agent.Step) error {
+	if len(steps) == 0 {
+		return fmt.Errorf("%w: the plan has no steps", ErrMalformedPlan)
+	}
+	var problems []error
+	known := map[string]bool{}
+	for _, s := range r.Known {
+		known[s.ID] = true
+	}
+	ids := map[string]bool{}
+	for _, s := range steps {
+		switch {
+		case s.ID == "":
+			problems = append(problems, fmt.Errorf("%w: a step has no id (give every step a unique id such as \"1\")", ErrMalformedPlan))
+			continue
+		case ids[s.ID]:
+			problems = append(problems, fmt.Errorf("%w: %q is used by more than one step; give each step its own id", ErrDuplicateStep, s.ID))
+		case known[s.ID]:
+			problems = append(problems, fmt.Errorf("%w: %q is already the id of a finished step; number new steps after %s", ErrDuplicateStep, s.ID, lastID(r.Known)))
+		}
+		ids[s.ID] = true
+		if s.Description == "" && s.Tool == "" {
+			problems = append(problems, fmt.Errorf("%w: step %q has neither a description nor a tool", ErrMalformedPlan, s.ID))
+		}
+	}
+	if r.MaxSteps > 0 && len(steps) > r.MaxSteps {
+		problems = append(problems, fmt.Errorf("%w: the plan has %d steps but at most %d are allowed; merge or drop steps", ErrTooManySteps, len(steps), r.MaxSteps))
+	}
+	for _, s := range steps {
+		switch {
+		case s.Tool == "" && r.RequireTools:
+			problems = append(problems, fmt.Errorf("%w: step %q must name the tool it calls (one of: %s)", ErrMissingTool, s.ID, strings.Join(r.toolNames(), ", ")))
+		case s.Tool != "" && r.Tools != nil && !r.extra(s.Tool):
+			if _, ok := r.Tools.Resolve(s.Tool); !ok {
+				problems = append(problems, fmt.Errorf("%w: step %q uses %q; available tools: %s", ErrUnknownTool, s.ID, s.Tool, strings.Join(r.toolNames(), ", ")))
+			}
+		}
+	}
+	problems = append(problems, checkDependencies(steps, ids, known)...)
+	return errors.Join(problems...)
+}
+
+func (r Rules) extra(name string) bool {
+	for _, e := range r.ExtraTools {
+		if tools.NormalizeName(e) == tools.NormalizeName(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Rules) toolNames() []string {
+	return append(r.Tools.Names(), r.ExtraTools...)
+}
+
+func lastID(steps []agent.Step) string {
+	if len(steps) == 0 {
+		return "the finished steps"
+	}
+	return strconv.Quote(steps[len(steps)-1].ID)
+}
+
+// Dependencies returns the ids a step waits for: its DependsOn plus the
+// steps its input references as #E<id>, without duplicates.
+func Dependencies(s agent.Step) []string {
+	out := append([]string(nil), s.DependsOn...)
+	seen := map[string]bool{}
+	for _, d := range out {
+		seen[d] = true
+	}
+	for _, r := range References(s.Input) {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}

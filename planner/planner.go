@@ -1,0 +1,301 @@
+// Package planner implements the Planner node of the Plan-and-Execute
+// family (Plan-and-Execute, ReWOO, LLMCompiler) and owns the plan model every
+// member shares: parsing a plan out of model output (JSON mode, a forced
+// "plan" tool call, JSON in text, ReWOO's "#E1 = Tool[input]" lines or a
+// numbered list), validating it as a DAG before anything runs, and ordering
+// its steps.
+//
+// The node (`type: planner`) asks the model for a plan, validates it, and
+// feeds a rejected plan back with the reasons, at most max_retries times.
+// When no valid plan comes back it fails with an *InvalidPlanError (which
+// matches ErrInvalidPlan and the reason's sentinel), or, with
+// `on_failure: route`, records the failure in the state and takes the
+// `failed` route, which pipelines map to a finalizer so the run still ends
+// with a (best-effort, incomplete) answer.
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Defaults of the planner's settings.
+const (
+	// DefaultMaxPlanSteps bounds the number of steps in a plan.
+	DefaultMaxPlanSteps = 8
+	// DefaultMaxRetries is how many rejected plans are fed back.
+	DefaultMaxRetries = 2
+)
+
+// Output modes: how the planner asks the model for its plan.
+const (
+	// OutputJSON asks for a JSON object with llms.WithJSONMode.
+	OutputJSON = "json"
+	// OutputTool forces a call of a "plan" function whose parameters are
+	// the plan (for providers with native tool calling).
+	OutputTool = "tool"
+	// OutputText asks for JSON in plain text, for providers with neither.
+	OutputText = "text"
+)
+
+// RouteFailed is the route a planner with `on_failure: route` takes when it
+// gives up; map it to a finalizer.
+const RouteFailed = "failed"
+
+// PlanToolName is the name of the function a planner with `output: tool`
+// forces the model to call.
+const PlanToolName = "plan"
+
+// LLMToolDescription describes the executor's built-in model worker to the
+// planner (see Settings.LLMTool).
+const LLMToolDescription = "Asks a language model to reason over text. The input is a complete instruction that may include earlier results as #E<id>, for example: Read the year in #E1 and the year in #E2 and write only the expression <second year> - <first year>. Use it to extract, combine or rephrase results; it knows nothing else."
+
+// Settings configure a `planner` node. Every field is optional.
+type Settings struct {
+	// System is the system message. Default: a short planner role.
+	System string `mapstructure:"system"`
+	// SystemFile reads the system message from a file instead.
+	SystemFile string `mapstructure:"system_file"`
+	// Prompt is the user message template (Go text/template). It sees
+	// {{.Question}} and {{.Extra.Tools}}, {{.Extra.Schema}},
+	// {{.Extra.MaxSteps}}, {{.Extra.RequireTools}}, {{.Extra.Output}}.
+	// Default: the built-in planning prompt.
+	Prompt string `mapstructure:"prompt"`
+	// PromptFile reads the prompt template from a file instead.
+	PromptFile string `mapstructure:"prompt_file"`
+	// Output is how the plan is requested: "json" (JSON mode), "tool" (a
+	// forced "plan" function call) or "text" (JSON or a numbered list in
+	// plain text). Every mode also accepts the text forms. Default "json".
+	Output string `mapstructure:"output"`
+	// MaxPlanSteps bounds the number of steps. Default 8.
+	MaxPlanSteps int `mapstructure:"max_plan_steps"`
+	// MaxRetries is how many times a rejected plan is sent back with the
+	// reason before the node gives up. Default 2; 0 disables retries.
+	MaxRetries *int `mapstructure:"max_retries"`
+	// RequireTools rejects steps without a tool; set it when the executor
+	// runs steps as direct tool calls (strategy rewoo or parallel). Default
+	// false.
+	RequireTools bool `mapstructure:"require_tools"`
+	// LLMTool names the executor's built-in model worker, offered to the
+	// planner as an extra tool; it must match the execute node's llm_tool.
+	// Default "" (none).
+	LLMTool string `mapstructure:"llm_tool"`
+	// OnFailure is what happens when no valid plan arrives within the
+	// retries: "error" ends the run with an *InvalidPlanError; "route"
+	// records the failure (state failure "plan" and reason) and takes the
+	// `failed` route. Default "error".
+	OnFailure string `mapstructure:"on_failure"`
+	// Temperature overrides the model's sampling temperature.
+	Temperature *float64 `mapstructure:"temperature"`
+	// MaxTokens caps the completion; 0 uses the model default.
+	MaxTokens int `mapstructure:"max_tokens"`
+}
+
+// InvalidPlanError is returned when no valid plan arrived within the retry
+// budget. It matches ErrInvalidPlan and the sentinels of the last reason
+// (ErrPlanCycle, ErrDanglingDependency, ErrUnknownTool, ...).
+type InvalidPlanError struct {
+	// Attempts is how many plans were requested.
+	Attempts int
+	// Reply is the last rejected reply (text or tool-call arguments).
+	Reply string
+	// Err is the last reason for rejection.
+	Err error
+}
+
+func (e *InvalidPlanError) Error() string {
+	return fmt.Sprintf("%v after %d attempt(s): %s", ErrInvalidPlan, e.Attempts, strings.ReplaceAll(e.Err.Error(), "\n", "; "))
+}
+
+// Unwrap returns ErrInvalidPlan and the reason.
+func (e *InvalidPlanError) Unwrap() []error { return []error{ErrInvalidPlan, e.Err} }
+
+// Planner is the planner node.
+type Planner struct {
+	id, kind   string
+	model      agent.Model
+	system     string
+	prompt     *agent.Template
+	output     string
+	maxSteps   int
+	maxRetries int
+	rules      Rules
+	extraTools []tools.Info
+	routeOnErr bool
+	opts       []llms.CallOption
+}
+
+// New builds a `planner` node from its spec. It declares the `failed`
+// route when on_failure is "route".
+func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+	var s Settings
+	if err := agent.Decode(spec.Settings, &s); err != nil {
+		return agent.Built{}, err
+	}
+	system, err := env.LoadText(s.System, s.SystemFile, "system")
+	if err != nil {
+		return agent.Built{}, err
+	}
+	if strings.TrimSpace(system) == "" {
+		system = defaultSystem
+	}
+	promptText, err := env.LoadText(s.Prompt, s.PromptFile, "prompt")
+	if err != nil {
+		return agent.Built{}, err
+	}
+	if promptText == "" {
+		promptText = defaultPrompt
+	}
+	tmpl, err := agent.ParseTemplate("prompt", promptText)
+	if err != nil {
+		return agent.Built{}, err
+	}
+	p := &Planner{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl,
+		output: s.Output, maxSteps: s.MaxPlanSteps, maxRetries: DefaultMaxRetries}
+	switch p.output {
+	case "":
+		p.output = OutputJSON
+	case OutputJSON, OutputTool, OutputText:
+	default:
+		return agent.Built{}, settingErr("output", "want json, tool or text, got %q", s.Output)
+	}
+	switch {
+	case p.maxSteps == 0:
+		p.maxSteps = DefaultMaxPlanSteps
+	case p.maxSteps < 0:
+		return agent.Built{}, settingErr("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
+	}
+	if s.MaxRetries != nil {
+		if *s.MaxRetries < 0 {
+			return agent.Built{}, settingErr("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
+		}
+		p.maxRetries = *s.MaxRetries
+	}
+	reg := env.Tools
+	if reg == nil {
+		reg, _ = tools.NewRegistry(nil)
+	}
+	p.rules = Rules{Tools: reg, MaxSteps: p.maxSteps, RequireTools: s.RequireTools}
+	if name := strings.TrimSpace(s.LLMTool); name != "" {
+		if _, clash := reg.Resolve(name); clash {
+			return agent.Built{}, settingErr("llm_tool", "%q is already the name of a registered tool; pick another name", name)
+		}
+		p.rules.ExtraTools = []string{name}
+		p.extraTools = []tools.Info{{Name: name, Description: LLMToolDescription,
+			Schema: map[string]any{"type": "object", "properties": map[string]any{"input": map[string]any{"type": "string"}}, "required": []string{"input"}}}}
+	}
+	if s.RequireTools && reg.Len() == 0 && len(p.extraTools) == 0 {
+		return agent.Built{}, settingErr("require_tools", "the pipeline has no tools, so no step could name one; list tools under tools:")
+	}
+	switch s.OnFailure {
+	case "", "error":
+	case "route":
+		p.routeOnErr = true
+	default:
+		return agent.Built{}, settingErr("on_failure", "want error or route, got %q", s.OnFailure)
+	}
+	if s.Temperature != nil {
+		p.opts = append(p.opts, llms.WithTemperature(*s.Temperature))
+	}
+	if s.MaxTokens > 0 {
+		p.opts = append(p.opts, llms.WithMaxTokens(s.MaxTokens))
+	}
+	switch p.output {
+	case OutputJSON:
+		p.opts = append(p.opts, llms.WithJSONMode())
+	case OutputTool:
+		p.opts = append(p.opts,
+			llms.WithTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{
+				Name: PlanToolName, Description: "Submit the plan: the steps that solve the task.", Parameters: PlanSchema()}}}),
+			llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: PlanToolName}}))
+	}
+	b := agent.Built{Node: p}
+	if p.routeOnErr {
+		b.Routes = []string{RouteFailed}
+	}
+	return b, nil
+}
+
+func settingErr(key, format string, args ...any) error {
+	return &agent.SettingError{Key: key, Err: fmt.Errorf("%w: %s", agent.ErrSettings, fmt.Sprintf(format, args...))}
+}
+
+// Run asks for a plan until one passes validation or the retries run out,
+// and stores it in st.Plan with every step pending.
+func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
+	tr := trace.From(ctx)
+	user, err := p.prompt.Render(st, map[string]any{
+		"Tools":        ToolList(p.rules.Tools, p.extraTools...),
+		"Schema":       schemaText(),
+		"MaxSteps":     p.maxSteps,
+		"RequireTools": p.rules.RequireTools,
+		"Output":       p.output,
+	})
+	if err != nil {
+		return "", err
+	}
+	msgs := agent.Prompt(p.system, user)
+	caller := agent.Caller{Node: p.id, Kind: p.kind}
+	var last *InvalidPlanError
+	for attempt := 1; attempt <= p.maxRetries+1; attempt++ {
+		text, resp, err := p.model.Call(ctx, st, caller, msgs, p.opts...)
+		if err != nil {
+			return "", fmt.Errorf("planner: %w", err)
+		}
+		steps, reply, err := p.read(text, resp)
+		if err == nil {
+			err = p.rules.Check(steps)
+		}
+		if err == nil {
+			for i := range steps {
+				steps[i].Status = agent.StatusPending
+				steps[i].Result, steps[i].Error = "", ""
+			}
+			st.Plan = steps
+			tr.Emit(trace.Event{Node: p.id, Kind: trace.KindPlan, Text: FormatPlan(steps, false),
+				Data: map[string]any{"steps": steps, "attempts": attempt}})
+			return "", nil
+		}
+		last = &InvalidPlanError{Attempts: attempt, Reply: reply, Err: err}
+		kind := trace.KindGuard
+		if errors.Is(err, ErrMalformedPlan) {
+			kind = trace.KindParseError
+		}
+		tr.Emit(trace.Event{Node: p.id, Kind: kind, Text: "plan rejected: " + err.Error(),
+			Data: map[string]any{"attempt": attempt, "retries_left": p.maxRetries + 1 - attempt}})
+		msgs = append(msgs, agent.Text(llms.ChatMessageTypeAI, reply),
+			agent.Text(llms.ChatMessageTypeHuman, fmt.Sprintf(feedbackPrompt, err)))
+	}
+	if p.routeOnErr {
+		st.Failure = agent.FailurePlan
+		st.Reason = "no valid plan: " + last.Error()
+		tr.Emit(trace.Event{Node: p.id, Kind: trace.KindError, Text: last.Error(), Data: map[string]any{"route": RouteFailed}})
+		return RouteFailed, nil
+	}
+	return "", last
+}
+
+// read extracts the plan from a reply: the arguments of a "plan" tool call
+// in any choice, else the text. reply is what is shown back to the model.
+func (p *Planner) read(text string, resp *llms.ContentResponse) (steps []agent.Step, reply string, err error) {
+	if resp != nil {
+		for _, ch := range resp.Choices {
+			for _, tc := range ch.ToolCalls {
+				if tc.FunctionCall == nil || tools.NormalizeName(tc.FunctionCall.Name) != PlanToolName {
+					continue
+				}
+				steps, err := DecodePlan([]byte(tc.FunctionCall.Arguments))
+				return steps, tc.FunctionCall.Arguments, err
+			}
+		}
+	}
+	steps, err = ParsePlan(text)
+	return steps, text, err
+}

@@ -1,0 +1,225 @@
+package planner_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// recorder wraps a model and keeps each call's options and prompt text.
+type recorder struct {
+	llms.Model
+	mu      sync.Mutex
+	opts    []llms.CallOptions
+	prompts []string
+}
+
+func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	var o llms.CallOptions
+	for _, f := range options {
+		f(&o)
+	}
+	var b strings.Builder
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if t, ok := p.(llms.TextContent); ok {
+				b.WriteString(t.Text + "\n")
+			}
+		}
+	}
+	r.mu.Lock()
+	r.opts = append(r.opts, o)
+	r.prompts = append(r.prompts, b.String())
+	r.mu.Unlock()
+	return r.Model.GenerateContent(ctx, msgs, options...)
+}
+
+func newPlanner(t *testing.T, settings map[string]any, replies ...scripted.Reply) (agent.Node, *recorder, *scripted.Model) {
+	t.Helper()
+	m, err := scripted.New(scripted.Script{Replies: replies})
+	require.NoError(t, err)
+	rec := &recorder{Model: m}
+	built, err := planner.New(agent.Env{Model: agent.Model{LLM: rec}, Tools: registry(t)}, agent.NodeSpec{ID: "plan", Type: "planner", Settings: settings})
+	require.NoError(t, err)
+	return built.Node, rec, m
+}
+
+const goodPlan = `{"steps":[{"id":"1","description":"Find the birth year","tool":"search","input":"Clyde Tombaugh born"},{"id":"2","description":"Find the discovery year","tool":"search","input":"Pluto discovered"},{"id":"3","description":"Subtract","tool":"calculator","input":"#E2 - #E1","depends_on":["1","2"]}]}`
+
+func TestPlannerStoresAValidPlanAsPendingSteps(t *testing.T) {
+	node, rec, _ := newPlanner(t, nil, scripted.Reply{Node: "planner", Contains: "Clyde Tombaugh", Text: goodPlan})
+	st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+	tr := &trace.Recorder{}
+	route, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", tr)), st)
+	require.NoError(t, err)
+	assert.Equal(t, "", route)
+	require.Len(t, st.Plan, 3)
+	for _, s := range st.Plan {
+		assert.Equal(t, agent.StatusPending, s.Status)
+	}
+	assert.Equal(t, []string{"1", "2"}, st.Plan[2].DependsOn)
+	plans := tr.OfKind(trace.KindPlan)
+	require.Len(t, plans, 1)
+	assert.Contains(t, plans[0].Text, "3. Subtract [calculator: #E2 - #E1] (after 1, 2)")
+	assert.Equal(t, 1, st.Usage.Snapshot().ModelCalls)
+	require.Len(t, rec.opts, 1)
+	assert.True(t, rec.opts[0].JSONMode, "json output uses JSON mode")
+	for _, want := range []string{"- calculator: Evaluates", `"expression"`, "- search: echoes its input", "at most 8 steps", `"depends_on"`} {
+		assert.Contains(t, rec.prompts[0], want)
+	}
+}
+
+func TestPlannerFeedsRejectedPlansBackThenFailsWithTypedError(t *testing.T) {
+	cyclic := `{"steps":[{"id":"1","description":"a","tool":"search","depends_on":["2"]},{"id":"2","description":"b","tool":"search","depends_on":["1"]}]}`
+	dangling := `{"steps":[{"id":"1","description":"a","tool":"search"},{"id":"2","description":"b","tool":"calculator","input":"#E1","depends_on":["5"]}]}`
+	unknown := `{"steps":[{"id":"1","description":"a","tool":"wikipedia","input":"Pluto"}]}`
+	malformed := `{"steps": [{"id": "1", "description": "a"`
+	cases := []struct {
+		name     string
+		reply    string
+		sentinel error
+		feedback string
+	}{
+		{"cyclic plan", cyclic, planner.ErrPlanCycle, "cycle"},
+		{"dangling dependency", dangling, planner.ErrDanglingDependency, `depends on step "5"`},
+		{"unknown tool", unknown, planner.ErrUnknownTool, `uses "wikipedia"; available tools: calculator, search, web_search`},
+		{"malformed plan", malformed, planner.ErrMalformedPlan, "no plan found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			node, rec, m := newPlanner(t, nil,
+				scripted.Reply{Text: tc.reply},
+				scripted.Reply{Contains: "That plan was rejected", Text: tc.reply},
+				scripted.Reply{Contains: tc.feedback, Text: tc.reply})
+			st := agent.NewState(agent.Task{Question: "q"})
+			tr := &trace.Recorder{}
+			_, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", tr)), st)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, planner.ErrInvalidPlan)
+			assert.ErrorIs(t, err, tc.sentinel)
+			var ipe *planner.InvalidPlanError
+			require.ErrorAs(t, err, &ipe)
+			assert.Equal(t, 3, ipe.Attempts, "one plan plus max_retries (2) corrections")
+			assert.Equal(t, tc.reply, ipe.Reply)
+			assert.Equal(t, 0, m.Remaining(), "every retry reached the model")
+			require.Len(t, rec.prompts, 3)
+			assert.Contains(t, rec.prompts[2], tc.feedback, "the reason is fed back")
+			assert.Empty(t, st.Plan)
+			assert.Len(t, append(tr.OfKind(trace.KindGuard), tr.OfKind(trace.KindParseError)...), 3)
+		})
+	}
+}
+
+func TestPlannerRecoversWhenTheCorrectedPlanIsValid(t *testing.T) {
+	node, _, _ := newPlanner(t, map[string]any{"max_retries": 1},
+		scripted.Reply{Text: `{"steps":[{"id":"1","description":"a","tool":"serch","input":"x"}]}`},
+		scripted.Reply{Contains: `uses "serch"`, Text: goodPlan})
+	st := agent.NewState(agent.Task{Question: "q"})
+	_, err := node.Run(context.Background(), st)
+	require.NoError(t, err)
+	assert.Len(t, st.Plan, 3)
+	assert.Equal(t, 2, st.Usage.Snapshot().ModelCalls)
+}
+
+func TestPlannerWithFailedRouteRecordsTheFailureInsteadOfErroring(t *testing.T) {
+	m := scripted.Texts("no plan", "still no plan")
+	built, err := planner.New(agent.Env{Model: agent.Model{LLM: m}, Tools: registry(t)},
+		agent.NodeSpec{ID: "plan", Type: "planner", Settings: map[string]any{"on_failure": "route", "max_retries": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{planner.RouteFailed}, built.Routes)
+	st := agent.NewState(agent.Task{Question: "q"})
+	route, err := built.Node.Run(context.Background(), st)
+	require.NoError(t, err)
+	assert.Equal(t, planner.RouteFailed, route)
+	assert.Equal(t, agent.FailurePlan, st.Failure)
+	assert.Contains(t, st.Reason, "no valid plan")
+	assert.False(t, st.Done)
+}
+
+func TestPlannerReadsAForcedPlanToolCall(t *testing.T) {
+	node, rec, _ := newPlanner(t, map[string]any{"output": "tool"}, scripted.Reply{
+		Text: "", SplitChoices: true,
+		ToolCalls: []scripted.ToolCall{{Name: "plan", Arguments: map[string]any{"steps": []any{
+			map[string]any{"id": "1", "description": "Look up", "tool": "search", "input": "Pluto"}}}}},
+	})
+	st := agent.NewState(agent.Task{Question: "q"})
+	_, err := node.Run(context.Background(), st)
+	require.NoError(t, err)
+	require.Len(t, st.Plan, 1)
+	assert.Equal(t, "Pluto", st.Plan[0].Input)
+	require.Len(t, rec.opts, 1)
+	require.Len(t, rec.opts[0].Tools, 1)
+	assert.Equal(t, planner.PlanToolName, rec.opts[0].Tools[0].Function.Name)
+	assert.Equal(t, llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: "plan"}}, rec.opts[0].ToolChoice)
+	assert.False(t, rec.opts[0].JSONMode)
+	assert.Contains(t, rec.prompts[0], `Call the "plan" function`)
+}
+
+func TestPlannerTextOutputAcceptsANumberedList(t *testing.T) {
+	node, rec, _ := newPlanner(t, map[string]any{"output": "text"}, scripted.Reply{Text: "1. Find Pluto's discoverer\n2. Find his birth year"})
+	st := agent.NewState(agent.Task{Question: "q"})
+	_, err := node.Run(context.Background(), st)
+	require.NoError(t, err)
+	require.Len(t, st.Plan, 2)
+	assert.Equal(t, []string{"1"}, st.Plan[1].DependsOn)
+	assert.False(t, rec.opts[0].JSONMode)
+}
+
+func TestPlannerRequireToolsAndLLMToolShapeThePrompt(t *testing.T) {
+	node, rec, _ := newPlanner(t, map[string]any{"require_tools": true, "llm_tool": "llm"},
+		scripted.Reply{Text: `{"steps":[{"id":"1","description":"think","input":"x"}]}`},
+		scripted.Reply{Contains: "must name the tool", Text: `{"steps":[{"id":"1","description":"read","tool":"llm","input":"x"}]}`})
+	st := agent.NewState(agent.Task{Question: "q"})
+	_, err := node.Run(context.Background(), st)
+	require.NoError(t, err)
+	assert.Equal(t, "llm", st.Plan[0].Tool)
+	assert.Contains(t, rec.prompts[0], "Every step is exactly one call")
+	assert.Contains(t, rec.prompts[0], "- llm: Asks a language model")
+}
+
+func TestPlannerRejectsBadSettings(t *testing.T) {
+	empty, err := tools.NewRegistry(nil)
+	require.NoError(t, err)
+	cases := []struct {
+		name     string
+		settings map[string]any
+		reg      *tools.Registry
+		key      string
+	}{
+		{"unknown output", map[string]any{"output": "yaml"}, registry(t), "output"},
+		{"negative max_plan_steps", map[string]any{"max_plan_steps": -1}, registry(t), "max_plan_steps"},
+		{"negative max_retries", map[string]any{"max_retries": -1}, registry(t), "max_retries"},
+		{"unknown on_failure", map[string]any{"on_failure": "panic"}, registry(t), "on_failure"},
+		{"typo", map[string]any{"max_plan_step": 3}, registry(t), "max_plan_step"},
+		{"llm_tool clashes with a tool", map[string]any{"llm_tool": "Search"}, registry(t), "llm_tool"},
+		{"require_tools without tools", map[string]any{"require_tools": true}, empty, "require_tools"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := planner.New(agent.Env{Tools: tc.reg}, agent.NodeSpec{ID: "p", Type: "planner", Settings: tc.settings})
+			require.Error(t, err)
+			assert.ErrorIs(t, err, agent.ErrSettings)
+			var se *agent.SettingError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, tc.key, se.Key)
+		})
+	}
+}
+
+func TestPlannerProviderErrorEndsTheRun(t *testing.T) {
+	node, _, _ := newPlanner(t, map[string]any{"on_failure": "route"}, scripted.Reply{Error: "HTTP 500"})
+	_, err := node.Run(context.Background(), agent.NewState(agent.Task{Question: "q"}))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, agent.ErrModel)
+	assert.NotErrorIs(t, err, planner.ErrInvalidPlan)
+}

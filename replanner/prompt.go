@@ -1,0 +1,48 @@
+package replanner
+
+const replanSystem = `You are the re-planner of an agent that solves tasks by following a plan. Workers have carried out steps of the plan with tools. You read their results and decide: finish with the answer, or revise the steps that are still to do. Reply with one JSON object only.`
+
+const joinSystem = `You are the joiner of an agent that runs plans of tool calls in parallel. You read the results of the calls made so far and decide: finish with the answer, or plan further tool calls. Reply with one JSON object only.`
+
+// Extra values: .Extra.Plan, .Extra.Tools, .Extra.ReplansLeft,
+// .Extra.NextID, .Extra.MaxSteps, .Extra.RequireTools.
+const replanPrompt = `Task: {{.Question}}
+
+The plan and what happened so far:
+{{.Extra.Plan}}
+Tools the workers can use:
+{{.Extra.Tools}}
+{{- if gt .Extra.ReplansLeft 0}}
+If the results answer the task, finish:
+{"action": "finish", "answer": "<the final answer, as short as the task allows>"}
+Otherwise replace the steps that have not run yet with the steps still needed (at most {{.Extra.MaxSteps}}; do not repeat steps that are done; their results stay available):
+{"action": "replan", "steps": [{"id": "{{.Extra.NextID}}", "description": "...", "tool": "...", "input": "...", "depends_on": []}]}
+New step ids start at "{{.Extra.NextID}}". A new step may depend on finished steps and use their results as #E<id>.
+{{- if .Extra.RequireTools}} Every new step must name one of the tools.{{end}}
+You may re-plan {{.Extra.ReplansLeft}} more time(s).
+{{- else}}
+No more re-planning is possible. Finish now with the best answer the results support:
+{"action": "finish", "answer": "<the final answer>"}
+{{- end}}`
+
+const joinPrompt = `Question: {{.Question}}
+
+Tool calls made so far and their results:
+{{.Extra.Plan}}
+Tools available:
+{{.Extra.Tools}}
+Decide whether these results are enough to answer the question.
+If they are, reply {"action": "finish", "answer": "<the final answer, as short as the question allows>"}.
+{{- if gt .Extra.ReplansLeft 0}}
+If not, plan the further tool calls needed (at most {{.Extra.MaxSteps}}), each one call of one of the tools, using results of earlier calls as #E<id>:
+{"action": "replan", "steps": [{"id": "{{.Extra.NextID}}", "description": "...", "tool": "...", "input": "...", "depends_on": []}]}
+New ids start at "{{.Extra.NextID}}". Calls that do not depend on each other run in parallel. You may re-plan {{.Extra.ReplansLeft}} more time(s).
+{{- else}}
+No more tool calls are possible: finish with the best answer the results support.
+{{- end}}`
+
+// feedbackPrompt asks for a corrected decision.
+const feedbackPrompt = `That reply could not be used:
+%s
+
+Reply with one JSON object: {"action": "finish", "answer": "..."} or {"action": "replan", "steps": [...]}.`

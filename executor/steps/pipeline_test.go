@@ -294,15 +294,6 @@ edges:
 // token meter), not any real model.
 func TestScriptedCostComparison(t *testing.T) {
 	t.Parallel()
-	reactCfg := writeFile(t, "react.yaml", `name: react
-limits: {max_steps: 3}
-tools: [calculator, {name: search, corpus: demo}]
-nodes:
-  - {id: act, type: react, max_iterations: 6}
-edges:
-  - {from: START, to: act}
-  - {from: act, to: END}
-`)
 	reactScript := writeFile(t, "react_script.yaml", `replies:
   - {node: act, text: "Thought: I need his birth year.\nAction: search\nAction Input: Clyde Tombaugh born"}
   - {node: act, contains: "born on 4 February 1906", text: "Thought: Born 1906. Now the discovery.\nAction: search\nAction Input: Pluto discovered Clyde Tombaugh"}
@@ -311,7 +302,7 @@ edges:
 `)
 	task := demoTask(t, "demo-21")
 	runs := []struct{ name, cfg, script string }{
-		{"react", reactCfg, reactScript},
+		{"react", "../../configs/react.yaml", reactScript},
 		{"plan_execute", "../../configs/plan_execute.yaml", "../../examples/scripts/plan_execute_demo.yaml"},
 		{"rewoo", "../../configs/rewoo.yaml", "../../examples/scripts/rewoo_demo.yaml"},
 		{"llmcompiler", "../../configs/llmcompiler.yaml", "../../examples/scripts/llmcompiler_demo.yaml"},

@@ -34,7 +34,7 @@ func NewReActAgent(env agent.Env, settings map[string]any) (StepAgent, error) {
 // finalizer. An incomplete sub-run (budget, parse or loop guard) fails the
 // step and keeps its best-effort answer as a partial result.
 func (e *Execute) runAgent(ctx context.Context, st *agent.State, j job) result {
-	out, err := e.agent.Run(ctx, st, executor.Input{NodeID: e.id, Kind: SubRunKind, Task: stepTask(j.step),
+	out, err := e.agent.Run(agent.WithStepID(ctx, j.step.ID), st, executor.Input{NodeID: e.id, Kind: SubRunKind, Task: stepTask(j.step),
 		Context: stepContext(st.Task.Question, j), Reflections: st.Reflections})
 	if err != nil {
 		return result{err: err}

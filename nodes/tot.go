@@ -95,8 +95,8 @@ func NewToT(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 var scoreNumber = regexp.MustCompile(`\b(10|[1-9])(?:\s*/\s*10)?\b`)
 
 // ParseValue reads an evaluator reply: sure = 20, likely = 1, impossible =
-// 0.001 (the ToT paper's weights), or a 1–10 score scaled to 0.2–2... as
-// score/5. Unreadable replies are valued 1 (neutral).
+// 0.001 (the ToT paper's weights), or a 1–10 score valued score/5 (so 5 is
+// neutral). Unreadable replies are valued 1 (neutral).
 func ParseValue(text string) float64 {
 	t := strings.ToLower(text)
 	switch {

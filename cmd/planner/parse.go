@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/executor/parse"
+	"github.com/planner-engine/planner/planner"
 	"github.com/spf13/cobra"
 )
 
@@ -41,6 +42,18 @@ output line is the parse of that line, in order.`,
 type parser func(text string) any
 
 func pickParser(format string) (parser, error) {
+	if format == "plan" {
+		return func(text string) any {
+			steps, err := planner.ParsePlan(text)
+			if err == nil {
+				err = planner.ValidatePlan(steps, nil, 0)
+			}
+			if err != nil {
+				return map[string]any{"kind": "invalid", "error": err.Error()}
+			}
+			return map[string]any{"kind": "plan", "steps": steps}
+		}, nil
+	}
 	f, err := parse.ParseFormat(format)
 	if err != nil {
 		return nil, err

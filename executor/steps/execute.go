@@ -403,7 +403,7 @@ func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
 
 // runWorker is the model worker: one model call on the step's input.
 func (e *Execute) runWorker(ctx context.Context, st *agent.State, step agent.Step) result {
-	text, _, err := e.model.Call(ctx, st, agent.Caller{Node: e.id, Kind: e.kind, Role: "worker"},
+	text, _, err := e.model.Call(agent.WithStepID(ctx, step.ID), st, agent.Caller{Node: e.id, Kind: e.kind, Role: "worker"},
 		agent.Prompt(e.workerSys, step.Input), llms.WithTemperature(0))
 	if err != nil {
 		return result{err: err}

@@ -19,6 +19,7 @@ import (
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // lookupTool answers from a fixed table, optionally after a delay, and
@@ -286,11 +287,23 @@ func TestParallelRunsDependentChainsInOrder(t *testing.T) {
 	assert.Equal(t, "c", st.Plan[0].Result)
 }
 
+// stepSpy records the plan step id each model call carries.
+type stepSpy struct {
+	llms.Model
+	ids []string
+}
+
+func (s *stepSpy) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	s.ids = append(s.ids, agent.StepIDFrom(ctx))
+	return s.Model.GenerateContent(ctx, msgs, opts...)
+}
+
 func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 	m, err := scripted.New(scripted.Script{Replies: []scripted.Reply{{Role: "worker", Contains: "born 1906; found 1930", Text: " 1930 - 1906 \n"}}})
 	require.NoError(t, err)
 	look := &lookupTool{name: "lookup", answers: map[string]string{"born": "born 1906", "found": "found 1930"}}
-	node := newExecute(t, agent.Env{Model: agent.Model{LLM: m}, Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "llm_tool": "llm"})
+	spy := &stepSpy{Model: m}
+	node := newExecute(t, agent.Env{Model: agent.Model{LLM: spy}, Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "llm_tool": "llm"})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(
 		agent.Step{ID: "1", Description: "b", Tool: "lookup", Input: "born"},
@@ -301,6 +314,7 @@ func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 	run(t, node, st)
 	assert.Equal(t, "1930 - 1906", st.Plan[2].Result)
 	assert.Equal(t, "24", st.Plan[3].Result)
+	assert.Equal(t, []string{"3"}, spy.ids, "the model is told which step it works for")
 	u := st.Usage.Snapshot()
 	assert.Equal(t, 1, u.ModelCalls)
 	assert.Equal(t, 3, u.ToolCalls)
@@ -333,14 +347,16 @@ func TestCancellationStopsTheNodeWithAnError(t *testing.T) {
 type fakeAgent struct {
 	mu       sync.Mutex
 	inputs   []executor.Input
+	stepIDs  []string
 	outcomes map[string]executor.Outcome
 	err      error
 }
 
-func (f *fakeAgent) Run(_ context.Context, _ *agent.State, in executor.Input) (executor.Outcome, error) {
+func (f *fakeAgent) Run(ctx context.Context, _ *agent.State, in executor.Input) (executor.Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inputs = append(f.inputs, in)
+	f.stepIDs = append(f.stepIDs, agent.StepIDFrom(ctx))
 	if f.err != nil {
 		return executor.Outcome{}, f.err
 	}
@@ -382,6 +398,7 @@ func TestReActStepsSeeTheTaskTheirStepAndTheirDependenciesResults(t *testing.T) 
 	last := fa.inputs[2]
 	assert.Equal(t, "execute", last.NodeID)
 	assert.Equal(t, steps.SubRunKind, last.Kind)
+	assert.Equal(t, []string{"1", "2", "3"}, fa.stepIDs, "the model is told which step a sub-run executes")
 	assert.Contains(t, last.Task, "input: 1930 - 1906", "references are filled in the hint")
 	assert.Equal(t, "This is step 3 of a plan for the overall task: How old was Clyde Tombaugh when he discovered Pluto?\n"+
 		"Results of the steps it depends on:\n- Step 1 (Find the birth year): 1906\n- Step 2 (Find the discovery year): 1930", last.Context)

@@ -140,3 +140,35 @@ func (env Env) LoadText(inline, file, key string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// PromptSources are a node's system and prompt overrides as written in
+// YAML: inline text or a file, for each.
+type PromptSources struct {
+	System, SystemFile, Prompt, PromptFile string
+}
+
+// Prompts resolves a node's system message and compiles its prompt
+// template: inline text wins over nothing, a file is read relative to
+// BaseDir, and blank values fall back to the defaults. Errors are
+// *SettingError naming the key.
+func (env Env) Prompts(src PromptSources, defSystem, defPrompt string) (string, *Template, error) {
+	system, err := env.LoadText(src.System, src.SystemFile, "system")
+	if err != nil {
+		return "", nil, err
+	}
+	if strings.TrimSpace(system) == "" {
+		system = defSystem
+	}
+	prompt, err := env.LoadText(src.Prompt, src.PromptFile, "prompt")
+	if err != nil {
+		return "", nil, err
+	}
+	if strings.TrimSpace(prompt) == "" {
+		prompt = defPrompt
+	}
+	tmpl, err := ParseTemplate("prompt", prompt)
+	if err != nil {
+		return "", nil, err
+	}
+	return system, tmpl, nil
+}

@@ -139,21 +139,7 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if err := agent.Decode(spec.Settings, &s); err != nil {
 		return agent.Built{}, err
 	}
-	system, err := env.LoadText(s.System, s.SystemFile, "system")
-	if err != nil {
-		return agent.Built{}, err
-	}
-	if strings.TrimSpace(system) == "" {
-		system = defaultSystem
-	}
-	promptText, err := env.LoadText(s.Prompt, s.PromptFile, "prompt")
-	if err != nil {
-		return agent.Built{}, err
-	}
-	if promptText == "" {
-		promptText = defaultPrompt
-	}
-	tmpl, err := agent.ParseTemplate("prompt", promptText)
+	system, tmpl, err := env.Prompts(agent.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defaultSystem, defaultPrompt)
 	if err != nil {
 		return agent.Built{}, err
 	}

@@ -1,0 +1,44 @@
+package llm_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseSpec(t *testing.T) {
+	cases := []struct {
+		in   string
+		want config.LLM
+	}{
+		{"openai:gpt-4o-mini", config.LLM{Provider: "openai", Model: "gpt-4o-mini"}},
+		{"ollama:llama3.1:8b", config.LLM{Provider: "ollama", Model: "llama3.1:8b"}},
+		{"scripted:examples/s.yaml", config.LLM{Provider: "scripted", Script: "examples/s.yaml"}},
+		{"replay:run.jsonl", config.LLM{Provider: "replay", Script: "run.jsonl"}},
+		{"sim", config.LLM{Provider: "sim"}},
+		{"SIM:noisy", config.LLM{Provider: "sim", Profile: "noisy"}},
+	}
+	for _, tc := range cases {
+		got, err := llm.ParseSpec(tc.in)
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+	}
+	for _, bad := range []string{"", "openai", "scripted:", "replay"} {
+		_, err := llm.ParseSpec(bad)
+		assert.ErrorIs(t, err, llm.ErrBadSpec, bad)
+	}
+}
+
+func TestFactoryNamesUnknownProvidersAndLabelsModels(t *testing.T) {
+	f := llm.NewFactory()
+	_, err := f.Model(context.Background(), config.LLM{Provider: "gpt"}, "")
+	require.ErrorIs(t, err, llm.ErrUnknownProvider)
+	assert.Contains(t, err.Error(), "scripted")
+	assert.Contains(t, f.Label("scripted"), "not a real model")
+	_, err = f.Model(context.Background(), config.LLM{Provider: "scripted"}, "")
+	assert.ErrorIs(t, err, llm.ErrBadSpec)
+}

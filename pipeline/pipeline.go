@@ -83,17 +83,14 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		return nil, p.Errorf("tools", err, "%v", err)
 	}
 
-	base := p.LLM
-	if opts.LLM.Provider != "" {
-		base = opts.LLM
-	}
+	base := OverrideLLM(p.LLM, opts.LLM)
 	var defModel agent.Model
-	modelErr := error(nil)
 	if opts.Models != nil && base.Provider != "" {
-		defModel, modelErr = opts.Models.Model(ctx, base, p.Dir())
-		if modelErr != nil {
-			return nil, p.Errorf("llm", modelErr, "llm: %v", modelErr)
+		m, err := opts.Models.Model(ctx, base, p.Dir())
+		if err != nil {
+			return nil, p.Errorf("llm", err, "llm: %v", err)
 		}
+		defModel = m
 	}
 
 	g := graph.New[*agent.State]()
@@ -155,12 +152,49 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps}, nil
 }
 
-func mergeLLM(base, o config.LLM) config.LLM {
-	out := base
-	if o.Provider != "" {
-		out = o
-		return out
+// OverrideLLM applies a command-line model choice (--llm) to a pipeline's
+// llm block. The override's provider, model, script, profile and seed
+// replace the block's; the block's provider-independent settings (retry,
+// rate limit, timeout, temperature, max tokens) are kept unless the
+// override sets them; endpoint settings (base_url, api_key_env) are kept
+// only when the provider stays the same. An override without a provider
+// changes nothing.
+func OverrideLLM(block, o config.LLM) config.LLM {
+	if o.Provider == "" {
+		return block
 	}
+	out := o
+	if o.Provider == block.Provider {
+		if out.BaseURL == "" {
+			out.BaseURL = block.BaseURL
+		}
+		if out.APIKeyEnv == "" {
+			out.APIKeyEnv = block.APIKeyEnv
+		}
+	}
+	if out.Temperature == nil {
+		out.Temperature = block.Temperature
+	}
+	if out.MaxTokens == 0 {
+		out.MaxTokens = block.MaxTokens
+	}
+	if out.Timeout == 0 {
+		out.Timeout = block.Timeout
+	}
+	if out.Retry == (config.Retry{}) {
+		out.Retry = block.Retry
+	}
+	if out.RateLimit == (config.RateLimit{}) {
+		out.RateLimit = block.RateLimit
+	}
+	return out
+}
+
+func mergeLLM(base, o config.LLM) config.LLM {
+	if o.Provider != "" {
+		return OverrideLLM(base, o)
+	}
+	out := base
 	if o.Model != "" {
 		out.Model = o.Model
 	}

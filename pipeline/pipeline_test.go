@@ -149,3 +149,24 @@ func (blockNode) Run(ctx context.Context, _ *agent.State) (string, error) {
 	<-ctx.Done()
 	return "", ctx.Err()
 }
+
+func TestOverrideLLMKeepsProviderIndependentSettings(t *testing.T) {
+	temp := 0.1
+	block := config.LLM{Provider: "openai", Model: "gpt-4o", BaseURL: "http://127.0.0.1:9/v1", APIKeyEnv: "MY_KEY",
+		Temperature: &temp, MaxTokens: 300, Retry: config.Retry{MaxAttempts: 5}, RateLimit: config.RateLimit{MaxConcurrent: 2}}
+	same := pipeline.OverrideLLM(block, config.LLM{Provider: "openai", Model: "gpt-4o-mini"})
+	assert.Equal(t, "gpt-4o-mini", same.Model)
+	assert.Equal(t, block.BaseURL, same.BaseURL)
+	assert.Equal(t, "MY_KEY", same.APIKeyEnv)
+	assert.Equal(t, 5, same.Retry.MaxAttempts)
+	assert.Equal(t, 2, same.RateLimit.MaxConcurrent)
+	assert.Equal(t, 300, same.MaxTokens)
+
+	other := pipeline.OverrideLLM(block, config.LLM{Provider: "sim", Profile: "noisy"})
+	assert.Empty(t, other.BaseURL, "another provider must not inherit the endpoint")
+	assert.Empty(t, other.APIKeyEnv)
+	assert.Equal(t, &temp, other.Temperature)
+	assert.Equal(t, "noisy", other.Profile)
+
+	assert.Equal(t, block, pipeline.OverrideLLM(block, config.LLM{}))
+}

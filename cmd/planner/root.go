@@ -25,12 +25,14 @@ Flags can also be set through the environment as PLANNER_<FLAG>, e.g. PLANNER_LL
 		SilenceErrors: true,
 		Example: `  planner run --config configs/cot.yaml "What is 17 * 23?"
   planner validate configs/*.yaml
-  planner graph configs/react.yaml --format mermaid`,
+  planner graph configs/react.yaml --format mermaid
+  planner models
+  planner paradigms`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{cmd: c.Name(), err: err}
 	})
-	root.AddCommand(newRunCmd(v), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(v), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(), newModelsCmd(), newParadigmsCmd(), newVersionCmd())
 	return root
 }
 

@@ -7,20 +7,24 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mattn/go-isatty"
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 )
 
 type runFlags struct {
-	config, llm, traceFile, reference string
-	json, quiet, verbose              bool
-	maxSteps                          int
+	config, llm, traceFile, reference, record string
+	json, quiet, verbose                      bool
+	maxSteps                                  int
 }
 
 // runOutput is the --json result line.
@@ -34,6 +38,7 @@ type runOutput struct {
 	Usage    agent.UsageSnapshot `json:"usage"`
 	Steps    []string            `json:"steps"`
 	Trace    string              `json:"trace,omitempty"`
+	Cassette string              `json:"cassette,omitempty"`
 	Pipeline string              `json:"pipeline"`
 }
 
@@ -43,10 +48,20 @@ func newRunCmd(v *viper.Viper) *cobra.Command {
 		Use:   "run --config FILE [flags] TASK...",
 		Short: "Run one task through a pipeline",
 		Long: `Run one task through a YAML pipeline and print the trace and the answer.
-The task is the arguments joined by spaces, or standard input when it is "-".`,
+The task is the arguments joined by spaces, or standard input when it is "-".
+
+--record FILE saves every model request and response of the run to a cassette (JSON Lines,
+secrets scrubbed). The recorder sits right around the provider, inside the retry middleware,
+so a failed attempt that was retried is recorded too. --llm replay:FILE plays the cassette back
+offline through the same middleware, reaching the identical result with no network; a request
+that differs from the recording (a changed prompt or task, or a node's call options such as
+temperature or stop words) fails the run with a diff of what changed. The file is created by
+the first model call. Only run records; compare has no --record.`,
 		Example: `  planner run --config configs/direct.yaml "What is the capital of France?"
   planner run --config configs/react.yaml --llm openai:gpt-4o-mini --trace run.jsonl "How tall is ..."
-  echo "What is 2+2?" | planner run --config configs/cot.yaml --json -`,
+  echo "What is 2+2?" | planner run --config configs/cot.yaml --json -
+  planner run --config configs/cot.yaml --llm openai:gpt-4o-mini --record cot.cassette.jsonl "What is 17 * 23 + 4?"
+  planner run --config configs/cot.yaml --llm replay:cot.cassette.jsonl "What is 17 * 23 + 4?"`,
 		Args: minArgs(1, "a task (or - to read it from stdin)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := bindFlags(c, v); err != nil {
@@ -73,6 +88,7 @@ The task is the arguments joined by spaces, or standard input when it is "-".`,
 	fl.StringVarP(&f.config, "config", "c", "", "pipeline YAML file (required)")
 	fl.StringVar(&f.llm, "llm", "", "model as provider:model (openai:gpt-4o-mini, ollama:llama3.1, scripted:FILE, sim:noisy); overrides the YAML llm block")
 	fl.StringVar(&f.traceFile, "trace", "", "write every trace event as JSONL to this file")
+	fl.StringVar(&f.record, "record", "", "save every model request/response to this cassette file (replay it with --llm replay:FILE)")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON object on the last stdout line")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the trace stream")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also print node, route and model-call events")
@@ -81,11 +97,33 @@ The task is the arguments joined by spaces, or standard input when it is "-".`,
 	return c
 }
 
-func runTask(c *cobra.Command, f *runFlags, question string) error {
+func runTask(c *cobra.Command, f *runFlags, question string) (err error) {
 	ctx := c.Context()
-	a, err := app.New()
+	var spec config.LLM
+	if f.llm != "" {
+		if spec, err = llm.ParseSpec(f.llm); err != nil {
+			return &usageError{cmd: "run", err: err}
+		}
+	}
+	var opts []app.Option
+	if f.record != "" {
+		if spec.Provider == "replay" && samePath(spec.Script, f.record) {
+			return &usageError{cmd: "run", err: fmt.Errorf("--record %s would overwrite the cassette being replayed; record to another file", f.record)}
+		}
+		opts = append(opts, app.WithRecording(f.record))
+	}
+	a, err := app.New(opts...)
 	if err != nil {
 		return err
+	}
+	defer func() {
+		if cerr := a.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if f.llm != "" && !slices.Contains(a.Models.Providers(), spec.Provider) {
+		return &usageError{cmd: "run", err: fmt.Errorf("%w %q in --llm (available: %s)",
+			llm.ErrUnknownProvider, spec.Provider, strings.Join(a.Models.Providers(), ", "))}
 	}
 	p, err := a.Load(ctx, f.config, f.llm, f.maxSteps)
 	if errors.Is(err, app.ErrNoModel) {
@@ -130,10 +168,13 @@ func runTask(c *cobra.Command, f *runFlags, question string) error {
 			runErr = err
 		}
 	}
+	if left := a.UnusedRecordings(); left > 0 && runErr == nil {
+		fmt.Fprintf(c.ErrOrStderr(), "planner: warning: %d recorded call(s) of the cassette were not replayed; the run took a different path than the recording\n", left)
+	}
 	st := res.State
 	if f.json {
 		o := runOutput{Answer: st.Answer, Complete: st.Complete && runErr == nil, Reason: st.Reason, Failure: st.Failure,
-			Model: label, Usage: st.Usage.Snapshot(), Steps: res.Steps, Trace: f.traceFile, Pipeline: p.Config.Name}
+			Model: label, Usage: st.Usage.Snapshot(), Steps: res.Steps, Trace: f.traceFile, Cassette: a.Recording(), Pipeline: p.Config.Name}
 		if runErr != nil {
 			o.Error = runErr.Error()
 		}
@@ -162,6 +203,19 @@ func runTask(c *cobra.Command, f *runFlags, question string) error {
 	fmt.Fprintf(out, "usage: %d model calls, %d prompt + %d completion tokens%s, %d tool calls, %d steps, %s\n",
 		u.ModelCalls, u.PromptTokens, u.CompletionTokens, est, u.ToolCalls, len(res.Steps), res.Duration.Round(1e6))
 	return nil
+}
+
+// samePath reports whether two paths name the same file (comparing absolute
+// paths, then the files themselves when both exist).
+func samePath(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	stA, errA := os.Stat(a)
+	stB, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(stA, stB)
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -18,21 +18,100 @@ import (
 	"github.com/planner-engine/planner/tools/builtin"
 )
 
-// App holds the wired factories. Build one per process with New.
+// App holds the wired factories. Build one per process (or per session of
+// runs that share a cassette) with New, and Close it when done.
 type App struct {
-	Models   *llm.Factory
-	Tools    pipeline.ToolFactory
+	// Models builds the metered, middleware-wrapped model for an llm block.
+	Models *llm.Factory
+	// Tools builds the tools a pipeline lists.
+	Tools pipeline.ToolFactory
+	// Registry maps node types to constructors.
 	Registry *nodes.Registry
+
+	rec     *recording // nil unless WithRecording
+	replays *replays   // cassettes opened by the replay provider
 }
 
-// New wires the default factories.
-func New() (*App, error) {
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	record string // cassette path; "" records nothing
+}
+
+// WithRecording makes the App record every model exchange of every model it
+// builds to the cassette file at path: one JSON line per provider attempt,
+// secrets scrubbed (see package llm/cassette). The file is created (or
+// truncated) by the first recorded call, so a run that fails before calling
+// a model leaves an existing file alone; New fails with ErrRecording when
+// path's folder does not exist. Replay the cassette with the provider
+// "replay" (--llm replay:FILE).
+//
+// The recorder sits below the retry, rate-limit and timeout middleware,
+// directly around the provider, so it stores what the provider actually
+// answered to each attempt, failed attempts included (an attempt cut off by
+// the per-call timeout is not stored). A replayed model is wrapped in the
+// same middleware, so the retries replay too and reach the same final
+// result.
+//
+// A recorded request holds the messages and the call options the node
+// passed; the llm block's temperature and max_tokens are applied inside the
+// provider and are not part of it. Models built with the same App share one
+// recorder, so the cassette has one call order. Close the App to close the
+// file.
+func WithRecording(path string) Option {
+	return func(o *options) { o.record = path }
+}
+
+// New wires the default factories. It fails when the tokenizer cannot be
+// loaded, or with ErrRecording when the WithRecording folder is missing.
+func New(opts ...Option) (*App, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	est, err := usage.NewEstimator()
 	if err != nil {
 		return nil, fmt.Errorf("loading the tokenizer: %w", err)
 	}
-	models := newModels(est)
-	return &App{Models: models, Tools: builtin.Factory{}, Registry: nodes.Default()}, nil
+	a := &App{Tools: builtin.Factory{}, Registry: nodes.Default(), replays: newReplays()}
+	if o.record != "" {
+		if a.rec, err = newRecording(o.record); err != nil {
+			return nil, err
+		}
+	}
+	a.Models = newModels(est, a.rec, a.replays)
+	return a, nil
+}
+
+// Close closes the cassette of WithRecording, after which recorded models
+// fail; call it once every run of the App has returned. It is a no-op
+// without recording and safe to call twice.
+func (a *App) Close() error {
+	if a == nil || a.rec == nil {
+		return nil
+	}
+	return a.rec.close()
+}
+
+// Recording returns the path of the WithRecording cassette once a call has
+// been recorded into it, else "".
+func (a *App) Recording() string {
+	if a == nil || a.rec == nil || !a.rec.file.created() {
+		return ""
+	}
+	return a.rec.path
+}
+
+// UnusedRecordings returns how many recorded calls of the cassettes opened
+// by the replay provider have not been played back. After a run that
+// replayed its cassette faithfully it is 0; more means the run made fewer
+// (or different) calls than the recorded one.
+func (a *App) UnusedRecordings() int {
+	if a == nil {
+		return 0
+	}
+	return a.replays.unused()
 }
 
 // Load loads and builds a pipeline file. llmSpec, when non-empty, replaces
@@ -59,6 +138,8 @@ func (a *App) Load(ctx context.Context, path, llmSpec string, maxSteps int) (*pi
 		}
 		opts.LLM = spec
 	}
+	fillReplayModel(&opts.LLM, "")
+	fillReplayModel(&cfg.LLM, cfg.Dir())
 	return pipeline.Build(ctx, cfg, opts)
 }
 
@@ -72,6 +153,8 @@ func (a *App) LoadWith(ctx context.Context, path string, llmCfg config.LLM, maxS
 	if llmCfg.Provider == "" && cfg.LLM.Provider == "" {
 		return nil, fmt.Errorf("%w: %s has no llm block; pass --llm", ErrNoModel, path)
 	}
+	fillReplayModel(&llmCfg, "")
+	fillReplayModel(&cfg.LLM, cfg.Dir())
 	return pipeline.Build(ctx, cfg, pipeline.Options{Registry: a.Registry, Models: a.Models, Tools: a.Tools, MaxSteps: maxSteps, LLM: llmCfg})
 }
 

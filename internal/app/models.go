@@ -9,7 +9,6 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/llm/cassette"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/provider"
 	"github.com/planner-engine/planner/llm/sim"
@@ -58,14 +57,21 @@ func middlewareFor(cfg config.LLM) middleware.Config {
 	return mc
 }
 
-func newModels(est *usage.Estimator) *llm.Factory {
+// newModels builds the model factory. With rec set, every built model is
+// recorded just around the provider, inside the middleware (see
+// WithRecording); the factory applies wrappers innermost first.
+func newModels(est *usage.Estimator, rec *recording, cassettes *replays) *llm.Factory {
 	prices := usage.DefaultPriceTable()
 	real := func(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
 		return provider.New(ctx, provider.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
 			APIKeyEnv: cfg.APIKeyEnv, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
 			HTTPClient: middleware.NewObservingClient(nil)})
 	}
-	opts := []llm.FactoryOption{
+	var opts []llm.FactoryOption
+	if rec != nil {
+		opts = append(opts, llm.WithWrapper(rec.wrap))
+	}
+	opts = append(opts,
 		llm.WithMeter(tokenMeter{est: est}),
 		llm.WithPricer(func(model string) agent.Pricer { return pricer{table: prices, model: model} }),
 		llm.WithWrapper(func(cfg config.LLM, m llms.Model) llms.Model { return middleware.Apply(m, middlewareFor(cfg)) }),
@@ -84,9 +90,9 @@ func newModels(est *usage.Estimator) *llm.Factory {
 			if !filepath.IsAbs(path) && baseDir != "" {
 				path = filepath.Join(baseDir, path)
 			}
-			return cassette.OpenReplay(path)
+			return cassettes.get(path)
 		}),
-	}
+	)
 	for _, p := range provider.Providers() {
 		opts = append(opts, llm.WithProvider(p, "real: "+p, real))
 	}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planner-engine/planner/llm/cassette"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const model = "gpt-4o-mini"
+
+func TestRunTalksToAnOpenAICompatibleServer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, config, task, content string
+		apiKey                      string // "" leaves OPENAI_API_KEY unset
+		wantAnswer, wantAuth        string
+		wantSteps                   []string
+	}{
+		{name: "direct", config: "configs/direct.yaml", task: "What is the capital of France?",
+			content: "Paris", apiKey: "sk-test-direct-0123456789", wantAnswer: "Paris",
+			wantAuth: "Bearer sk-test-direct-0123456789", wantSteps: []string{"answer"}},
+		{name: "cot", config: "configs/cot.yaml", task: "What is 17 * 23 + 4?",
+			content: "17 * 23 = 391, and 391 + 4 = 395.\nAnswer: 395", apiKey: "sk-test-cot-0123456789",
+			wantAnswer: "395", wantAuth: "Bearer sk-test-cot-0123456789", wantSteps: []string{"reason"}},
+		{name: "loopback server without a key", config: "configs/direct.yaml", task: "Name a prime number.",
+			content: "7", wantAnswer: "7", wantSteps: []string{"answer"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeOpenAI(t, func(int, chatRequest) reply {
+				return reply{content: tt.content, promptTokens: 31, completion: 12}
+			})
+			env := []string{"OPENAI_BASE_URL=" + srv.baseURL()}
+			if tt.apiKey != "" {
+				env = append(env, "OPENAI_API_KEY="+tt.apiKey)
+			}
+			res := execPlanner(t, invocation{env: env,
+				args: []string{"run", "--config", tt.config, "--llm", "openai:" + model, "--json", tt.task}})
+			require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
+
+			var out runOutput
+			res.lastJSON(t, &out)
+			assert.Equal(t, tt.wantAnswer, out.Answer)
+			assert.True(t, out.Complete)
+			assert.Equal(t, tt.wantSteps, out.Steps)
+			assert.Equal(t, 1, out.Usage.ModelCalls)
+			assert.Equal(t, 31, out.Usage.PromptTokens, "prompt tokens come from the server's usage")
+			assert.Equal(t, 12, out.Usage.CompletionTokens)
+			assert.False(t, out.Usage.Estimated)
+			assert.Positive(t, out.Usage.CostUSD, "%s is in the price table", model)
+
+			reqs := srv.requests()
+			require.Len(t, reqs, 1)
+			assert.Equal(t, model, reqs[0].Model)
+			require.NotEmpty(t, reqs[0].Messages)
+			assert.Equal(t, "user", reqs[0].Messages[len(reqs[0].Messages)-1].Role)
+			assert.Contains(t, reqs[0].text(), tt.task)
+			if tt.wantAuth != "" {
+				assert.Equal(t, tt.wantAuth, reqs[0].Authorization)
+			} else {
+				assert.True(t, strings.HasPrefix(reqs[0].Authorization, "Bearer ") && len(reqs[0].Authorization) > len("Bearer "),
+					"a placeholder key is sent to a loopback server, got %q", reqs[0].Authorization)
+			}
+		})
+	}
+}
+
+// uniqueSecret returns a key-shaped value that cannot occur by chance.
+func uniqueSecret(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 16)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	return "sk-proj-" + hex.EncodeToString(b)
+}
+
+func TestSecretsAppearInNoOutput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		status   int
+		json     bool
+		wantCode int
+	}{
+		{name: "successful run, json", status: http.StatusOK, json: true, wantCode: 0},
+		{name: "successful run, terminal", status: http.StatusOK, wantCode: 0},
+		{name: "rejected key, json", status: http.StatusUnauthorized, json: true, wantCode: 1},
+		{name: "rejected key, terminal", status: http.StatusUnauthorized, wantCode: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			secret := uniqueSecret(t)
+			srv := newFakeOpenAI(t, func(_ int, req chatRequest) reply {
+				// Echo the whole key back, as a careless server would, so
+				// that only redaction keeps it out of the outputs.
+				return reply{status: tt.status, content: "Answer: 4", promptTokens: 9, completion: 3,
+					errMessage: "Incorrect API key provided: " + strings.TrimPrefix(req.Authorization, "Bearer ")}
+			})
+			dir := t.TempDir()
+			tracePath, cassettePath := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "run.cassette.jsonl")
+			args := []string{"run", "--config", "configs/cot.yaml", "--llm", "openai:" + model, "--verbose",
+				"--trace", tracePath, "--record", cassettePath, "What is 2 + 2?"}
+			if tt.json {
+				args = append(args, "--json")
+			}
+			res := execPlanner(t, invocation{args: args,
+				env: []string{"OPENAI_BASE_URL=" + srv.baseURL(), "OPENAI_API_KEY=" + secret}})
+			require.Equal(t, tt.wantCode, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+
+			// The secret really was used, and each output holds the run.
+			reqs := srv.requests()
+			require.Len(t, reqs, 1, "401 is not retried")
+			require.Equal(t, "Bearer "+secret, reqs[0].Authorization)
+			traceData, err := os.ReadFile(tracePath)
+			require.NoError(t, err)
+			cassetteData, err := os.ReadFile(cassettePath)
+			require.NoError(t, err)
+			entries, err := cassette.ReadEntries(strings.NewReader(string(cassetteData)))
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			if tt.status == http.StatusUnauthorized {
+				assert.Contains(t, entries[0].Error, "401")
+				assert.Contains(t, res.stdout+res.stderr, "OPENAI_API_KEY", "the error names the variable to fix")
+				assert.Contains(t, res.stdout+res.stderr, "[REDACTED]", "the echoed key was redacted, not dropped")
+			} else {
+				require.NotNil(t, entries[0].Response)
+				assert.Contains(t, res.stdout+res.stderr, "Answer")
+			}
+
+			assert.NotEmpty(t, traceData)
+			outputs := map[string]string{"stdout": res.stdout, "stderr": res.stderr,
+				"trace": string(traceData), "cassette": string(cassetteData)}
+			for name, text := range outputs {
+				assert.NotContains(t, text, secret, "the API key leaked into %s", name)
+				assert.NotContains(t, text, secret[len("sk-proj-"):], "part of the API key leaked into %s", name)
+			}
+		})
+	}
+}
+
+func TestRecordedRunReplaysOfflineAndFlagsChangedPrompts(t *testing.T) {
+	t.Parallel()
+	const task = "What is 17 * 23 + 4?"
+	dir := t.TempDir()
+	// A pipeline with its own llm block, so its fast retry settings apply
+	// while recording (--llm would replace the whole block).
+	src, err := os.ReadFile(filepath.Join(repoRoot, "configs", "cot.yaml"))
+	require.NoError(t, err)
+	cfgPath := filepath.Join(dir, "cot.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, append(src,
+		[]byte("llm: {provider: openai, model: "+model+", retry: {base_delay: 1ms, max_delay: 5ms}}\n")...), 0o600))
+	cassettePath := filepath.Join(dir, "cot.cassette.jsonl")
+
+	// Record: the server is overloaded once, then answers.
+	srv := newFakeOpenAI(t, func(n int, _ chatRequest) reply {
+		if n == 0 {
+			return reply{status: http.StatusTooManyRequests, errMessage: "Rate limit reached, retry later"}
+		}
+		return reply{content: "17 * 23 = 391, and 391 + 4 = 395.\nAnswer: 395", promptTokens: 40, completion: 15}
+	})
+	recorded := execPlanner(t, invocation{args: []string{"run", "--config", cfgPath, "--record", cassettePath, "--json", "-q", task},
+		env: []string{"OPENAI_BASE_URL=" + srv.baseURL(), "OPENAI_API_KEY=" + uniqueSecret(t)}})
+	require.Equal(t, 0, recorded.code, "stderr: %s", recorded.stderr)
+	require.Len(t, srv.requests(), 2, "one 429, then the retried call")
+	var want runOutput
+	recorded.lastJSON(t, &want)
+	require.Equal(t, "395", want.Answer)
+	assert.Equal(t, cassettePath, want.Cassette)
+
+	f, err := os.Open(cassettePath)
+	require.NoError(t, err)
+	entries, err := cassette.ReadEntries(f)
+	require.NoError(t, f.Close())
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "the recorder sits inside the retry middleware: both attempts are recorded")
+	assert.Contains(t, entries[0].Error, "429")
+	require.NotNil(t, entries[1].Response)
+	srv.srv.Close()
+
+	t.Run("same task replays to the identical result", func(t *testing.T) {
+		t.Parallel()
+		res := execPlanner(t, invocation{args: []string{"run", "--config", cfgPath, "--llm", "replay:" + cassettePath, "--json", "-q", task}})
+		require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
+		var got runOutput
+		res.lastJSON(t, &got)
+		assert.Equal(t, want.Answer, got.Answer)
+		assert.Equal(t, want.Complete, got.Complete)
+		assert.Equal(t, want.Steps, got.Steps)
+		assert.Equal(t, want.Usage, got.Usage, "tokens and cost are replayed too")
+		assert.Positive(t, got.Usage.CostUSD)
+		assert.NotContains(t, res.stderr, "not replayed", "every recording was used")
+	})
+
+	t.Run("changed task fails with a diff of the prompt", func(t *testing.T) {
+		t.Parallel()
+		const changed = "What is 17 * 24 + 4?"
+		res := execPlanner(t, invocation{args: []string{"run", "--config", cfgPath, "--llm", "replay:" + cassettePath, "-q", changed}})
+		require.Equal(t, 1, res.code, "stdout: %s", res.stdout)
+		assert.Contains(t, res.stderr, "does not match the recording")
+		_, err := findLine(res.stderr, "-", task)
+		assert.NoError(t, err, "stderr: %s", res.stderr)
+		_, err = findLine(res.stderr, "+", changed)
+		assert.NoError(t, err, "stderr: %s", res.stderr)
+	})
+
+	t.Run("recording over the replayed cassette is refused", func(t *testing.T) {
+		t.Parallel()
+		before, err := os.ReadFile(cassettePath)
+		require.NoError(t, err)
+		res := cli(t, "run", "--config", cfgPath, "--llm", "replay:"+cassettePath, "--record", cassettePath, task)
+		assert.Equal(t, 2, res.code)
+		assert.Contains(t, res.stderr, "overwrite")
+		after, err := os.ReadFile(cassettePath)
+		require.NoError(t, err)
+		assert.Equal(t, before, after)
+	})
+}
+
+func TestRecordLeavesTheFileAloneWhenNoModelIsCalled(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "keep.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte("precious\n"), 0o600))
+	res := cli(t, "run", "--config", "configs/does-not-exist.yaml", "--llm", "sim", "--record", path, "task")
+	require.Equal(t, 1, res.code)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "precious\n", string(data))
+}
+
+func TestReplayWarnsAboutRecordingsItDidNotUse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
+		return path
+	}
+	script := write("script.yaml", "replies:\n  - text: first\n  - text: second\n")
+	// Two direct nodes send the same prompt; the shorter pipeline sends it once.
+	twoCalls := write("two.yaml", `name: two
+nodes:
+  - {id: a, type: direct}
+  - {id: b, type: direct}
+edges:
+  - {from: START, to: a}
+  - {from: a, to: b}
+  - {from: b, to: END}
+`)
+	oneCall := write("one.yaml", `name: one
+nodes:
+  - {id: a, type: direct}
+edges:
+  - {from: START, to: a}
+  - {from: a, to: END}
+`)
+	cassettePath := filepath.Join(dir, "two.jsonl")
+	recorded := cli(t, "run", "--config", twoCalls, "--llm", "scripted:"+script, "--record", cassettePath, "-q", "Say something.")
+	require.Equal(t, 0, recorded.code, "stderr: %s", recorded.stderr)
+
+	full := cli(t, "run", "--config", twoCalls, "--llm", "replay:"+cassettePath, "-q", "Say something.")
+	require.Equal(t, 0, full.code, "stderr: %s", full.stderr)
+	assert.NotContains(t, full.stderr, "not replayed")
+
+	short := cli(t, "run", "--config", oneCall, "--llm", "replay:"+cassettePath, "-q", "Say something.")
+	require.Equal(t, 0, short.code, "stderr: %s", short.stderr)
+	assert.Contains(t, short.stderr, "1 recorded call(s) of the cassette were not replayed")
+}

@@ -3,9 +3,13 @@ GO          ?= go
 BIN         ?= bin/planner
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PKGS        ?= ./...
+# Configs for the demo comparison: every shipped config except those built for
+# another suite (tot_game24 verifies Game of 24 answers; run it with make run-game24).
+RUN_CONFIGS ?= $(filter-out configs/tot_game24.yaml,$(wildcard configs/*.yaml))
+GAME24      ?= ../shared/data/game24/24.csv
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: help build test unit lint fmt-check vet staticcheck run demo bench clean
+.PHONY: help build test unit lint fmt-check vet staticcheck run run-game24 demo bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -31,7 +35,11 @@ staticcheck:
 	$(GO) run $(STATICCHECK) $(PKGS)
 
 run: build ## offline main job: compare every shipped paradigm on the demo suite with the SIMULATED sim model
-	$(BIN) compare --suite demo --config 'configs/*.yaml' --llm sim:noisy --seed 1 --out out/compare --quiet
+	$(BIN) compare --suite demo $(addprefix --config ,$(RUN_CONFIGS)) --llm sim:noisy --seed 1 --out out/compare --quiet
+
+run-game24: build ## Game of 24 rows 900-999 (needs ../shared/data): cot vs tot vs tot_game24, SIMULATED model
+	$(BIN) compare --suite $(GAME24) --slice 900:1000 --config configs/cot.yaml --config configs/tot.yaml \
+		--config configs/tot_game24.yaml --llm sim:noisy --seed 1 --out out/game24 --quiet
 
 demo: build ## one traced ReAct run on the scripted model (offline)
 	$(BIN) run --config configs/react.yaml --llm scripted:examples/scripts/react_demo.yaml \

@@ -24,6 +24,7 @@ func Default() *Registry {
 		Kind{Name: "solver", Summary: "ReWOO solver: answer from the plan and its evidence", New: NewSolver},
 		Kind{Name: "evaluate", Summary: "Reflexion evaluator: exact match, LLM judge or heuristic (routes pass/retry)", New: NewEvaluate},
 		Kind{Name: "reflect", Summary: "Reflexion self-reflection: writes a lesson into episodic memory", New: NewReflect},
-		Kind{Name: "tot", Summary: "Tree of Thoughts breadth-first search with concurrent proposal and valuation", New: NewToT},
+		Kind{Name: "tot", Summary: "Tree of Thoughts: BFS (beam) or DFS (threshold, backtracking) with concurrent proposal and valuation", New: NewToT},
+		Kind{Name: "lats", Summary: "LATS: Monte-Carlo tree search over ReAct trajectories with UCT, values, rollouts and reflections", New: NewLATS},
 	)
 }

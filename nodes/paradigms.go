@@ -9,6 +9,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/answer"
 	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // planSolvePrompt follows the PS+ method: understand the problem, extract
@@ -45,10 +46,25 @@ Think briefly, then give the answer on a last line "Answer: <answer>".`
 
 // LeastToMostSettings configure `least_to_most`.
 type LeastToMostSettings struct {
-	// MaxSubquestions bounds the decomposition. Default 6.
+	// MaxSubquestions bounds the sub-questions solved, the task itself
+	// included; when the model lists more, the first ones and the task are
+	// kept. Default 6.
 	MaxSubquestions int `mapstructure:"max_subquestions"`
-	// Temperature overrides the model's sampling temperature.
+	// Temperature overrides the model's sampling temperature for both
+	// stages.
 	Temperature *float64 `mapstructure:"temperature"`
+	// DecomposePrompt overrides the decomposition template. It sees
+	// {{.Question}}; the reply must be a numbered list.
+	DecomposePrompt string `mapstructure:"decompose_prompt"`
+	// DecomposePromptFile reads DecomposePrompt from a file instead.
+	DecomposePromptFile string `mapstructure:"decompose_prompt_file"`
+	// SolvePrompt overrides the sub-question template. It sees
+	// {{.Question}}, {{.Extra.Solved}} (the earlier sub-questions, each
+	// with fields Q and A), {{.Extra.Current}} (the sub-question to answer)
+	// and {{.Extra.Index}} (its 1-based position).
+	SolvePrompt string `mapstructure:"solve_prompt"`
+	// SolvePromptFile reads SolvePrompt from a file instead.
+	SolvePromptFile string `mapstructure:"solve_prompt_file"`
 }
 
 // LeastToMost decomposes a task into sub-questions, then solves them in
@@ -59,6 +75,7 @@ type LeastToMost struct {
 	decompose *agent.Template
 	solve     *agent.Template
 	max       int
+	opts      []llms.CallOption
 }
 
 // NewLeastToMost builds a `least_to_most` node.
@@ -67,11 +84,25 @@ func NewLeastToMost(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if err := agent.Decode(spec.Settings, &s); err != nil {
 		return agent.Built{}, err
 	}
-	if s.MaxSubquestions <= 0 {
+	if s.MaxSubquestions < 0 {
+		return agent.Built{}, &agent.SettingError{Key: "max_subquestions", Err: fmt.Errorf("%w: max_subquestions must be positive, got %d", agent.ErrSettings, s.MaxSubquestions)}
+	}
+	if s.MaxSubquestions == 0 {
 		s.MaxSubquestions = 6
 	}
-	return agent.Built{Node: &LeastToMost{id: spec.ID, kind: spec.Type, model: env.Model, max: s.MaxSubquestions,
-		decompose: agent.MustTemplate("decompose", decomposePrompt), solve: agent.MustTemplate("subsolve", subSolvePrompt)}}, nil
+	dec, err := loadTemplate(env, "decompose_prompt", s.DecomposePrompt, s.DecomposePromptFile, decomposePrompt)
+	if err != nil {
+		return agent.Built{}, err
+	}
+	sol, err := loadTemplate(env, "solve_prompt", s.SolvePrompt, s.SolvePromptFile, subSolvePrompt)
+	if err != nil {
+		return agent.Built{}, err
+	}
+	n := &LeastToMost{id: spec.ID, kind: spec.Type, model: env.Model, max: s.MaxSubquestions, decompose: dec, solve: sol}
+	if s.Temperature != nil {
+		n.opts = append(n.opts, llms.WithTemperature(*s.Temperature))
+	}
+	return agent.Built{Node: n}, nil
 }
 
 var numberedLine = regexp.MustCompile(`^\s*(?:\d+[.)、:]|[-*•])\s*(.+?)\s*$`)
@@ -87,7 +118,9 @@ func ParseNumbered(text string) []string {
 	return out
 }
 
-type qa struct{ Q, A string }
+// SubAnswer is one solved sub-question, as least_to_most's solve prompt
+// sees it in {{.Extra.Solved}}.
+type SubAnswer struct{ Q, A string }
 
 // Run decomposes, then solves each sub-question in order.
 func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) {
@@ -95,27 +128,28 @@ func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "decompose"}, agent.Prompt(defaultSystem, prompt))
+	text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "decompose"}, agent.Prompt(defaultSystem, prompt), n.opts...)
 	if err != nil {
 		return "", err
 	}
 	subs := ParseNumbered(text)
-	if len(subs) > n.max {
-		subs = subs[len(subs)-n.max:]
-	}
 	if len(subs) == 0 || !strings.EqualFold(strings.TrimSpace(subs[len(subs)-1]), strings.TrimSpace(st.Task.Question)) {
 		subs = append(subs, st.Task.Question)
 	}
+	if len(subs) > n.max {
+		// Keep the first, simplest sub-questions and the task itself.
+		subs = append(subs[:n.max-1:n.max-1], subs[len(subs)-1])
+	}
 	st.Note("subquestions", strings.Join(subs, "\n"))
 	trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindPlan, Text: numberedList(subs)})
-	var solved []qa
+	var solved []SubAnswer
 	last := ""
 	for i, q := range subs {
-		prompt, err := n.solve.Render(st, map[string]any{"Solved": solved, "Current": q})
+		prompt, err := n.solve.Render(st, map[string]any{"Solved": solved, "Current": q, "Index": i + 1})
 		if err != nil {
 			return "", err
 		}
-		text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "solve"}, agent.Prompt(defaultSystem, prompt))
+		text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "solve"}, agent.Prompt(defaultSystem, prompt), n.opts...)
 		if err != nil {
 			return "", err
 		}
@@ -123,7 +157,7 @@ func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) 
 		if !ok {
 			a = strings.TrimSpace(text)
 		}
-		solved = append(solved, qa{Q: q, A: a})
+		solved = append(solved, SubAnswer{Q: q, A: a})
 		trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindStep, Text: fmt.Sprintf("%d. %s → %s", i+1, q, a)})
 		last = a
 	}

@@ -10,14 +10,39 @@ import (
 	"github.com/planner-engine/planner/trace"
 )
 
+// Evaluation methods of the Reflexion `evaluate` node.
+const (
+	// MethodAuto scores the answer when the task can be scored (it has a
+	// reference answer, or Game of 24 numbers for the game24 scorer) and
+	// falls back to MethodHeuristic otherwise.
+	MethodAuto = "auto"
+	// MethodExact scores the answer against the task with the configured
+	// scorer (normalised exact match by default).
+	MethodExact = "exact"
+	// MethodJudge asks the model whether the answer is correct.
+	MethodJudge = "judge"
+	// MethodHeuristic passes a trial whose actor finished with a complete,
+	// non-empty answer within its budget.
+	MethodHeuristic = "heuristic"
+)
+
 // EvaluateSettings configure Reflexion's `evaluate` node.
 type EvaluateSettings struct {
-	// Method is how a trial is judged: "auto" (default: exact match when the
-	// task has a reference answer, else heuristic), "exact", "judge" (an LLM
-	// judge) or "heuristic" (the actor finished within budget).
+	// Method is how a trial is judged: "auto" (default), "exact", "judge"
+	// or "heuristic"; see the Method* constants.
 	Method string `mapstructure:"method"`
+	// Scorer is the scorer of the "exact" method, by score.ByName name:
+	// "em" (default), "numeric", "numeric:TOL", "contains", "game24".
+	Scorer string `mapstructure:"scorer"`
 	// MaxTrials bounds the trials, the first included. Default 3.
 	MaxTrials int `mapstructure:"max_trials"`
+	// JudgePrompt overrides the judge prompt template of the "judge"
+	// method. It sees {{.Question}} and {{.Extra.Answer}}; the reply's
+	// first line must say PASS or FAIL.
+	JudgePrompt string `mapstructure:"judge_prompt"`
+	// JudgePromptFile reads JudgePrompt from a file (relative to the
+	// pipeline's folder) instead.
+	JudgePromptFile string `mapstructure:"judge_prompt_file"`
 }
 
 // Evaluate judges the actor's trial and routes "pass" or "retry". When the
@@ -28,6 +53,7 @@ type Evaluate struct {
 	method   string
 	max      int
 	scorer   score.Scorer
+	judge    *agent.Template
 }
 
 // NewEvaluate builds an `evaluate` node (routes pass, retry).
@@ -38,16 +64,43 @@ func NewEvaluate(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	}
 	switch s.Method {
 	case "":
-		s.Method = "auto"
-	case "auto", "exact", "judge", "heuristic":
+		s.Method = MethodAuto
+	case MethodAuto, MethodExact, MethodJudge, MethodHeuristic:
 	default:
 		return agent.Built{}, &agent.SettingError{Key: "method", Err: fmt.Errorf("%w: want auto, exact, judge or heuristic, got %q", agent.ErrSettings, s.Method)}
 	}
-	if s.MaxTrials <= 0 {
+	if s.MaxTrials < 0 {
+		return agent.Built{}, &agent.SettingError{Key: "max_trials", Err: fmt.Errorf("%w: max_trials must be positive, got %d", agent.ErrSettings, s.MaxTrials)}
+	}
+	if s.MaxTrials == 0 {
 		s.MaxTrials = 3
 	}
-	return agent.Built{Node: &Evaluate{id: spec.ID, kind: spec.Type, model: env.Model, method: s.Method, max: s.MaxTrials, scorer: score.ExactMatch{}},
+	if s.Scorer == "" {
+		s.Scorer = "em"
+	}
+	scorer, err := score.ByName(s.Scorer)
+	if err != nil {
+		return agent.Built{}, &agent.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
+	}
+	judge, err := loadTemplate(env, "judge_prompt", s.JudgePrompt, s.JudgePromptFile, judgePrompt)
+	if err != nil {
+		return agent.Built{}, err
+	}
+	return agent.Built{Node: &Evaluate{id: spec.ID, kind: spec.Type, model: env.Model, method: s.Method, max: s.MaxTrials, scorer: scorer, judge: judge},
 		Routes: []string{"pass", "retry"}}, nil
+}
+
+// loadTemplate compiles a prompt setting given inline or as a file, or def
+// when neither is set.
+func loadTemplate(env agent.Env, key, inline, file, def string) (*agent.Template, error) {
+	text, err := env.LoadText(inline, file, key)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(text) == "" {
+		text = def
+	}
+	return agent.ParseTemplate(key, text)
 }
 
 const judgePrompt = `You are grading an answer.
@@ -60,25 +113,31 @@ Is the proposed answer correct and complete? Reply with PASS or FAIL on the firs
 // Run judges the current answer.
 func (n *Evaluate) Run(ctx context.Context, st *agent.State) (string, error) {
 	method := n.method
-	if method == "auto" {
-		method = "heuristic"
-		if strings.TrimSpace(st.Task.Answer) != "" {
-			method = "exact"
+	var verdict score.Result
+	if method == MethodAuto || method == MethodExact {
+		verdict = n.scorer.Score(st.Answer, st.Task)
+	}
+	if method == MethodAuto {
+		method = MethodExact
+		if verdict.Unscorable {
+			method = MethodHeuristic
 		}
 	}
 	ok, feedback := false, ""
 	switch method {
-	case "exact":
-		v := n.scorer.Score(st.Answer, st.Task)
-		ok, feedback = v.Correct, v.Detail
-	case "heuristic":
+	case MethodExact:
+		ok, feedback = verdict.Correct, verdict.Detail
+	case MethodHeuristic:
 		ok = st.Done && st.Complete && strings.TrimSpace(st.Answer) != ""
 		feedback = "the actor finished within its budget"
 		if !ok {
-			feedback = "the actor did not finish: " + st.Reason
+			feedback = "the actor did not finish with an answer"
+			if st.Reason != "" {
+				feedback += ": " + st.Reason
+			}
 		}
-	case "judge":
-		prompt, err := agent.MustTemplate("judge", judgePrompt).Render(st, map[string]any{"Answer": st.Answer})
+	case MethodJudge:
+		prompt, err := n.judge.Render(st, map[string]any{"Answer": st.Answer})
 		if err != nil {
 			return "", err
 		}
@@ -86,18 +145,20 @@ func (n *Evaluate) Run(ctx context.Context, st *agent.State) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		first := strings.ToUpper(strings.TrimSpace(strings.SplitN(strings.TrimSpace(text), "\n", 2)[0]))
-		ok = strings.Contains(first, "PASS") && !strings.Contains(first, "FAIL")
+		ok = judgePassed(text)
 		feedback = strings.TrimSpace(text)
+		if feedback == "" {
+			feedback = "the judge gave no verdict"
+		}
 	}
 	st.Trials = append(st.Trials, agent.Trial{Answer: st.Answer, Success: ok, Feedback: feedback})
 	trial := len(st.Trials)
-	verdict := "fail"
+	word := "fail"
 	if ok {
-		verdict = "pass"
+		word = "pass"
 	}
-	trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindDecision, Text: fmt.Sprintf("trial %d: %s (%s) — %s", trial, verdict, method, feedback),
-		Data: map[string]any{"trial": trial, "pass": ok, "method": method}})
+	trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindDecision, Text: fmt.Sprintf("trial %d: %s (%s) — %s", trial, word, method, feedback),
+		Data: map[string]any{"trial": trial, "pass": ok, "method": method, "answer": st.Answer}})
 	if ok {
 		return "pass", nil
 	}
@@ -106,6 +167,17 @@ func (n *Evaluate) Run(ctx context.Context, st *agent.State) (string, error) {
 		return "pass", nil
 	}
 	return "retry", nil
+}
+
+// judgePassed reads a judge reply: its first non-blank line must say PASS
+// and not FAIL.
+func judgePassed(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.ToUpper(strings.TrimSpace(line)); line != "" {
+			return strings.Contains(line, "PASS") && !strings.Contains(line, "FAIL")
+		}
+	}
+	return false
 }
 
 const reflectPrompt = `You attempted a task and failed. Write one short lesson (two sentences at most) that will help the next attempt succeed: what went wrong and what to do differently.
@@ -117,36 +189,67 @@ Your steps:
 {{.Extra.Steps}}
 Lesson:`
 
+// ReflectSettings configure Reflexion's `reflect` node.
+type ReflectSettings struct {
+	// ReflectPrompt overrides the reflection prompt template. It sees
+	// {{.Question}}, {{.Reflections}} (earlier lessons), {{.Extra.Answer}},
+	// {{.Extra.Feedback}} (the evaluator's verdict text) and
+	// {{.Extra.Steps}} (the failed trial's actions, one per line).
+	ReflectPrompt string `mapstructure:"reflect_prompt"`
+	// ReflectPromptFile reads ReflectPrompt from a file (relative to the
+	// pipeline's folder) instead.
+	ReflectPromptFile string `mapstructure:"reflect_prompt_file"`
+	// Memory is how many of the most recent lessons episodic memory keeps
+	// (the Reflexion paper uses 1 to 3). Default 3.
+	Memory int `mapstructure:"memory"`
+}
+
 // Reflect writes a lesson from a failed trial into episodic memory and
-// clears the trial's scratchpad for the next attempt.
+// clears the trial's scratchpad and answer for the next attempt.
 type Reflect struct {
 	id, kind string
 	model    agent.Model
+	prompt   *agent.Template
+	memory   int
 }
 
 // NewReflect builds a `reflect` node.
 func NewReflect(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
-	if err := agent.Decode(spec.Settings, &struct{}{}); err != nil {
+	var s ReflectSettings
+	if err := agent.Decode(spec.Settings, &s); err != nil {
 		return agent.Built{}, err
 	}
-	return agent.Built{Node: &Reflect{id: spec.ID, kind: spec.Type, model: env.Model}}, nil
+	if s.Memory < 0 {
+		return agent.Built{}, &agent.SettingError{Key: "memory", Err: fmt.Errorf("%w: memory must be positive, got %d", agent.ErrSettings, s.Memory)}
+	}
+	if s.Memory == 0 {
+		s.Memory = 3
+	}
+	tmpl, err := loadTemplate(env, "reflect_prompt", s.ReflectPrompt, s.ReflectPromptFile, reflectPrompt)
+	if err != nil {
+		return agent.Built{}, err
+	}
+	return agent.Built{Node: &Reflect{id: spec.ID, kind: spec.Type, model: env.Model, prompt: tmpl, memory: s.Memory}}, nil
 }
 
 // Run writes the lesson.
 func (n *Reflect) Run(ctx context.Context, st *agent.State) (string, error) {
 	var steps strings.Builder
 	for _, e := range st.Scratchpad {
-		if e.Tool != "" {
+		switch {
+		case e.Tool != "":
 			fmt.Fprintf(&steps, "- %s[%s] -> %s\n", e.Tool, e.Input, clip(e.Observation, 200))
-		} else if e.Error != "" {
+		case e.Error != "":
 			fmt.Fprintf(&steps, "- format error: %s\n", clip(e.Error, 120))
+		case e.Final != "":
+			fmt.Fprintf(&steps, "- final answer: %s\n", clip(e.Final, 200))
 		}
 	}
 	feedback := ""
 	if k := len(st.Trials); k > 0 {
 		feedback = st.Trials[k-1].Feedback
 	}
-	prompt, err := agent.MustTemplate("reflect", reflectPrompt).Render(st, map[string]any{"Answer": st.Answer, "Feedback": feedback, "Steps": steps.String()})
+	prompt, err := n.prompt.Render(st, map[string]any{"Answer": st.Answer, "Feedback": feedback, "Steps": steps.String()})
 	if err != nil {
 		return "", err
 	}
@@ -155,12 +258,20 @@ func (n *Reflect) Run(ctx context.Context, st *agent.State) (string, error) {
 		return "", err
 	}
 	lesson := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), "Lesson:"))
+	if lesson == "" {
+		// An empty reflection still tells the next trial that this answer
+		// failed, which is the least the memory must carry.
+		lesson = fmt.Sprintf("The answer %q was judged wrong; try a different approach.", st.Answer)
+	}
 	st.Reflections = append(st.Reflections, lesson)
+	if len(st.Reflections) > n.memory {
+		st.Reflections = st.Reflections[len(st.Reflections)-n.memory:]
+	}
 	if k := len(st.Trials); k > 0 {
 		st.Trials[k-1].Lesson = lesson
 	}
 	st.Scratchpad = nil
-	st.Answer, st.Done, st.Complete, st.Reason = "", false, false, ""
+	st.Answer, st.Done, st.Complete, st.Reason, st.Failure = "", false, false, "", ""
 	trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindReflection, Text: lesson, Data: map[string]any{"trial": len(st.Trials)}})
 	return "", nil
 }

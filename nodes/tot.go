@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -11,32 +12,89 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/eval/score"
 	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
 )
 
-// ToTSettings configure `tot`, Tree of Thoughts breadth-first search.
+// ErrNotGame24 means a `tot` node with `verify: game24` ran on a task whose
+// question states no Game of 24 numbers.
+var ErrNotGame24 = errors.New("tot: verify: game24 needs a Game of 24 question that states its numbers (for example \"Use 4 5 6 10 and + - * / to obtain 24\")")
+
+// Search strategies of `tot`.
+const (
+	// SearchBFS keeps the Beam best states of each level.
+	SearchBFS = "bfs"
+	// SearchDFS explores the most promising child first, descends while
+	// values stay at or above Threshold and backtracks otherwise.
+	SearchDFS = "dfs"
+)
+
+// Verifiers of `tot` leaf answers.
+const (
+	// VerifyGame24 checks a leaf answer with score.Verify24 against the
+	// numbers in the task's question; failing answers are pruned and the
+	// search goes on.
+	VerifyGame24 = "game24"
+)
+
+// Values the evaluator's words map to (the ToT paper's weights), and the
+// value of an answer an exact verifier accepted.
+const (
+	ValueSure       = 20.0
+	ValueLikely     = 1.0
+	ValueUnlikely   = 0.1
+	ValueImpossible = 0.001
+	ValueVerified   = ValueSure
+)
+
+// ToTSettings configure `tot`, Tree of Thoughts search.
 type ToTSettings struct {
-	// Proposals is k, the candidate next thoughts asked for per state. Default 3.
+	// Search is "bfs" (default) or "dfs".
+	Search string `mapstructure:"search"`
+	// Proposals is k, the candidate next thoughts asked for per state.
+	// Default 3.
 	Proposals int `mapstructure:"proposals"`
-	// Beam is b, the states kept per level. Default 2.
+	// Beam is b, the states BFS keeps per level. Default 2.
 	Beam int `mapstructure:"beam"`
-	// Depth is d, the number of levels. Default 3.
+	// Depth is d, the most thoughts on a path. Default 3.
 	Depth int `mapstructure:"depth"`
-	// Prune drops candidates whose value is below this. Default 0.01 (so
-	// "impossible", valued 0.001, is pruned).
+	// Prune drops candidates valued below it in either search; they are
+	// traced as pruned and never expanded. Default 0.01, so "impossible"
+	// (0.001) is pruned.
 	Prune *float64 `mapstructure:"prune"`
+	// Threshold is DFS's value threshold: children valued below it are not
+	// explored. Default 1 ("likely").
+	Threshold *float64 `mapstructure:"threshold"`
+	// MaxStates bounds the states DFS expands (one propose call each).
+	// Default 50.
+	MaxStates int `mapstructure:"max_states"`
+	// Verify checks leaf answers exactly instead of asking the evaluator:
+	// "" (default, no verifier) or "game24".
+	Verify string `mapstructure:"verify"`
 	// ProposePrompt and EvaluatePrompt override the templates; they see
-	// {{.Question}}, {{.Extra.Path}} (thoughts so far) and, for evaluation,
+	// {{.Question}}, {{.Extra.Path}} (thoughts so far, one per line),
+	// {{.Extra.Depth}} (the depth of the state) and, for evaluation,
 	// {{.Extra.Candidate}}; ProposePrompt also sees {{.Extra.K}}.
 	ProposePrompt  string `mapstructure:"propose_prompt"`
 	EvaluatePrompt string `mapstructure:"evaluate_prompt"`
-	// Concurrency bounds model calls in flight. Default 16.
+	// ProposePromptFile and EvaluatePromptFile read the templates from
+	// files (relative to the pipeline's folder) instead.
+	ProposePromptFile  string `mapstructure:"propose_prompt_file"`
+	EvaluatePromptFile string `mapstructure:"evaluate_prompt_file"`
+	// Temperature overrides the model's sampling temperature for both
+	// proposing and evaluating.
+	Temperature *float64 `mapstructure:"temperature"`
+	// Concurrency bounds model calls in flight. Default Beam × Proposals,
+	// the largest batch a BFS level makes, so a level costs two call
+	// latencies.
 	Concurrency int `mapstructure:"concurrency"`
 }
 
 const totPropose = `Problem: {{.Question}}
 {{if .Extra.Path}}Steps so far:
-{{.Extra.Path}}{{end}}
+{{.Extra.Path}}
+{{end}}
 Propose up to {{.Extra.K}} different possible next steps, one per numbered line. If a step completes the solution, write it as "Answer: <answer>".`
 
 const totEvaluate = `Problem: {{.Question}}
@@ -46,14 +104,22 @@ Candidate next step: {{.Extra.Candidate}}
 
 Can this still lead to a correct solution? Reply with one word — sure, likely or impossible — or a score from 1 to 10.`
 
-// ToT runs a breadth-first Tree of Thoughts search: every frontier state is
-// expanded into proposals and every proposal valued concurrently; the best
-// Beam survive each level, and pruned branches are never expanded.
+// ToT runs a Tree of Thoughts search. BFS expands every frontier state into
+// proposals and values every proposal concurrently, keeping the best Beam
+// per level, and stops at the first level whose beam holds a leaf,
+// answering with the best-valued one. DFS expands the most promising child
+// first, descends while values reach Threshold, and backtracks from
+// subtrees without an answer. Pruned branches are never expanded. A thought
+// with an explicit answer marker ("Answer: ...", \boxed{}, ...) is a leaf
+// and ends its branch; with Verify set, leaves are checked exactly instead
+// of valued by the model, and failing ones are pruned.
 type ToT struct {
 	id, kind          string
 	model             agent.Model
 	s                 ToTSettings
+	prune, threshold  float64
 	propose, evaluate *agent.Template
+	opts              []llms.CallOption
 }
 
 // NewToT builds a `tot` node.
@@ -62,179 +128,378 @@ func NewToT(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if err := agent.Decode(spec.Settings, &s); err != nil {
 		return agent.Built{}, err
 	}
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
+	switch s.Search {
+	case "":
+		s.Search = SearchBFS
+	case SearchBFS, SearchDFS:
+	default:
+		return agent.Built{}, &agent.SettingError{Key: "search", Err: fmt.Errorf("%w: want bfs or dfs, got %q", agent.ErrSettings, s.Search)}
+	}
+	switch s.Verify {
+	case "", VerifyGame24:
+	default:
+		return agent.Built{}, &agent.SettingError{Key: "verify", Err: fmt.Errorf("%w: want game24 or nothing, got %q", agent.ErrSettings, s.Verify)}
+	}
+	for _, f := range []struct {
+		key string
+		v   *int
+		def int
+	}{{"proposals", &s.Proposals, 3}, {"beam", &s.Beam, 2}, {"depth", &s.Depth, 3}, {"max_states", &s.MaxStates, 50}, {"concurrency", &s.Concurrency, 0}} {
+		if *f.v < 0 {
+			return agent.Built{}, &agent.SettingError{Key: f.key, Err: fmt.Errorf("%w: %s must be positive, got %d", agent.ErrSettings, f.key, *f.v)}
+		}
+		if *f.v == 0 {
+			*f.v = f.def
 		}
 	}
-	def(&s.Proposals, 3)
-	def(&s.Beam, 2)
-	def(&s.Depth, 3)
-	def(&s.Concurrency, 16)
-	if s.Prune == nil {
-		p := 0.01
-		s.Prune = &p
+	if s.Concurrency == 0 {
+		s.Concurrency = s.Beam * s.Proposals
 	}
-	if s.ProposePrompt == "" {
-		s.ProposePrompt = totPropose
+	n := &ToT{id: spec.ID, kind: spec.Type, model: env.Model, s: s, prune: 0.01, threshold: ValueLikely}
+	if s.Prune != nil {
+		n.prune = *s.Prune
 	}
-	if s.EvaluatePrompt == "" {
-		s.EvaluatePrompt = totEvaluate
+	if s.Threshold != nil {
+		n.threshold = *s.Threshold
 	}
-	pt, err := agent.ParseTemplate("propose_prompt", s.ProposePrompt)
-	if err != nil {
+	var err error
+	if n.propose, err = loadTemplate(env, "propose_prompt", s.ProposePrompt, s.ProposePromptFile, totPropose); err != nil {
 		return agent.Built{}, err
 	}
-	et, err := agent.ParseTemplate("evaluate_prompt", s.EvaluatePrompt)
-	if err != nil {
+	if n.evaluate, err = loadTemplate(env, "evaluate_prompt", s.EvaluatePrompt, s.EvaluatePromptFile, totEvaluate); err != nil {
 		return agent.Built{}, err
 	}
-	return agent.Built{Node: &ToT{id: spec.ID, kind: spec.Type, model: env.Model, s: s, propose: pt, evaluate: et}}, nil
+	if s.Temperature != nil {
+		n.opts = append(n.opts, llms.WithTemperature(*s.Temperature))
+	}
+	return agent.Built{Node: n}, nil
 }
 
-var scoreNumber = regexp.MustCompile(`\b(10|[1-9])(?:\s*/\s*10)?\b`)
+var (
+	verdictWord = regexp.MustCompile(`\b(impossible|unlikely|not sure|unsure|sure|likely)\b`)
+	scoreNumber = regexp.MustCompile(`\b(10|[1-9])(?:\s*/\s*10)?\b`)
+)
 
-// ParseValue reads an evaluator reply: sure = 20, likely = 1, impossible =
-// 0.001 (the ToT paper's weights), or a 1–10 score valued score/5 (so 5 is
-// neutral). Unreadable replies are valued 1 (neutral).
+// ParseValue reads an evaluator reply tolerantly. The last verdict word
+// counts: sure = 20, likely (or "not sure", "unsure") = 1, unlikely = 0.1,
+// impossible = 0.001 (the ToT paper's weights, plus "unlikely"). Without a
+// word, a 1–10 score is valued score/5 (so 5 is neutral). Unreadable
+// replies are valued 1 (neutral).
 func ParseValue(text string) float64 {
 	t := strings.ToLower(text)
-	switch {
-	case strings.Contains(t, "impossible"):
-		return 0.001
-	case strings.Contains(t, "sure"):
-		return 20
-	case strings.Contains(t, "likely"):
-		return 1
+	if ms := verdictWord.FindAllString(t, -1); len(ms) > 0 {
+		switch ms[len(ms)-1] {
+		case "impossible":
+			return ValueImpossible
+		case "unlikely":
+			return ValueUnlikely
+		case "sure":
+			return ValueSure
+		default:
+			return ValueLikely
+		}
 	}
 	if m := scoreNumber.FindStringSubmatch(t); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return float64(n) / 5
 	}
-	return 1
+	return ValueLikely
 }
 
-type totState struct {
-	path  []string
-	value float64
-	index int
+// LeafAnswer returns the answer a thought commits to, when it carries an
+// explicit answer marker; such a thought ends its branch.
+func LeafAnswer(thought string) (string, bool) {
+	m, ok := answer.Find(thought)
+	if !ok || !m.Explicit() {
+		return "", false
+	}
+	return m.Answer, true
 }
 
-// Run searches and sets the answer from the best final state.
+// thought is a search state: the path of thoughts from the root.
+type thought struct {
+	path   []string
+	value  float64
+	idx    int // index in State.Candidates; -1 for the root
+	parent int // the parent's idx
+	leaf   bool
+	answer string
+	pruned bool
+}
+
+func (t thought) last() string {
+	if len(t.path) == 0 {
+		return ""
+	}
+	return t.path[len(t.path)-1]
+}
+
+// search is one run of the node.
+type search struct {
+	n      *ToT
+	st     *agent.State
+	tr     *trace.Tracer
+	sem    chan struct{}
+	nums   []int // Game of 24 numbers when verifying
+	states int   // states expanded
+	// exhausted is set when DFS stopped at its MaxStates budget.
+	exhausted bool
+	best      *thought
+	// deepest is the best state that was not a leaf, for a partial answer.
+	deepest *thought
+}
+
+// Run searches and sets the answer from the best leaf.
 func (n *ToT) Run(ctx context.Context, st *agent.State) (string, error) {
-	frontier := []totState{{}}
-	sem := make(chan struct{}, n.s.Concurrency)
-	var best totState
-	for depth := 1; depth <= n.s.Depth && len(frontier) > 0; depth++ {
-		// Expand every frontier state concurrently.
-		proposals := make([][]string, len(frontier))
-		errs := make([]error, len(frontier))
-		var wg sync.WaitGroup
-		for i, fs := range frontier {
-			wg.Add(1)
-			go func(i int, fs totState) {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				prompt, err := n.propose.Render(st, map[string]any{"Path": strings.Join(fs.path, "\n"), "K": n.s.Proposals})
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "propose"}, agent.Prompt(defaultSystem, prompt))
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				items := ParseNumbered(text)
-				if len(items) == 0 && strings.TrimSpace(text) != "" {
-					items = []string{strings.TrimSpace(text)}
-				}
-				if len(items) > n.s.Proposals {
-					items = items[:n.s.Proposals]
-				}
-				proposals[i] = items
-			}(i, fs)
+	s := &search{n: n, st: st, tr: trace.From(ctx), sem: make(chan struct{}, n.s.Concurrency)}
+	if n.s.Verify == VerifyGame24 {
+		nums, err := score.PuzzleNumbers(st.Task.Question)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrNotGame24, err)
 		}
-		wg.Wait()
-		var cands []totState
-		for i, items := range proposals {
-			if errs[i] != nil {
-				return "", errs[i]
-			}
-			for _, p := range items {
-				path := append(append([]string{}, frontier[i].path...), p)
-				cands = append(cands, totState{path: path, index: len(cands)})
-			}
+		s.nums = nums
+	}
+	root := thought{idx: -1}
+	var err error
+	if n.s.Search == SearchDFS {
+		_, err = s.dfs(ctx, root)
+	} else {
+		err = s.bfs(ctx, root)
+	}
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case s.best != nil:
+		st.Note("tot_path", strings.Join(s.best.path, "\n"))
+		st.SetAnswer(s.best.answer)
+	case s.deepest != nil:
+		st.Note("tot_path", strings.Join(s.deepest.path, "\n"))
+		reason := fmt.Sprintf("no %s state reached an answer within depth %d", n.s.Search, n.s.Depth)
+		if s.exhausted {
+			reason = fmt.Sprintf("dfs expanded its max_states budget of %d states without reaching an answer", n.s.MaxStates)
 		}
-		// Value every candidate concurrently.
-		values := make([]float64, len(cands))
-		errs = make([]error, len(cands))
-		for i := range cands {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				c := cands[i]
-				prompt, err := n.evaluate.Render(st, map[string]any{"Path": strings.Join(c.path[:len(c.path)-1], "\n"), "Candidate": c.path[len(c.path)-1]})
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "evaluate"}, agent.Prompt(defaultSystem, prompt))
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				values[i] = ParseValue(text)
-			}(i)
+		st.SetPartial(s.deepest.last(), reason, agent.FailureBudget)
+	default:
+		reason := "every branch was pruned"
+		if n.s.Search == SearchDFS {
+			reason += " or valued below the threshold"
 		}
-		wg.Wait()
-		var kept []totState
-		for i := range cands {
-			if errs[i] != nil {
-				return "", errs[i]
-			}
-			cands[i].value = values[i]
-			pruned := values[i] < *n.s.Prune
-			st.Candidates = append(st.Candidates, agent.Candidate{Text: cands[i].path[len(cands[i].path)-1], Score: values[i], Depth: depth, Parent: i})
-			trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindCandidate, Text: cands[i].path[len(cands[i].path)-1],
-				Data: map[string]any{"depth": depth, "value": values[i], "pruned": pruned}})
-			if !pruned {
-				kept = append(kept, cands[i])
+		st.SetPartial("", reason, agent.FailureBudget)
+	}
+	data := map[string]any{"search": n.s.Search, "states": s.states, "complete": st.Complete}
+	s.tr.Emit(trace.Event{Node: n.id, Kind: trace.KindAnswer, Text: st.Answer, Data: data})
+	return "", nil
+}
+
+// bfs runs breadth-first search level by level.
+func (s *search) bfs(ctx context.Context, root thought) error {
+	frontier := []thought{root}
+	for depth := 1; depth <= s.n.s.Depth && len(frontier) > 0; depth++ {
+		children, err := s.expand(ctx, frontier, depth)
+		if err != nil {
+			return err
+		}
+		var kept []thought
+		for _, c := range children {
+			if !c.pruned {
+				kept = append(kept, c)
 			}
 		}
 		sort.SliceStable(kept, func(a, b int) bool { return kept[a].value > kept[b].value })
-		if len(kept) > n.s.Beam {
-			kept = kept[:n.s.Beam]
+		if len(kept) > s.n.s.Beam {
+			kept = kept[:s.n.s.Beam]
 		}
-		frontier = kept
-		for _, k := range kept {
-			if _, ok := answer.Extract(k.path[len(k.path)-1]); ok && strings.Contains(strings.ToLower(k.path[len(k.path)-1]), "answer") {
-				if best.path == nil || k.value > best.value {
-					best = k
-				}
+		for i := range kept {
+			if kept[i].leaf {
+				s.best = &kept[i] // kept is sorted: the first leaf is the best
+				return nil
 			}
 		}
-		if best.path != nil {
-			break
+		if len(kept) > 0 {
+			s.deepest = &kept[0]
+		}
+		frontier = kept
+	}
+	return nil
+}
+
+// dfs expands t, then explores its children best first, backtracking from
+// children whose subtrees yield no answer. It reports whether an answer was
+// found.
+func (s *search) dfs(ctx context.Context, t thought) (bool, error) {
+	depth := len(t.path) + 1
+	if depth > s.n.s.Depth {
+		return false, nil
+	}
+	if s.states >= s.n.s.MaxStates {
+		s.exhausted = true
+		return false, nil
+	}
+	children, err := s.expand(ctx, []thought{t}, depth)
+	if err != nil {
+		return false, err
+	}
+	sort.SliceStable(children, func(a, b int) bool { return children[a].value > children[b].value })
+	for i := range children {
+		c := children[i]
+		if c.pruned || c.value < s.n.threshold {
+			continue
+		}
+		if c.leaf {
+			s.best = &c
+			return true, nil
+		}
+		if s.deepest == nil || len(c.path) > len(s.deepest.path) || (len(c.path) == len(s.deepest.path) && c.value > s.deepest.value) {
+			s.deepest = &c
+		}
+		found, err := s.dfs(ctx, c)
+		if err != nil || found {
+			return found, err
+		}
+		s.tr.Emit(trace.Event{Node: s.n.id, Kind: trace.KindInfo, Text: "backtrack: " + clip(c.last(), 120),
+			Data: map[string]any{"backtrack": true, "depth": depth, "candidate": c.idx}})
+	}
+	return false, nil
+}
+
+// expand proposes children for each parent concurrently, values them
+// concurrently, and records them as candidates in a fixed order. A failed
+// call drops its branch; the search fails only when every call of a batch
+// failed.
+func (s *search) expand(ctx context.Context, parents []thought, depth int) ([]thought, error) {
+	s.states += len(parents)
+	proposals := make([][]string, len(parents))
+	err := s.batch(ctx, len(parents), func(i int) error {
+		items, err := s.proposeOne(ctx, parents[i], depth)
+		proposals[i] = items
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var children []thought
+	for i, items := range proposals {
+		for _, p := range items {
+			path := append(append([]string{}, parents[i].path...), p)
+			c := thought{path: path, parent: parents[i].idx}
+			c.answer, c.leaf = LeafAnswer(p)
+			children = append(children, c)
 		}
 	}
-	if best.path == nil && len(frontier) > 0 {
-		best = frontier[0]
+	// Leaves are checked by the verifier when there is one; the rest are
+	// valued by the model.
+	var ask []int
+	verdicts := make([]string, len(children))
+	for i := range children {
+		c := &children[i]
+		if c.leaf && s.nums != nil {
+			if err := score.Verify24(s.nums, c.answer); err != nil {
+				c.value, verdicts[i] = 0, err.Error()
+			} else {
+				c.value, verdicts[i] = ValueVerified, "verified"
+			}
+			continue
+		}
+		ask = append(ask, i)
 	}
-	if best.path == nil {
-		st.SetPartial("", "every branch was pruned", agent.FailureBudget)
-		return "", nil
+	values := make([]float64, len(ask))
+	valued := make([]bool, len(ask))
+	err = s.batch(ctx, len(ask), func(j int) error {
+		v, err := s.valueOne(ctx, children[ask[j]], depth)
+		values[j], valued[j] = v, err == nil
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	st.Note("tot_path", strings.Join(best.path, "\n"))
-	a, ok := answer.Extract(best.path[len(best.path)-1])
-	if !ok {
-		st.SetPartial(best.path[len(best.path)-1], fmt.Sprintf("no state reached an answer within depth %d", n.s.Depth), agent.FailureBudget)
-	} else {
-		st.SetAnswer(a)
+	for j, i := range ask {
+		children[i].value = values[j]
+		if !valued[j] {
+			verdicts[i] = "evaluation failed"
+		}
 	}
-	trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindAnswer, Text: st.Answer})
-	return "", nil
+	for i := range children {
+		c := &children[i]
+		parent := c.parent
+		c.pruned = c.value < s.n.prune || verdicts[i] == "evaluation failed"
+		c.idx = len(s.st.Candidates)
+		s.st.Candidates = append(s.st.Candidates, agent.Candidate{Text: c.last(), Answer: c.answer, Score: c.value, Depth: depth, Parent: parent})
+		data := map[string]any{"depth": depth, "value": c.value, "pruned": c.pruned, "parent": parent, "index": c.idx, "leaf": c.leaf}
+		if verdicts[i] != "" {
+			data["verdict"] = verdicts[i]
+		}
+		s.tr.Emit(trace.Event{Node: s.n.id, Kind: trace.KindCandidate, Text: c.last(), Data: data})
+	}
+	return children, nil
+}
+
+// batch runs f(0..n-1) concurrently under the node's concurrency bound. It
+// fails when the context ends or when every call failed; single failures
+// only drop their branch.
+func (s *search) batch(ctx context.Context, n int, f func(i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			select {
+			case s.sem <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			defer func() { <-s.sem }()
+			errs[i] = f(i)
+		}(i)
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	failed := 0
+	for _, e := range errs {
+		if e != nil {
+			failed++
+		}
+	}
+	if failed == n {
+		return fmt.Errorf("tot: all %d calls at one step failed: %w", n, errs[0])
+	}
+	return nil
+}
+
+func (s *search) proposeOne(ctx context.Context, t thought, depth int) ([]string, error) {
+	prompt, err := s.n.propose.Render(s.st, map[string]any{"Path": strings.Join(t.path, "\n"), "K": s.n.s.Proposals, "Depth": depth})
+	if err != nil {
+		return nil, err
+	}
+	text, _, err := s.n.model.Call(ctx, s.st, agent.Caller{Node: s.n.id, Kind: s.n.kind, Role: "propose"}, agent.Prompt(defaultSystem, prompt), s.n.opts...)
+	if err != nil {
+		return nil, err
+	}
+	items := ParseNumbered(text)
+	if len(items) == 0 && strings.TrimSpace(text) != "" {
+		items = []string{strings.TrimSpace(text)}
+	}
+	if len(items) > s.n.s.Proposals {
+		items = items[:s.n.s.Proposals]
+	}
+	return items, nil
+}
+
+func (s *search) valueOne(ctx context.Context, c thought, depth int) (float64, error) {
+	prompt, err := s.n.evaluate.Render(s.st, map[string]any{"Path": strings.Join(c.path[:len(c.path)-1], "\n"), "Candidate": c.last(), "Depth": depth})
+	if err != nil {
+		return 0, err
+	}
+	text, _, err := s.n.model.Call(ctx, s.st, agent.Caller{Node: s.n.id, Kind: s.n.kind, Role: "evaluate"}, agent.Prompt(defaultSystem, prompt), s.n.opts...)
+	if err != nil {
+		return 0, err
+	}
+	return ParseValue(text), nil
 }

@@ -75,13 +75,24 @@ func countLabels(text, label string) int {
 	return n
 }
 
+// hash64 hashes parts to 64 well-mixed bits. FNV-1a alone leaves inputs
+// that differ only in their last bytes (a retry's attempt number) with
+// nearly equal high bits, which made the fault draws of a retried request
+// strongly correlated; the SplitMix64 finaliser spreads every input bit
+// over the whole word.
 func hash64(parts ...string) uint64 {
 	h := fnv.New64a()
 	for _, p := range parts {
 		_, _ = h.Write([]byte(p))
 		_, _ = h.Write([]byte{0})
 	}
-	return h.Sum64()
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }
 
 // draw picks the fault for a call (or ""), deterministically from the
@@ -111,14 +122,19 @@ func (m *Model) draw(c call) string {
 }
 
 // applicable says whether a fault makes sense for the role: action faults
-// only where the model is choosing actions.
+// only where the model is choosing actions; an early wrong answer where the
+// model commits to an answer or a judgement (a premature wrong leaf for the
+// ToT proposer, a flipped value or verdict for evaluators and judges).
 func applicable(f string, c call) bool {
 	switch f {
 	case FaultMalformedAction, FaultFullwidthColon, FaultInventedObservation, FaultUnknownTool, FaultRepeatedAction:
 		return roleOf(c) == roleReAct && len(c.opts.Tools) == 0
 	case FaultEarlyWrongAnswer:
-		r := roleOf(c)
-		return r == roleReAct || r == roleAnswer
+		switch roleOf(c) {
+		case roleReAct, roleAnswer, rolePropose, roleEvaluate, roleSubSolve, roleJudge, roleValue:
+			return true
+		}
+		return false
 	}
 	return true
 }
@@ -141,11 +157,37 @@ const (
 	rolePlanner
 	roleDecide
 	roleFinal
+	rolePropose
+	roleEvaluate
+	roleDecompose
+	roleSubSolve
+	roleJudge
+	roleReflect
+	roleValue
 )
 
 func roleOf(c call) role {
 	switch c.caller.Role {
-	case "finalize", "solve":
+	case "propose":
+		return rolePropose
+	case "evaluate":
+		return roleEvaluate
+	case "decompose":
+		return roleDecompose
+	case "judge":
+		return roleJudge
+	case "reflect":
+		return roleReflect
+	case "expand":
+		return roleReAct
+	case "value":
+		return roleValue
+	case "solve":
+		if c.caller.Kind == "least_to_most" {
+			return roleSubSolve
+		}
+		return roleFinal
+	case "finalize":
 		return roleFinal
 	}
 	switch c.caller.Kind {
@@ -229,6 +271,20 @@ func (m *Model) respond(c call, fault string) *llms.ContentChoice {
 		return &llms.ContentChoice{Content: string(b), StopReason: "stop"}
 	case roleFinal:
 		return &llms.ContentChoice{Content: g.Answer, StopReason: "stop"}
+	case rolePropose:
+		return m.propose(c, fault)
+	case roleEvaluate:
+		return m.evaluate(c, fault)
+	case roleDecompose:
+		return m.decompose(c, fault)
+	case roleSubSolve:
+		return m.subSolve(c, fault)
+	case roleJudge:
+		return m.judge(c, fault)
+	case roleReflect:
+		return m.reflect(c, fault)
+	case roleValue:
+		return m.value(c, fault)
 	}
 	if fault == FaultEarlyWrongAnswer {
 		return &llms.ContentChoice{Content: "Answer: " + wrongAnswer(g.Answer), StopReason: "stop"}
@@ -243,10 +299,8 @@ func (m *Model) respond(c call, fault string) *llms.ContentChoice {
 	}
 	outs := outputs(g)
 	for _, s := range g.Steps {
-		if s.Tool == "calculator" {
-			fmt.Fprintf(&b, "%s = %s\n", substitute(s.Input, outs), s.Output)
-		} else if s.Output != "" {
-			fmt.Fprintf(&b, "From what I know, %s: %s\n", s.Input, s.Output)
+		if s.Tool == "calculator" || s.Output != "" {
+			b.WriteString(stepLine(s, outs) + "\n")
 		}
 	}
 	b.WriteString("Answer: " + g.Answer)

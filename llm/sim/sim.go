@@ -1,9 +1,23 @@
 // Package sim is an oracle simulator model. It plays whichever node role
-// calls it (planner, ReAct executor, re-planner, finalizer, chain of
-// thought, ...) in that role's real output format by following the task's
-// gold solution, injects faults at seeded rates, and sleeps per a latency
-// model. It exists so that comparisons, recovery paths and parallel speed
-// can be exercised offline.
+// calls it, in that role's real output format, by following the task's
+// gold solution: the ReAct executor (text or native tool calls), the
+// planner, re-planner and joiner, the finalizer and ReWOO solver, chain of
+// thought (and self-consistency samples, Plan-and-Solve), the Tree of
+// Thoughts proposer (numbered next steps: the gold next step among
+// distractors; legal Game of 24 moves for Game of 24 tasks) and value
+// evaluator (sure / likely / impossible), the Least-to-Most decomposer
+// (numbered sub-questions derived from the gold steps) and sub-question
+// solver (which needs the earlier answers in its prompt), and Reflexion's
+// judge (PASS / FAIL against the gold answer, never revealing it) and
+// self-reflection (a lesson naming the gold plan). It injects faults at
+// seeded rates, where they make sense for the role, and sleeps per a
+// latency model. It exists so that comparisons, recovery paths and
+// parallel speed can be exercised offline.
+//
+// The roles are recognised from the caller's node kind and role
+// (agent.Caller); the paradigm roles also read labels of the nodes'
+// default prompts ("Steps so far:", "Candidate ...:", "Sub-question:",
+// "Proposed answer:"), so custom prompts without them get generic replies.
 //
 // Its accuracy numbers describe the engine's handling of faults, never the
 // quality of any language model; every output that uses it says

@@ -1,0 +1,124 @@
+package nodes_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/tools/builtin"
+	"github.com/planner-engine/planner/trace"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// request is one model call as a recorder saw it.
+type request struct {
+	caller agent.Caller
+	prompt string
+}
+
+// recorder wraps a model and records every call's caller and prompt text.
+type recorder struct {
+	llms.Model
+	mu   sync.Mutex
+	reqs []request
+}
+
+func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	var b strings.Builder
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if t, ok := p.(llms.TextContent); ok {
+				b.WriteString(t.Text)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	r.mu.Lock()
+	r.reqs = append(r.reqs, request{caller: agent.CallerFrom(ctx), prompt: b.String()})
+	r.mu.Unlock()
+	return r.Model.GenerateContent(ctx, msgs, opts...)
+}
+
+// requests returns the calls so far, optionally only those of one role.
+func (r *recorder) requests(role string) []request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []request
+	for _, q := range r.reqs {
+		if role == "" || q.caller.Role == role {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// fixedModels hands the same model to every llm block of a pipeline.
+type fixedModels struct{ m llms.Model }
+
+func (f fixedModels) Model(context.Context, config.LLM, string) (agent.Model, error) {
+	return agent.Model{LLM: f.m}, nil
+}
+
+// script builds a scripted model wrapped in a recorder.
+func script(t *testing.T, strict bool, replies ...scripted.Reply) (*recorder, *scripted.Model) {
+	t.Helper()
+	m, err := scripted.New(scripted.Script{Strict: &strict, Replies: replies})
+	require.NoError(t, err)
+	return &recorder{Model: m}, m
+}
+
+// buildYAML writes a pipeline to a temporary file and builds it with the
+// default node kinds, the built-in tools and model m.
+func buildYAML(t *testing.T, yaml string, m llms.Model) *pipeline.Pipeline {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(yaml), 0o644))
+	cfg, err := config.Load(path)
+	require.NoError(t, err)
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: fixedModels{m}, Tools: builtin.Factory{}, LLM: config.LLM{Provider: "fixed"}})
+	require.NoError(t, err)
+	return p
+}
+
+// buildConfig builds a shipped config with model m.
+func buildConfig(t *testing.T, path string, m llms.Model) *pipeline.Pipeline {
+	t.Helper()
+	cfg, err := config.Load(path)
+	require.NoError(t, err)
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: fixedModels{m}, Tools: builtin.Factory{}, LLM: config.LLM{Provider: "fixed"}})
+	require.NoError(t, err)
+	return p
+}
+
+// runTask runs task on p and returns the state and the trace.
+func runTask(t *testing.T, p *pipeline.Pipeline, task agent.Task) (*agent.State, *trace.Recorder) {
+	t.Helper()
+	rec := &trace.Recorder{}
+	res, err := p.Run(context.Background(), task, trace.New("run", rec))
+	require.NoError(t, err)
+	return res.State, rec
+}
+
+// runNode builds one node with model m and runs it on a fresh state.
+func runNode(t *testing.T, ctor agent.Constructor, kind string, settings map[string]any, m llms.Model, task agent.Task) (*agent.State, *trace.Recorder, error) {
+	t.Helper()
+	built, err := ctor(agent.Env{Model: agent.Model{LLM: m}}, agent.NodeSpec{ID: kind, Type: kind, Settings: settings})
+	require.NoError(t, err)
+	st := agent.NewState(task)
+	rec := &trace.Recorder{}
+	_, err = built.Node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
+	return st, rec, err
+}
+
+func traceCtx(rec *trace.Recorder) context.Context {
+	return trace.WithTracer(context.Background(), trace.New("r", rec))
+}

@@ -157,6 +157,7 @@ const (
 	rolePlanner
 	roleDecide
 	roleFinal
+	roleWorker
 	rolePropose
 	roleEvaluate
 	roleDecompose
@@ -189,6 +190,8 @@ func roleOf(c call) role {
 		return roleFinal
 	case "finalize":
 		return roleFinal
+	case "worker":
+		return roleWorker
 	}
 	switch c.caller.Kind {
 	case "react", "execute":
@@ -243,34 +246,13 @@ func (m *Model) respond(c call, fault string) *llms.ContentChoice {
 	case roleReAct:
 		return m.react(c, fault)
 	case rolePlanner:
-		type step struct {
-			ID          string   `json:"id"`
-			Description string   `json:"description"`
-			Tool        string   `json:"tool"`
-			Input       string   `json:"input"`
-			DependsOn   []string `json:"depends_on"`
-		}
-		plan := struct {
-			Steps []step `json:"steps"`
-		}{Steps: []step{}}
-		for _, s := range g.Steps {
-			desc := s.Thought
-			if desc == "" {
-				desc = fmt.Sprintf("Use %s on %q", s.Tool, s.Input)
-			}
-			deps := s.DependsOn
-			if deps == nil {
-				deps = []string{}
-			}
-			plan.Steps = append(plan.Steps, step{ID: s.ID, Description: desc, Tool: s.Tool, Input: s.Input, DependsOn: deps})
-		}
-		b, _ := json.Marshal(plan)
-		return &llms.ContentChoice{Content: string(b), StopReason: "stop"}
+		return m.plan(c)
 	case roleDecide:
-		b, _ := json.Marshal(map[string]string{"action": "finish", "answer": g.Answer})
-		return &llms.ContentChoice{Content: string(b), StopReason: "stop"}
+		return m.decide(c, fault)
 	case roleFinal:
-		return &llms.ContentChoice{Content: g.Answer, StopReason: "stop"}
+		return m.final(c, fault)
+	case roleWorker:
+		return m.worker(c, fault)
 	case rolePropose:
 		return m.propose(c, fault)
 	case roleEvaluate:

@@ -10,6 +10,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/sim"
+	"github.com/planner-engine/planner/planner"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -61,7 +62,9 @@ func TestPerfectSimFollowsTheGoldProgramInEachRole(t *testing.T) {
 	assert.Equal(t, "#E1 - #E2", plan.Steps[2].Input)
 	assert.Equal(t, []string{"1", "2"}, plan.Steps[2].DependsOn)
 
-	assert.JSONEq(t, `{"action":"finish","answer":"30"}`, gen(t, m, ctxFor(task, "replanner"), q))
+	assert.JSONEq(t, `{"action":"finish","answer":"30"}`, gen(t, m, ctxFor(task, "replanner"), q+"\nstep 3 done: 30"))
+	assert.JSONEq(t, `{"action":"finish","answer":"unknown"}`, gen(t, m, ctxFor(task, "replanner"), q+"\nstep 3 failed"),
+		"evidence-bound roles do not recite the gold answer")
 	assert.Contains(t, gen(t, m, ctxFor(task, "cot"), q), "Answer: 30")
 
 	stepCtx := agent.WithStepID(ctxFor(task, "react"), "2")
@@ -138,4 +141,30 @@ func TestLatencyModelSleepsBasePlusTokens(t *testing.T) {
 	require.NoError(t, err)
 	gen(t, m, ctxFor(goldTask("t"), "cot"), string(make([]byte, 400)))
 	assert.Equal(t, 50*time.Millisecond+100*time.Millisecond+0, slept.Truncate(time.Millisecond))
+}
+
+func TestSimPlansWorkerStepsWhenOfferedAModelWorker(t *testing.T) {
+	m, err := sim.New("perfect", sim.WithSleeper(noSleep))
+	require.NoError(t, err)
+	task := goldTask("t1")
+	prompt := "Tools:\n- search: finds pages\n- llm: " + planner.LLMToolDescription + "\n"
+	var plan struct {
+		Steps []agent.Step `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(gen(t, m, ctxFor(task, "planner"), prompt)), &plan))
+	ids := []string{}
+	for _, s := range plan.Steps {
+		ids = append(ids, s.ID)
+	}
+	assert.Equal(t, []string{"1", "1_v", "2", "2_v", "3"}, ids)
+	assert.Equal(t, "llm", plan.Steps[1].Tool)
+	assert.Equal(t, "#E1_v - #E2_v", plan.Steps[4].Input)
+	assert.Equal(t, []string{"1_v", "2_v"}, plan.Steps[4].DependsOn)
+
+	worker := func(stepID, text string) string {
+		ctx := agent.WithStepID(agent.WithCaller(agent.WithTask(context.Background(), task), agent.Caller{Node: "work", Kind: "execute", Role: "worker"}), stepID)
+		return gen(t, m, ctx, text)
+	}
+	assert.Equal(t, "130", worker("1_v", "From this text: A is 130 m tall."))
+	assert.Equal(t, "unknown", worker("1_v", "From this text: nothing useful."))
 }

@@ -1,0 +1,161 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/planner"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// The roles that write a final answer from gathered evidence (finalizer,
+// solver, re-planner, joiner) and the plan's model worker do not simply
+// recite the gold answer: they answer only from what the prompt contains
+// besides the task itself, as a model reading the evidence would. So a run
+// whose tools failed ends wrong, and the comparison shows it.
+
+// unknownAnswer is what an evidence-bound role says when the evidence does
+// not hold the answer.
+const unknownAnswer = "unknown"
+
+// evidence is the prompt without the task text.
+func evidence(c call) string {
+	return strings.ReplaceAll(c.prompt, c.task.Question, " ")
+}
+
+// supports reports whether text contains value as a whole phrase after
+// normalisation.
+func supports(text, value string) bool {
+	v := answer.Normalize(value)
+	if v == "" {
+		return false
+	}
+	return strings.Contains(" "+answer.Normalize(text)+" ", " "+v+" ")
+}
+
+// finalFromEvidence returns the gold answer when the evidence supports it.
+func finalFromEvidence(c call) string {
+	if supports(evidence(c), c.task.Gold.Answer) {
+		return c.task.Gold.Answer
+	}
+	return unknownAnswer
+}
+
+func (m *Model) decide(c call, fault string) *llms.ContentChoice {
+	a := finalFromEvidence(c)
+	if fault == FaultEarlyWrongAnswer {
+		a = wrongAnswer(c.task.Gold.Answer)
+	}
+	b, _ := json.Marshal(map[string]string{"action": "finish", "answer": a})
+	return &llms.ContentChoice{Content: string(b), StopReason: "stop"}
+}
+
+func (m *Model) final(c call, fault string) *llms.ContentChoice {
+	switch fault {
+	case FaultEmptyReply:
+		return &llms.ContentChoice{Content: "", StopReason: "stop"}
+	case FaultEarlyWrongAnswer:
+		return &llms.ContentChoice{Content: wrongAnswer(c.task.Gold.Answer), StopReason: "stop"}
+	}
+	return &llms.ContentChoice{Content: finalFromEvidence(c), StopReason: "stop"}
+}
+
+// workerSuffix marks plan steps the sim planner adds to read a value out of
+// a lookup's result: step "<gold id>_v" reads the output of gold step <id>.
+const workerSuffix = "_v"
+
+// worker plays the plan executor's model worker: it reads the gold output
+// of the step it was asked about out of its instruction, if it is there.
+func (m *Model) worker(c call, fault string) *llms.ContentChoice {
+	if fault == FaultEmptyReply {
+		return &llms.ContentChoice{Content: ""}
+	}
+	id := strings.TrimSuffix(c.stepID, workerSuffix)
+	for _, s := range c.task.Gold.Steps {
+		if s.ID == id && s.Output != "" && supports(evidence(c), s.Output) {
+			return &llms.ContentChoice{Content: s.Output, StopReason: "stop"}
+		}
+	}
+	return &llms.ContentChoice{Content: unknownAnswer, StopReason: "stop"}
+}
+
+// workerTool finds the model worker's name in a planner prompt's tool list,
+// or "" when the planner was not offered one.
+func workerTool(prompt string) string {
+	marker := planner.LLMToolDescription
+	if len(marker) > 40 {
+		marker = marker[:40]
+	}
+	re := regexp.MustCompile(`(?m)^- (\S+): ` + regexp.QuoteMeta(marker))
+	if mm := re.FindStringSubmatch(prompt); mm != nil {
+		return mm[1]
+	}
+	return ""
+}
+
+type planStep struct {
+	ID          string   `json:"id"`
+	Description string   `json:"description"`
+	Tool        string   `json:"tool"`
+	Input       string   `json:"input"`
+	DependsOn   []string `json:"depends_on"`
+}
+
+// plan writes the gold program as a plan. When the planner offers a model
+// worker, a lookup whose result feeds another step's input gets a worker
+// step that reads the value (a name or a number) out of the passage first,
+// as a ReWOO planner would; without a worker, the whole passage is
+// substituted, as the plan says.
+func (m *Model) plan(c call) *llms.ContentChoice {
+	g := c.task.Gold
+	worker := workerTool(c.prompt)
+	tools := map[string]string{}
+	for _, s := range g.Steps {
+		tools[s.ID] = s.Tool
+	}
+	needsValue := map[string]bool{}
+	if worker != "" {
+		for _, s := range g.Steps {
+			for _, ref := range planner.References(s.Input) {
+				if tools[ref] != "calculator" {
+					needsValue[ref] = true
+				}
+			}
+		}
+	}
+	steps := []planStep{}
+	for _, s := range g.Steps {
+		desc := s.Thought
+		if desc == "" {
+			desc = fmt.Sprintf("Use %s on %q", s.Tool, s.Input)
+		}
+		deps := append([]string{}, s.DependsOn...)
+		input := s.Input
+		{
+			input = planner.ReplaceReferences(input, func(id string) string {
+				if needsValue[id] {
+					return "#E" + id + workerSuffix
+				}
+				return "#E" + id
+			})
+			for i, d := range deps {
+				if needsValue[d] {
+					deps[i] = d + workerSuffix
+				}
+			}
+		}
+		steps = append(steps, planStep{ID: s.ID, Description: desc, Tool: s.Tool, Input: input, DependsOn: deps})
+		if needsValue[s.ID] {
+			what := s.Input
+			steps = append(steps, planStep{ID: s.ID + workerSuffix, Description: "Read the number needed from the result of step " + s.ID,
+				Tool: worker, Input: fmt.Sprintf("From this text, write only the value (a name or a number) that answers %q: #E%s", what, s.ID), DependsOn: []string{s.ID}})
+		}
+	}
+	b, _ := json.Marshal(struct {
+		Steps []planStep `json:"steps"`
+	}{steps})
+	return &llms.ContentChoice{Content: string(b), StopReason: "stop"}
+}

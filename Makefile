@@ -35,9 +35,11 @@ staticcheck:
 	$(GO) run $(STATICCHECK) $(PKGS)
 
 run: build ## offline main job: compare every shipped paradigm on the demo suite with the SIMULATED sim model
+	rm -rf out/compare # a fresh comparison; compare resumes from an existing --out folder
 	$(BIN) compare --suite demo $(addprefix --config ,$(RUN_CONFIGS)) --llm sim:noisy --seed 1 --out out/compare --quiet
 
 run-game24: build ## Game of 24 rows 900-999 (needs ../shared/data): cot vs tot vs tot_game24, SIMULATED model
+	rm -rf out/game24
 	$(BIN) compare --suite $(GAME24) --slice 900:1000 --config configs/cot.yaml --config configs/tot.yaml \
 		--config configs/tot_game24.yaml --llm sim:noisy --seed 1 --out out/game24 --quiet
 

@@ -3,16 +3,31 @@
 // SQLite so an interrupted comparison resumes, keeps each run's JSONL
 // trace, and reports per config: success, EM/F1, model calls, tokens, tool
 // calls, latency percentiles, cost and failures by kind.
+//
+// Each config's run traces go to traces/<config>.jsonl in the output
+// folder, every run's events on consecutive lines; a result's Trace field
+// says which lines ("traces/react.jsonl:120-141").
+//
+// A stored result is reused only for the same config name, task id, seed
+// and fingerprint (the pipeline file's bytes and the --llm override), so
+// editing a config or switching models re-runs it. Verdicts are not taken
+// from the store: every answer is scored again with the current scorer when
+// the report is built.
 package compare
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -43,7 +58,8 @@ type Options struct {
 	Timeout time.Duration
 	// Seed is recorded with each result and seeds the sim model. Default 1.
 	Seed uint64
-	// OutDir receives results.db, traces/ and the reports. Required.
+	// OutDir receives results.db, the traces (traces/<config>.jsonl, runs
+	// appended whole) and the reports. Required.
 	OutDir string
 	// Scorer judges answers. Default score.ExactMatch.
 	Scorer score.Scorer
@@ -51,12 +67,23 @@ type Options struct {
 	Suite string
 	// Progress receives a progress bar; nil shows none.
 	Progress io.Writer
-	// NoTraces skips writing per-run JSONL traces. Default false.
+	// NoTraces skips writing the runs' JSONL traces. Default false.
 	NoTraces bool
 }
 
 // ErrOptions marks invalid options.
 var ErrOptions = errors.New("compare: invalid options")
+
+// Failure kinds the runner adds to the engine's own (the agent.Failure*
+// constants).
+const (
+	// FailureWrong marks a run that finished normally with an answer the
+	// scorer judged wrong.
+	FailureWrong = "wrong"
+	// FailureError marks a run that failed with an error the engine did not
+	// classify.
+	FailureError = "error"
+)
 
 type job struct {
 	cfg  int
@@ -88,17 +115,19 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	if llmCfg.Provider == "sim" {
 		llmCfg.Seed = opts.Seed
 	}
-	ids := map[string]bool{}
+	tasks = slices.Clone(tasks) // ids are filled in below; leave the caller's slice alone
+	ids := map[string]int{}
 	for i := range tasks {
 		if tasks[i].ID == "" {
 			tasks[i].ID = fmt.Sprintf("task-%04d", i)
 		}
-		if ids[tasks[i].ID] {
+		if _, dup := ids[tasks[i].ID]; dup {
 			return nil, fmt.Errorf("%w: duplicate task id %q", ErrOptions, tasks[i].ID)
 		}
-		ids[tasks[i].ID] = true
+		ids[tasks[i].ID] = i
 	}
 	pipes := make([]*pipeline.Pipeline, len(opts.Configs))
+	prints := make([]string, len(opts.Configs))
 	names := map[string]string{}
 	for i, path := range opts.Configs {
 		p, err := loader.LoadWith(ctx, path, llmCfg, 0)
@@ -110,6 +139,9 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		}
 		names[p.Config.Name] = path
 		pipes[i] = p
+		if prints[i], err = fingerprint(p.Config.File, opts.LLM); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
@@ -126,7 +158,7 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	var jobs []job
 	for t := range tasks {
 		for c := range pipes {
-			if !done[pipes[c].Config.Name+"\x00"+tasks[t].ID] {
+			if !done[storeKey(pipes[c].Config.Name, tasks[t].ID, prints[c])] {
 				jobs = append(jobs, job{cfg: c, task: t})
 			}
 		}
@@ -138,27 +170,33 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 			progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish(),
 			progressbar.OptionOnCompletion(func() { fmt.Fprintln(opts.Progress) }))
 	}
+	var traces *traceSet
+	if !opts.NoTraces && len(jobs) > 0 {
+		names := make([]string, len(pipes))
+		for i, p := range pipes {
+			names[i] = p.Config.Name
+		}
+		if traces, err = openTraces(opts.OutDir, names); err != nil {
+			return nil, err
+		}
+		defer traces.close()
+	}
 	work := make(chan job)
-	errs := make(chan error, opts.Concurrency)
+	results := make(chan Record, opts.Concurrency)
+	written := make(chan error, 1)
+	go func() { written <- writeResults(context.WithoutCancel(ctx), store, traces, results, bar) }()
 	var wg sync.WaitGroup
 	for w := 0; w < opts.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				rec, ok := runOne(ctx, pipes[j.cfg], tasks[j.task], opts)
+				rec, ok := runOne(ctx, pipes[j.cfg], tasks[j.task], opts, traces)
 				if !ok {
 					continue // interrupted: leave it for the resume
 				}
-				if err := store.Put(context.WithoutCancel(ctx), rec); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-				if bar != nil {
-					_ = bar.Add(1)
-				}
+				rec.Fingerprint = prints[j.cfg]
+				results <- rec
 			}
 		}()
 	}
@@ -172,13 +210,14 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	close(results)
+	werr := <-written
+	wall := time.Since(began)
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	select {
-	case err := <-errs:
-		return nil, err
-	default:
+	if werr != nil {
+		return nil, werr
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("compare interrupted; finished results are saved in %s and a rerun resumes: %w", opts.OutDir, err)
@@ -187,16 +226,17 @@ feed:
 	if err != nil {
 		return nil, err
 	}
-	keep := map[string]bool{}
+	want := map[string]string{} // config name -> fingerprint
 	order := make([]string, len(pipes))
 	for i, p := range pipes {
-		keep[p.Config.Name] = true
+		want[p.Config.Name] = prints[i]
 		order[i] = p.Config.Name
 	}
 	var mine []Record
 	for _, r := range records {
-		if keep[r.Config] && ids[r.TaskID] {
-			mine = append(mine, r)
+		t, ok := ids[r.TaskID]
+		if fp, mineCfg := want[r.Config]; mineCfg && ok && fp == r.Fingerprint {
+			mine = append(mine, judge(r, tasks[t], opts.Scorer))
 		}
 	}
 	provider := opts.LLM.Provider
@@ -212,37 +252,119 @@ feed:
 	rep.Tasks = len(tasks)
 	rep.Ran = len(jobs)
 	rep.Reused = len(tasks)*len(pipes) - len(jobs)
-	rep.WallSeconds = time.Since(began).Seconds()
+	rep.WallSeconds = wall.Seconds()
 	rep.GeneratedAt = time.Now().UTC()
 	return rep, nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Options) (Record, bool) {
-	rec := Record{Config: p.Config.Name, TaskID: task.ID, Seed: opts.Seed}
-	tracer := trace.New(fmt.Sprintf("%s/%s/%d", p.Config.Name, task.ID, opts.Seed))
-	var sink *trace.JSONL
-	if !opts.NoTraces {
-		path := filepath.Join(opts.OutDir, "traces", unsafeName.ReplaceAllString(p.Config.Name, "_"), unsafeName.ReplaceAllString(task.ID, "_")+".jsonl")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			if f, err := os.Create(path); err == nil {
-				sink = trace.NewJSONL(f)
-				tracer.AddSink(sink)
-				rec.Trace, _ = filepath.Rel(opts.OutDir, path)
+// safeName turns a config name into a file name.
+func safeName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
+
+// maxBatch bounds the records stored in one transaction.
+const maxBatch = 256
+
+// writeResults stores records as they arrive, batching those already
+// waiting into one transaction, and advances the progress bar. Traces are
+// flushed before each batch is committed, so a stored record's trace lines
+// are on disk. It drains in even after a failed write and returns the first
+// error.
+func writeResults(ctx context.Context, store *Store, traces *traceSet, in <-chan Record, bar *progressbar.ProgressBar) error {
+	var first error
+	batch := make([]Record, 0, maxBatch)
+	for rec := range in {
+		batch = append(batch[:0], rec)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
 			}
 		}
+		if err := traces.flush(); err != nil && first == nil {
+			first = fmt.Errorf("compare: writing traces: %w", err)
+		}
+		if err := store.PutAll(ctx, batch); err != nil && first == nil {
+			first = err
+		}
+		if bar != nil {
+			_ = bar.Add(len(batch))
+		}
+	}
+	return first
+}
+
+// fingerprint identifies what a stored result was produced with: the
+// pipeline file's bytes and the llm override. Files the pipeline refers to
+// (prompt files, corpora) are not included.
+func fingerprint(path string, llm config.LLM) (string, error) {
+	h := sha256.New()
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("compare: fingerprinting %s: %w", path, err)
+		}
+		h.Write(b)
+	}
+	h.Write([]byte{0})
+	js, err := json.Marshal(llm)
+	if err != nil {
+		return "", fmt.Errorf("compare: fingerprinting the llm override: %w", err)
+	}
+	h.Write(js)
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+func storeKey(config, taskID, fingerprint string) string {
+	return config + "\x00" + taskID + "\x00" + fingerprint
+}
+
+// judge scores a record's answer for task and labels a normally finished
+// run with a wrong answer FailureWrong. It is applied to fresh and stored
+// records alike, so a stored verdict never outlives a change of scorer.
+func judge(rec Record, task agent.Task, sc score.Scorer) Record {
+	if rec.Failure == FailureWrong {
+		rec.Failure = ""
+	}
+	verdict := sc.Score(rec.Answer, task)
+	rec.Scored = !verdict.Unscorable
+	rec.Correct, rec.EM, rec.F1, rec.HasF1 = verdict.Correct, verdict.EM, verdict.F1, verdict.HasF1
+	if rec.Failure == "" && rec.Scored && !rec.Correct {
+		rec.Failure = FailureWrong
+	}
+	return rec
+}
+
+// runOne runs one task on one pipeline. It reports false when ctx ended
+// during the run, whose result is then left for a resume.
+func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Options, traces *traceSet) (Record, bool) {
+	rec := Record{Config: p.Config.Name, TaskID: task.ID, Seed: opts.Seed}
+	tracer := trace.New(fmt.Sprintf("%s/%s/%d", p.Config.Name, task.ID, opts.Seed))
+	// The trace is kept in memory and appended to the config's trace file
+	// once the run is over, so file I/O neither delays the run nor counts in
+	// its latency, and an interrupted run leaves no partial trace behind.
+	var buf bytes.Buffer
+	var sink *trace.JSONL
+	if traces != nil {
+		sink = trace.NewJSONL(&buf)
+		tracer.AddSink(sink)
 	}
 	rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	began := time.Now()
 	res, err := p.Run(rctx, task, tracer)
 	rec.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
-	if sink != nil {
-		_ = sink.Close()
-	}
 	if ctx.Err() != nil {
 		return rec, false
+	}
+	if sink != nil && sink.Close() == nil {
+		rec.Trace = traces.add(p.Config.Name, buf.Bytes())
 	}
 	st := res.State
 	u := st.Usage.Snapshot()
@@ -255,35 +377,35 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 			rec.Failure = agent.FailureTimeout
 		}
 		if rec.Failure == "" {
-			rec.Failure = "error"
+			rec.Failure = FailureError
 		}
 	}
-	verdict := opts.Scorer.Score(st.Answer, task)
-	rec.Scored = !verdict.Unscorable
-	rec.Correct, rec.EM, rec.F1, rec.HasF1 = verdict.Correct, verdict.EM, verdict.F1, verdict.HasF1
-	if rec.Failure == "" && rec.Scored && !rec.Correct {
-		rec.Failure = "wrong"
-	}
-	return rec, true
+	return judge(rec, task, opts.Scorer), true
 }
 
 // percentile returns the p-th percentile (0–100) of sorted values by the
-// nearest-rank method.
+// nearest-rank method: the smallest value with at least p% of the values at
+// or below it.
 func percentile(sorted []float64, p float64) float64 {
 	if len(sorted) == 0 {
 		return 0
 	}
-	rank := int(float64(len(sorted))*p/100+0.999999) - 1
-	if rank < 0 {
-		rank = 0
-	}
-	if rank >= len(sorted) {
-		rank = len(sorted) - 1
-	}
-	return sorted[rank]
+	rank := int(math.Ceil(float64(len(sorted))*p/100)) - 1
+	return sorted[min(max(rank, 0), len(sorted)-1)]
 }
 
+// Succeeded reports whether a record counts as a success: its answer was
+// scored and judged correct.
+func Succeeded(r Record) bool { return r.Scored && r.Correct }
+
 // Summarize aggregates records per config, in the given config order.
+// Records of configs not in order are ignored.
+//
+// Success rate and EM average over scored records only; F1 over records
+// whose scorer gives F1. Latency percentiles use the nearest-rank method.
+// A record's failure kind counts under Failures when the run did not
+// succeed (see Succeeded) and under Recovered when it succeeded anyway, for
+// example when a ReWOO step failed but the solver still answered correctly.
 func Summarize(records []Record, order []string) *Report {
 	by := map[string][]Record{}
 	for _, r := range records {
@@ -292,7 +414,7 @@ func Summarize(records []Record, order []string) *Report {
 	rep := &Report{}
 	for _, name := range order {
 		rs := by[name]
-		s := ConfigSummary{Config: name, Runs: len(rs), Failures: map[string]int{}}
+		s := ConfigSummary{Config: name, Runs: len(rs), Failures: map[string]int{}, Recovered: map[string]int{}}
 		var lat []float64
 		var em, f1 float64
 		for _, r := range rs {
@@ -311,7 +433,11 @@ func Summarize(records []Record, order []string) *Report {
 			if r.Complete {
 				s.Completed++
 			}
-			if r.Failure != "" {
+			switch {
+			case r.Failure == "":
+			case Succeeded(r):
+				s.Recovered[r.Failure]++
+			default:
 				s.Failures[r.Failure]++
 			}
 			s.ModelCalls += r.ModelCalls

@@ -10,11 +10,17 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 )
 
-// Record is the stored outcome of one (config, task) run.
+// Record is the stored outcome of one (config, task) run. Failure holds
+// the engine's failure kind (an agent.Failure* constant), FailureError, or
+// FailureWrong; the verdict fields (Scored, Correct, EM, F1, HasF1) are
+// recomputed from Answer whenever a report is built.
 type Record struct {
-	Config           string  `json:"config"`
-	TaskID           string  `json:"task_id"`
-	Seed             uint64  `json:"seed"`
+	Config string `json:"config"`
+	TaskID string `json:"task_id"`
+	Seed   uint64 `json:"seed"`
+	// Fingerprint identifies the pipeline file and llm override the run
+	// used; see the package doc.
+	Fingerprint      string  `json:"fingerprint"`
 	Answer           string  `json:"answer"`
 	Complete         bool    `json:"complete"`
 	Correct          bool    `json:"correct"`
@@ -32,7 +38,9 @@ type Record struct {
 	CostUSD          float64 `json:"cost_usd"`
 	LatencyMS        float64 `json:"latency_ms"`
 	Steps            int     `json:"steps"`
-	Trace            string  `json:"trace,omitempty"`
+	// Trace locates the run's JSONL trace in the output folder as
+	// "traces/<config>.jsonl:<first line>-<last line>"; empty without one.
+	Trace string `json:"trace,omitempty"`
 }
 
 // Store keeps records in SQLite so an interrupted compare resumes. It is
@@ -44,20 +52,24 @@ type Store struct {
 // ErrStore marks store failures.
 var ErrStore = errors.New("results store")
 
-// OpenStore opens (creating if needed) results.db in dir.
+// OpenStore opens (creating if needed) results.db in dir. Results live in
+// the table "runs"; a "results" table left by earlier versions, which did
+// not key results by fingerprint, is ignored.
 func OpenStore(ctx context.Context, dir string) (*Store, error) {
 	path := filepath.Join(dir, "results.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	// WAL with synchronous=NORMAL: a commit survives the process being
+	// killed (all a resume needs) without an fsync per result.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serialises anyway
-	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS results (
-		config TEXT NOT NULL, task_id TEXT NOT NULL, seed INTEGER NOT NULL,
+	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS runs (
+		config TEXT NOT NULL, task_id TEXT NOT NULL, seed INTEGER NOT NULL, fingerprint TEXT NOT NULL,
 		answer TEXT, complete INTEGER, correct INTEGER, scored INTEGER, em REAL, f1 REAL, has_f1 INTEGER,
 		failure TEXT, error TEXT, model_calls INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,
 		tool_calls INTEGER, estimated INTEGER, cost_usd REAL, latency_ms REAL, steps INTEGER, trace TEXT,
-		PRIMARY KEY (config, task_id, seed))`)
+		PRIMARY KEY (config, task_id, seed, fingerprint))`)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%w: creating table in %s: %w", ErrStore, path, err)
@@ -68,41 +80,65 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Done returns the keys (config + "\x00" + task id) already stored for seed.
+// Done returns the keys (config, task id and fingerprint joined by NUL
+// bytes) already stored for seed.
 func (s *Store) Done(ctx context.Context, seed uint64) (map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id FROM results WHERE seed = ?`, int64(seed))
+	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, fingerprint FROM runs WHERE seed = ?`, int64(seed))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	defer rows.Close()
 	out := map[string]bool{}
 	for rows.Next() {
-		var c, t string
-		if err := rows.Scan(&c, &t); err != nil {
+		var c, t, f string
+		if err := rows.Scan(&c, &t, &f); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
-		out[c+"\x00"+t] = true
+		out[storeKey(c, t, f)] = true
 	}
 	return out, rows.Err()
 }
 
 // Put stores one record, replacing an earlier one for the same key.
-func (s *Store) Put(ctx context.Context, r Record) error {
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		r.Config, r.TaskID, int64(r.Seed), r.Answer, r.Complete, r.Correct, r.Scored, r.EM, r.F1, r.HasF1,
-		r.Failure, r.Error, r.ModelCalls, r.PromptTokens, r.CompletionTokens, r.ToolCalls, r.Estimated,
-		r.CostUSD, r.LatencyMS, r.Steps, r.Trace)
+func (s *Store) Put(ctx context.Context, r Record) error { return s.PutAll(ctx, []Record{r}) }
+
+// PutAll stores records in one transaction, replacing earlier ones with
+// the same keys.
+func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("%w: saving %s/%s: %w", ErrStore, r.Config, r.TaskID, err)
+		return fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	defer stmt.Close()
+	for _, r := range recs {
+		_, err = stmt.ExecContext(ctx, r.Config, r.TaskID, int64(r.Seed), r.Fingerprint, r.Answer, r.Complete, r.Correct, r.Scored, r.EM, r.F1, r.HasF1,
+			r.Failure, r.Error, r.ModelCalls, r.PromptTokens, r.CompletionTokens, r.ToolCalls, r.Estimated,
+			r.CostUSD, r.LatencyMS, r.Steps, r.Trace)
+		if err != nil {
+			return fmt.Errorf("%w: saving %s/%s: %w", ErrStore, r.Config, r.TaskID, err)
+		}
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	return nil
 }
 
-// All returns every record for seed, ordered by config then task id.
+// All returns every record for seed, ordered by config, task id and
+// fingerprint.
 func (s *Store) All(ctx context.Context, seed uint64) ([]Record, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, seed, answer, complete, correct, scored, em, f1, has_f1,
+	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, seed, fingerprint, answer, complete, correct, scored, em, f1, has_f1,
 		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace
-		FROM results WHERE seed = ? ORDER BY config, task_id`, int64(seed))
+		FROM runs WHERE seed = ? ORDER BY config, task_id, fingerprint`, int64(seed))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -111,7 +147,7 @@ func (s *Store) All(ctx context.Context, seed uint64) ([]Record, error) {
 	for rows.Next() {
 		var r Record
 		var seed64 int64
-		if err := rows.Scan(&r.Config, &r.TaskID, &seed64, &r.Answer, &r.Complete, &r.Correct, &r.Scored, &r.EM, &r.F1, &r.HasF1,
+		if err := rows.Scan(&r.Config, &r.TaskID, &seed64, &r.Fingerprint, &r.Answer, &r.Complete, &r.Correct, &r.Scored, &r.EM, &r.F1, &r.HasF1,
 			&r.Failure, &r.Error, &r.ModelCalls, &r.PromptTokens, &r.CompletionTokens, &r.ToolCalls, &r.Estimated,
 			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)

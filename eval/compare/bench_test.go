@@ -1,0 +1,129 @@
+package compare_test
+
+import (
+	"context"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/eval/compare"
+	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/llm/sim"
+	"github.com/stretchr/testify/require"
+)
+
+// heapPeak samples the live heap every interval until stopped and returns
+// the largest sample in bytes.
+func heapPeak(interval time.Duration) (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	done := make(chan struct{})
+	var peak uint64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak
+	}
+}
+
+// meters are the token meters the benchmarks compare: the tiktoken
+// estimator the command line uses, and the byte-count approximation, which
+// shows the engine's own cost without tokenizing.
+var meters = []struct {
+	name string
+	opt  func(testing.TB) []loaderOption
+}{
+	{"meter=tiktoken", func(tb testing.TB) []loaderOption { return []loaderOption{withTokenizer(tb)} }},
+	{"meter=approx", func(testing.TB) []loaderOption { return nil }},
+}
+
+// BenchmarkCompareZeroLatency runs 1,000 tasks × 6 configs against a
+// zero-latency, fault-free sim with traces on, as make run does. One
+// iteration is one whole comparison; run it with -benchtime=1x. It reports
+// runs/s, the peak live heap (sampled every 10 ms) and allocations.
+func BenchmarkCompareZeroLatency(b *testing.B) {
+	tasks := repeatTasks(demoTasks(b), 1000)
+	configs := configPaths("direct", "cot", "react", "plan_execute", "rewoo", "llmcompiler")
+	runs := len(tasks) * len(configs)
+	for _, m := range meters {
+		b.Run(m.name, func(b *testing.B) {
+			loader := newLoader(sim.Profile{Name: "zero"}, m.opt(b)...)
+			b.ReportAllocs()
+			var peak uint64
+			var elapsed time.Duration
+			for b.Loop() {
+				out := b.TempDir()
+				runtime.GC()
+				stop := heapPeak(10 * time.Millisecond)
+				began := time.Now()
+				rep, err := compare.Run(context.Background(), loader, tasks, compare.Options{
+					Configs: configs, LLM: config.LLM{Provider: "sim"}, Concurrency: runtime.GOMAXPROCS(0),
+					OutDir: out, Scorer: score.ExactMatch{}, Suite: "demo×25",
+				})
+				elapsed += time.Since(began)
+				peak = max(peak, stop())
+				require.NoError(b, err)
+				require.Equal(b, runs, rep.Ran)
+			}
+			b.ReportMetric(float64(runs)*float64(b.N)/elapsed.Seconds(), "runs/s")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
+}
+
+// BenchmarkCompareConcurrentLatency runs 1,000 tasks at concurrency 1,000
+// against a sim answering every call after exactly 100 ms, for a one-call
+// config (direct) and a multi-call one (react). The ideal wall time is the
+// longest run's model calls × 100 ms; efficiency-% is the ideal over the
+// wall time of the runs (first start to last result stored; pipeline
+// loading excluded), i.e. achieved over ideal throughput. One iteration is
+// one whole comparison; run it with -benchtime=1x.
+func BenchmarkCompareConcurrentLatency(b *testing.B) {
+	const latency = 100 * time.Millisecond
+	tasks := repeatTasks(demoTasks(b), 1000)
+	for _, m := range meters {
+		for _, name := range []string{"direct", "react"} {
+			b.Run(m.name+"/"+name, func(b *testing.B) {
+				loader := newLoader(sim.Profile{Name: "latency", Latency: sim.Latency{Base: latency}}, m.opt(b)...)
+				var elapsed, ideal time.Duration
+				for b.Loop() {
+					out := b.TempDir()
+					rep, err := compare.Run(context.Background(), loader, tasks, compare.Options{
+						Configs: configPaths(name), LLM: config.LLM{Provider: "sim"}, Concurrency: len(tasks),
+						OutDir: out, Scorer: score.ExactMatch{},
+					})
+					require.NoError(b, err)
+					require.Equal(b, len(tasks), rep.Ran)
+					elapsed += time.Duration(rep.WallSeconds * float64(time.Second))
+					longest := 0
+					for _, r := range storedRecords(b, out, 1) {
+						longest = max(longest, r.ModelCalls)
+					}
+					require.Positive(b, longest)
+					ideal += time.Duration(longest) * latency
+				}
+				b.ReportMetric(float64(len(tasks))*float64(b.N)/elapsed.Seconds(), "runs/s")
+				b.ReportMetric(float64(len(tasks))*float64(b.N)/ideal.Seconds(), "ideal-runs/s")
+				b.ReportMetric(100*ideal.Seconds()/elapsed.Seconds(), "efficiency-%")
+			})
+		}
+	}
+}

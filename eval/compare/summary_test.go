@@ -1,0 +1,167 @@
+package compare_test
+
+import (
+	"testing"
+
+	"github.com/planner-engine/planner/eval/compare"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// rec builds a record of config "c" with the given latency.
+func rec(latency float64, mods ...func(*compare.Record)) compare.Record {
+	r := compare.Record{Config: "c", LatencyMS: latency}
+	for _, m := range mods {
+		m(&r)
+	}
+	return r
+}
+
+func correct(r *compare.Record) { r.Scored, r.Correct, r.EM = true, true, 1 }
+func wrong(r *compare.Record)   { r.Scored, r.Correct, r.EM = true, false, 0 }
+func f1(v float64) func(*compare.Record) {
+	return func(r *compare.Record) { r.HasF1, r.F1 = true, v }
+}
+func failure(kind string) func(*compare.Record) {
+	return func(r *compare.Record) { r.Failure = kind }
+}
+
+func latencies(vs ...float64) []compare.Record {
+	out := make([]compare.Record, len(vs))
+	for i, v := range vs {
+		out[i] = rec(v, correct)
+	}
+	return out
+}
+
+func TestSummarizeAggregatesEachConfig(t *testing.T) {
+	tests := []struct {
+		name      string
+		records   []compare.Record
+		success   float64
+		em, f1    float64
+		hasF1     bool
+		scored    int
+		p50, p95  float64
+		failures  map[string]int
+		recovered map[string]int
+	}{
+		{
+			name:    "success rate and EM average over scored runs only",
+			records: []compare.Record{rec(1, correct), rec(1, correct), rec(1, wrong, failure("wrong")), rec(1)},
+			success: 2.0 / 3, em: 2.0 / 3, scored: 3, p50: 1, p95: 1,
+			failures: map[string]int{"wrong": 1}, recovered: map[string]int{},
+		},
+		{
+			name: "EM is averaged as given, not derived from Correct",
+			records: []compare.Record{rec(1, correct), rec(1, wrong, func(r *compare.Record) { r.EM = 0.5 }),
+				rec(1, func(r *compare.Record) { r.EM = 1 })},
+			success: 0.5, em: 0.75, scored: 2, p50: 1, p95: 1,
+			failures: map[string]int{}, recovered: map[string]int{},
+		},
+		{
+			name:    "F1 averages over runs whose scorer gives F1",
+			records: []compare.Record{rec(1, correct, f1(1)), rec(1, wrong, f1(0.5)), rec(1, correct), rec(1, f1(0))},
+			success: 2.0 / 3, em: 2.0 / 3, f1: 0.75, hasF1: true, scored: 3, p50: 1, p95: 1,
+			failures: map[string]int{}, recovered: map[string]int{},
+		},
+		{
+			name:    "nearest-rank percentiles of 20 latencies",
+			records: latencies(20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1),
+			success: 1, em: 1, scored: 20, p50: 10, p95: 19,
+			failures: map[string]int{}, recovered: map[string]int{},
+		},
+		{
+			name:    "nearest-rank percentiles round the rank up",
+			records: latencies(30, 10, 20),
+			success: 1, em: 1, scored: 3, p50: 20, p95: 30,
+			failures: map[string]int{}, recovered: map[string]int{},
+		},
+		{
+			name:    "one run is every percentile",
+			records: latencies(7.5),
+			success: 1, em: 1, scored: 1, p50: 7.5, p95: 7.5,
+			failures: map[string]int{}, recovered: map[string]int{},
+		},
+		{
+			name: "failures count unsuccessful runs; correct runs that met one are recovered",
+			records: []compare.Record{
+				rec(1, wrong, failure("parse")), rec(1, wrong, failure("parse")), rec(1, correct, failure("tool")),
+				rec(1, correct, failure("parse")), rec(1, failure("provider")), rec(1, wrong, failure("wrong")), rec(1, correct),
+			},
+			success: 3.0 / 6, em: 3.0 / 6, scored: 6, p50: 1, p95: 1,
+			failures:  map[string]int{"parse": 2, "provider": 1, "wrong": 1},
+			recovered: map[string]int{"tool": 1, "parse": 1},
+		},
+		{
+			name:     "a config without runs has zeros, not NaN",
+			records:  nil,
+			failures: map[string]int{}, recovered: map[string]int{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := compare.Summarize(tt.records, []string{"c"})
+			require.Len(t, rep.Configs, 1)
+			s := rep.Configs[0]
+			assert.Equal(t, "c", s.Config)
+			assert.Equal(t, len(tt.records), s.Runs)
+			assert.Equal(t, tt.scored, s.Scored)
+			assert.InDelta(t, tt.success, s.SuccessRate, 1e-9)
+			assert.InDelta(t, tt.em, s.EM, 1e-9)
+			assert.InDelta(t, tt.f1, s.F1, 1e-9)
+			assert.Equal(t, tt.hasF1, s.HasF1)
+			assert.InDelta(t, tt.p50, s.LatencyP50MS, 1e-9)
+			assert.InDelta(t, tt.p95, s.LatencyP95MS, 1e-9)
+			assert.Equal(t, tt.failures, s.Failures)
+			assert.Equal(t, tt.recovered, s.Recovered)
+		})
+	}
+}
+
+func TestSummarizeTotalsUsageAndKeepsConfigOrder(t *testing.T) {
+	records := []compare.Record{
+		{Config: "b", ModelCalls: 2, PromptTokens: 100, CompletionTokens: 10, ToolCalls: 1, CostUSD: 0.5, Complete: true},
+		{Config: "a", ModelCalls: 1, PromptTokens: 40, CompletionTokens: 4, Estimated: true},
+		{Config: "b", ModelCalls: 3, PromptTokens: 200, CompletionTokens: 20, ToolCalls: 2, CostUSD: 0.25},
+		{Config: "other", ModelCalls: 99},
+	}
+	rep := compare.Summarize(records, []string{"b", "a"})
+	require.Len(t, rep.Configs, 2)
+	b, a := rep.Configs[0], rep.Configs[1]
+	assert.Equal(t, "b", b.Config)
+	assert.Equal(t, "a", a.Config)
+	assert.Equal(t, 5, b.ModelCalls)
+	assert.Equal(t, 300, b.PromptTokens)
+	assert.Equal(t, 30, b.CompletionTokens)
+	assert.Equal(t, 3, b.ToolCalls)
+	assert.InDelta(t, 0.75, b.CostUSD, 1e-12)
+	assert.Equal(t, 1, b.Completed)
+	assert.False(t, b.Estimated)
+	assert.True(t, a.Estimated)
+	assert.InDelta(t, 165, b.MeanTokens(), 1e-9)
+}
+
+func TestFailureListsAreSortedAndDashWhenEmpty(t *testing.T) {
+	s := compare.ConfigSummary{Failures: map[string]int{"wrong": 1, "parse": 3, "loop": 0}, Recovered: map[string]int{}}
+	assert.Equal(t, "parse:3 wrong:1", s.FailureList())
+	assert.Equal(t, "-", s.RecoveredList())
+}
+
+func TestSucceededNeedsAScoredCorrectAnswer(t *testing.T) {
+	tests := []struct {
+		name string
+		rec  compare.Record
+		want bool
+	}{
+		{"scored and correct", compare.Record{Scored: true, Correct: true}, true},
+		{"scored and wrong", compare.Record{Scored: true}, false},
+		{"unscored", compare.Record{Correct: true}, false},
+		{"correct with a failure kind", compare.Record{Scored: true, Correct: true, Failure: "tool"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, compare.Succeeded(tt.rec))
+		})
+	}
+}

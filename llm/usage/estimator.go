@@ -3,8 +3,10 @@ package usage
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strings"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/tmc/langchaingo/llms"
@@ -68,16 +70,38 @@ var encodingPatterns = map[string][]string{
 // in the binary, so it works offline. Building one parses the whole rank
 // file (about 150 ms for o200k_base), so create one per process and share it;
 // its methods are safe for concurrent use.
+//
+// Counts of texts of at least cacheMinLen bytes are memoised in an LRU keyed
+// by a 64-bit hash of the text: agent prompts resend the same system text,
+// examples and earlier turns on every call, and tokenising them again
+// dominated the CPU time of offline comparisons.
 type Estimator struct {
 	enc      *tiktoken.Tiktoken
 	encoding string
+	seed     maphash.Seed
+	cache    *lru.Cache[uint64, int]
 }
+
+// cacheMinLen is the shortest text whose count is memoised; shorter texts
+// tokenise faster than a cache round trip is worth.
+const cacheMinLen = 64
+
+// DefaultCacheSize is how many counts an Estimator memoises by default.
+const DefaultCacheSize = 1 << 16
 
 // EstimatorOption configures NewEstimator.
 type EstimatorOption func(*estimatorConfig)
 
 type estimatorConfig struct {
-	encoding string
+	encoding  string
+	cacheSize int
+}
+
+// WithCacheSize sets how many token counts are memoised. Optional. Defaults
+// to DefaultCacheSize (65,536 entries, about 3 MB); 0 or less disables the
+// cache.
+func WithCacheSize(n int) EstimatorOption {
+	return func(c *estimatorConfig) { c.cacheSize = n }
 }
 
 // WithEncoding selects the tokenizer: EncodingO200k (default) or
@@ -90,7 +114,7 @@ func WithEncoding(name string) EstimatorOption {
 // NewEstimator loads the tokenizer. It fails with ErrUnknownEncoding for an
 // unsupported encoding name.
 func NewEstimator(opts ...EstimatorOption) (*Estimator, error) {
-	cfg := estimatorConfig{encoding: EncodingO200k}
+	cfg := estimatorConfig{encoding: EncodingO200k, cacheSize: DefaultCacheSize}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -115,7 +139,13 @@ func NewEstimator(opts ...EstimatorOption) (*Estimator, error) {
 		MergeableRanks: ranks,
 		SpecialTokens:  map[string]int{},
 	}, map[string]any{})
-	return &Estimator{enc: enc, encoding: cfg.encoding}, nil
+	e := &Estimator{enc: enc, encoding: cfg.encoding, seed: maphash.MakeSeed()}
+	if cfg.cacheSize > 0 {
+		if e.cache, err = lru.New[uint64, int](cfg.cacheSize); err != nil {
+			return nil, fmt.Errorf("usage: token cache: %w", err)
+		}
+	}
+	return e, nil
 }
 
 // Encoding returns the name of the tokenizer in use.
@@ -127,7 +157,16 @@ func (e *Estimator) Count(text string) int {
 	if text == "" {
 		return 0
 	}
-	return len(e.enc.EncodeOrdinary(text))
+	if e.cache == nil || len(text) < cacheMinLen {
+		return len(e.enc.EncodeOrdinary(text))
+	}
+	key := maphash.String(e.seed, text)
+	if n, ok := e.cache.Get(key); ok {
+		return n
+	}
+	n := len(e.enc.EncodeOrdinary(text))
+	e.cache.Add(key, n)
+	return n
 }
 
 // EstimateMessages estimates the prompt tokens of a chat request:

@@ -218,7 +218,7 @@ func formatTrajectory(steps []agent.Entry) string {
 		case e.Final != "":
 			fmt.Fprintf(&b, "Final Answer: %s\n", e.Final)
 		case e.Tool != "":
-			fmt.Fprintf(&b, "Action: %s\nAction Input: %s\nObservation: %s\n", e.Tool, e.Input, clip(e.Observation, 1500))
+			fmt.Fprintf(&b, "Action: %s\nAction Input: %s\nObservation: [%s] %s\n", e.Tool, e.Input, e.Tool, clip(e.Observation, 1500))
 		case e.Error != "":
 			fmt.Fprintf(&b, "(format error: %s)\n", clip(e.Error, 200))
 		}

@@ -32,7 +32,7 @@ func runLATS(t *testing.T, settings map[string]any, m llms.Model, task agent.Tas
 
 func TestLATSReflectsOnAWrongAnswerAndRollsOutTheBestBranch(t *testing.T) {
 	rec, m := script(t, false,
-		scripted.Reply{Role: "expand", Contains: "Observation: 18", Text: "Thought: the calculator says 18.\nFinal Answer: 18", Times: 3},
+		scripted.Reply{Role: "expand", Contains: "Observation: [calculator] 18", Text: "Thought: the calculator says 18.\nFinal Answer: 18", Times: 3},
 		scripted.Reply{Role: "expand", Text: "Thought: a quick guess.\nFinal Answer: 17"},
 		scripted.Reply{Role: "expand", Text: "Thought: compute it.\nAction: calculator\nAction Input: 3 * 5 + 3"},
 		scripted.Reply{Role: "value", Contains: "Action Input: 3 * 5 + 3", Text: "Score: 9/10"},
@@ -49,7 +49,7 @@ func TestLATSReflectsOnAWrongAnswerAndRollsOutTheBestBranch(t *testing.T) {
 	assert.NotContains(t, expands[0].prompt, latsLesson)
 	assert.Contains(t, expands[2].prompt, "Lessons from earlier attempts at this task")
 	assert.Contains(t, expands[2].prompt, latsLesson, "the rollout sees the lesson")
-	assert.Contains(t, expands[2].prompt, "Action: calculator\nAction Input: 3 * 5 + 3\nObservation: 18")
+	assert.Contains(t, expands[2].prompt, "Action: calculator\nAction Input: 3 * 5 + 3\nObservation: [calculator] 18")
 
 	require.Len(t, st.Scratchpad, 2, "the winning trajectory is the scratchpad")
 	assert.Equal(t, "calculator", st.Scratchpad[0].Tool)
@@ -69,8 +69,8 @@ func TestLATSReflectsOnAWrongAnswerAndRollsOutTheBestBranch(t *testing.T) {
 
 func TestLATSSelectsTheMostValuableChildFirst(t *testing.T) {
 	rec, _ := script(t, false,
-		scripted.Reply{Role: "expand", Contains: "Observation: 18", Text: "Final Answer: 18", Times: 3},
-		scripted.Reply{Role: "expand", Contains: "Observation: 8", Text: "Final Answer: 8", Times: 3},
+		scripted.Reply{Role: "expand", Contains: "Observation: [calculator] 18", Text: "Final Answer: 18", Times: 3},
+		scripted.Reply{Role: "expand", Contains: "Observation: [calculator] 8", Text: "Final Answer: 8", Times: 3},
 		scripted.Reply{Role: "expand", Text: "Thought: add first.\nAction: calculator\nAction Input: 3 + 5", Times: 1},
 		scripted.Reply{Role: "expand", Text: "Thought: multiply first.\nAction: calculator\nAction Input: 3 * 5 + 3", Times: 1},
 		scripted.Reply{Role: "value", Contains: "Action Input: 3 + 5", Text: "Score: 2/10", Times: 3},

@@ -36,9 +36,20 @@ func supports(text, value string) bool {
 	return strings.Contains(" "+answer.Normalize(text)+" ", " "+v+" ")
 }
 
-// finalFromEvidence returns the gold answer when the evidence supports it.
+// finalFromEvidence returns the gold answer when the evidence supports it:
+// the answer itself appears, or every gold step's output does (the program
+// ran to the end and only reasoning remains, as in GSM8K solutions whose
+// last line carries no calculator annotation).
 func finalFromEvidence(c call) string {
-	if supports(evidence(c), c.task.Gold.Answer) {
+	ev := evidence(c)
+	if supports(ev, c.task.Gold.Answer) {
+		return c.task.Gold.Answer
+	}
+	complete := len(c.task.Gold.Steps) > 0
+	for _, s := range c.task.Gold.Steps {
+		complete = complete && s.Output != "" && supports(ev, s.Output)
+	}
+	if complete {
 		return c.task.Gold.Answer
 	}
 	return unknownAnswer
@@ -127,6 +138,15 @@ func (m *Model) plan(c call) *llms.ContentChoice {
 		}
 	}
 	steps := []planStep{}
+	if len(g.Steps) == 0 {
+		// A solution with no tool calls (GSM8K records without calculator
+		// annotations): one step that states the result.
+		step := planStep{ID: "1", Description: "Work out the answer", DependsOn: []string{}}
+		if _, ok := answer.Number(g.Answer); ok {
+			step.Tool, step.Input = "calculator", g.Answer
+		}
+		steps = append(steps, step)
+	}
 	for _, s := range g.Steps {
 		desc := s.Thought
 		if desc == "" {

@@ -223,16 +223,16 @@ func TestSimPlaysLATSExpansionAsReActAndValuesTrajectories(t *testing.T) {
 	task := goldTask("t1")
 	q := "Question: " + task.Question + "\n"
 	assert.Contains(t, gen(t, m, roleCtx(task, "lats", "expand"), q), "Action: search\nAction Input: height of A")
-	assert.Contains(t, gen(t, m, roleCtx(task, "lats", "expand"), q+"Action: search\nAction Input: height of A\nObservation: 130\n"), "Action Input: height of B")
+	assert.Contains(t, gen(t, m, roleCtx(task, "lats", "expand"), q+"Action: search\nAction Input: height of A\nObservation: [search] 130\n"), "Action Input: height of B")
 
 	value := func(trajectory string) string {
 		return gen(t, m, roleCtx(task, "lats", "value"), q+trajectory+"\nHow likely is this trajectory to lead to the correct answer?")
 	}
 	assert.Equal(t, "Score: 5/10", value(""))
-	assert.Equal(t, "Score: 6/10", value("Action: search\nAction Input: height of A\nObservation: A is 130 cm\n"))
-	assert.Equal(t, "Score: 7/10", value("Observation: 130\nObservation: 100\n"))
-	assert.Equal(t, "Score: 2/10", value("Observation: A is 999 cm\n"), "an observation off the gold results")
-	assert.Equal(t, "Score: 10/10", value("Observation: 130\nFinal Answer: 30\n"))
+	assert.Equal(t, "Score: 6/10", value("Action: search\nAction Input: height of A\nObservation: [search] A is 130 cm\n"))
+	assert.Equal(t, "Score: 7/10", value("Observation: [search] 130\nObservation: [search] 100\n"))
+	assert.Equal(t, "Score: 2/10", value("Observation: [search] A is 999 cm\n"), "an observation off the gold results")
+	assert.Equal(t, "Score: 10/10", value("Observation: [search] 130\nFinal Answer: 30\n"))
 	assert.Equal(t, "Score: 1/10", value("Final Answer: 31\n"))
 
 	flip, err := sim.NewWithProfile(sim.Profile{Name: "t", Faults: map[string]float64{sim.FaultEarlyWrongAnswer: 1}}, sim.WithSleeper(noSleep))

@@ -58,8 +58,10 @@ func progress(c call) int {
 	return n
 }
 
-// countLabels counts lines starting with label followed by an optional
-// number and a colon.
+// countLabels counts tool results: lines starting with label, an optional
+// number and a colon, followed by the executor's "[tool]" source tag.
+// Untagged observations are the engine's own feedback (format errors,
+// unknown tools, repeat warnings), not progress through the program.
 func countLabels(text, label string) int {
 	n := 0
 	for _, line := range strings.Split(text, "\n") {
@@ -68,8 +70,10 @@ func countLabels(text, label string) int {
 			continue
 		}
 		rest := strings.TrimLeft(line[len(label):], " 0123456789")
-		if strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, "：") {
-			n++
+		for _, colon := range []string{":", "："} {
+			if after, ok := strings.CutPrefix(rest, colon); ok && strings.HasPrefix(strings.TrimSpace(after), "[") {
+				n++
+			}
 		}
 	}
 	return n

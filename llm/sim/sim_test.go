@@ -47,11 +47,11 @@ func TestPerfectSimFollowsTheGoldProgramInEachRole(t *testing.T) {
 	task := goldTask("t1")
 	q := task.Question
 
-	out := gen(t, m, ctxFor(task, "react"), "Examples...\nObservation: example\nQuestion: "+q+"\n")
+	out := gen(t, m, ctxFor(task, "react"), "Examples...\nObservation: [search] example\nQuestion: "+q+"\n")
 	assert.Equal(t, "Thought: I should use search.\nAction: search\nAction Input: height of A", out)
-	out = gen(t, m, ctxFor(task, "react"), "Question: "+q+"\nThought: x\nAction: search\nAction Input: height of A\nObservation: 130\nThought: y\nAction: search\nAction Input: height of B\nObservation: 100\n")
+	out = gen(t, m, ctxFor(task, "react"), "Question: "+q+"\nThought: x\nAction: search\nAction Input: height of A\nObservation: [search] 130\nThought: y\nAction: search\nAction Input: height of B\nObservation: [search] 100\n")
 	assert.Contains(t, out, "Action Input: 130 - 100")
-	out = gen(t, m, ctxFor(task, "react"), "Question: "+q+"\nObservation: 1\nObservation: 2\nObservation 3: 30\n")
+	out = gen(t, m, ctxFor(task, "react"), "Question: "+q+"\nObservation: [search] 1\nObservation: [search] 2\nObservation 3: [search] 30\n")
 	assert.Contains(t, out, "Final Answer: 30")
 
 	var plan struct {
@@ -69,7 +69,7 @@ func TestPerfectSimFollowsTheGoldProgramInEachRole(t *testing.T) {
 
 	stepCtx := agent.WithStepID(ctxFor(task, "react"), "2")
 	assert.Contains(t, gen(t, m, stepCtx, "Step: find B\n"), "Action Input: height of B")
-	assert.Contains(t, gen(t, m, stepCtx, "Step: find B\nObservation: 100\n"), "Final Answer: 100")
+	assert.Contains(t, gen(t, m, stepCtx, "Step: find B\nObservation: [search] 100\n"), "Final Answer: 100")
 }
 
 func TestSimUsesNativeToolCallsWhenToolsAreOffered(t *testing.T) {
@@ -94,7 +94,7 @@ func TestFaultsAreInjectedAtTheirSeededRates(t *testing.T) {
 			httpErrs := 0
 			for i := 0; i < n; i++ {
 				task := goldTask(fmt.Sprintf("t%d", i))
-				_, err := m.GenerateContent(ctxFor(task, "react"), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Question: "+task.Question+"\nObservation: 130\n")})
+				_, err := m.GenerateContent(ctxFor(task, "react"), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Question: "+task.Question+"\nObservation: [search] 130\n")})
 				if err != nil {
 					httpErrs++
 					class, _ := middleware.Classify(err)

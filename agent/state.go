@@ -39,6 +39,11 @@ type State struct {
 	// Failure classifies why the run did not complete normally, if it did
 	// not: one of the Failure* constants.
 	Failure string `json:"failure,omitempty"`
+	// Incidents are the failure kinds of parts of the run that failed and
+	// were worked around (a plan step whose sub-run ran out of budget, a
+	// tool error), in order. Reports count them as the cause of an
+	// unsuccessful run that has no Failure, or as recovered failures.
+	Incidents []string `json:"incidents,omitempty"`
 	// Usage counts model and tool usage.
 	Usage Usage `json:"usage"`
 }
@@ -70,6 +75,14 @@ func (s *State) SetPartial(answer, reason, failure string) {
 	s.Answer, s.Done, s.Complete, s.Reason = answer, true, false, reason
 	if s.Failure == "" {
 		s.Failure = failure
+	}
+}
+
+// NoteIncident records the failure kind of a part of the run that failed
+// without ending it.
+func (s *State) NoteIncident(kind string) {
+	if kind != "" {
+		s.Incidents = append(s.Incidents, kind)
 	}
 }
 

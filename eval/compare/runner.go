@@ -369,6 +369,9 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 	st := res.State
 	u := st.Usage.Snapshot()
 	rec.Answer, rec.Complete, rec.Failure = st.Answer, st.Complete && err == nil, st.Failure
+	if rec.Failure == "" && len(st.Incidents) > 0 {
+		rec.Failure = st.Incidents[0] // the first thing that went wrong
+	}
 	rec.ModelCalls, rec.PromptTokens, rec.CompletionTokens, rec.ToolCalls = u.ModelCalls, u.PromptTokens, u.CompletionTokens, u.ToolCalls
 	rec.Estimated, rec.CostUSD, rec.Steps = u.Estimated, u.CostUSD, len(res.Steps)
 	if err != nil {

@@ -200,6 +200,9 @@ type result struct {
 	status  string
 	output  string
 	errText string
+	// failure is the agent.Failure* kind of a failed step, recorded in the
+	// state as an incident.
+	failure string
 	err     error // aborts the node (cancellation, provider failure)
 	elapsed time.Duration
 }
@@ -342,6 +345,9 @@ func (s *scheduler) finish(r result) {
 	p.Status = r.status
 	p.Result = truncate(r.output, s.e.resultLimit)
 	p.Error = r.errText
+	if r.status == agent.StatusFailed {
+		s.st.NoteIncident(r.failure)
+	}
 	s.durations[r.index] = r.elapsed
 }
 
@@ -396,7 +402,7 @@ func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
 		if ctx.Err() != nil {
 			return result{err: context.Cause(ctx)}
 		}
-		return result{status: agent.StatusFailed, output: out, errText: "tool error: " + err.Error()}
+		return result{status: agent.StatusFailed, output: out, errText: "tool error: " + err.Error(), failure: agent.FailureTool}
 	}
 	return result{status: agent.StatusDone, output: out}
 }
@@ -410,7 +416,7 @@ func (e *Execute) runWorker(ctx context.Context, st *agent.State, step agent.Ste
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return result{status: agent.StatusFailed, errText: "the model worker returned an empty reply"}
+		return result{status: agent.StatusFailed, errText: "the model worker returned an empty reply", failure: agent.FailureParse}
 	}
 	return result{status: agent.StatusDone, output: text}
 }

@@ -49,7 +49,11 @@ func (e *Execute) runAgent(ctx context.Context, st *agent.State, j job) result {
 	if out.Failure != "" {
 		why = fmt.Sprintf("%s (%s)", why, out.Failure)
 	}
-	return result{status: agent.StatusFailed, output: strings.TrimSpace(out.Answer), errText: why}
+	failure := out.Failure
+	if failure == "" {
+		failure = agent.FailureBudget
+	}
+	return result{status: agent.StatusFailed, output: strings.TrimSpace(out.Answer), errText: why, failure: failure}
 }
 
 // stepTask is the task of a step's sub-run: the step itself.

@@ -310,7 +310,9 @@ func (r *Report) scatterSVG() (string, error) {
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
 	var legendWidth vg.Length
+	maxX := 0.0
 	for i, s := range r.Configs {
+		maxX = max(maxX, s.MeanTokens())
 		sc, err := plotter.NewScatter(plotter.XYs{{X: s.MeanTokens(), Y: 100 * s.SuccessRate}})
 		if err != nil {
 			return "", err
@@ -321,6 +323,9 @@ func (r *Report) scatterSVG() (string, error) {
 		legendWidth = max(legendWidth, legend.TextStyle.Width(s.Config))
 	}
 	p.X.Min = 0
+	if maxX > 0 {
+		p.X.Max = maxX * 1.05 // keep the rightmost glyph off the frame
+	}
 	if len(r.Configs) > 0 {
 		legendWidth += legend.ThumbnailWidth + 2*legend.TextStyle.Width(" ")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -121,4 +122,14 @@ func runNode(t *testing.T, ctor agent.Constructor, kind string, settings map[str
 
 func traceCtx(rec *trace.Recorder) context.Context {
 	return trace.WithTracer(context.Background(), trace.New("r", rec))
+}
+
+// requireSettingError checks that err is an invalid-settings error naming key.
+func requireSettingError(t *testing.T, err error, key string) {
+	t.Helper()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, agent.ErrSettings)
+	var se *agent.SettingError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, key, se.Key)
 }

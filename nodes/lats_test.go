@@ -124,11 +124,7 @@ func TestLATSRejectsBadSettings(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
 			_, err := nodes.NewLATS(agent.Env{}, agent.NodeSpec{ID: "lats", Type: "lats", Settings: tc.settings})
-			require.Error(t, err)
-			assert.ErrorIs(t, err, agent.ErrSettings)
-			var se *agent.SettingError
-			require.ErrorAs(t, err, &se)
-			assert.Equal(t, tc.key, se.Key)
+			requireSettingError(t, err, tc.key)
 		})
 	}
 }

@@ -193,11 +193,7 @@ func TestReflexionNodesRejectBadSettings(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.ctor(agent.Env{}, agent.NodeSpec{ID: "n", Type: "t", Settings: tc.settings})
-			require.Error(t, err)
-			assert.ErrorIs(t, err, agent.ErrSettings)
-			var se *agent.SettingError
-			require.ErrorAs(t, err, &se)
-			assert.Equal(t, tc.key, se.Key)
+			requireSettingError(t, err, tc.key)
 		})
 	}
 }

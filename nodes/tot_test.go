@@ -194,11 +194,7 @@ func TestToTRejectsBadSettings(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
 			_, err := nodes.NewToT(agent.Env{}, agent.NodeSpec{ID: "tot", Type: "tot", Settings: tc.settings})
-			require.Error(t, err)
-			assert.ErrorIs(t, err, agent.ErrSettings)
-			var se *agent.SettingError
-			require.ErrorAs(t, err, &se)
-			assert.Equal(t, tc.key, se.Key)
+			requireSettingError(t, err, tc.key)
 		})
 	}
 }

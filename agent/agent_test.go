@@ -69,6 +69,40 @@ func TestPromptsResolveInlineFileAndDefaults(t *testing.T) {
 	require.ErrorIs(t, err, agent.ErrSettings)
 }
 
+func TestEnvTemplateResolvesInlineFileOrDefaultAndNamesItsKey(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "j.tmpl"), []byte("file {{.Question}}"), 0o644))
+	env := agent.Env{BaseDir: dir}
+	cases := []struct {
+		name, inline, file string
+		want               string
+		errKey             string
+	}{
+		{name: "inline", inline: "inline {{.Question}}", want: "inline q"},
+		{name: "file", file: "j.tmpl", want: "file q"},
+		{name: "blank falls back to the default", inline: "  \n", want: "default q"},
+		{name: "both set", inline: "x", file: "j.tmpl", errKey: "judge_prompt"},
+		{name: "missing file", file: "nope.tmpl", errKey: "judge_prompt_file"},
+		{name: "broken template", inline: "{{.Question", errKey: "judge_prompt"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tmpl, err := env.Template("judge_prompt", tc.inline, tc.file, "default {{.Question}}")
+			if tc.errKey != "" {
+				require.ErrorIs(t, err, agent.ErrSettings)
+				var se *agent.SettingError
+				require.ErrorAs(t, err, &se)
+				assert.Equal(t, tc.errKey, se.Key)
+				return
+			}
+			require.NoError(t, err)
+			out, err := tmpl.Render(agent.NewState(agent.Task{Question: "q"}), nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, out)
+		})
+	}
+}
+
 func TestTemplateTyposFailAtRenderWithTheKey(t *testing.T) {
 	tmpl, err := agent.ParseTemplate("prompt", "{{.Extra.Missing}}")
 	require.NoError(t, err)

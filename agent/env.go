@@ -147,6 +147,20 @@ type PromptSources struct {
 	System, SystemFile, Prompt, PromptFile string
 }
 
+// Template compiles a prompt template given inline or as a file (key and
+// key_file), falling back to def when neither is set or the text is blank.
+// Errors are *SettingError naming the key.
+func (env Env) Template(key, inline, file, def string) (*Template, error) {
+	text, err := env.LoadText(inline, file, key)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(text) == "" {
+		text = def
+	}
+	return ParseTemplate(key, text)
+}
+
 // Prompts resolves a node's system message and compiles its prompt
 // template: inline text wins over nothing, a file is read relative to
 // BaseDir, and blank values fall back to the defaults. Errors are
@@ -159,16 +173,15 @@ func (env Env) Prompts(src PromptSources, defSystem, defPrompt string) (string, 
 	if strings.TrimSpace(system) == "" {
 		system = defSystem
 	}
-	prompt, err := env.LoadText(src.Prompt, src.PromptFile, "prompt")
-	if err != nil {
-		return "", nil, err
-	}
-	if strings.TrimSpace(prompt) == "" {
-		prompt = defPrompt
-	}
-	tmpl, err := ParseTemplate("prompt", prompt)
+	tmpl, err := env.Template("prompt", src.Prompt, src.PromptFile, defPrompt)
 	if err != nil {
 		return "", nil, err
 	}
 	return system, tmpl, nil
+}
+
+// SettingErrorf returns a *SettingError for key wrapping ErrSettings, with
+// a message formatted like fmt.Sprintf.
+func SettingErrorf(key, format string, args ...any) error {
+	return &SettingError{Key: key, Err: fmt.Errorf("%w: %s", ErrSettings, fmt.Sprintf(format, args...))}
 }

@@ -57,6 +57,11 @@ const (
 	FailureProvider = "provider"
 	FailureTimeout  = "timeout"
 	FailurePlan     = "plan"
+	// FailureWrong marks an answer an evaluator judged wrong (Reflexion's
+	// trials or LATS's search ran out without a passing answer).
+	FailureWrong = "wrong"
+	// FailureError marks a run that failed with an error of no other kind.
+	FailureError = "error"
 )
 
 // NewState returns a state for a task.

@@ -308,23 +308,33 @@ func inWhere(path string) string {
 	return " in " + path
 }
 
+var indexSuffix = regexp.MustCompile(`\[\d+\]`)
+
+// sections maps a key path (list indexes removed) to the struct decoded
+// there, so that unknown-key errors can list the keys that are known.
+var sections = map[string]reflect.Type{
+	"":               reflect.TypeFor[Pipeline](),
+	"llm":            reflect.TypeFor[LLM](),
+	"limits":         reflect.TypeFor[Limits](),
+	"edges":          reflect.TypeFor[Edge](),
+	"llm.retry":      reflect.TypeFor[Retry](),
+	"llm.rate_limit": reflect.TypeFor[RateLimit](),
+}
+
+// knownAt lists the keys of the section at path, in declaration order.
 func knownAt(path string) string {
-	base := regexp.MustCompile(`\[\d+\]`).ReplaceAllString(path, "")
-	switch base {
-	case "":
-		return "name, description, llm, tools, limits, nodes, edges"
-	case "llm":
-		return "provider, model, base_url, api_key_env, temperature, max_tokens, timeout, script, profile, seed, retry, rate_limit"
-	case "limits":
-		return "max_steps, timeout"
-	case "edges":
-		return "from, to"
-	case "llm.retry":
-		return "max_attempts, base_delay, max_delay"
-	case "llm.rate_limit":
-		return "requests_per_second, max_concurrent"
+	t, ok := sections[indexSuffix.ReplaceAllString(path, "")]
+	if !ok {
+		return "see the README"
 	}
-	return "see the README"
+	var keys []string
+	for f := range t.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if f.IsExported() && name != "-" && name != "" && opts != "remain" {
+			keys = append(keys, name)
+		}
+	}
+	return strings.Join(keys, ", ")
 }
 
 func toolShorthandHook(from, to reflect.Type, data any) (any, error) {

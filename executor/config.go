@@ -1,8 +1,6 @@
 package executor
 
 import (
-	"fmt"
-
 	"github.com/planner-engine/planner/agent"
 )
 
@@ -136,10 +134,6 @@ type settings struct {
 	finalize                      bool
 }
 
-func settingErr(key, format string, args ...any) error {
-	return &agent.SettingError{Key: key, Err: fmt.Errorf("%w: "+format, append([]any{agent.ErrSettings}, args...)...)}
-}
-
 // resolve applies the defaults and validates c. Errors are
 // *agent.SettingError naming the key.
 func (c ReActConfig) resolve() (settings, error) {
@@ -154,21 +148,21 @@ func (c ReActConfig) resolve() (settings, error) {
 		s.mode = ModeText
 	case ModeText, ModeTools:
 	default:
-		return s, settingErr("mode", "want %q or %q, got %q", ModeText, ModeTools, c.Mode)
+		return s, agent.SettingErrorf("mode", "want %q or %q, got %q", ModeText, ModeTools, c.Mode)
 	}
 	switch s.language {
 	case "":
 		s.language = LanguageEnglish
 	case LanguageEnglish, LanguageChinese:
 	default:
-		return s, settingErr("language", "want %q or %q, got %q", LanguageEnglish, LanguageChinese, c.Language)
+		return s, agent.SettingErrorf("language", "want %q or %q, got %q", LanguageEnglish, LanguageChinese, c.Language)
 	}
 	switch s.format {
 	case "":
 		s.format = FormatReAct
 	case FormatReAct, FormatPaper:
 	default:
-		return s, settingErr("format", "want %q or %q, got %q", FormatReAct, FormatPaper, c.Format)
+		return s, agent.SettingErrorf("format", "want %q or %q, got %q", FormatReAct, FormatPaper, c.Format)
 	}
 	ints := []struct {
 		key string
@@ -184,19 +178,19 @@ func (c ReActConfig) resolve() (settings, error) {
 	for _, f := range ints {
 		switch {
 		case *f.v < 0:
-			return s, settingErr(f.key, "must not be negative, got %d", *f.v)
+			return s, agent.SettingErrorf(f.key, "must not be negative, got %d", *f.v)
 		case *f.v == 0:
 			*f.v = f.def
 		}
 	}
 	if c.KeepSteps != nil {
 		if *c.KeepSteps < 0 {
-			return s, settingErr("keep_steps", "must not be negative (0 keeps every step), got %d", *c.KeepSteps)
+			return s, agent.SettingErrorf("keep_steps", "must not be negative (0 keeps every step), got %d", *c.KeepSteps)
 		}
 		s.keepSteps = *c.KeepSteps
 	}
 	if c.MaxTokens < 0 {
-		return s, settingErr("max_tokens", "must not be negative, got %d", c.MaxTokens)
+		return s, agent.SettingErrorf("max_tokens", "must not be negative, got %d", c.MaxTokens)
 	}
 	return s, nil
 }

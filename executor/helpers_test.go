@@ -178,7 +178,8 @@ func (h *harness) guards() []string {
 	return out
 }
 
-// last returns the last request's prompt text.
+// prompt returns the prompt text of request i; a negative i counts from
+// the end (-1 is the last request).
 func (h *harness) prompt(i int) string {
 	reqs := h.model.requests()
 	if i < 0 {

@@ -45,7 +45,6 @@ type Loop struct {
 	examples  string
 	toolInfos []promptTool
 	toolNames string
-	parseOpts []parse.Option
 	callOpts  []llms.CallOption
 	finOpts   []llms.CallOption
 }
@@ -125,7 +124,7 @@ func NewLoop(env agent.Env, cfg ReActConfig) (*Loop, error) {
 		}
 	}
 	if l.tools.Len() == 0 {
-		return nil, settingErr("tools", "a ReAct loop needs at least one tool; list some under the pipeline's tools:")
+		return nil, agent.SettingErrorf("tools", "a ReAct loop needs at least one tool; list some under the pipeline's tools:")
 	}
 	var llmTools []llms.Tool
 	for _, t := range l.tools.Tools() {
@@ -144,14 +143,7 @@ func NewLoop(env agent.Env, cfg ReActConfig) (*Loop, error) {
 		{cfg.FinalizePrompt, cfg.FinalizePromptFile, "finalize_prompt", embedded("finalize_" + s.language + ".tmpl"), &l.finalize},
 	}
 	for _, t := range texts {
-		text, err := env.LoadText(t.inline, t.file, t.key)
-		if err != nil {
-			return nil, err
-		}
-		if text == "" {
-			text = t.def
-		}
-		if *t.out, err = agent.ParseTemplate(t.key, text); err != nil {
+		if *t.out, err = env.Template(t.key, t.inline, t.file, t.def); err != nil {
 			return nil, err
 		}
 	}
@@ -165,10 +157,6 @@ func NewLoop(env agent.Env, cfg ReActConfig) (*Loop, error) {
 		return nil, err
 	}
 
-	// Replies are parsed in both grammars whatever the prompt asked for:
-	// a paper-style action in a "react" run (or the reverse) is accepted
-	// rather than costing a retry.
-	l.parseOpts = []parse.Option{parse.WithFormat(parse.FormatAuto)}
 	if cfg.Temperature != nil {
 		l.finOpts = append(l.finOpts, llms.WithTemperature(*cfg.Temperature))
 	}
@@ -416,7 +404,10 @@ func (r *run) ask(ctx context.Context) (reply, error) {
 
 // textTurn handles one text-mode reply.
 func (r *run) textTurn(ctx context.Context, n int, rep reply) (bool, *halt, error) {
-	res := parse.Parse(rep.text, r.l.parseOpts...)
+	// Replies are parsed in both grammars (parse's default) whatever the
+	// prompt asked for: a paper-style action in a "react" run (or the
+	// reverse) is accepted rather than costing a retry.
+	res := parse.Parse(rep.text)
 	if res.Truncated {
 		r.guard("invented_observation", n, "cut an Observation the model wrote itself, and everything after it", nil)
 	}
@@ -431,17 +422,14 @@ func (r *run) textTurn(ctx context.Context, n int, rep reply) (bool, *halt, erro
 		r.parseFails = 0
 		r.thought(n, res.Thought, res.Notes)
 		c := &call{name: res.Tool, input: res.Input}
-		if t, ok := r.l.tools.Resolve(res.Tool); ok {
-			c.tool = t
-			c.input = unwrapInput(t, res.Input)
-		}
+		r.resolve(c)
 		s := &step{n: n, kind: stepAction, thought: res.Thought, calls: []*call{c}}
 		if h := r.prepare(n, c); h != nil {
 			r.out.Entries = append(r.out.Entries, agent.Entry{Thought: res.Thought, Tool: c.toolName(), Input: c.input, Raw: rep.text, Error: h.reason})
 			return false, h, nil
 		}
 		if c.run {
-			r.emit(trace.KindAction, c.toolName()+": "+c.input, map[string]any{"step": n, "tool": c.toolName(), "input": c.input})
+			r.action(n, c)
 			if err := r.exec(ctx, c); err != nil {
 				return false, nil, err
 			}
@@ -486,10 +474,7 @@ func (r *run) thought(n int, text string, notes []string) {
 // returns a halt when the call was repeated more than MaxRepeats times.
 func (r *run) prepare(n int, c *call) *halt {
 	l := r.l
-	key := tools.NormalizeName(c.name) + "\x00" + normalizeInput(c.input)
-	if c.tool != nil {
-		key = tools.NormalizeName(c.tool.Name()) + "\x00" + normalizeInput(c.input)
-	}
+	key := tools.NormalizeName(c.toolName()) + "\x00" + normalizeInput(c.input)
 	prior := r.seen[key]
 	if prior == nil {
 		r.seen[key] = &seenCall{step: n, c: c}
@@ -519,6 +504,24 @@ func (r *run) prepare(n int, c *call) *halt {
 	}
 	c.obs = c.guard
 	return nil
+}
+
+// resolve looks up the tool c names; a tool without its own schema gets
+// its input unwrapped from {"input": ...}. An unknown tool leaves c.tool nil.
+func (r *run) resolve(c *call) {
+	if t, ok := r.l.tools.Resolve(c.name); ok {
+		c.tool = t
+		c.input = unwrapInput(t, c.input)
+	}
+}
+
+// action emits the trace event of a call about to run.
+func (r *run) action(n int, c *call) {
+	data := map[string]any{"step": n, "tool": c.toolName(), "input": c.input}
+	if c.id != "" {
+		data["tool_call_id"] = c.id
+	}
+	r.emit(trace.KindAction, c.toolName()+": "+c.input, data)
 }
 
 // exec calls c's tool. A tool error, panic or timeout becomes the
@@ -606,18 +609,19 @@ func (r *run) stop(ctx context.Context, h halt) (Outcome, error) {
 	if err != nil {
 		return r.out, fmt.Errorf("react finalizer: %w", err)
 	}
-	r.out.Answer = finalAnswer(text)
+	r.out.Answer, _ = finalReply(text)
 	r.emit(trace.KindThought, strings.TrimSpace(text), map[string]any{"role": "finalize"})
 	return r.out, nil
 }
 
-// finalAnswer reads the answer from a reply that should end with
-// "Final Answer: ..."; without that label the whole reply is the answer.
-func finalAnswer(text string) string {
+// finalReply reads a reply that should end with "Final Answer: ...": the
+// answer and the thought before it. Without that label the whole reply is
+// the answer and there is no thought.
+func finalReply(text string) (answer, thought string) {
 	if res := parse.Parse(text); res.Kind == parse.KindFinal {
-		return res.Answer
+		return res.Answer, res.Thought
 	}
-	return strings.TrimSpace(text)
+	return strings.TrimSpace(text), ""
 }
 
 // clip shortens s to at most n runes for trace data.

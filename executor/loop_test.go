@@ -20,8 +20,9 @@ func TestTextLoopGuards(t *testing.T) {
 		name   string
 		cfg    executor.ReActConfig
 		script scripted.Script
-		tools  func() []tools.Tool
-		check  func(t *testing.T, h *harness)
+		// tools builds the registry's tools; default echo and fail.
+		tools func() []tools.Tool
+		check func(t *testing.T, h *harness)
 	}{
 		{
 			name:   "tool result is observed and the final answer completes the run",
@@ -161,6 +162,7 @@ func TestTextLoopGuards(t *testing.T) {
 		{
 			name:   "a panicking tool becomes an error observation and the run goes on",
 			script: text("Thought: t\nAction: panic\nAction Input: x", "Thought: t\nFinal Answer: gave up"),
+			tools:  func() []tools.Tool { return []tools.Tool{echoTool(), failTool(), panicTool()} },
 			check: func(t *testing.T, h *harness) {
 				assert.True(t, h.out.Complete)
 				obs := h.out.Entries[0].Observation
@@ -174,6 +176,7 @@ func TestTextLoopGuards(t *testing.T) {
 		{
 			name:   "a tool that overruns its timeout becomes an error observation",
 			script: text("Thought: t\nAction: sleep\nAction Input: x", "Thought: t\nFinal Answer: gave up"),
+			tools:  func() []tools.Tool { return []tools.Tool{echoTool(), failTool(), sleepTool()} },
 			check: func(t *testing.T, h *harness) {
 				assert.True(t, h.out.Complete)
 				assert.Contains(t, h.out.Entries[0].Observation, "timed out after 50ms")
@@ -304,13 +307,8 @@ func TestTextLoopGuards(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := []tools.Tool{echoTool(), failTool()}
-			switch {
-			case tc.tools != nil:
+			if tc.tools != nil {
 				ts = tc.tools()
-			case strings.Contains(tc.name, "panicking"):
-				ts = append(ts, panicTool())
-			case strings.Contains(tc.name, "timeout"):
-				ts = append(ts, sleepTool())
 			}
 			h := runScript(t, tc.cfg, tc.script, "the task", ts...)
 			require.NoError(t, h.err)

@@ -7,8 +7,6 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/executor/parse"
-	"github.com/planner-engine/planner/trace"
 )
 
 // toolsTurn handles one native tool-calling reply: the text is the thought,
@@ -18,22 +16,17 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 	if rep.empty {
 		return false, r.invalid(n, "", rep.text, r.l.lb.emptyReply, rep.text), nil
 	}
-	thought := strings.TrimSpace(rep.text)
+	r.parseFails = 0
 	if len(rep.calls) == 0 {
 		// The prompt asks for "Final Answer: ..." on the last line; the
-		// text before it is the thought. Without the label the whole reply
-		// is the answer.
-		r.parseFails = 0
-		answer, thought := thought, ""
-		if res := parse.Parse(rep.text); res.Kind == parse.KindFinal {
-			answer, thought = res.Answer, res.Thought
-		}
+		// text before it is the thought.
+		answer, thought := finalReply(rep.text)
 		r.out.Answer = answer
 		r.thought(n, thought, nil)
 		r.out.Entries = append(r.out.Entries, agent.Entry{Thought: thought, Final: answer, Raw: rep.text})
 		return true, nil, nil
 	}
-	r.parseFails = 0
+	thought := strings.TrimSpace(rep.text)
 	r.thought(n, thought, nil)
 	s := &step{n: n, kind: stepAction, thought: thought}
 	for i, tc := range rep.calls {
@@ -48,10 +41,7 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 			}
 		}
 		c.input = c.args
-		if t, ok := r.l.tools.Resolve(c.name); ok {
-			c.tool = t
-			c.input = unwrapInput(t, c.args)
-		}
+		r.resolve(c)
 		if h := r.prepare(n, c); h != nil {
 			r.out.Entries = append(r.out.Entries, agent.Entry{Thought: thought, Tool: c.toolName(), Input: c.input, ToolCallID: c.id, Raw: rep.text, Error: h.reason})
 			return false, h, nil
@@ -60,7 +50,7 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 	}
 	for _, c := range s.calls {
 		if c.run {
-			r.emit(trace.KindAction, c.toolName()+": "+c.input, map[string]any{"step": n, "tool": c.toolName(), "input": c.input, "tool_call_id": c.id})
+			r.action(n, c)
 		}
 	}
 	if err := r.execAll(ctx, s.calls); err != nil {

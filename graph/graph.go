@@ -13,6 +13,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -238,11 +240,6 @@ func (g *Graph[S]) Compile() (*Compiled[S], error) {
 	sources := append([]string{START}, g.order...)
 	for _, from := range sources {
 		e := g.edges[from]
-		if from != START {
-			if _, ok := g.nodes[from]; !ok {
-				continue
-			}
-		}
 		if e == nil {
 			continue
 		}
@@ -255,7 +252,7 @@ func (g *Graph[S]) Compile() (*Compiled[S], error) {
 		}
 		for _, route := range sortedKeys(e.routes) {
 			to := e.routes[route]
-			if from != START && !contains(g.nodes[from].routes, route) {
+			if from != START && !slices.Contains(g.nodes[from].routes, route) {
 				errs = append(errs, &Error{Err: ErrUndeclaredRoute, Node: from, Route: route})
 				continue
 			}
@@ -303,7 +300,12 @@ func (g *Graph[S]) Compile() (*Compiled[S], error) {
 		return nil, errs
 	}
 
-	c := &Compiled[S]{nodes: g.nodes, order: g.order, edges: g.edges, first: start.plain}
+	// Copy the tables so that later changes to g cannot reach c.
+	es := make(map[string]*edges, len(g.edges))
+	for from, e := range g.edges {
+		es[from] = &edges{plain: e.plain, routes: maps.Clone(e.routes)}
+	}
+	c := &Compiled[S]{nodes: maps.Clone(g.nodes), order: slices.Clone(g.order), edges: es, first: start.plain}
 	c.cycles = cycles(dg, g.order)
 	return c, nil
 }
@@ -383,20 +385,4 @@ func (c *Compiled[S]) Edges() []Edge {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -237,3 +237,12 @@ func BenchmarkLoop1000(b *testing.B) {
 		}
 	}
 }
+
+func TestCompiledGraphIgnoresLaterChangesToItsBuilder(t *testing.T) {
+	b := graph.New[*counter]().AddNode("a", step("a", "")).AddEdge(graph.START, "a").AddEdge("a", graph.END)
+	g, err := b.Compile()
+	require.NoError(t, err)
+	b.AddNode("b", step("b", "")).AddRoute("a", "extra", "b").AddEdge("b", graph.END)
+	assert.Equal(t, []string{"a"}, g.Nodes())
+	assert.Equal(t, []graph.Edge{{From: graph.START, To: "a"}, {From: "a", To: graph.END}}, g.Edges())
+}

@@ -32,10 +32,13 @@ func (c *Compiled[S]) DOT(name string, kinds map[string]string) string {
 	return b.String()
 }
 
-func dotQuote(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-	return `"` + r.Replace(s) + `"`
-}
+// dotEscaper and mermaidEscaper are immutable and safe for concurrent use.
+var (
+	dotEscaper     = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	mermaidEscaper = strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;")
+)
+
+func dotQuote(s string) string { return `"` + dotEscaper.Replace(s) + `"` }
 
 // Mermaid renders the graph as a Mermaid flowchart with route labels, in a
 // stable order. Node ids are mapped to safe identifiers (n0, n1, ...).
@@ -65,6 +68,4 @@ func (c *Compiled[S]) Mermaid(kinds map[string]string) string {
 	return b.String()
 }
 
-func mermaidEscape(s string) string {
-	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;").Replace(s)
-}
+func mermaidEscape(s string) string { return mermaidEscaper.Replace(s) }

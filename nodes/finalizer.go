@@ -81,21 +81,7 @@ func newCompose(env agent.Env, spec agent.NodeSpec, role, defSystem, defPrompt s
 	if err := agent.Decode(spec.Settings, &s); err != nil {
 		return agent.Built{}, err
 	}
-	system, err := env.LoadText(s.System, s.SystemFile, "system")
-	if err != nil {
-		return agent.Built{}, err
-	}
-	if strings.TrimSpace(system) == "" {
-		system = defSystem
-	}
-	promptText, err := env.LoadText(s.Prompt, s.PromptFile, "prompt")
-	if err != nil {
-		return agent.Built{}, err
-	}
-	if promptText == "" {
-		promptText = defPrompt
-	}
-	tmpl, err := agent.ParseTemplate("prompt", promptText)
+	system, tmpl, err := env.Prompts(agent.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defSystem, defPrompt)
 	if err != nil {
 		return agent.Built{}, err
 	}

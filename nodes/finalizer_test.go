@@ -25,7 +25,7 @@ func composeNode(t *testing.T, ctor agent.Constructor, settings map[string]any, 
 func runCompose(t *testing.T, node agent.Node, st *agent.State) *trace.Recorder {
 	t.Helper()
 	rec := &trace.Recorder{}
-	_, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
+	_, err := node.Run(traceCtx(rec), st)
 	require.NoError(t, err)
 	return rec
 }

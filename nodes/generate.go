@@ -82,21 +82,7 @@ func newGenerate(env agent.Env, spec agent.NodeSpec, defPrompt string, defExtrac
 }
 
 func buildGenerate(env agent.Env, spec agent.NodeSpec, s GenerateSettings, defPrompt string, defExtract bool) (*Generate, error) {
-	system, err := env.LoadText(s.System, s.SystemFile, "system")
-	if err != nil {
-		return nil, err
-	}
-	if system == "" {
-		system = defaultSystem
-	}
-	promptText, err := env.LoadText(s.Prompt, s.PromptFile, "prompt")
-	if err != nil {
-		return nil, err
-	}
-	if promptText == "" {
-		promptText = defPrompt
-	}
-	tmpl, err := agent.ParseTemplate("prompt", promptText)
+	system, tmpl, err := env.Prompts(agent.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defaultSystem, defPrompt)
 	if err != nil {
 		return nil, err
 	}

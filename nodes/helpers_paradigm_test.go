@@ -83,14 +83,11 @@ func buildYAML(t *testing.T, yaml string, m llms.Model) *pipeline.Pipeline {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "p.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(yaml), 0o644))
-	cfg, err := config.Load(path)
-	require.NoError(t, err)
-	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: fixedModels{m}, Tools: builtin.Factory{}, LLM: config.LLM{Provider: "fixed"}})
-	require.NoError(t, err)
-	return p
+	return buildConfig(t, path, m)
 }
 
-// buildConfig builds a shipped config with model m.
+// buildConfig builds the pipeline file at path with the default node kinds,
+// the built-in tools and model m.
 func buildConfig(t *testing.T, path string, m llms.Model) *pipeline.Pipeline {
 	t.Helper()
 	cfg, err := config.Load(path)
@@ -116,7 +113,7 @@ func runNode(t *testing.T, ctor agent.Constructor, kind string, settings map[str
 	require.NoError(t, err)
 	st := agent.NewState(task)
 	rec := &trace.Recorder{}
-	_, err = built.Node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
+	_, err = built.Node.Run(traceCtx(rec), st)
 	return st, rec, err
 }
 

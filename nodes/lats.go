@@ -143,7 +143,7 @@ func NewLATS(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 		key, text, def string
 		dst            **agent.Template
 	}{{"expand_prompt", s.ExpandPrompt, latsExpand, &n.expand}, {"value_prompt", s.ValuePrompt, latsValue, &n.value}, {"reflect_prompt", s.ReflectPrompt, latsReflect, &n.reflectT}} {
-		if *t.dst, err = loadTemplate(env, t.key, t.text, "", t.def); err != nil {
+		if *t.dst, err = env.Template(t.key, t.text, "", t.def); err != nil {
 			return agent.Built{}, err
 		}
 	}
@@ -292,20 +292,19 @@ func (n *LATS) Run(ctx context.Context, st *agent.State) (string, error) {
 		}
 	}
 	data := map[string]any{"iterations": iter, "nodes": r.nodes, "reflections": len(r.lessons)}
-	if best != nil {
+	end := best
+	if end == nil {
+		end = bestTerminal(root)
+	}
+	switch {
+	case best != nil:
 		st.SetAnswer(best.step.Final)
-	} else if fb := bestTerminal(root); fb != nil && fb.step.Final != "" {
-		st.SetPartial(fb.step.Final, fmt.Sprintf("lats found no answer the evaluator accepted in %d iterations", iter), "wrong")
-	} else {
+	case end != nil:
+		st.SetPartial(end.step.Final, fmt.Sprintf("lats found no answer the evaluator accepted in %d iterations", iter), agent.FailureWrong)
+	default:
 		st.SetPartial("", fmt.Sprintf("lats reached no final answer in %d iterations", iter), agent.FailureBudget)
 	}
-	if best != nil || st.Answer != "" {
-		var end *latsNode
-		if best != nil {
-			end = best
-		} else {
-			end = bestTerminal(root)
-		}
+	if end != nil {
 		st.Scratchpad = end.trajectory()
 	}
 	data["complete"] = st.Complete
@@ -377,7 +376,7 @@ func (r *latsRun) expandNode(ctx context.Context, leaf *latsNode) ([]*latsNode, 
 	}
 	seen := map[string]bool{}
 	for _, c := range leaf.children {
-		seen[c.step.Tool+"\x00"+c.step.Input+"\x00"+c.step.Final+"\x00"+c.step.Error] = true
+		seen[sampleKey(c.step)] = true
 	}
 	var kids []*latsNode
 	failed := 0
@@ -386,7 +385,7 @@ func (r *latsRun) expandNode(ctx context.Context, leaf *latsNode) ([]*latsNode, 
 			failed++
 			continue
 		}
-		key := e.Tool + "\x00" + e.Input + "\x00" + e.Final + "\x00" + e.Error
+		key := sampleKey(e)
 		if seen[key] {
 			continue
 		}
@@ -404,6 +403,12 @@ func (r *latsRun) expandNode(ctx context.Context, leaf *latsNode) ([]*latsNode, 
 		r.record(c)
 	}
 	return kids, nil
+}
+
+// sampleKey identifies a sampled step for de-duplication: two samples with
+// the same call, answer or format error make one child.
+func sampleKey(e agent.Entry) string {
+	return e.Tool + "\x00" + e.Input + "\x00" + e.Final + "\x00" + e.Error
 }
 
 // rollout continues greedily from x, one sampled step at a time, until a

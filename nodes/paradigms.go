@@ -90,11 +90,11 @@ func NewLeastToMost(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if s.MaxSubquestions == 0 {
 		s.MaxSubquestions = 6
 	}
-	dec, err := loadTemplate(env, "decompose_prompt", s.DecomposePrompt, s.DecomposePromptFile, decomposePrompt)
+	dec, err := env.Template("decompose_prompt", s.DecomposePrompt, s.DecomposePromptFile, decomposePrompt)
 	if err != nil {
 		return agent.Built{}, err
 	}
-	sol, err := loadTemplate(env, "solve_prompt", s.SolvePrompt, s.SolvePromptFile, subSolvePrompt)
+	sol, err := env.Template("solve_prompt", s.SolvePrompt, s.SolvePromptFile, subSolvePrompt)
 	if err != nil {
 		return agent.Built{}, err
 	}

@@ -1,7 +1,6 @@
 package nodes_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
@@ -35,14 +34,6 @@ func TestMajorityVoteCountsNormalisedAnswersAndBreaksTiesByFirstSample(t *testin
 	assert.Empty(t, nodes.MajorityVote([]string{"", " "}))
 }
 
-func TestParseValueReadsWordsAndScores(t *testing.T) {
-	assert.Equal(t, 20.0, nodes.ParseValue("Sure."))
-	assert.Equal(t, 1.0, nodes.ParseValue("likely"))
-	assert.Equal(t, 0.001, nodes.ParseValue("This is impossible, 3 is left"))
-	assert.Equal(t, 1.6, nodes.ParseValue("Score: 8/10"))
-	assert.Equal(t, 1.0, nodes.ParseValue("no idea"))
-}
-
 func TestToTPrunesImpossibleBranchesBeforeExpanding(t *testing.T) {
 	f := false
 	model, err := scripted.New(scripted.Script{Strict: &f, Replies: []scripted.Reply{
@@ -57,7 +48,7 @@ func TestToTPrunesImpossibleBranchesBeforeExpanding(t *testing.T) {
 	require.NoError(t, err)
 	st := agent.NewState(agent.Task{Question: "What is six times seven?"})
 	rec := &trace.Recorder{}
-	_, err = built.Node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
+	_, err = built.Node.Run(traceCtx(rec), st)
 	require.NoError(t, err)
 	assert.Equal(t, "42", st.Answer)
 	assert.True(t, st.Complete)

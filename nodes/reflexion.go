@@ -82,25 +82,12 @@ func NewEvaluate(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if err != nil {
 		return agent.Built{}, &agent.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
 	}
-	judge, err := loadTemplate(env, "judge_prompt", s.JudgePrompt, s.JudgePromptFile, judgePrompt)
+	judge, err := env.Template("judge_prompt", s.JudgePrompt, s.JudgePromptFile, judgePrompt)
 	if err != nil {
 		return agent.Built{}, err
 	}
 	return agent.Built{Node: &Evaluate{id: spec.ID, kind: spec.Type, model: env.Model, method: s.Method, max: s.MaxTrials, scorer: scorer, judge: judge},
 		Routes: []string{"pass", "retry"}}, nil
-}
-
-// loadTemplate compiles a prompt setting given inline or as a file, or def
-// when neither is set.
-func loadTemplate(env agent.Env, key, inline, file, def string) (*agent.Template, error) {
-	text, err := env.LoadText(inline, file, key)
-	if err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(text) == "" {
-		text = def
-	}
-	return agent.ParseTemplate(key, text)
 }
 
 const judgePrompt = `You are grading an answer.
@@ -163,7 +150,7 @@ func (n *Evaluate) Run(ctx context.Context, st *agent.State) (string, error) {
 		return "pass", nil
 	}
 	if trial >= n.max {
-		st.SetPartial(st.Answer, fmt.Sprintf("the answer failed evaluation in all %d trials", trial), "wrong")
+		st.SetPartial(st.Answer, fmt.Sprintf("the answer failed evaluation in all %d trials", trial), agent.FailureWrong)
 		return "pass", nil
 	}
 	return "retry", nil
@@ -225,7 +212,7 @@ func NewReflect(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if s.Memory == 0 {
 		s.Memory = 3
 	}
-	tmpl, err := loadTemplate(env, "reflect_prompt", s.ReflectPrompt, s.ReflectPromptFile, reflectPrompt)
+	tmpl, err := env.Template("reflect_prompt", s.ReflectPrompt, s.ReflectPromptFile, reflectPrompt)
 	if err != nil {
 		return agent.Built{}, err
 	}

@@ -155,7 +155,7 @@ func TestEvaluateJudgesByMethod(t *testing.T) {
 				st.SetPartial(tc.answer, "ran out of iterations", agent.FailureBudget)
 			}
 			rec := &trace.Recorder{}
-			route, err := built.Node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
+			route, err := built.Node.Run(traceCtx(rec), st)
 			require.NoError(t, err)
 			want := "retry"
 			if tc.pass {

@@ -163,10 +163,10 @@ func NewToT(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 		n.threshold = *s.Threshold
 	}
 	var err error
-	if n.propose, err = loadTemplate(env, "propose_prompt", s.ProposePrompt, s.ProposePromptFile, totPropose); err != nil {
+	if n.propose, err = env.Template("propose_prompt", s.ProposePrompt, s.ProposePromptFile, totPropose); err != nil {
 		return agent.Built{}, err
 	}
-	if n.evaluate, err = loadTemplate(env, "evaluate_prompt", s.EvaluatePrompt, s.EvaluatePromptFile, totEvaluate); err != nil {
+	if n.evaluate, err = env.Template("evaluate_prompt", s.EvaluatePrompt, s.EvaluatePromptFile, totEvaluate); err != nil {
 		return agent.Built{}, err
 	}
 	if s.Temperature != nil {

@@ -4,10 +4,12 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,8 +27,8 @@ type ModelFactory interface {
 	Model(ctx context.Context, cfg config.LLM, baseDir string) (agent.Model, error)
 }
 
-// ToolFactory builds the tools for one tools entry (some entries, such as
-// docstore, yield several tools).
+// ToolFactory builds the tools for one tools entry (an entry may yield
+// several tools).
 type ToolFactory interface {
 	Tools(ctx context.Context, spec config.Tool, baseDir string) ([]tools.Tool, error)
 }
@@ -115,7 +117,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 			if err := agent.Decode(m, &override); err != nil {
 				return nil, p.Errorf(fmt.Sprintf("nodes[%d].llm", i), err, "node %q: llm: %v", n.ID, err)
 			}
-			merged := mergeLLM(base, override)
+			merged := nodeLLM(base, override)
 			if opts.Models != nil && merged.Provider != "" {
 				model, err = opts.Models.Model(ctx, merged, p.Dir())
 				if err != nil {
@@ -137,7 +139,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	}
 	for _, e := range p.Edges {
 		targets, _ := e.Targets()
-		for _, route := range sortedKeys(targets) {
+		for _, route := range slices.Sorted(maps.Keys(targets)) { // the plain edge ("") sorts first
 			g.AddRoute(e.From, route, targets[route])
 		}
 	}
@@ -163,51 +165,41 @@ func OverrideLLM(block, o config.LLM) config.LLM {
 	if o.Provider == "" {
 		return block
 	}
-	out := o
-	if o.Provider == block.Provider {
-		if out.BaseURL == "" {
-			out.BaseURL = block.BaseURL
-		}
-		if out.APIKeyEnv == "" {
-			out.APIKeyEnv = block.APIKeyEnv
-		}
-	}
-	if out.Temperature == nil {
-		out.Temperature = block.Temperature
-	}
-	if out.MaxTokens == 0 {
-		out.MaxTokens = block.MaxTokens
-	}
-	if out.Timeout == 0 {
-		out.Timeout = block.Timeout
-	}
-	if out.Retry == (config.Retry{}) {
-		out.Retry = block.Retry
-	}
-	if out.RateLimit == (config.RateLimit{}) {
-		out.RateLimit = block.RateLimit
-	}
-	return out
+	return inheritLLM(o, block, o.Provider == block.Provider, false)
 }
 
-func mergeLLM(base, o config.LLM) config.LLM {
+// nodeLLM applies a node's own llm block o on top of the pipeline's model
+// choice base. A block that names a provider is applied like OverrideLLM;
+// one without keeps base's provider and replaces only the settings it sets.
+func nodeLLM(base, o config.LLM) config.LLM {
 	if o.Provider != "" {
 		return OverrideLLM(base, o)
 	}
-	out := base
-	if o.Model != "" {
-		out.Model = o.Model
+	o.Provider = base.Provider
+	return inheritLLM(o, base, true, true)
+}
+
+// inheritLLM fills the settings o leaves unset from base: the
+// provider-independent ones always, the endpoint (base_url, api_key_env)
+// when endpoint is set, and the model choice (model, script, profile, seed)
+// when model is set.
+func inheritLLM(o, base config.LLM, endpoint, model bool) config.LLM {
+	o.Temperature = cmp.Or(o.Temperature, base.Temperature)
+	o.MaxTokens = cmp.Or(o.MaxTokens, base.MaxTokens)
+	o.Timeout = cmp.Or(o.Timeout, base.Timeout)
+	o.Retry = cmp.Or(o.Retry, base.Retry)
+	o.RateLimit = cmp.Or(o.RateLimit, base.RateLimit)
+	if endpoint {
+		o.BaseURL = cmp.Or(o.BaseURL, base.BaseURL)
+		o.APIKeyEnv = cmp.Or(o.APIKeyEnv, base.APIKeyEnv)
 	}
-	if o.Temperature != nil {
-		out.Temperature = o.Temperature
+	if model {
+		o.Model = cmp.Or(o.Model, base.Model)
+		o.Script = cmp.Or(o.Script, base.Script)
+		o.Profile = cmp.Or(o.Profile, base.Profile)
+		o.Seed = cmp.Or(o.Seed, base.Seed)
 	}
-	if o.MaxTokens > 0 {
-		out.MaxTokens = o.MaxTokens
-	}
-	if o.Timeout > 0 {
-		out.Timeout = o.Timeout
-	}
-	return out
+	return o
 }
 
 // locateGraphError maps the first structural graph error to the YAML line
@@ -218,14 +210,6 @@ func locateGraphError(p *config.Pipeline, err error) error {
 		return p.Errorf("edges", err, "%v", err)
 	}
 	ge := errs[0]
-	nodeIdx := func(id string) int {
-		for i, n := range p.Nodes {
-			if n.ID == id {
-				return i
-			}
-		}
-		return -1
-	}
 	edgeKey := func(from, route, to string) string {
 		for i, e := range p.Edges {
 			if e.From != from {
@@ -258,7 +242,7 @@ func locateGraphError(p *config.Pipeline, err error) error {
 	case errors.Is(ge, graph.ErrUnmappedRoute):
 		key = edgeKey(ge.Node, "", "")
 		if key == "" {
-			key = fmt.Sprintf("nodes[%d]", nodeIdx(ge.Node))
+			key = fmt.Sprintf("nodes[%d]", nodeIndex(p, ge.Node))
 		}
 		msg = fmt.Sprintf("node %q: route %q is not mapped (add it under the edge's to:, e.g. to: {%s: <node>})", ge.Node, ge.Route, ge.Route)
 	case errors.Is(ge, graph.ErrUndeclaredRoute), errors.Is(ge, graph.ErrDuplicateEdge):
@@ -270,7 +254,7 @@ func locateGraphError(p *config.Pipeline, err error) error {
 		key = "edges"
 		msg = "no edge from START: add {from: START, to: <first node>}"
 	default:
-		if i := nodeIdx(ge.Node); i >= 0 {
+		if i := nodeIndex(p, ge.Node); i >= 0 {
 			key = fmt.Sprintf("nodes[%d]", i)
 		}
 	}
@@ -280,11 +264,14 @@ func locateGraphError(p *config.Pipeline, err error) error {
 	return p.Errorf(key, err, "%s", msg)
 }
 
+// nodeIndex returns the position of node id in p, or -1.
+func nodeIndex(p *config.Pipeline, id string) int {
+	return slices.IndexFunc(p.Nodes, func(n config.Node) bool { return n.ID == id })
+}
+
 func kindOf(p *config.Pipeline, id string) string {
-	for _, n := range p.Nodes {
-		if n.ID == id {
-			return n.Type
-		}
+	if i := nodeIndex(p, id); i >= 0 {
+		return p.Nodes[i].Type
 	}
 	return "?"
 }
@@ -295,15 +282,6 @@ func nodeIDs(p *config.Pipeline) []string {
 		out[i] = n.ID
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // the plain edge ("") sorts first
-	return keys
 }
 
 // Graph returns the compiled graph.
@@ -378,7 +356,7 @@ func classify(st *agent.State, err error) {
 	case errors.Is(err, tools.ErrToolPanic), errors.Is(err, tools.ErrToolTimeout):
 		st.Failure = agent.FailureTool
 	default:
-		st.Failure = "error"
+		st.Failure = agent.FailureError
 	}
 }
 

@@ -170,3 +170,49 @@ func TestOverrideLLMKeepsProviderIndependentSettings(t *testing.T) {
 
 	assert.Equal(t, block, pipeline.OverrideLLM(block, config.LLM{}))
 }
+
+// recordingModels records the llm block each model is built from.
+type recordingModels struct{ seen []config.LLM }
+
+func (r *recordingModels) Model(_ context.Context, cfg config.LLM, _ string) (agent.Model, error) {
+	r.seen = append(r.seen, cfg)
+	return agent.Model{}, nil
+}
+
+func TestNodeLLMBlocksApplyOnTopOfThePipelineModel(t *testing.T) {
+	cfgPath := write(t, "n.yaml", `name: n
+llm: {provider: sim, profile: noisy, seed: 3, retry: {max_attempts: 5}}
+nodes:
+  - id: tweak
+    type: direct
+    llm: {temperature: 0, seed: 9, rate_limit: {max_concurrent: 1}}
+  - id: swap
+    type: direct
+    llm: {provider: scripted, script: s.yaml}
+edges:
+  - {from: START, to: tweak}
+  - {from: tweak, to: swap}
+  - {from: swap, to: END}
+`)
+	cfg, err := config.Load(cfgPath)
+	require.NoError(t, err)
+	models := &recordingModels{}
+	_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: models})
+	require.NoError(t, err)
+	require.Len(t, models.seen, 3, "the pipeline's model, then one per node block")
+
+	tweak := models.seen[1]
+	assert.Equal(t, "sim", tweak.Provider, "a block without a provider keeps the pipeline's")
+	assert.Equal(t, "noisy", tweak.Profile)
+	assert.Equal(t, uint64(9), tweak.Seed)
+	require.NotNil(t, tweak.Temperature)
+	assert.Equal(t, 0.0, *tweak.Temperature)
+	assert.Equal(t, 5, tweak.Retry.MaxAttempts)
+	assert.Equal(t, 1, tweak.RateLimit.MaxConcurrent, "every setting the block sets applies")
+
+	swap := models.seen[2]
+	assert.Equal(t, "scripted", swap.Provider)
+	assert.Equal(t, "s.yaml", swap.Script)
+	assert.Empty(t, swap.Profile, "another provider does not inherit the model choice")
+	assert.Equal(t, 5, swap.Retry.MaxAttempts, "provider-independent settings carry over")
+}

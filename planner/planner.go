@@ -57,6 +57,13 @@ const PlanToolName = "plan"
 // planner (see Settings.LLMTool).
 const LLMToolDescription = "Asks a language model to reason over text. The input is a complete instruction that may include earlier results as #E<id>, for example: Read the year in #E1 and the year in #E2 and write only the expression <second year> - <first year>. Use it to extract, combine or rephrase results; it knows nothing else."
 
+// LLMToolInfo describes the executor's built-in model worker, named name,
+// for the tool list of a planning prompt (see Settings.LLMTool).
+func LLMToolInfo(name string) tools.Info {
+	return tools.Info{Name: name, Description: LLMToolDescription,
+		Schema: map[string]any{"type": "object", "properties": map[string]any{"input": map[string]any{"type": "string"}}, "required": []string{"input"}}}
+}
+
 // Settings configure a `planner` node. Every field is optional.
 type Settings struct {
 	// System is the system message. Default: a short planner role.
@@ -123,13 +130,12 @@ type Planner struct {
 	model      agent.Model
 	system     string
 	prompt     *agent.Template
-	output     string
-	maxSteps   int
 	maxRetries int
 	rules      Rules
-	extraTools []tools.Info
 	routeOnErr bool
 	opts       []llms.CallOption
+	// extra is the prompt's .Extra, the same for every run.
+	extra map[string]any
 }
 
 // New builds a `planner` node from its spec. It declares the `failed`
@@ -143,24 +149,25 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if err != nil {
 		return agent.Built{}, err
 	}
-	p := &Planner{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl,
-		output: s.Output, maxSteps: s.MaxPlanSteps, maxRetries: DefaultMaxRetries}
-	switch p.output {
+	p := &Planner{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl, maxRetries: DefaultMaxRetries}
+	output := s.Output
+	switch output {
 	case "":
-		p.output = OutputJSON
+		output = OutputJSON
 	case OutputJSON, OutputTool, OutputText:
 	default:
-		return agent.Built{}, settingErr("output", "want json, tool or text, got %q", s.Output)
+		return agent.Built{}, agent.SettingErrorf("output", "want json, tool or text, got %q", s.Output)
 	}
+	maxSteps := s.MaxPlanSteps
 	switch {
-	case p.maxSteps == 0:
-		p.maxSteps = DefaultMaxPlanSteps
-	case p.maxSteps < 0:
-		return agent.Built{}, settingErr("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
+	case maxSteps == 0:
+		maxSteps = DefaultMaxPlanSteps
+	case maxSteps < 0:
+		return agent.Built{}, agent.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
 	}
 	if s.MaxRetries != nil {
 		if *s.MaxRetries < 0 {
-			return agent.Built{}, settingErr("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
+			return agent.Built{}, agent.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
 		}
 		p.maxRetries = *s.MaxRetries
 	}
@@ -168,24 +175,24 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if reg == nil {
 		reg, _ = tools.NewRegistry(nil)
 	}
-	p.rules = Rules{Tools: reg, MaxSteps: p.maxSteps, RequireTools: s.RequireTools}
+	p.rules = Rules{Tools: reg, MaxSteps: maxSteps, RequireTools: s.RequireTools}
+	var extraTools []tools.Info
 	if name := strings.TrimSpace(s.LLMTool); name != "" {
 		if _, clash := reg.Resolve(name); clash {
-			return agent.Built{}, settingErr("llm_tool", "%q is already the name of a registered tool; pick another name", name)
+			return agent.Built{}, agent.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
 		}
 		p.rules.ExtraTools = []string{name}
-		p.extraTools = []tools.Info{{Name: name, Description: LLMToolDescription,
-			Schema: map[string]any{"type": "object", "properties": map[string]any{"input": map[string]any{"type": "string"}}, "required": []string{"input"}}}}
+		extraTools = []tools.Info{LLMToolInfo(name)}
 	}
-	if s.RequireTools && reg.Len() == 0 && len(p.extraTools) == 0 {
-		return agent.Built{}, settingErr("require_tools", "the pipeline has no tools, so no step could name one; list tools under tools:")
+	if s.RequireTools && reg.Len() == 0 && len(extraTools) == 0 {
+		return agent.Built{}, agent.SettingErrorf("require_tools", "the pipeline has no tools, so no step could name one; list tools under tools:")
 	}
 	switch s.OnFailure {
 	case "", "error":
 	case "route":
 		p.routeOnErr = true
 	default:
-		return agent.Built{}, settingErr("on_failure", "want error or route, got %q", s.OnFailure)
+		return agent.Built{}, agent.SettingErrorf("on_failure", "want error or route, got %q", s.OnFailure)
 	}
 	if s.Temperature != nil {
 		p.opts = append(p.opts, llms.WithTemperature(*s.Temperature))
@@ -193,7 +200,7 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if s.MaxTokens > 0 {
 		p.opts = append(p.opts, llms.WithMaxTokens(s.MaxTokens))
 	}
-	switch p.output {
+	switch output {
 	case OutputJSON:
 		p.opts = append(p.opts, llms.WithJSONMode())
 	case OutputTool:
@@ -202,6 +209,13 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 				Name: PlanToolName, Description: "Submit the plan: the steps that solve the task.", Parameters: PlanSchema()}}}),
 			llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: PlanToolName}}))
 	}
+	p.extra = map[string]any{
+		"Tools":        ToolList(reg, extraTools...),
+		"Schema":       schemaText(),
+		"MaxSteps":     maxSteps,
+		"RequireTools": s.RequireTools,
+		"Output":       output,
+	}
 	b := agent.Built{Node: p}
 	if p.routeOnErr {
 		b.Routes = []string{RouteFailed}
@@ -209,21 +223,11 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	return b, nil
 }
 
-func settingErr(key, format string, args ...any) error {
-	return &agent.SettingError{Key: key, Err: fmt.Errorf("%w: %s", agent.ErrSettings, fmt.Sprintf(format, args...))}
-}
-
 // Run asks for a plan until one passes validation or the retries run out,
 // and stores it in st.Plan with every step pending.
 func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
 	tr := trace.From(ctx)
-	user, err := p.prompt.Render(st, map[string]any{
-		"Tools":        ToolList(p.rules.Tools, p.extraTools...),
-		"Schema":       schemaText(),
-		"MaxSteps":     p.maxSteps,
-		"RequireTools": p.rules.RequireTools,
-		"Output":       p.output,
-	})
+	user, err := p.prompt.Render(st, p.extra)
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package replanner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,9 +90,13 @@ func decodeDecision(raw json.RawMessage) (Decision, error) {
 	}
 	if v, ok := obj["answer"]; ok && string(v) != "null" {
 		var s string
-		if err := json.Unmarshal(v, &s); err == nil {
+		var compact bytes.Buffer
+		switch {
+		case json.Unmarshal(v, &s) == nil:
 			d.Answer = strings.TrimSpace(s)
-		} else {
+		case json.Compact(&compact, v) == nil:
+			d.Answer = compact.String()
+		default:
 			d.Answer = string(v)
 		}
 	}

@@ -99,8 +99,9 @@ type Replanner struct {
 	maxReplans int
 	maxRetries int
 	rules      planner.Rules
-	extraTools []tools.Info
-	opts       []llms.CallOption
+	// toolList is the prompt's tool list, the same for every run.
+	toolList string
+	opts     []llms.CallOption
 }
 
 // New builds a `replanner` node (Plan-and-Execute's Re-Planner).
@@ -128,13 +129,13 @@ func build(env agent.Env, spec agent.NodeSpec, defSystem, defPrompt string, defR
 		maxReplans: DefaultMaxReplans, maxRetries: DefaultMaxRetries}
 	if s.MaxReplans != nil {
 		if *s.MaxReplans < 0 {
-			return agent.Built{}, settingErr("max_replans", "must be 0 or more, got %d", *s.MaxReplans)
+			return agent.Built{}, agent.SettingErrorf("max_replans", "must be 0 or more, got %d", *s.MaxReplans)
 		}
 		r.maxReplans = *s.MaxReplans
 	}
 	if s.MaxRetries != nil {
 		if *s.MaxRetries < 0 {
-			return agent.Built{}, settingErr("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
+			return agent.Built{}, agent.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
 		}
 		r.maxRetries = *s.MaxRetries
 	}
@@ -143,7 +144,7 @@ func build(env agent.Env, spec agent.NodeSpec, defSystem, defPrompt string, defR
 	case maxSteps == 0:
 		maxSteps = planner.DefaultMaxPlanSteps
 	case maxSteps < 0:
-		return agent.Built{}, settingErr("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
+		return agent.Built{}, agent.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
 	}
 	reg := env.Tools
 	if reg == nil {
@@ -154,14 +155,15 @@ func build(env agent.Env, spec agent.NodeSpec, defSystem, defPrompt string, defR
 		require = *s.RequireTools
 	}
 	r.rules = planner.Rules{Tools: reg, MaxSteps: maxSteps, RequireTools: require}
+	var extraTools []tools.Info
 	if name := strings.TrimSpace(s.LLMTool); name != "" {
 		if _, clash := reg.Resolve(name); clash {
-			return agent.Built{}, settingErr("llm_tool", "%q is already the name of a registered tool; pick another name", name)
+			return agent.Built{}, agent.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
 		}
 		r.rules.ExtraTools = []string{name}
-		r.extraTools = []tools.Info{{Name: name, Description: planner.LLMToolDescription,
-			Schema: map[string]any{"type": "object", "properties": map[string]any{"input": map[string]any{"type": "string"}}}}}
+		extraTools = []tools.Info{planner.LLMToolInfo(name)}
 	}
+	r.toolList = planner.ToolList(reg, extraTools...)
 	if s.JSONMode == nil || *s.JSONMode {
 		r.opts = append(r.opts, llms.WithJSONMode())
 	}
@@ -172,10 +174,6 @@ func build(env agent.Env, spec agent.NodeSpec, defSystem, defPrompt string, defR
 		r.opts = append(r.opts, llms.WithMaxTokens(s.MaxTokens))
 	}
 	return agent.Built{Node: r, Routes: []string{RouteContinue, RouteFinish}}, nil
-}
-
-func settingErr(key, format string, args ...any) error {
-	return &agent.SettingError{Key: key, Err: fmt.Errorf("%w: %s", agent.ErrSettings, fmt.Sprintf(format, args...))}
 }
 
 // Run asks for a decision and applies it.
@@ -189,13 +187,10 @@ func (r *Replanner) Run(ctx context.Context, st *agent.State) (string, error) {
 	finished := finishedSteps(st.Plan)
 	rules := r.rules
 	rules.Known = finished
-	left := r.maxReplans - st.Replans
-	if left < 0 {
-		left = 0
-	}
+	left := max(r.maxReplans-st.Replans, 0)
 	user, err := r.prompt.Render(st, map[string]any{
 		"Plan":         planner.FormatPlan(st.Plan, true),
-		"Tools":        planner.ToolList(rules.Tools, r.extraTools...),
+		"Tools":        r.toolList,
 		"ReplansLeft":  left,
 		"NextID":       nextID(st.Plan),
 		"MaxSteps":     rules.MaxSteps,

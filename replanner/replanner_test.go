@@ -190,6 +190,7 @@ func TestParseDecisionIsTolerant(t *testing.T) {
 		{"bare finish", `{"action":"finish","answer":"Voyager 2"}`, replanner.Decision{Action: "finish", Answer: "Voyager 2"}},
 		{"synonym and numeric answer", `{"action":"final_answer","answer":24}`, replanner.Decision{Action: "finish", Answer: "24"}},
 		{"answer without action", `Sure: {"answer": "1930"}`, replanner.Decision{Action: "finish", Answer: "1930"}},
+		{"non-string answer kept as compact JSON", `{"action": "finish", "answer": {"years": [1781, 1846]}}`, replanner.Decision{Action: "finish", Answer: `{"years":[1781,1846]}`}},
 		{"answer line without JSON", "Thought: done\nFinal Answer: 1930", replanner.Decision{Action: "finish", Answer: "1930"}},
 		{"finish without an answer", `{"action":"finish"}`, replanner.Decision{Action: "finish"}},
 		{"replan via continue", "```\n{\"action\":\"continue\",\"steps\":[{\"id\":4,\"description\":\"x\",\"tool\":\"search\",\"input\":\"#E1\"}]}\n```",

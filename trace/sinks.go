@@ -77,7 +77,8 @@ type Terminal struct {
 	w       io.Writer
 	color   bool
 	verbose bool
-	// MaxLen caps each printed text; 0 means 600 characters.
+	// maxLen caps each printed text, in characters; 0 or less means no cap.
+	// Default 600.
 	maxLen int
 }
 
@@ -91,7 +92,8 @@ func WithColor(on bool) TerminalOption { return func(t *Terminal) { t.color = on
 // WithVerbose also prints node start/end, routes and model calls. Default off.
 func WithVerbose(on bool) TerminalOption { return func(t *Terminal) { t.verbose = on } }
 
-// WithMaxLen caps each printed text at n characters. Default 600.
+// WithMaxLen caps each printed text at n characters; n <= 0 prints texts
+// whole. Default 600.
 func WithMaxLen(n int) TerminalOption { return func(t *Terminal) { t.maxLen = n } }
 
 // NewTerminal returns a terminal sink writing to w.

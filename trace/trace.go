@@ -5,7 +5,6 @@ package trace
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -75,10 +74,11 @@ type Sink interface {
 // *Tracer discards events, so code can trace unconditionally.
 type Tracer struct {
 	runID string
-	seq   atomic.Int64
-	mu    sync.Mutex
-	sinks []Sink
 	now   func() time.Time
+	// mu guards seq and sinks: stamping and delivery happen under it.
+	mu    sync.Mutex
+	seq   int64
+	sinks []Sink
 }
 
 // New returns a tracer for one run.
@@ -110,7 +110,8 @@ func (t *Tracer) Emit(e Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e.RunID = t.runID
-	e.Seq = t.seq.Add(1)
+	t.seq++
+	e.Seq = t.seq
 	if e.Time.IsZero() {
 		e.Time = t.now()
 	}

@@ -248,3 +248,30 @@ func TestCompareWithTheSimModelReportsJSON(t *testing.T) {
 		assert.FileExists(t, filepath.Join(out, f))
 	}
 }
+
+func TestCompareSlicesTheDemoSuiteLikeAFileAndReadsTheEnvironment(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		slice string
+		tasks int
+	}{
+		{name: "negative start counts from the end", slice: "-3:", tasks: 3},
+		{name: "range", slice: "10:14", tasks: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := execPlanner(t, invocation{env: []string{"PLANNER_LLM=sim"}, args: []string{"compare", "--suite", "demo",
+				"--config", "configs/direct.yaml", "--slice", tt.slice, "--out", t.TempDir(), "--json"}})
+			require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
+			var rep struct {
+				Simulated bool `json:"simulated"`
+				Tasks     int  `json:"tasks"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(res.stdout), &rep), "stdout: %s", res.stdout)
+			assert.True(t, rep.Simulated, "PLANNER_LLM=sim set --llm")
+			assert.Equal(t, tt.tasks, rep.Tasks)
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -67,62 +68,46 @@ model; every output says so.`,
 	return c
 }
 
+// loadSuite loads the --suite tasks, sliced and limited, and the scorer
+// that judges them: --scorer, or the suite format's default.
 func loadSuite(c *cobra.Command, f *compareFlags) ([]agent.Task, score.Scorer, error) {
-	var tasks []agent.Task
-	var err error
-	format := suite.FormatJSONL
-	if f.suite == "demo" {
-		tasks, err = corpus.DemoTasks()
-		if err == nil && f.slice != "" {
-			a, b, perr := suite.ParseSlice(f.slice)
-			if perr != nil {
-				return nil, nil, &usageError{cmd: "compare", err: perr}
-			}
-			if b > len(tasks) || b <= 0 {
-				b = len(tasks)
-			}
-			if a > b {
-				a = b
-			}
-			tasks = tasks[a:b]
-		}
-		if err == nil && f.limit > 0 && f.limit < len(tasks) {
-			tasks = tasks[:f.limit]
-		}
-	} else {
-		ff, perr := suite.ParseFormat(f.format)
-		if perr != nil {
-			return nil, nil, &usageError{cmd: "compare", err: perr}
-		}
-		var opts []suite.Option
-		opts = append(opts, suite.WithFormat(ff))
-		if f.slice != "" {
-			a, b, perr := suite.ParseSlice(f.slice)
-			if perr != nil {
-				return nil, nil, &usageError{cmd: "compare", err: perr}
-			}
-			opts = append(opts, suite.WithSlice(a, b))
-		}
-		if f.limit > 0 {
-			opts = append(opts, suite.WithLimit(f.limit))
-		}
-		tasks, err = suite.Load(c.Context(), f.suite, opts...)
-		if err == nil && ff == suite.FormatAuto {
-			format, err = suite.Detect(c.Context(), f.suite)
-		} else {
-			format = ff
-		}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var sc score.Scorer
-	if f.scorer != "" {
-		sc, err = score.ByName(f.scorer)
+	var opts []suite.Option
+	if f.slice != "" {
+		a, b, err := suite.ParseSlice(f.slice)
 		if err != nil {
 			return nil, nil, &usageError{cmd: "compare", err: err}
 		}
-	} else if sc, err = suite.DefaultScorer(format); err != nil {
+		opts = append(opts, suite.WithSlice(a, b))
+	}
+	if f.limit > 0 {
+		opts = append(opts, suite.WithLimit(f.limit))
+	}
+	var tasks []agent.Task
+	format := suite.FormatJSONL
+	if f.suite == "demo" {
+		all, err := corpus.DemoTasks()
+		if err != nil {
+			return nil, nil, err
+		}
+		tasks = suite.Select(all, opts...)
+	} else {
+		ff, err := suite.ParseFormat(f.format)
+		if err != nil {
+			return nil, nil, &usageError{cmd: "compare", err: err}
+		}
+		if tasks, format, err = suite.LoadFormat(c.Context(), f.suite, append(opts, suite.WithFormat(ff))...); err != nil {
+			return nil, nil, err
+		}
+	}
+	if f.scorer != "" {
+		sc, err := score.ByName(f.scorer)
+		if err != nil {
+			return nil, nil, &usageError{cmd: "compare", err: err}
+		}
+		return tasks, sc, nil
+	}
+	sc, err := suite.DefaultScorer(format)
+	if err != nil {
 		return nil, nil, err
 	}
 	return tasks, sc, nil
@@ -173,7 +158,7 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 	}
 	out := c.OutOrStdout()
 	if f.json {
-		b, err := jsonMarshal(rep)
+		b, err := json.Marshal(rep)
 		if err != nil {
 			return err
 		}

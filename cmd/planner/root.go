@@ -32,7 +32,9 @@ Flags can also be set through the environment as PLANNER_<FLAG>, e.g. PLANNER_LL
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{cmd: c.Name(), err: err}
 	})
-	root.AddCommand(newRunCmd(v), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(), newModelsCmd(), newParadigmsCmd(), newVersionCmd())
+	// Every command reads PLANNER_* for the flags the user did not set.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return bindFlags(c, v) }
+	root.AddCommand(newRunCmd(), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(), newModelsCmd(), newParadigmsCmd(), newVersionCmd())
 	return root
 }
 

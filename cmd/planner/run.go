@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +20,6 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 )
 
 type runFlags struct {
@@ -42,7 +43,7 @@ type runOutput struct {
 	Pipeline string              `json:"pipeline"`
 }
 
-func newRunCmd(v *viper.Viper) *cobra.Command {
+func newRunCmd() *cobra.Command {
 	f := &runFlags{}
 	c := &cobra.Command{
 		Use:   "run --config FILE [flags] TASK...",
@@ -64,9 +65,6 @@ the first model call. Only run records; compare has no --record.`,
   planner run --config configs/cot.yaml --llm replay:cot.cassette.jsonl "What is 17 * 23 + 4?"`,
 		Args: minArgs(1, "a task (or - to read it from stdin)"),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := bindFlags(c, v); err != nil {
-				return err
-			}
 			if f.config == "" {
 				return &usageError{cmd: "run", err: errors.New("--config is required")}
 			}
@@ -125,7 +123,7 @@ func runTask(c *cobra.Command, f *runFlags, question string) (err error) {
 		return &usageError{cmd: "run", err: fmt.Errorf("%w %q in --llm (available: %s)",
 			llm.ErrUnknownProvider, spec.Provider, strings.Join(a.Models.Providers(), ", "))}
 	}
-	p, err := a.Load(ctx, f.config, f.llm, f.maxSteps)
+	p, err := a.LoadWith(ctx, f.config, spec, f.maxSteps)
 	if errors.Is(err, app.ErrNoModel) {
 		return &usageError{cmd: "run", err: err}
 	}
@@ -154,11 +152,11 @@ func runTask(c *cobra.Command, f *runFlags, question string) (err error) {
 		jsonl = trace.NewJSONL(file)
 		tracer.AddSink(jsonl)
 	}
-	provider := p.Config.LLM.Provider
-	if f.llm != "" {
-		provider, _, _ = strings.Cut(f.llm, ":")
+	provider := spec.Provider
+	if provider == "" {
+		provider = p.Config.LLM.Provider
 	}
-	label := a.Models.Label(provider)
+	label := a.ModelLabel(provider)
 	if !f.quiet && !f.json {
 		fmt.Fprintf(out, "model: %s\n", label)
 	}
@@ -205,6 +203,13 @@ func runTask(c *cobra.Command, f *runFlags, question string) (err error) {
 	return nil
 }
 
+// newRunID returns a random id for a run's trace events.
+func newRunID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
+}
+
 // samePath reports whether two paths name the same file (comparing absolute
 // paths, then the files themselves when both exist).
 func samePath(a, b string) bool {
@@ -217,5 +222,3 @@ func samePath(a, b string) bool {
 	stB, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(stA, stB)
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

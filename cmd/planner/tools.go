@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/tools"
 	"github.com/spf13/cobra"
@@ -90,13 +89,5 @@ func loadTools(c *cobra.Command, cfgPath string) (*tools.Registry, error) {
 		}
 		return p.Tools(), nil
 	}
-	var all []tools.Tool
-	for _, name := range app.BuiltinTools() {
-		ts, err := a.Tools.Tools(c.Context(), config.Tool{Name: name}, "")
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, ts...)
-	}
-	return tools.NewRegistry(all)
+	return a.BuiltinTools(c.Context())
 }

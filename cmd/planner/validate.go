@@ -1,20 +1,12 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/spf13/cobra"
 )
-
-func newRunID() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 func newValidateCmd() *cobra.Command {
 	return &cobra.Command{

@@ -99,8 +99,6 @@ type ConfigSummary struct {
 	Failures map[string]int `json:"failures"`
 	// Recovered counts successful runs that met a failure, by kind.
 	Recovered map[string]int `json:"recovered"`
-
-	withF1 int
 }
 
 func (s ConfigSummary) mean(total int) float64 {

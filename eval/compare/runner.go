@@ -79,10 +79,10 @@ var ErrOptions = errors.New("compare: invalid options")
 const (
 	// FailureWrong marks a run that finished normally with an answer the
 	// scorer judged wrong.
-	FailureWrong = "wrong"
+	FailureWrong = agent.FailureWrong
 	// FailureError marks a run that failed with an error the engine did not
 	// classify.
-	FailureError = "error"
+	FailureError = agent.FailureError
 )
 
 type job struct {
@@ -92,7 +92,7 @@ type job struct {
 
 // Run executes the comparison and returns the report. Results already in
 // OutDir's store for the same seed are reused, not re-run.
-func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (*Report, error) {
+func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (_ *Report, err error) {
 	if len(opts.Configs) == 0 || opts.OutDir == "" {
 		return nil, fmt.Errorf("%w: need at least one config and an output folder", ErrOptions)
 	}
@@ -179,7 +179,11 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		if traces, err = openTraces(opts.OutDir, names); err != nil {
 			return nil, err
 		}
-		defer traces.close()
+		defer func() {
+			if cerr := traces.close(); cerr != nil && err == nil {
+				err = fmt.Errorf("compare: closing traces: %w", cerr)
+			}
+		}()
 	}
 	work := make(chan job)
 	results := make(chan Record, opts.Concurrency)
@@ -404,8 +408,9 @@ func Succeeded(r Record) bool { return r.Scored && r.Correct }
 // Summarize aggregates records per config, in the given config order.
 // Records of configs not in order are ignored.
 //
-// Success rate and EM average over scored records only; F1 over records
-// whose scorer gives F1. Latency percentiles use the nearest-rank method.
+// Success rate, EM and F1 are score.Summarize's over the records'
+// verdicts: success rate and EM average over scored records only, F1 over
+// scored records whose scorer gives F1. Latency percentiles use the nearest-rank method.
 // A record's failure kind counts under Failures when the run did not
 // succeed (see Succeeded) and under Recovered when it succeeded anyway, for
 // example when a ReWOO step failed but the solver still answered correctly.
@@ -418,21 +423,10 @@ func Summarize(records []Record, order []string) *Report {
 	for _, name := range order {
 		rs := by[name]
 		s := ConfigSummary{Config: name, Runs: len(rs), Failures: map[string]int{}, Recovered: map[string]int{}}
-		var lat []float64
-		var em, f1 float64
-		for _, r := range rs {
-			if r.Scored {
-				s.Scored++
-				em += r.EM
-				if r.Correct {
-					s.Correct++
-				}
-				if r.HasF1 {
-					s.HasF1 = true
-					s.withF1++
-					f1 += r.F1
-				}
-			}
+		lat := make([]float64, 0, len(rs))
+		verdicts := make([]score.Result, len(rs))
+		for i, r := range rs {
+			verdicts[i] = score.Result{Correct: r.Correct, EM: r.EM, F1: r.F1, HasF1: r.HasF1, Unscorable: !r.Scored}
 			if r.Complete {
 				s.Completed++
 			}
@@ -453,13 +447,9 @@ func Summarize(records []Record, order []string) *Report {
 		}
 		sort.Float64s(lat)
 		s.LatencyP50MS, s.LatencyP95MS = percentile(lat, 50), percentile(lat, 95)
-		if s.Scored > 0 {
-			s.SuccessRate = float64(s.Correct) / float64(s.Scored)
-			s.EM = em / float64(s.Scored)
-		}
-		if s.withF1 > 0 {
-			s.F1 = f1 / float64(s.withF1)
-		}
+		sum := score.Summarize(verdicts)
+		s.Scored, s.Correct, s.SuccessRate, s.EM = sum.Scored, sum.Correct, sum.Accuracy, sum.EM
+		s.F1, s.HasF1 = sum.F1, sum.WithF1 > 0
 		rep.Configs = append(rep.Configs, s)
 	}
 	return rep

@@ -99,9 +99,6 @@ func (s *Store) Done(ctx context.Context, seed uint64) (map[string]bool, error) 
 	return out, rows.Err()
 }
 
-// Put stores one record, replacing an earlier one for the same key.
-func (s *Store) Put(ctx context.Context, r Record) error { return s.PutAll(ctx, []Record{r}) }
-
 // PutAll stores records in one transaction, replacing earlier ones with
 // the same keys.
 func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {

@@ -14,8 +14,6 @@ import (
 )
 
 var (
-	// refRe matches a reference to an earlier step's output in a gold input.
-	refRe = regexp.MustCompile(`#E(\w+)`)
 	// calcRe matches one GSM8K calculator annotation, <<48/2=24>>.
 	calcRe = regexp.MustCompile(`<<([^<>]*)>>`)
 	// literalRe matches an unsigned number literal in a calculator input.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/planner"
 )
 
 // sharedData is where the public datasets live next to the repository; the
@@ -137,10 +138,10 @@ func evalGoldStep(g *agent.Gold, st agent.GoldStep) (*big.Rat, error) {
 		outputs[s.ID] = s.Output
 	}
 	var missing error
-	expr := refRe.ReplaceAllStringFunc(st.Input, func(ref string) string {
-		out, ok := outputs[strings.TrimPrefix(ref, "#E")]
+	expr := planner.ReplaceReferences(st.Input, func(id string) string {
+		out, ok := outputs[id]
 		if !ok {
-			missing = fmt.Errorf("unknown reference %s", ref)
+			missing = fmt.Errorf("unknown reference #E%s", id)
 		}
 		return "(" + out + ")"
 	})

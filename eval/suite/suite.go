@@ -13,11 +13,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/planner"
 )
 
 // Sentinel errors. Load's errors wrap one of them (or the os error for an
@@ -182,25 +184,29 @@ func pyBounds(n, start, end int) (lo, hi int) {
 // fault and wrap ErrUnknownFormat or ErrBadRecord; a cancelled ctx stops the
 // load with ctx's error.
 func Load(ctx context.Context, path string, opts ...Option) ([]agent.Task, error) {
-	o := options{format: FormatAuto}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	tasks, _, err := LoadFormat(ctx, path, opts...)
+	return tasks, err
+}
+
+// LoadFormat is Load that also returns the file's format: the WithFormat
+// one, or the format FormatAuto was detected as, ready for DefaultScorer.
+func LoadFormat(ctx context.Context, path string, opts ...Option) ([]agent.Task, Format, error) {
+	o := newOptions(opts)
 	format, err := ParseFormat(string(o.format))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read suite: %w", err)
+		return nil, "", fmt.Errorf("read suite: %w", err)
 	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	if format == FormatAuto {
 		if format, err = detect(path, data); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	src := source{ctx: ctx, path: path, data: data}
@@ -218,11 +224,31 @@ func Load(ctx context.Context, path string, opts ...Option) ([]agent.Task, error
 		tasks, err = src.parallelqa()
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := uniqueIDs(path, tasks); err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	return o.selectTasks(tasks), format, nil
+}
+
+// Select applies WithSlice and then WithLimit to tasks already in memory
+// (such as the built-in demo suite), with the same rules as Load; other
+// options are ignored. The result shares tasks' backing array.
+func Select(tasks []agent.Task, opts ...Option) []agent.Task {
+	return newOptions(opts).selectTasks(tasks)
+}
+
+func newOptions(opts []Option) options {
+	o := options{format: FormatAuto}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// selectTasks applies the slice, then the limit.
+func (o options) selectTasks(tasks []agent.Task) []agent.Task {
 	if o.sliced {
 		lo, hi := pyBounds(len(tasks), o.start, o.end)
 		tasks = tasks[lo:hi]
@@ -230,7 +256,7 @@ func Load(ctx context.Context, path string, opts ...Option) ([]agent.Task, error
 	if o.limit > 0 && len(tasks) > o.limit {
 		tasks = tasks[:o.limit]
 	}
-	return tasks, nil
+	return tasks
 }
 
 // Detect returns the format FormatAuto resolves to for the file at path.
@@ -429,11 +455,7 @@ func checkGold(g *agent.Gold) error {
 		if seen[st.ID] {
 			return fmt.Errorf("step id %q is used twice", st.ID)
 		}
-		deps := st.DependsOn
-		for _, m := range refRe.FindAllStringSubmatch(st.Input, -1) {
-			deps = append(deps, m[1])
-		}
-		for _, d := range deps {
+		for _, d := range slices.Concat(st.DependsOn, planner.References(st.Input)) {
 			if !seen[d] {
 				return fmt.Errorf("step %q depends on %q, which is not an earlier step", st.ID, d)
 			}

@@ -50,8 +50,9 @@ func TestDetectRecognisesEachFormat(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 
-			auto, err := Load(context.Background(), fixture(tt.file))
+			auto, format, err := LoadFormat(context.Background(), fixture(tt.file))
 			require.NoError(t, err)
+			assert.Equal(t, tt.want, format, "LoadFormat reports the detected format")
 			explicit, err := Load(context.Background(), fixture(tt.file), WithFormat(tt.want))
 			require.NoError(t, err)
 			assert.Equal(t, explicit, auto)
@@ -277,15 +278,21 @@ func TestLoadSlicesLikePythonThenLimits(t *testing.T) {
 		{"zero limit means none", []Option{WithLimit(0)}, []string{"0", "1", "2", "3", "4"}},
 		{"limit above count", []Option{WithLimit(50)}, []string{"0", "1", "2", "3", "4"}},
 	}
+	whole, err := Load(context.Background(), fixture("24.csv"))
+	require.NoError(t, err)
+	positions := func(tasks []agent.Task) []string {
+		got := []string{}
+		for _, task := range tasks {
+			got = append(got, strings.TrimPrefix(task.ID, "game24-"))
+		}
+		return got
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tasks, err := Load(context.Background(), fixture("24.csv"), tt.opts...)
 			require.NoError(t, err)
-			got := []string{}
-			for _, task := range tasks {
-				got = append(got, strings.TrimPrefix(task.ID, "game24-"))
-			}
-			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.want, positions(tasks))
+			assert.Equal(t, tt.want, positions(Select(whole, tt.opts...)), "Select follows Load's rules")
 		})
 	}
 }

@@ -4,22 +4,17 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+
+	"github.com/planner-engine/planner/tools"
 )
 
 // NormalizeToolName returns the form of a tool name used to match it
-// tolerantly against registered tools: lower case, with white space, '_' and
-// '-' removed, so "Web Search", "web_search" and "web-search" are all
+// tolerantly against registered tools: tools.NormalizeName, the fold the
+// tool registry itself uses (lower case, with white space, '_', '-' and '.'
+// removed), so "Web Search", "web_search" and "web-search" are all
 // "websearch".
 func NormalizeToolName(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if r == '_' || r == '-' || unicode.IsSpace(r) {
-			continue
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
+	return tools.NormalizeName(s)
 }
 
 // isFinishTool reports whether an action's tool is really the final answer.

@@ -438,6 +438,12 @@ var parseCases = []parseCase{
 		kind:   KindInvalid,
 		errHas: []string{`"Search[" has no closing "]"`},
 	},
+	{
+		name:   "empty finish is reported even before a valid action",
+		text:   "Action: Finish[]\nAction: Search[x]",
+		kind:   KindInvalid,
+		errHas: []string{"the final answer is empty"},
+	},
 
 	// Format errors.
 	{
@@ -578,12 +584,6 @@ func TestParse_Table(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestParse_MalformedFirstActionWinsOverLaterValidOne(t *testing.T) {
-	got := Parse("Action: Finish[]\nAction: Search[x]")
-	assert.Equal(t, KindInvalid, got.Kind)
-	assert.Contains(t, got.Error, "the final answer is empty")
 }
 
 func TestParse_AmbiguityDependsOnOrder(t *testing.T) {

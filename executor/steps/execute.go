@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -138,33 +139,33 @@ func NewExecuteWith(factory AgentFactory) agent.Constructor {
 			case s.MaxConcurrency == 0:
 				e.concurrency = DefaultMaxConcurrency
 			case s.MaxConcurrency < 0:
-				return agent.Built{}, settingErr("max_concurrency", "must be positive, got %d", s.MaxConcurrency)
+				return agent.Built{}, agent.SettingErrorf("max_concurrency", "must be positive, got %d", s.MaxConcurrency)
 			default:
 				e.concurrency = s.MaxConcurrency
 			}
 		default:
-			return agent.Built{}, settingErr("strategy", "want react, rewoo or parallel, got %q", s.Strategy)
+			return agent.Built{}, agent.SettingErrorf("strategy", "want react, rewoo or parallel, got %q", s.Strategy)
 		}
 		switch {
 		case e.resultLimit == 0:
 			e.resultLimit = DefaultResultLimit
 		case e.resultLimit < -1:
-			return agent.Built{}, settingErr("result_limit", "must be positive, or -1 for no limit, got %d", s.ResultLimit)
+			return agent.Built{}, agent.SettingErrorf("result_limit", "must be positive, or -1 for no limit, got %d", s.ResultLimit)
 		}
 		if e.workerSys == "" {
 			e.workerSys = defaultWorkerSystem
 		}
 		if e.llmTool != "" {
 			if e.strategy == StrategyReAct {
-				return agent.Built{}, settingErr("llm_tool", "applies to the rewoo and parallel strategies only; react steps already run a model")
+				return agent.Built{}, agent.SettingErrorf("llm_tool", "applies to the rewoo and parallel strategies only; react steps already run a model")
 			}
 			if _, clash := reg.Resolve(e.llmTool); clash {
-				return agent.Built{}, settingErr("llm_tool", "%q is already the name of a registered tool; pick another name", e.llmTool)
+				return agent.Built{}, agent.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", e.llmTool)
 			}
 		}
 		if e.strategy == StrategyReAct {
 			if factory == nil {
-				return agent.Built{}, settingErr("strategy", "no step agent is available for the react strategy")
+				return agent.Built{}, agent.SettingErrorf("strategy", "no step agent is available for the react strategy")
 			}
 			a, err := factory(env, s.ReAct)
 			if err != nil {
@@ -176,14 +177,10 @@ func NewExecuteWith(factory AgentFactory) agent.Constructor {
 			}
 			e.agent = a
 		} else if len(s.ReAct) > 0 {
-			return agent.Built{}, settingErr("react", "applies to the react strategy only (strategy is %q)", e.strategy)
+			return agent.Built{}, agent.SettingErrorf("react", "applies to the react strategy only (strategy is %q)", e.strategy)
 		}
 		return agent.Built{Node: e}, nil
 	}
-}
-
-func settingErr(key, format string, args ...any) error {
-	return &agent.SettingError{Key: key, Err: fmt.Errorf("%w: %s", agent.ErrSettings, fmt.Sprintf(format, args...))}
 }
 
 // job is one step handed to a worker: everything it needs is copied out of
@@ -323,7 +320,7 @@ func (s *scheduler) prepare(i int) (j job, ready bool, skip string) {
 			ctxLines = append(ctxLines, fmt.Sprintf("- Step %s (%s): %s", dep.ID, dep.Description, dep.Result))
 		case agent.StatusFailed, agent.StatusSkipped:
 			how := "depends on"
-			if contains(planner.References(step.Input), d) {
+			if slices.Contains(planner.References(step.Input), d) {
 				how = "references #E" + d + " of"
 			}
 			return job{}, false, fmt.Sprintf("%s step %s, which %s: %s", how, d, dep.Status, oneLine(dep.Error))
@@ -439,15 +436,6 @@ func substitute(input string, plan []agent.Step, index map[string]int) (string, 
 		vals[id] = plan[k].Result
 	}
 	return planner.ReplaceReferences(input, func(id string) string { return vals[id] }), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func truncate(s string, limit int) string {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/planner-engine/planner/config"
@@ -15,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
 )
 
@@ -114,44 +114,36 @@ func (a *App) UnusedRecordings() int {
 	return a.replays.unused()
 }
 
-// Load loads and builds a pipeline file. llmSpec, when non-empty, replaces
-// the pipeline's llm block (paths in it are relative to the working
-// directory).
+// Load loads and builds a pipeline file. llmSpec, when non-empty, is a
+// provider:model specification (llm.ParseSpec) that replaces the pipeline's
+// llm block; see LoadWith.
 func (a *App) Load(ctx context.Context, path, llmSpec string, maxSteps int) (*pipeline.Pipeline, error) {
-	cfg, err := config.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	opts := pipeline.Options{Registry: a.Registry, Models: a.Models, Tools: a.Tools, MaxSteps: maxSteps}
-	if llmSpec == "" && cfg.LLM.Provider == "" {
-		return nil, fmt.Errorf("%w: %s has no llm block; pass --llm provider:model (e.g. --llm openai:gpt-4o-mini, --llm sim) or set PLANNER_LLM", ErrNoModel, path)
-	}
+	var spec config.LLM
 	if llmSpec != "" {
-		spec, err := llm.ParseSpec(llmSpec)
-		if err != nil {
+		var err error
+		if spec, err = llm.ParseSpec(llmSpec); err != nil {
 			return nil, err
 		}
-		if spec.Script != "" && !filepath.IsAbs(spec.Script) {
-			if abs, err := filepath.Abs(spec.Script); err == nil {
-				spec.Script = abs
-			}
-		}
-		opts.LLM = spec
 	}
-	fillReplayModel(&opts.LLM, "")
-	fillReplayModel(&cfg.LLM, cfg.Dir())
-	return pipeline.Build(ctx, cfg, opts)
+	return a.LoadWith(ctx, path, spec, maxSteps)
 }
 
-// LoadWith loads and builds a pipeline; llm, when its Provider is set,
-// replaces the pipeline's llm block.
+// LoadWith loads and builds a pipeline; llmCfg, when its Provider is set,
+// replaces the pipeline's llm block, and a relative Script in it is taken
+// relative to the working directory. It fails with ErrNoModel when neither
+// names a model.
 func (a *App) LoadWith(ctx context.Context, path string, llmCfg config.LLM, maxSteps int) (*pipeline.Pipeline, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, err
 	}
 	if llmCfg.Provider == "" && cfg.LLM.Provider == "" {
-		return nil, fmt.Errorf("%w: %s has no llm block; pass --llm", ErrNoModel, path)
+		return nil, fmt.Errorf("%w: %s has no llm block; pass --llm provider:model (e.g. --llm openai:gpt-4o-mini, --llm sim) or set PLANNER_LLM", ErrNoModel, path)
+	}
+	if llmCfg.Script != "" && !filepath.IsAbs(llmCfg.Script) {
+		if abs, err := filepath.Abs(llmCfg.Script); err == nil {
+			llmCfg.Script = abs
+		}
 	}
 	fillReplayModel(&llmCfg, "")
 	fillReplayModel(&cfg.LLM, cfg.Dir())
@@ -173,8 +165,16 @@ func (a *App) Validate(ctx context.Context, path string) (*pipeline.Pipeline, er
 // ErrNoModel means neither the pipeline nor the command line names a model.
 var ErrNoModel = errors.New("no model configured")
 
-// Exists reports whether a file exists.
-func Exists(path string) bool { _, err := os.Stat(path); return err == nil }
-
-// BuiltinTools lists the built-in tool names.
-func BuiltinTools() []string { return builtin.Names() }
+// BuiltinTools returns every built-in tool, each with its default
+// settings, in one registry.
+func (a *App) BuiltinTools(ctx context.Context) (*tools.Registry, error) {
+	var all []tools.Tool
+	for _, name := range builtin.Names() {
+		ts, err := a.Tools.Tools(ctx, config.Tool{Name: name}, "")
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ts...)
+	}
+	return tools.NewRegistry(all)
+}

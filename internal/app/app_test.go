@@ -9,6 +9,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm/cassette"
+	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -241,4 +242,18 @@ func TestFillReplayModelPricesLikeTheRecording(t *testing.T) {
 			assert.Equal(t, tt.want, cfg.Model)
 		})
 	}
+}
+
+func TestBuiltinToolsListsEveryBuiltinTool(t *testing.T) {
+	t.Parallel()
+	a, err := New()
+	require.NoError(t, err)
+	reg, err := a.BuiltinTools(t.Context())
+	require.NoError(t, err)
+	var names []string
+	for _, in := range reg.Infos() {
+		names = append(names, in.Name)
+	}
+	assert.Contains(t, names, "calculator")
+	assert.GreaterOrEqual(t, len(names), len(builtin.Names()), "at least one tool per built-in")
 }

@@ -31,6 +31,10 @@ func TestParseRetryAfter(t *testing.T) {
 		{"Sunday, 01-Jun-25 12:01:00 GMT", time.Minute},
 		{"Sun Jun  1 12:00:05 2025", 5 * time.Second},
 		{"Sun, 01 Jun 2025 11:59:00 GMT", 0},
+		{"30", 30 * time.Second},
+		{"-3", 0},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {

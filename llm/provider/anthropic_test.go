@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -47,20 +48,22 @@ func anthropicConfig(base string) Config {
 	return Config{Provider: "anthropic", Model: claudeModel, BaseURL: base + "/v1"}
 }
 
+var anthropicWire = wireCase{
+	provider: "anthropic", keyEnv: "TEST_ANTHROPIC_KEY", config: anthropicConfig, reply: anthropicReply, retryAfter: true,
+	errorBody: func(_ int, msg string) string {
+		return fmt.Sprintf(`{"type":"error","error":{"type":"authentication_error","message":%q}}`, msg)
+	},
+}
+
 func TestAnthropicPlainCompletionSendsMessagesRequest(t *testing.T) {
-	srv := newFakeServer(t, anthropicReply)
-	cfg := anthropicConfig(srv.URL)
-	cfg.Temperature = ptr(0.3)
-	cfg.MaxTokens = 512
-	m := newTestModel(t, cfg, "TEST_ANTHROPIC_KEY")
+	srv, m := anthropicWire.start(t, tuned(0.3, 512))
 
 	resp, err := m.GenerateContent(context.Background(), conversation("Answer tersely.", "Capital of France?"),
 		llms.WithStopWords([]string{"Observation:"}))
 	require.NoError(t, err)
 
 	req := srv.only(t)
-	assert.Equal(t, http.MethodPost, req.Method)
-	assert.Equal(t, "/v1/messages", req.Path)
+	assertPOST(t, req, "/v1/messages")
 	assert.Equal(t, testSecret, req.Header.Get("x-api-key"))
 	assert.Equal(t, "2023-06-01", req.Header.Get("anthropic-version"))
 	assert.Empty(t, req.Header.Get("Authorization"))
@@ -77,20 +80,16 @@ func TestAnthropicPlainCompletionSendsMessagesRequest(t *testing.T) {
 	assert.EqualValues(t, 512, body["max_tokens"])
 
 	require.Len(t, resp.Choices, 1)
-	assert.Equal(t, "Paris is the capital.", resp.Choices[0].Content)
+	assert.Equal(t, cannedAnswer, resp.Choices[0].Content)
 	assert.Equal(t, "end_turn", resp.Choices[0].StopReason)
-	info := resp.Choices[0].GenerationInfo
-	assert.Equal(t, 13, info["InputTokens"])
-	assert.Equal(t, 7, info["OutputTokens"])
-	assert.Equal(t, 2, info["CacheCreationInputTokens"])
-	assert.Equal(t, 3, info["CacheReadInputTokens"])
-	assert.Equal(t, "", info["ThinkingContent"])
-	assert.Equal(t, "Paris is the capital.", info["OutputContent"])
+	assertInfo(t, resp.Choices[0].GenerationInfo, map[string]any{
+		"InputTokens": 13, "OutputTokens": 7, "CacheCreationInputTokens": 2, "CacheReadInputTokens": 3,
+		"ThinkingContent": "", "OutputContent": cannedAnswer,
+	})
 }
 
 func TestAnthropicDefaultsMaxTokensTo2048(t *testing.T) {
-	srv := newFakeServer(t, anthropicReply)
-	m := newTestModel(t, anthropicConfig(srv.URL), "TEST_ANTHROPIC_KEY")
+	srv, m := anthropicWire.start(t)
 
 	_, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"))
 	require.NoError(t, err)
@@ -101,27 +100,17 @@ func TestAnthropicDefaultsMaxTokensTo2048(t *testing.T) {
 }
 
 func TestAnthropicStreamingDeliversTextDeltasAndUsage(t *testing.T) {
-	srv := newFakeServer(t, anthropicReply)
-	m := newTestModel(t, anthropicConfig(srv.URL), "TEST_ANTHROPIC_KEY")
+	srv, m := anthropicWire.start(t)
 
-	var got chunkCollector
-	resp, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Capital of France?"),
-		llms.WithStreamingFunc(got.fn))
-	require.NoError(t, err)
+	resp := streamCanned(t, m, conversation("Be brief.", "Capital of France?"))
 
 	assert.Equal(t, true, srv.only(t).JSON(t)["stream"])
-	require.Len(t, resp.Choices, 1)
-	assert.Equal(t, "Paris is the capital.", resp.Choices[0].Content)
-	assert.Equal(t, resp.Choices[0].Content, got.joined())
-	assert.Equal(t, 3, got.nonEmpty())
 	assert.Equal(t, 15, resp.Choices[0].GenerationInfo["InputTokens"])
 	assert.Equal(t, 9, resp.Choices[0].GenerationInfo["OutputTokens"])
 }
 
 func TestAnthropicToolCallArrivesInLaterChoiceAndRoundTrips(t *testing.T) {
-	srv := newFakeServer(t, func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
-		if n == 0 {
-			writeJSON(w, http.StatusOK, `{
+	srv, m := anthropicWire.serve(t, firstJSON(`{
   "id": "msg_03", "type": "message", "role": "assistant", "model": "claude-3-5-haiku-latest",
   "content": [
     {"type": "text", "text": "I'll look that up."},
@@ -129,17 +118,9 @@ func TestAnthropicToolCallArrivesInLaterChoiceAndRoundTrips(t *testing.T) {
   ],
   "stop_reason": "tool_use", "stop_sequence": null,
   "usage": {"input_tokens": 300, "output_tokens": 40}
-}`)
-			return
-		}
-		anthropicReply(w, r, n, body)
-	})
-	m := newTestModel(t, anthropicConfig(srv.URL), "TEST_ANTHROPIC_KEY")
+}`, anthropicReply))
 
-	question := llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Paris?")
-	first, err := m.GenerateContent(context.Background(), []llms.MessageContent{question},
-		llms.WithTools([]llms.Tool{weatherTool}))
-	require.NoError(t, err)
+	first := askWeather(t, m)
 
 	tool := path(t, srv.requests()[0].JSON(t), "tools", 0)
 	assert.Equal(t, "get_weather", path(t, tool, "name"))
@@ -157,19 +138,9 @@ func TestAnthropicToolCallArrivesInLaterChoiceAndRoundTrips(t *testing.T) {
 	assert.Equal(t, 300, first.Choices[1].GenerationInfo["InputTokens"])
 	assert.Equal(t, 40, first.Choices[1].GenerationInfo["OutputTokens"])
 
-	history := []llms.MessageContent{
-		question,
-		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{call}},
-		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{
-			ToolCallID: call.ID, Name: call.FunctionCall.Name, Content: "18C, sunny",
-		}}},
-	}
-	_, err = m.GenerateContent(context.Background(), history, llms.WithTools([]llms.Tool{weatherTool}))
-	require.NoError(t, err)
+	_, second := answerWeather(t, srv, m, call)
 
-	reqs := srv.requests()
-	require.Len(t, reqs, 2)
-	msgs := path(t, reqs[1].JSON(t), "messages")
+	msgs := path(t, second.JSON(t), "messages")
 	require.Len(t, msgs, 3)
 	assert.Equal(t, "assistant", path(t, msgs, 1, "role"))
 	assert.Equal(t, "tool_use", path(t, msgs, 1, "content", 0, "type"))
@@ -183,7 +154,7 @@ func TestAnthropicToolCallArrivesInLaterChoiceAndRoundTrips(t *testing.T) {
 }
 
 func TestAnthropicStreamedToolUseIsAssembled(t *testing.T) {
-	srv := newFakeServer(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
+	_, m := anthropicWire.serve(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
 		writeStream(w, "text/event-stream",
 			sseEvent("message_start", `{"type":"message_start","message":{"id":"msg_04","type":"message","role":"assistant","model":"claude-3-5-haiku-latest","content":[],"stop_reason":null,"usage":{"input_tokens":300,"output_tokens":1}}}`),
 			sseEvent("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
@@ -196,13 +167,9 @@ func TestAnthropicStreamedToolUseIsAssembled(t *testing.T) {
 			sseEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":60}}`),
 			sseEvent("message_stop", `{"type":"message_stop"}`))
 	})
-	m := newTestModel(t, anthropicConfig(srv.URL), "TEST_ANTHROPIC_KEY")
 
 	var got chunkCollector
-	resp, err := m.GenerateContent(context.Background(),
-		[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Paris?")},
-		llms.WithTools([]llms.Tool{weatherTool}), llms.WithStreamingFunc(got.fn))
-	require.NoError(t, err)
+	resp := askWeather(t, m, llms.WithStreamingFunc(got.fn))
 
 	require.Len(t, resp.Choices, 2)
 	assert.Equal(t, "Checking.", resp.Choices[0].Content)
@@ -214,8 +181,7 @@ func TestAnthropicStreamedToolUseIsAssembled(t *testing.T) {
 }
 
 func TestAnthropicParallelToolCallsAreSentAsSeparateTurns(t *testing.T) {
-	srv := newFakeServer(t, anthropicReply)
-	m := newTestModel(t, anthropicConfig(srv.URL), "TEST_ANTHROPIC_KEY")
+	srv, m := anthropicWire.start(t)
 	paris := llms.ToolCall{ID: "toolu_a", Type: "function",
 		FunctionCall: &llms.FunctionCall{Name: "get_weather", Arguments: `{"city":"Paris"}`}}
 	rome := llms.ToolCall{ID: "toolu_b", Type: "function",

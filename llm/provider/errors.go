@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -43,9 +42,9 @@ type StatusError struct {
 	Provider string
 	// StatusCode is the HTTP status of the last response the adapter got.
 	StatusCode int
-	// RetryAfter is the delay the provider asked for in a Retry-After header;
-	// zero when it sent none (or when the adapter does not expose headers,
-	// as with mistral).
+	// RetryAfter is the delay the provider asked for in a Retry-After header
+	// (read by middleware.ParseRetryAfter, so capped at 24 h); zero when it
+	// sent none or when the adapter does not expose headers (mistral).
 	RetryAfter time.Duration
 	// Err is the adapter's own error, with the API key redacted.
 	Err error
@@ -125,23 +124,4 @@ func redact(err error, secret string) error {
 		return err
 	}
 	return &redactedError{msg: out, cause: err}
-}
-
-// parseRetryAfter reads a Retry-After header value: delay-seconds or an
-// HTTP date. It returns 0 for an absent or unreadable value.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }

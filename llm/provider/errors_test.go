@@ -14,50 +14,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// wireCase describes one provider's fake server for the cross-provider
-// tests: its config, key variable, success reply and error body format.
-type wireCase struct {
-	provider string
-	keyEnv   string
-	config   func(base string) Config
-	reply    replyFunc
-	// errorBody renders the provider's JSON error envelope around msg.
-	errorBody func(status int, msg string) string
-	// retryAfter is whether the adapter exposes the Retry-After header.
-	retryAfter bool
-}
-
-func wireCases() []wireCase {
-	return []wireCase{
-		{
-			provider: "openai", keyEnv: "TEST_OPENAI_KEY", config: openAIConfig, reply: openAIReply, retryAfter: true,
-			errorBody: func(_ int, msg string) string {
-				return fmt.Sprintf(`{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, msg)
-			},
-		},
-		{
-			provider: "anthropic", keyEnv: "TEST_ANTHROPIC_KEY", config: anthropicConfig, reply: anthropicReply, retryAfter: true,
-			errorBody: func(_ int, msg string) string {
-				return fmt.Sprintf(`{"type":"error","error":{"type":"authentication_error","message":%q}}`, msg)
-			},
-		},
-		{
-			provider: "googleai", keyEnv: "TEST_GOOGLE_KEY", config: geminiConfig, reply: geminiReply, retryAfter: true,
-			errorBody: func(status int, msg string) string {
-				return fmt.Sprintf(`{"error":{"code":%d,"message":%q,"status":"UNAUTHENTICATED"}}`, status, msg)
-			},
-		},
-		{
-			provider: "ollama", keyEnv: "TEST_OLLAMA_KEY", config: ollamaConfig, reply: ollamaReply, retryAfter: true,
-			errorBody: func(_ int, msg string) string { return fmt.Sprintf(`{"error":%q}`, msg) },
-		},
-		{
-			provider: "mistral", keyEnv: "TEST_MISTRAL_KEY", config: mistralConfig, reply: mistralReply, retryAfter: false,
-			errorBody: func(_ int, msg string) string { return fmt.Sprintf(`{"message":%q,"request_id":"req-1"}`, msg) },
-		},
-	}
-}
-
 // assertNoSecret checks err and every error it wraps.
 func assertNoSecret(t *testing.T, err error) {
 	t.Helper()
@@ -91,13 +47,12 @@ func TestHTTPErrorsAreClassifiedAndNeverContainTheKey(t *testing.T) {
 	for _, wc := range wireCases() {
 		for _, st := range statuses {
 			t.Run(fmt.Sprintf("%s/%d", wc.provider, st.code), func(t *testing.T) {
-				srv := newFakeServer(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
+				_, m := wc.serve(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
 					w.Header().Set("Retry-After", "7")
 					// The message echoes the key, as OpenAI's "Incorrect API
 					// key provided: ..." does.
 					writeJSON(w, st.code, wc.errorBody(st.code, fmt.Sprintf("status %d for key %s", st.code, testSecret)))
 				})
-				m := newTestModel(t, wc.config(srv.URL), wc.keyEnv)
 
 				resp, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"))
 				require.Error(t, err)
@@ -144,8 +99,7 @@ func TestUnreachableServerErrorNeverContainsTheKey(t *testing.T) {
 func TestCanceledContextFailsBeforeSending(t *testing.T) {
 	for _, wc := range wireCases() {
 		t.Run(wc.provider, func(t *testing.T) {
-			srv := newFakeServer(t, wc.reply)
-			m := newTestModel(t, wc.config(srv.URL), wc.keyEnv)
+			srv, m := wc.start(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 
@@ -159,8 +113,7 @@ func TestCanceledContextFailsBeforeSending(t *testing.T) {
 func TestStreamingFuncErrorAbortsEveryProvider(t *testing.T) {
 	for _, wc := range wireCases() {
 		t.Run(wc.provider, func(t *testing.T) {
-			srv := newFakeServer(t, wc.reply)
-			m := newTestModel(t, wc.config(srv.URL), wc.keyEnv)
+			_, m := wc.start(t)
 			stop := errors.New("stop streaming")
 
 			_, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"),
@@ -205,24 +158,4 @@ func TestRedactKeepsIsButHidesTheOriginal(t *testing.T) {
 	clean := errors.New("no key here")
 	assert.Same(t, clean, redact(clean, testSecret))
 	assert.Same(t, orig, redact(orig, ""), "nothing to redact without a secret")
-}
-
-func TestParseRetryAfterReadsSecondsAndDates(t *testing.T) {
-	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0},
-		{"30", 30 * time.Second},
-		{"-3", 0},
-		{"soon", 0},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			assert.Equal(t, tc.want, parseRetryAfter(tc.in, now))
-		})
-	}
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,21 +56,25 @@ func geminiConfig(base string) Config {
 	return Config{Provider: "googleai", Model: geminiModel, BaseURL: base}
 }
 
-func TestGoogleAIPlainCompletionSendsGeminiRequest(t *testing.T) {
-	srv := newFakeServer(t, geminiReply)
-	cfg := geminiConfig(srv.URL)
-	cfg.Temperature = ptr(0.25)
-	cfg.MaxTokens = 300
-	m := newTestModel(t, cfg, "TEST_GOOGLE_KEY")
+var geminiWire = wireCase{
+	provider: "googleai", keyEnv: "TEST_GOOGLE_KEY", config: geminiConfig, reply: geminiReply, retryAfter: true,
+	errorBody: func(status int, msg string) string {
+		return fmt.Sprintf(`{"error":{"code":%d,"message":%q,"status":"UNAUTHENTICATED"}}`, status, msg)
+	},
+}
 
-	resp, err := m.GenerateContent(context.Background(),
-		[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Capital of France?")},
-		llms.WithStopWords([]string{"Observation:"}))
+// geminiQuestion is a conversation of one user turn; unless streamed,
+// genai sends it to :generateContent.
+var geminiQuestion = []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Capital of France?")}
+
+func TestGoogleAIPlainCompletionSendsGeminiRequest(t *testing.T) {
+	srv, m := geminiWire.start(t, tuned(0.25, 300))
+
+	resp, err := m.GenerateContent(context.Background(), geminiQuestion, llms.WithStopWords([]string{"Observation:"}))
 	require.NoError(t, err)
 
 	req := srv.only(t)
-	assert.Equal(t, http.MethodPost, req.Method)
-	assert.Equal(t, "/v1beta/models/"+geminiModel+":generateContent", req.Path)
+	assertPOST(t, req, "/v1beta/models/"+geminiModel+":generateContent")
 	assert.Equal(t, testSecret, req.Header.Get("x-goog-api-key"))
 	assert.NotContains(t, req.RawQuery, testSecret, "the key must not travel in the URL")
 	body := req.JSON(t)
@@ -81,23 +86,19 @@ func TestGoogleAIPlainCompletionSendsGeminiRequest(t *testing.T) {
 	assert.EqualValues(t, 300, path(t, body, "generationConfig", "maxOutputTokens"))
 
 	require.Len(t, resp.Choices, 1)
-	assert.Equal(t, "Paris is the capital.", resp.Choices[0].Content)
+	assert.Equal(t, cannedAnswer, resp.Choices[0].Content)
 	info := resp.Choices[0].GenerationInfo
-	assert.Equal(t, int32(21), info["input_tokens"])
-	assert.Equal(t, int32(6), info["output_tokens"])
-	assert.Equal(t, int32(27), info["total_tokens"])
-	assert.Equal(t, int32(21), info["PromptTokens"])
-	assert.Equal(t, int32(6), info["CompletionTokens"])
-	assert.Equal(t, int32(27), info["TotalTokens"])
-	assert.Equal(t, 0, info["ThinkingTokens"])
-	assert.Equal(t, "", info["ThinkingContent"])
+	assertInfo(t, info, map[string]any{
+		"input_tokens": int32(21), "output_tokens": int32(6), "total_tokens": int32(27),
+		"PromptTokens": int32(21), "CompletionTokens": int32(6), "TotalTokens": int32(27),
+		"ThinkingTokens": 0, "ThinkingContent": "",
+	})
 	assert.IsType(t, []*genai.SafetyRating{}, info["safety"])
 	assert.IsType(t, (*genai.CitationMetadata)(nil), info["citations"])
 }
 
 func TestGoogleAIConversationUsesStreamEndpointAndSystemInstruction(t *testing.T) {
-	srv := newFakeServer(t, geminiReply)
-	m := newTestModel(t, geminiConfig(srv.URL), "TEST_GOOGLE_KEY")
+	srv, m := geminiWire.start(t)
 
 	resp, err := m.GenerateContent(context.Background(), conversation("Answer tersely.", "Capital of France?"))
 	require.NoError(t, err)
@@ -108,24 +109,15 @@ func TestGoogleAIConversationUsesStreamEndpointAndSystemInstruction(t *testing.T
 	body := req.JSON(t)
 	assert.Equal(t, "Answer tersely.", path(t, body, "systemInstruction", "parts", 0, "text"))
 	assert.Len(t, path(t, body, "contents"), 1)
-	assert.Equal(t, "Paris is the capital.", resp.Choices[0].Content)
+	assert.Equal(t, cannedAnswer, resp.Choices[0].Content)
 }
 
 func TestGoogleAIStreamingDeliversChunksAndKeepsFirstChunkUsage(t *testing.T) {
-	srv := newFakeServer(t, geminiReply)
-	m := newTestModel(t, geminiConfig(srv.URL), "TEST_GOOGLE_KEY")
+	srv, m := geminiWire.start(t)
 
-	var got chunkCollector
-	resp, err := m.GenerateContent(context.Background(),
-		[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Capital of France?")},
-		llms.WithStreamingFunc(got.fn))
-	require.NoError(t, err)
+	resp := streamCanned(t, m, geminiQuestion)
 
 	assert.Equal(t, "/v1beta/models/"+geminiModel+":streamGenerateContent", srv.only(t).Path)
-	require.Len(t, resp.Choices, 1)
-	assert.Equal(t, "Paris is the capital.", resp.Choices[0].Content)
-	assert.Equal(t, resp.Choices[0].Content, got.joined())
-	assert.Equal(t, 3, got.nonEmpty())
 	// genai v0.15.1 merges stream chunks but keeps the FIRST chunk's usage
 	// ("TODO: Take the last UsageMetadata"), so the output count is lost.
 	info := resp.Choices[0].GenerationInfo
@@ -134,36 +126,25 @@ func TestGoogleAIStreamingDeliversChunksAndKeepsFirstChunkUsage(t *testing.T) {
 }
 
 func TestGoogleAIStreamingFuncErrorIsReturned(t *testing.T) {
-	srv := newFakeServer(t, geminiReply)
-	m := newTestModel(t, geminiConfig(srv.URL), "TEST_GOOGLE_KEY")
+	_, m := geminiWire.start(t)
 	stop := errors.New("enough")
 
-	_, err := m.GenerateContent(context.Background(),
-		[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Capital of France?")},
+	_, err := m.GenerateContent(context.Background(), geminiQuestion,
 		llms.WithStreamingFunc(func(context.Context, []byte) error { return stop }))
 	require.Error(t, err, "langchaingo's googleai adapter swallows this error; the wrapper must not")
 	assert.ErrorIs(t, err, stop)
 }
 
 func TestGoogleAIToolCallRoundTrip(t *testing.T) {
-	srv := newFakeServer(t, func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
-		if n == 0 {
-			writeJSON(w, http.StatusOK, `{
+	srv, m := geminiWire.serve(t, firstJSON(`{
   "candidates": [{
     "content": {"parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}], "role": "model"},
     "finishReason": 1
   }],
   "usageMetadata": {"promptTokenCount": 30, "candidatesTokenCount": 5, "totalTokenCount": 35}
-}`)
-			return
-		}
-		geminiReply(w, r, n, body)
-	})
-	m := newTestModel(t, geminiConfig(srv.URL), "TEST_GOOGLE_KEY")
+}`, geminiReply))
 
-	question := llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Paris?")
-	first, err := m.GenerateContent(context.Background(), []llms.MessageContent{question}, llms.WithTools([]llms.Tool{weatherTool}))
-	require.NoError(t, err)
+	first := askWeather(t, m)
 
 	decl := path(t, srv.requests()[0].JSON(t), "tools", 0, "functionDeclarations", 0)
 	assert.Equal(t, "get_weather", path(t, decl, "name"))
@@ -176,20 +157,10 @@ func TestGoogleAIToolCallRoundTrip(t *testing.T) {
 	assert.Equal(t, "get_weather", call.FunctionCall.Name)
 	assert.JSONEq(t, `{"city":"Paris"}`, call.FunctionCall.Arguments)
 
-	history := []llms.MessageContent{
-		question,
-		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{call}},
-		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{
-			ToolCallID: call.ID, Name: call.FunctionCall.Name, Content: "18C, sunny",
-		}}},
-	}
-	_, err = m.GenerateContent(context.Background(), history, llms.WithTools([]llms.Tool{weatherTool}))
-	require.NoError(t, err)
+	_, second := answerWeather(t, srv, m, call)
 
-	reqs := srv.requests()
-	require.Len(t, reqs, 2)
-	assert.Equal(t, "/v1beta/models/"+geminiModel+":streamGenerateContent", reqs[1].Path)
-	contents := path(t, reqs[1].JSON(t), "contents")
+	assert.Equal(t, "/v1beta/models/"+geminiModel+":streamGenerateContent", second.Path)
+	contents := path(t, second.JSON(t), "contents")
 	require.Len(t, contents, 3)
 	assert.Equal(t, "model", path(t, contents, 1, "role"))
 	assert.Equal(t, "get_weather", path(t, contents, 1, "parts", 0, "functionCall", "name"))

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -120,13 +121,13 @@ func (m *model) wrapError(err error, status int, retryAfter string) error {
 		return &StatusError{
 			Provider:   m.name,
 			StatusCode: status,
-			RetryAfter: parseRetryAfter(retryAfter, time.Now()),
+			RetryAfter: middleware.ParseRetryAfter(retryAfter, time.Now()),
 			Err:        err,
 			keyEnv:     m.keyEnv,
 		}
 	}
 	if strings.HasPrefix(err.Error(), m.name+": ") {
-		return fmt.Errorf("%w", err)
+		return err
 	}
 	return fmt.Errorf("%s: %w", m.name, err)
 }

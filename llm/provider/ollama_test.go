@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -37,63 +38,52 @@ func ollamaConfig(base string) Config {
 	return Config{Provider: "ollama", Model: ollamaModel, BaseURL: base}
 }
 
+var ollamaWire = wireCase{
+	provider: "ollama", keyEnv: "TEST_OLLAMA_KEY", config: ollamaConfig, reply: ollamaReply, retryAfter: true,
+	errorBody: func(_ int, msg string) string { return fmt.Sprintf(`{"error":%q}`, msg) },
+}
+
+// ollamaKeyless is Ollama as usually run: without a key.
+var ollamaKeyless = wireCase{provider: "ollama", config: ollamaConfig, reply: ollamaReply}
+
 func TestOllamaPlainCompletionSendsChatRequest(t *testing.T) {
-	srv := newFakeServer(t, ollamaReply)
-	cfg := ollamaConfig(srv.URL)
-	cfg.Temperature = ptr(0.4)
-	cfg.MaxTokens = 128
-	m := newTestModel(t, cfg, "")
+	srv, m := ollamaKeyless.start(t, tuned(0.4, 128))
 
 	resp, err := m.GenerateContent(context.Background(), conversation("Answer tersely.", "Capital of France?"),
 		llms.WithStopWords([]string{"Observation:"}))
 	require.NoError(t, err)
 
 	req := srv.only(t)
-	assert.Equal(t, http.MethodPost, req.Method)
-	assert.Equal(t, "/api/chat", req.Path)
+	assertPOST(t, req, "/api/chat")
 	assert.Empty(t, req.Header.Get("Authorization"))
 	body := req.JSON(t)
 	assert.Equal(t, ollamaModel, body["model"])
 	assert.NotContains(t, body, "stream", "langchaingo omits stream=false, so Ollama streams anyway")
-	assert.Equal(t, "system", path(t, body, "messages", 0, "role"))
-	assert.Equal(t, "Answer tersely.", path(t, body, "messages", 0, "content"))
-	assert.Equal(t, "user", path(t, body, "messages", 1, "role"))
-	assert.Equal(t, "Capital of France?", path(t, body, "messages", 1, "content"))
+	assertChatMessages(t, body)
 	assert.Equal(t, []any{"Observation:"}, path(t, body, "options", "stop"))
 	assert.InDelta(t, 0.4, path(t, body, "options", "temperature"), 1e-6)
 	assert.EqualValues(t, 128, path(t, body, "options", "num_predict"))
 
 	require.Len(t, resp.Choices, 1)
-	assert.Equal(t, "Paris is the capital.", resp.Choices[0].Content)
-	info := resp.Choices[0].GenerationInfo
-	assert.Equal(t, 18, info["PromptTokens"])
-	assert.Equal(t, 6, info["CompletionTokens"])
-	assert.Equal(t, 24, info["TotalTokens"])
-	assert.Equal(t, 0, info["ThinkingTokens"])
-	assert.Equal(t, "", info["ThinkingContent"])
+	assert.Equal(t, cannedAnswer, resp.Choices[0].Content)
+	assertInfo(t, resp.Choices[0].GenerationInfo, map[string]any{
+		"PromptTokens": 18, "CompletionTokens": 6, "TotalTokens": 24, "ThinkingTokens": 0, "ThinkingContent": "",
+	})
 }
 
 func TestOllamaStreamingDeliversNDJSONChunks(t *testing.T) {
-	srv := newFakeServer(t, ollamaReply)
-	m := newTestModel(t, ollamaConfig(srv.URL), "")
+	srv, m := ollamaKeyless.start(t)
 
-	var got chunkCollector
-	resp, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Capital of France?"),
-		llms.WithStreamingFunc(got.fn))
-	require.NoError(t, err)
+	resp := streamCanned(t, m, conversation("Be brief.", "Capital of France?"))
 
 	assert.Equal(t, true, srv.only(t).JSON(t)["stream"])
-	require.Len(t, resp.Choices, 1)
-	assert.Equal(t, "Paris is the capital.", resp.Choices[0].Content)
-	assert.Equal(t, resp.Choices[0].Content, got.joined())
-	assert.Equal(t, 3, got.nonEmpty())
 	assert.Equal(t, 18, resp.Choices[0].GenerationInfo["PromptTokens"])
 	assert.Equal(t, 6, resp.Choices[0].GenerationInfo["CompletionTokens"])
 }
 
 func TestOllamaRejectsToolCallingWithHint(t *testing.T) {
 	call := llms.ToolCall{ID: "c1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "get_weather", Arguments: `{"city":"Paris"}`}}
-	question := llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Paris?")
+	question := weatherQuestion
 	tests := []struct {
 		name     string
 		messages []llms.MessageContent
@@ -108,8 +98,7 @@ func TestOllamaRejectsToolCallingWithHint(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newFakeServer(t, ollamaReply)
-			m := newTestModel(t, ollamaConfig(srv.URL), "")
+			srv, m := ollamaKeyless.start(t)
 
 			_, err := m.GenerateContent(context.Background(), tc.messages, tc.options...)
 			require.ErrorIs(t, err, ErrUnsupported)
@@ -121,8 +110,7 @@ func TestOllamaRejectsToolCallingWithHint(t *testing.T) {
 }
 
 func TestOllamaJSONModeSetsFormat(t *testing.T) {
-	srv := newFakeServer(t, ollamaReply)
-	m := newTestModel(t, ollamaConfig(srv.URL), "")
+	srv, m := ollamaKeyless.start(t)
 
 	_, err := m.GenerateContent(context.Background(), conversation("Reply in JSON.", "Hi"), llms.WithJSONMode())
 	require.NoError(t, err)
@@ -130,10 +118,9 @@ func TestOllamaJSONModeSetsFormat(t *testing.T) {
 }
 
 func TestOllamaFailedStatusWithEmptyBodyIsAnError(t *testing.T) {
-	srv := newFakeServer(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
+	_, m := ollamaKeyless.serve(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
 		w.WriteHeader(http.StatusBadGateway)
 	})
-	m := newTestModel(t, ollamaConfig(srv.URL), "")
 
 	resp, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"))
 	require.Error(t, err, "langchaingo's ollama client returns no error here; the wrapper must")
@@ -145,8 +132,7 @@ func TestOllamaFailedStatusWithEmptyBodyIsAnError(t *testing.T) {
 }
 
 func TestOllamaSendsBearerKeyWhenKeyEnvIsSet(t *testing.T) {
-	srv := newFakeServer(t, ollamaReply)
-	m := newTestModel(t, ollamaConfig(srv.URL), "TEST_OLLAMA_KEY")
+	srv, m := ollamaWire.start(t)
 
 	_, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"))
 	require.NoError(t, err)

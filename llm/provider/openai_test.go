@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
@@ -50,6 +51,13 @@ func openAIConfig(base string) Config {
 	return Config{Provider: "openai", Model: openAIModel, BaseURL: base + "/v1"}
 }
 
+var openAIWire = wireCase{
+	provider: "openai", keyEnv: "TEST_OPENAI_KEY", config: openAIConfig, reply: openAIReply, retryAfter: true,
+	errorBody: func(_ int, msg string) string {
+		return fmt.Sprintf(`{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, msg)
+	},
+}
+
 // redirectTransport sends every request to target, keeping path and query,
 // so a test can use the official base URL against a fake server.
 type redirectTransport struct{ target *url.URL }
@@ -62,26 +70,18 @@ func (rt redirectTransport) RoundTrip(req *http.Request) (*http.Response, error)
 }
 
 func TestOpenAIPlainCompletionSendsChatCompletionRequest(t *testing.T) {
-	srv := newFakeServer(t, openAIReply)
-	cfg := openAIConfig(srv.URL)
-	cfg.Temperature = ptr(0.2)
-	cfg.MaxTokens = 256
-	m := newTestModel(t, cfg, "TEST_OPENAI_KEY")
+	srv, m := openAIWire.start(t, tuned(0.2, 256))
 
 	resp, err := m.GenerateContent(context.Background(), conversation("Answer tersely.", "Capital of France?"),
 		llms.WithStopWords([]string{"Observation:"}))
 	require.NoError(t, err)
 
 	req := srv.only(t)
-	assert.Equal(t, http.MethodPost, req.Method)
-	assert.Equal(t, "/v1/chat/completions", req.Path)
+	assertPOST(t, req, "/v1/chat/completions")
 	assert.Equal(t, "Bearer "+testSecret, req.Header.Get("Authorization"))
 	body := req.JSON(t)
 	assert.Equal(t, openAIModel, body["model"])
-	assert.Equal(t, "system", path(t, body, "messages", 0, "role"))
-	assert.Equal(t, "Answer tersely.", path(t, body, "messages", 0, "content"))
-	assert.Equal(t, "user", path(t, body, "messages", 1, "role"))
-	assert.Equal(t, "Capital of France?", path(t, body, "messages", 1, "content"))
+	assertChatMessages(t, body)
 	assert.Equal(t, []any{"Observation:"}, body["stop"])
 	assert.InDelta(t, 0.2, body["temperature"], 1e-9)
 	assert.EqualValues(t, 256, body["max_tokens"], "OpenAI-compatible servers get the legacy field")
@@ -89,18 +89,15 @@ func TestOpenAIPlainCompletionSendsChatCompletionRequest(t *testing.T) {
 	assert.NotContains(t, body, "stream")
 
 	require.Len(t, resp.Choices, 1)
-	assert.Equal(t, "Paris is the capital.", resp.Choices[0].Content)
+	assert.Equal(t, cannedAnswer, resp.Choices[0].Content)
 	assert.Equal(t, "stop", resp.Choices[0].StopReason)
-	info := resp.Choices[0].GenerationInfo
-	for key, want := range map[string]int{
+	assertInfo(t, resp.Choices[0].GenerationInfo, map[string]any{
 		"PromptTokens": 20, "CompletionTokens": 6, "TotalTokens": 26,
 		"PromptCachedTokens": 4, "ReasoningTokens": 1, "CompletionReasoningTokens": 1, "ThinkingTokens": 1,
 		"PromptAudioTokens": 0, "CompletionAudioTokens": 0,
 		"CompletionAcceptedPredictionTokens": 0, "CompletionRejectedPredictionTokens": 0,
-	} {
-		assert.Equal(t, want, info[key], key)
-	}
-	assert.Equal(t, "", info["ThinkingContent"])
+		"ThinkingContent": "",
+	})
 }
 
 func TestOpenAIOfficialHostGetsMaxCompletionTokens(t *testing.T) {
@@ -122,8 +119,7 @@ func TestOpenAIOfficialHostGetsMaxCompletionTokens(t *testing.T) {
 }
 
 func TestOpenAICallerMetadataSurvivesLegacyMaxTokensFlag(t *testing.T) {
-	srv := newFakeServer(t, openAIReply)
-	m := newTestModel(t, openAIConfig(srv.URL), "TEST_OPENAI_KEY")
+	srv, m := openAIWire.start(t)
 	callerMetadata := map[string]any{"trace": "abc"}
 
 	_, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"),
@@ -137,51 +133,29 @@ func TestOpenAICallerMetadataSurvivesLegacyMaxTokensFlag(t *testing.T) {
 }
 
 func TestOpenAIStreamingDeliversSSEChunksAndUsage(t *testing.T) {
-	srv := newFakeServer(t, openAIReply)
-	m := newTestModel(t, openAIConfig(srv.URL), "TEST_OPENAI_KEY")
+	srv, m := openAIWire.start(t)
 
-	var got chunkCollector
-	resp, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Capital of France?"),
-		llms.WithStreamingFunc(got.fn))
-	require.NoError(t, err)
+	resp := streamCanned(t, m, conversation("Be brief.", "Capital of France?"))
 
 	body := srv.only(t).JSON(t)
 	assert.Equal(t, true, body["stream"])
 	assert.Equal(t, true, path(t, body, "stream_options", "include_usage"))
-	require.Len(t, resp.Choices, 1)
-	assert.Equal(t, "Paris is the capital.", resp.Choices[0].Content)
-	assert.Equal(t, resp.Choices[0].Content, got.joined())
-	assert.Equal(t, 3, got.nonEmpty())
 	assert.Equal(t, 12, resp.Choices[0].GenerationInfo["PromptTokens"])
 	assert.Equal(t, 4, resp.Choices[0].GenerationInfo["CompletionTokens"])
 }
 
 func TestOpenAIToolCallRoundTrip(t *testing.T) {
-	srv := newFakeServer(t, func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
-		if n == 0 {
-			writeJSON(w, http.StatusOK, `{
+	srv, m := openAIWire.serve(t, firstJSON(`{
   "id": "chatcmpl-2", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
   "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [
       {"id": "call_abc", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}
     ]}, "finish_reason": "tool_calls"}],
   "usage": {"prompt_tokens": 50, "completion_tokens": 15, "total_tokens": 65}
-}`)
-			return
-		}
-		openAIReply(w, r, n, body)
-	})
-	m := newTestModel(t, openAIConfig(srv.URL), "TEST_OPENAI_KEY")
+}`, openAIReply))
 
-	question := llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Paris?")
-	first, err := m.GenerateContent(context.Background(), []llms.MessageContent{question},
-		llms.WithTools([]llms.Tool{weatherTool}))
-	require.NoError(t, err)
+	first := askWeather(t, m)
 
-	tool := path(t, srv.requests()[0].JSON(t), "tools", 0)
-	assert.Equal(t, "function", path(t, tool, "type"))
-	assert.Equal(t, "get_weather", path(t, tool, "function", "name"))
-	assert.Equal(t, "object", path(t, tool, "function", "parameters", "type"))
-
+	assertFunctionTool(t, srv.requests()[0])
 	require.Len(t, first.Choices, 1)
 	assert.Equal(t, "tool_calls", first.Choices[0].StopReason)
 	require.Len(t, first.Choices[0].ToolCalls, 1)
@@ -190,33 +164,17 @@ func TestOpenAIToolCallRoundTrip(t *testing.T) {
 	assert.Equal(t, "get_weather", call.FunctionCall.Name)
 	assert.JSONEq(t, `{"city":"Paris"}`, call.FunctionCall.Arguments)
 
-	history := []llms.MessageContent{
-		question,
-		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{call}},
-		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{
-			ToolCallID: call.ID, Name: call.FunctionCall.Name, Content: "18C, sunny",
-		}}},
-	}
-	second, err := m.GenerateContent(context.Background(), history, llms.WithTools([]llms.Tool{weatherTool}))
-	require.NoError(t, err)
-	assert.Equal(t, "Paris is the capital.", second.Choices[0].Content)
+	second, req := answerWeather(t, srv, m, call)
+	assert.Equal(t, cannedAnswer, second.Choices[0].Content)
 
-	reqs := srv.requests()
-	require.Len(t, reqs, 2)
-	msgs := path(t, reqs[1].JSON(t), "messages")
-	require.Len(t, msgs, 3)
-	assert.Equal(t, "assistant", path(t, msgs, 1, "role"))
-	assert.Equal(t, "call_abc", path(t, msgs, 1, "tool_calls", 0, "id"))
+	msgs := assertFunctionToolTurns(t, req, "call_abc")
 	assert.Equal(t, "function", path(t, msgs, 1, "tool_calls", 0, "type"))
-	assert.Equal(t, "get_weather", path(t, msgs, 1, "tool_calls", 0, "function", "name"))
 	assert.JSONEq(t, `{"city":"Paris"}`, path(t, msgs, 1, "tool_calls", 0, "function", "arguments").(string))
-	assert.Equal(t, "tool", path(t, msgs, 2, "role"))
 	assert.Equal(t, "call_abc", path(t, msgs, 2, "tool_call_id"))
-	assert.Equal(t, "18C, sunny", path(t, msgs, 2, "content"))
 }
 
 func TestOpenAIStreamingToolCallSendsDeltaJSONToStreamingFunc(t *testing.T) {
-	srv := newFakeServer(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
+	_, m := openAIWire.serve(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
 		writeStream(w, "text/event-stream",
 			sseData(`{"id":"c2","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}`),
 			sseData(`{"id":"c2","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]},"finish_reason":null}]}`),
@@ -224,13 +182,9 @@ func TestOpenAIStreamingToolCallSendsDeltaJSONToStreamingFunc(t *testing.T) {
 			sseData(`{"id":"c2","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
 			sseData(`[DONE]`))
 	})
-	m := newTestModel(t, openAIConfig(srv.URL), "TEST_OPENAI_KEY")
 
 	var got chunkCollector
-	resp, err := m.GenerateContent(context.Background(),
-		[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Paris?")},
-		llms.WithTools([]llms.Tool{weatherTool}), llms.WithStreamingFunc(got.fn))
-	require.NoError(t, err)
+	resp := askWeather(t, m, llms.WithStreamingFunc(got.fn))
 
 	require.Len(t, resp.Choices[0].ToolCalls, 1)
 	assert.Equal(t, "call_abc", resp.Choices[0].ToolCalls[0].ID)
@@ -279,8 +233,7 @@ func TestOpenAILocalServerRejectingPlaceholderAsksForAKeyVariable(t *testing.T) 
 }
 
 func TestOpenAIToolMessageWithSeveralResultsIsSentPerCall(t *testing.T) {
-	srv := newFakeServer(t, openAIReply)
-	m := newTestModel(t, openAIConfig(srv.URL), "TEST_OPENAI_KEY")
+	srv, m := openAIWire.start(t)
 	paris := llms.ToolCall{ID: "call_a", Type: "function",
 		FunctionCall: &llms.FunctionCall{Name: "get_weather", Arguments: `{"city":"Paris"}`}}
 	rome := llms.ToolCall{ID: "call_b", Type: "function",

@@ -35,8 +35,7 @@ func TestProvidersAreTheFiveAdaptersAndAllHaveCapabilities(t *testing.T) {
 // error.
 func bodyOf(t *testing.T, wc wireCase, opts ...llms.CallOption) (map[string]any, error) {
 	t.Helper()
-	srv := newFakeServer(t, wc.reply)
-	m := newTestModel(t, wc.config(srv.URL), wc.keyEnv)
+	srv, m := wc.start(t)
 	_, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"), opts...)
 	if err != nil {
 		return nil, err
@@ -78,8 +77,7 @@ func TestCapabilityTableMatchesWhatReachesTheWire(t *testing.T) {
 				assert.Equal(t, want.ToolCalls, strings.Contains(string(raw), "get_weather"), "ToolCalls")
 			}
 
-			srv := newFakeServer(t, wc.reply)
-			m := newTestModel(t, wc.config(srv.URL), wc.keyEnv)
+			_, m := wc.start(t)
 			var got chunkCollector
 			resp, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"),
 				llms.WithStreamingFunc(got.fn))
@@ -174,11 +172,7 @@ func TestNewReadsGeminiKeyWhenGoogleKeyIsUnset(t *testing.T) {
 }
 
 func TestCallOptionsOverrideConfigDefaults(t *testing.T) {
-	srv := newFakeServer(t, openAIReply)
-	cfg := openAIConfig(srv.URL)
-	cfg.Temperature = ptr(0.9)
-	cfg.MaxTokens = 100
-	m := newTestModel(t, cfg, "TEST_OPENAI_KEY")
+	srv, m := openAIWire.start(t, tuned(0.9, 100))
 
 	_, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"),
 		llms.WithTemperature(0.1), llms.WithMaxTokens(7))
@@ -190,10 +184,7 @@ func TestCallOptionsOverrideConfigDefaults(t *testing.T) {
 }
 
 func TestCallGoesThroughTheWrapper(t *testing.T) {
-	srv := newFakeServer(t, ollamaReply)
-	cfg := ollamaConfig(srv.URL)
-	cfg.MaxTokens = 33
-	m := newTestModel(t, cfg, "")
+	srv, m := ollamaKeyless.start(t, func(c *Config) { c.MaxTokens = 33 })
 
 	out, err := m.(*model).Call(context.Background(), "Capital of France?")
 	require.NoError(t, err)
@@ -203,16 +194,13 @@ func TestCallGoesThroughTheWrapper(t *testing.T) {
 
 func TestTimeoutBoundsEachRequest(t *testing.T) {
 	release := make(chan struct{})
-	srv := newFakeServer(t, func(w http.ResponseWriter, r *http.Request, _ int, _ []byte) {
+	_, m := ollamaKeyless.serve(t, func(w http.ResponseWriter, r *http.Request, _ int, _ []byte) {
 		select {
 		case <-release:
 		case <-r.Context().Done():
 		}
-	})
+	}, func(c *Config) { c.Timeout = 50 * time.Millisecond })
 	t.Cleanup(func() { close(release) })
-	cfg := ollamaConfig(srv.URL)
-	cfg.Timeout = 50 * time.Millisecond
-	m := newTestModel(t, cfg, "")
 
 	_, err := m.GenerateContent(context.Background(), conversation("Be brief.", "Hi"))
 	var netErr net.Error

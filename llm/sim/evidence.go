@@ -93,15 +93,14 @@ func (m *Model) worker(c call, fault string) *llms.ContentChoice {
 	return &llms.ContentChoice{Content: unknownAnswer, StopReason: "stop"}
 }
 
+// workerLine matches the model worker's entry in a planner prompt's tool
+// list by the start of its description.
+var workerLine = regexp.MustCompile(`(?m)^- (\S+): ` + regexp.QuoteMeta(planner.LLMToolDescription[:40]))
+
 // workerTool finds the model worker's name in a planner prompt's tool list,
 // or "" when the planner was not offered one.
 func workerTool(prompt string) string {
-	marker := planner.LLMToolDescription
-	if len(marker) > 40 {
-		marker = marker[:40]
-	}
-	re := regexp.MustCompile(`(?m)^- (\S+): ` + regexp.QuoteMeta(marker))
-	if mm := re.FindStringSubmatch(prompt); mm != nil {
+	if mm := workerLine.FindStringSubmatch(prompt); mm != nil {
 		return mm[1]
 	}
 	return ""
@@ -152,19 +151,16 @@ func (m *Model) plan(c call) *llms.ContentChoice {
 		if desc == "" {
 			desc = fmt.Sprintf("Use %s on %q", s.Tool, s.Input)
 		}
+		input := planner.ReplaceReferences(s.Input, func(id string) string {
+			if needsValue[id] {
+				return "#E" + id + workerSuffix
+			}
+			return "#E" + id
+		})
 		deps := append([]string{}, s.DependsOn...)
-		input := s.Input
-		{
-			input = planner.ReplaceReferences(input, func(id string) string {
-				if needsValue[id] {
-					return "#E" + id + workerSuffix
-				}
-				return "#E" + id
-			})
-			for i, d := range deps {
-				if needsValue[d] {
-					deps[i] = d + workerSuffix
-				}
+		for i, d := range deps {
+			if needsValue[d] {
+				deps[i] = d + workerSuffix
 			}
 		}
 		steps = append(steps, planStep{ID: s.ID, Description: desc, Tool: s.Tool, Input: input, DependsOn: deps})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/planner"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -24,7 +25,6 @@ var (
 	game24StepRe = regexp.MustCompile(`^(\S+) ([-+*/]) (\S+) = (\S+) \(left: ([^)]*)\)$`)
 	upToRe       = regexp.MustCompile(`(?i)\bup to (\d+)\b`)
 	needRe       = regexp.MustCompile(`^I need (.+?)\.?$`)
-	refRe        = regexp.MustCompile(`#E(\d+)`)
 )
 
 // stepLine is how a reasoning model states a gold tool step and its result.
@@ -41,10 +41,8 @@ func stepLine(s agent.GoldStep, outs map[string]string) string {
 func thoughts(g *agent.Gold) []string {
 	outs := outputs(g)
 	var out []string
-	for _, s := range g.Steps {
-		if s.Output != "" {
-			out = append(out, stepLine(s, outs))
-		}
+	for _, s := range resultSteps(g) {
+		out = append(out, stepLine(s, outs))
 	}
 	if len(out) == 0 {
 		out = append(out, g.Reasoning...)
@@ -440,6 +438,17 @@ func reaches24(vals []*big.Rat) bool {
 	return false
 }
 
+// resultSteps are the gold steps with a known result, in order.
+func resultSteps(g *agent.Gold) []agent.GoldStep {
+	var out []agent.GoldStep
+	for _, s := range g.Steps {
+		if s.Output != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // subQuestions are the sub-questions a Least-to-Most decomposition derives
 // from the gold solution, one per step with a result, without the task
 // itself. References to earlier results read "the answer to sub-question
@@ -447,10 +456,7 @@ func reaches24(vals []*big.Rat) bool {
 func subQuestions(g *agent.Gold) []string {
 	var out []string
 	number := map[string]int{} // gold step id -> sub-question number
-	for _, s := range g.Steps {
-		if s.Output == "" {
-			continue
-		}
+	for _, s := range resultSteps(g) {
 		q := fmt.Sprintf("What do we know about %q?", s.Input)
 		switch {
 		case s.Tool == "calculator":
@@ -458,11 +464,11 @@ func subQuestions(g *agent.Gold) []string {
 		case needRe.MatchString(strings.TrimSpace(s.Thought)):
 			q = "What is " + needRe.FindStringSubmatch(strings.TrimSpace(s.Thought))[1] + "?"
 		}
-		q = refRe.ReplaceAllStringFunc(q, func(ref string) string {
-			if n, ok := number[ref[2:]]; ok {
+		q = planner.ReplaceReferences(q, func(id string) string {
+			if n, ok := number[id]; ok {
 				return fmt.Sprintf("(the answer to sub-question %d)", n)
 			}
-			return ref
+			return "#E" + id
 		})
 		out = append(out, q)
 		number[s.ID] = len(out)
@@ -516,13 +522,7 @@ func (m *Model) subSolve(c call, fault string) *llms.ContentChoice {
 	if len(g.Steps) == 0 {
 		return &llms.ContentChoice{Content: fmt.Sprintf("%s\nAnswer: %s", g.Reasoning[idx], g.Reasoning[idx]), StopReason: "stop"}
 	}
-	var withOutput []agent.GoldStep
-	for _, s := range g.Steps {
-		if s.Output != "" {
-			withOutput = append(withOutput, s)
-		}
-	}
-	s := withOutput[idx]
+	s := resultSteps(g)[idx]
 	for _, d := range s.DependsOn {
 		if o := outs[d]; o != "" && !strings.Contains(c.prompt, o) {
 			return &llms.ContentChoice{Content: "I do not have the result this depends on yet.\nAnswer: unknown", StopReason: "stop"}
@@ -605,12 +605,7 @@ func (m *Model) value(c call, fault string) *llms.ContentChoice {
 			score = 1
 		}
 	} else {
-		var steps []agent.GoldStep
-		for _, s := range g.Steps {
-			if s.Output != "" {
-				steps = append(steps, s)
-			}
-		}
+		steps := resultSteps(g)
 		for i := 0; i < c.progress && i < len(steps); i++ {
 			good = good && strings.Contains(c.prompt, steps[i].Output)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/planner"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -219,22 +220,15 @@ func outputs(g *agent.Gold) map[string]string {
 	return out
 }
 
-// substitute replaces #E<id> references with the gold outputs, longest ids
-// first so #E12 is not read as #E1 followed by 2.
+// substitute replaces #E<id> references with the gold outputs; references
+// to unknown ids are kept.
 func substitute(input string, outs map[string]string) string {
-	ids := make([]string, 0, len(outs))
-	for id := range outs {
-		ids = append(ids, id)
-	}
-	for i := 1; i < len(ids); i++ {
-		for j := i; j > 0 && len(ids[j]) > len(ids[j-1]); j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
+	return planner.ReplaceReferences(input, func(id string) string {
+		if out, ok := outs[id]; ok {
+			return out
 		}
-	}
-	for _, id := range ids {
-		input = strings.ReplaceAll(input, "#E"+id, outs[id])
-	}
-	return input
+		return "#E" + id
+	})
 }
 
 func wrongAnswer(gold string) string {
@@ -244,8 +238,8 @@ func wrongAnswer(gold string) string {
 	return "unknown"
 }
 
+// respond plays the caller's role.
 func (m *Model) respond(c call, fault string) *llms.ContentChoice {
-	g := c.task.Gold
 	switch roleOf(c) {
 	case roleReAct:
 		return m.react(c, fault)
@@ -272,6 +266,14 @@ func (m *Model) respond(c call, fault string) *llms.ContentChoice {
 	case roleValue:
 		return m.value(c, fault)
 	}
+	return m.answer(c, fault)
+}
+
+// answer plays a node that answers directly (chain of thought and the
+// like): the gold reasoning, the tool steps with their results, and the
+// answer line.
+func (m *Model) answer(c call, fault string) *llms.ContentChoice {
+	g := c.task.Gold
 	if fault == FaultEarlyWrongAnswer {
 		return &llms.ContentChoice{Content: "Answer: " + wrongAnswer(g.Answer), StopReason: "stop"}
 	}

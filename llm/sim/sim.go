@@ -29,6 +29,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -264,11 +265,9 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 
 	switch fault {
 	case FaultHTTP429:
-		_ = m.sleep(ctx, m.profile.Latency.Base)
-		return nil, &middleware.HTTPError{StatusCode: 429, Err: fmt.Errorf("%w: 429 Too Many Requests", ErrSimulatedHTTP)}
+		return nil, m.httpFault(ctx, http.StatusTooManyRequests)
 	case FaultHTTP500:
-		_ = m.sleep(ctx, m.profile.Latency.Base)
-		return nil, &middleware.HTTPError{StatusCode: 500, Err: fmt.Errorf("%w: 500 Internal Server Error", ErrSimulatedHTTP)}
+		return nil, m.httpFault(ctx, http.StatusInternalServerError)
 	}
 	choice := m.respond(c, fault)
 	if err := m.sleep(ctx, m.latency(c, choice)); err != nil {
@@ -280,4 +279,15 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		}
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
+}
+
+// httpFault waits the base latency, as a server answering with an error
+// does, and returns the status as an HTTP failure; if ctx ends first it
+// returns ctx's error instead.
+func (m *Model) httpFault(ctx context.Context, status int) error {
+	if err := m.sleep(ctx, m.profile.Latency.Base); err != nil {
+		return err
+	}
+	return &middleware.HTTPError{StatusCode: status,
+		Err: fmt.Errorf("%w: %d %s", ErrSimulatedHTTP, status, http.StatusText(status))}
 }

@@ -1,11 +1,12 @@
 // Package builtin builds the built-in tools from pipeline `tools:` entries:
-// calculator, search, docstore, get_time, weather, wikipedia and web_search.
+// calculator, search, get_time, weather, wikipedia and web_search.
 package builtin
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -89,11 +90,10 @@ func corpusSource(name, baseDir string) search.Source {
 	if name == "" || name == "demo" {
 		return search.FromFS(corpus.Demo())
 	}
-	p := name
-	if !strings.HasPrefix(p, "/") && baseDir != "" {
-		p = baseDir + "/" + p
+	if !filepath.IsAbs(name) && baseDir != "" {
+		name = filepath.Join(baseDir, name)
 	}
-	return search.FromPath(p)
+	return search.FromPath(name)
 }
 
 func buildSearch(ctx context.Context, settings map[string]any, baseDir string) ([]tools.Tool, error) {
@@ -134,18 +134,17 @@ func buildWeather(_ context.Context, settings map[string]any, _ string) ([]tools
 	if err := agent.Decode(settings, &cfg); err != nil {
 		return nil, err
 	}
+	if cfg.Days < 0 || cfg.Days > 7 {
+		return nil, &agent.SettingError{Key: "days", Err: fmt.Errorf("%w: days must be 1 to 7, got %d", agent.ErrSettings, cfg.Days)}
+	}
 	return []tools.Tool{weather.New(cfg)}, nil
 }
 
-type netSettings struct {
-	// Timeout bounds one call. Default 20s.
-	Timeout time.Duration `mapstructure:"timeout"`
-	// MaxResults caps web search results. Default 5.
-	MaxResults int `mapstructure:"max_results"`
-}
-
 func buildWikipedia(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
-	var s netSettings
+	var s struct {
+		// Timeout bounds one call. Default 20s.
+		Timeout time.Duration `mapstructure:"timeout"`
+	}
 	if err := agent.Decode(settings, &s); err != nil {
 		return nil, err
 	}
@@ -154,7 +153,12 @@ func buildWikipedia(_ context.Context, settings map[string]any, _ string) ([]too
 }
 
 func buildWebSearch(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
-	var s netSettings
+	var s struct {
+		// Timeout bounds one call. Default 20s.
+		Timeout time.Duration `mapstructure:"timeout"`
+		// MaxResults caps the results. Default 5.
+		MaxResults int `mapstructure:"max_results"`
+	}
 	if err := agent.Decode(settings, &s); err != nil {
 		return nil, err
 	}

@@ -2,8 +2,11 @@ package builtin_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -46,4 +49,37 @@ func TestDemoSearchAndCalculatorAnswer(t *testing.T) {
 	out, err = reg.Call(ctx, "search", "Eiffel Tower")
 	require.NoError(t, err)
 	assert.NotEmpty(t, out)
+}
+
+func TestFactoryRejectsSettingsAToolDoesNotUse(t *testing.T) {
+	cases := []struct {
+		tool     string
+		settings map[string]any
+		key      string
+	}{
+		{"wikipedia", map[string]any{"max_results": 3}, "max_results"},
+		{"weather", map[string]any{"days": 10}, "days"},
+		{"get_time", map[string]any{"zone": "UTC"}, "zone"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.tool, func(t *testing.T) {
+			_, err := builtin.Factory{}.Tools(context.Background(), config.Tool{Name: tc.tool, Settings: tc.settings}, "")
+			require.ErrorIs(t, err, agent.ErrSettings)
+			var se *agent.SettingError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, tc.key, se.Key)
+		})
+	}
+}
+
+func TestSearchCorpusIsResolvedAgainstThePipelineFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "docs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs", "kepler.md"), []byte("# Kepler\nKepler found three laws of planetary motion."), 0o644))
+	ts, err := builtin.Factory{}.Tools(context.Background(), config.Tool{Name: "search", Settings: map[string]any{"corpus": "docs"}}, dir)
+	require.NoError(t, err)
+	require.Len(t, ts, 1)
+	out, err := ts[0].Call(context.Background(), "planetary laws")
+	require.NoError(t, err)
+	assert.Contains(t, out, "[1] Kepler")
 }

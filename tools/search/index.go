@@ -47,6 +47,9 @@ type Index struct {
 	// flat holds each document's body with runs of white space collapsed to
 	// one space: the text that is indexed, and that snippets are cut from.
 	flat []string
+	// titleTerms holds each document's analysed title terms, which tell
+	// snippets which matched terms the title already shows.
+	titleTerms [][]string
 	// closeOnce guards bleve.Close, which must run at most once.
 	closeOnce sync.Once
 	closeErr  error
@@ -89,7 +92,7 @@ func NewIndex(ctx context.Context, src Source) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create search index: %w", err)
 	}
-	idx := &Index{bleve: b, docs: docs, flat: make([]string, len(docs))}
+	idx := &Index{bleve: b, docs: docs, flat: make([]string, len(docs)), titleTerms: make([][]string, len(docs))}
 	if err := idx.add(ctx); err != nil {
 		_ = b.Close()
 		return nil, err
@@ -129,7 +132,12 @@ func (idx *Index) add(ctx context.Context) error {
 	batch := idx.bleve.NewBatch()
 	for i, d := range idx.docs {
 		idx.flat[i] = strings.Join(strings.Fields(d.Text), " ")
-		err := batch.Index(docKey(i), map[string]any{fieldTitle: d.Title, fieldText: idx.flat[i]})
+		terms, err := idx.terms(d.Title)
+		if err != nil {
+			return err
+		}
+		idx.titleTerms[i] = terms
+		err = batch.Index(docKey(i), map[string]any{fieldTitle: d.Title, fieldText: idx.flat[i]})
 		if err != nil {
 			return fmt.Errorf("index document %q: %w", d.ID, err)
 		}
@@ -202,13 +210,9 @@ func (idx *Index) Search(ctx context.Context, q string, k int) ([]Hit, error) {
 		if err != nil || i < 0 || i >= len(idx.docs) {
 			return nil, fmt.Errorf("search %q: index returned unknown document %q", q, h.ID)
 		}
-		titleTerms, err := idx.terms(idx.docs[i].Title)
-		if err != nil {
-			return nil, err
-		}
 		var ms []match
 		for term, locs := range h.Locations[fieldText] {
-			inTitle := slices.Contains(titleTerms, term)
+			inTitle := slices.Contains(idx.titleTerms[i], term)
 			for _, l := range locs {
 				ms = append(ms, match{start: int(l.Start), end: int(l.End), term: term, inTitle: inTitle})
 			}

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -210,4 +212,56 @@ func TestSetPartialKeepsTheFirstFailureKind(t *testing.T) {
 	st.SetAnswer("yes")
 	assert.True(t, st.Complete)
 	assert.Empty(t, st.Reason)
+}
+
+// flakyModel fails its first failures calls with a retryable error.
+type flakyModel struct {
+	mu       sync.Mutex
+	failures int
+	calls    int
+}
+
+func (m *flakyModel) GenerateContent(_ context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls++
+	if m.calls <= m.failures {
+		return nil, errors.New("API returned unexpected status code: 503: overloaded")
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok"}}}, nil
+}
+
+func (m *flakyModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+func TestModelCallCountsEveryAttemptIncludingFailedOnes(t *testing.T) {
+	noSleep := middleware.WithSleep(func(context.Context, time.Duration) error { return nil })
+	tests := []struct {
+		name                    string
+		failures                int
+		wantCalls, wantAttempts int
+		wantFailed              int
+	}{
+		{name: "first try", failures: 0, wantCalls: 1, wantAttempts: 1},
+		{name: "fails once then succeeds", failures: 1, wantCalls: 1, wantAttempts: 2},
+		{name: "every attempt fails", failures: 3, wantCalls: 0, wantAttempts: 3, wantFailed: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := middleware.NewRetry(middleware.RetryConfig{MaxAttempts: 3}, noSleep)(&flakyModel{failures: tt.failures})
+			st := agent.NewState(agent.Task{Question: "q"})
+			_, _, err := agent.Model{LLM: m}.Call(context.Background(), st, agent.Caller{Node: "n"}, agent.Prompt("", "x"))
+			if tt.wantFailed > 0 {
+				require.ErrorIs(t, err, agent.ErrModel)
+			} else {
+				require.NoError(t, err)
+			}
+			u := st.Usage.Snapshot()
+			assert.Equal(t, tt.wantCalls, u.ModelCalls)
+			assert.Equal(t, tt.wantAttempts, u.ModelAttempts)
+			assert.Equal(t, tt.wantFailed, u.FailedCalls)
+			assert.Equal(t, tt.wantAttempts, u.PerNode["n"].ModelAttempts)
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -88,14 +89,20 @@ func (m Model) Call(ctx context.Context, st *State, caller Caller, msgs []llms.M
 	if st != nil {
 		ctx = WithTask(ctx, &st.Task)
 	}
+	ctx, attempts := middleware.WithAttemptCounter(ctx)
 	began := time.Now()
 	resp, err = m.LLM.GenerateContent(ctx, msgs, opts...)
 	elapsed := time.Since(began)
+	if st != nil {
+		// A model without the retry middleware counts no attempts: its
+		// one call is one attempt.
+		st.Usage.AddAttempts(caller.Node, max(attempts.Attempts(), 1), err != nil)
+	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 			return "", nil, err
 		}
-		trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindError, Text: "model call failed: " + err.Error(), ElapsedMS: ms(elapsed)})
+		trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindError, Text: ErrModel.Error() + ": " + err.Error(), ElapsedMS: ms(elapsed)})
 		return "", nil, fmt.Errorf("%w: %w", ErrModel, err)
 	}
 	if resp == nil || len(resp.Choices) == 0 {

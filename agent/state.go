@@ -161,8 +161,15 @@ type Candidate struct {
 
 // Usage counts a run's consumption. Methods are safe for concurrent use.
 type Usage struct {
-	mu               sync.Mutex
-	ModelCalls       int                   `json:"model_calls"`
+	mu sync.Mutex
+	// ModelCalls counts model calls that returned a reply.
+	ModelCalls int `json:"model_calls"`
+	// ModelAttempts counts provider attempts, failed and retried ones
+	// included: a call that succeeded on its third try adds 1 to
+	// ModelCalls and 3 here.
+	ModelAttempts int `json:"model_attempts"`
+	// FailedCalls counts model calls that failed after every attempt.
+	FailedCalls      int                   `json:"failed_model_calls,omitempty"`
 	PromptTokens     int                   `json:"prompt_tokens"`
 	CompletionTokens int                   `json:"completion_tokens"`
 	ToolCalls        int                   `json:"tool_calls"`
@@ -174,6 +181,8 @@ type Usage struct {
 // NodeUsage is the usage of one node.
 type NodeUsage struct {
 	ModelCalls       int `json:"model_calls"`
+	ModelAttempts    int `json:"model_attempts"`
+	FailedCalls      int `json:"failed_model_calls,omitempty"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	ToolCalls        int `json:"tool_calls"`
@@ -206,6 +215,20 @@ func (u *Usage) AddModelCall(node string, prompt, completion int, estimated bool
 	n.CompletionTokens += completion
 }
 
+// AddAttempts counts provider attempts of one model call of node, and
+// whether the call failed in the end (after its retries).
+func (u *Usage) AddAttempts(node string, attempts int, failed bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ModelAttempts += attempts
+	n := u.node(node)
+	n.ModelAttempts += attempts
+	if failed {
+		u.FailedCalls++
+		n.FailedCalls++
+	}
+}
+
 // AddToolCall counts one tool call attributed to node.
 func (u *Usage) AddToolCall(node string) {
 	u.mu.Lock()
@@ -219,7 +242,7 @@ func (u *Usage) AddToolCall(node string) {
 func (u *Usage) Snapshot() UsageSnapshot {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	s := UsageSnapshot{ModelCalls: u.ModelCalls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+	s := UsageSnapshot{ModelCalls: u.ModelCalls, ModelAttempts: u.ModelAttempts, FailedCalls: u.FailedCalls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
 		ToolCalls: u.ToolCalls, Estimated: u.Estimated, CostUSD: u.CostUSD}
 	if len(u.PerNode) > 0 {
 		s.PerNode = make(map[string]NodeUsage, len(u.PerNode))
@@ -233,6 +256,8 @@ func (u *Usage) Snapshot() UsageSnapshot {
 // UsageSnapshot is an immutable copy of Usage.
 type UsageSnapshot struct {
 	ModelCalls       int                  `json:"model_calls"`
+	ModelAttempts    int                  `json:"model_attempts"`
+	FailedCalls      int                  `json:"failed_model_calls,omitempty"`
 	PromptTokens     int                  `json:"prompt_tokens"`
 	CompletionTokens int                  `json:"completion_tokens"`
 	ToolCalls        int                  `json:"tool_calls"`

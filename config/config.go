@@ -75,7 +75,10 @@ type LLM struct {
 	Temperature *float64 `mapstructure:"temperature"`
 	// MaxTokens caps completion tokens; 0 uses the provider's default.
 	MaxTokens int `mapstructure:"max_tokens"`
-	// Timeout bounds one model call; 0 means no per-call timeout.
+	// Timeout bounds each attempt of one model call (each retry gets its
+	// own). 0 means the default 2m (middleware.DefaultCallTimeout) for real
+	// providers and no per-call timeout for the offline ones (scripted, sim,
+	// replay).
 	Timeout time.Duration `mapstructure:"timeout"`
 	// Script is the scripted model's script or the replay cassette path,
 	// relative to the pipeline file.
@@ -88,6 +91,54 @@ type LLM struct {
 	Retry Retry `mapstructure:"retry"`
 	// RateLimit bounds request rate and concurrency.
 	RateLimit RateLimit `mapstructure:"rate_limit"`
+	// MaxReplyBytes caps each text field of a model reply (its content, its
+	// reasoning, each tool call's arguments), in bytes; a longer field is
+	// cut and marked "[reply truncated: ...]". Zero or negative means
+	// DefaultMaxReplyBytes (256 KiB); at most MaxMaxReplyBytes (64 MiB).
+	// Applies to every provider, offline ones included; a recorded cassette
+	// keeps the raw reply.
+	MaxReplyBytes int `mapstructure:"max_reply_bytes"`
+}
+
+// Model reply size limits.
+const (
+	// DefaultMaxReplyBytes is LLM.MaxReplyBytes when unset: 256 KiB.
+	DefaultMaxReplyBytes = 256 << 10
+	// MaxMaxReplyBytes is the largest LLM.MaxReplyBytes accepted: 64 MiB.
+	MaxMaxReplyBytes = 64 << 20
+)
+
+// ReplyLimit returns MaxReplyBytes, or DefaultMaxReplyBytes when it is
+// zero or negative.
+func (l LLM) ReplyLimit() int {
+	if l.MaxReplyBytes <= 0 {
+		return DefaultMaxReplyBytes
+	}
+	return l.MaxReplyBytes
+}
+
+// Validate reports settings of l that cannot work, as an error wrapping
+// ErrInvalid whose text names the key, such as "llm.max_reply_bytes".
+func (l LLM) Validate() error {
+	if key, msg := l.problem(); key != "" {
+		return fmt.Errorf("%w: llm.%s: %s", ErrInvalid, key, msg)
+	}
+	return nil
+}
+
+// problem returns the key (relative to the llm block) and description of
+// the first invalid setting of l, or "", "".
+func (l LLM) problem() (key, msg string) {
+	switch {
+	case l.MaxReplyBytes > MaxMaxReplyBytes:
+		return "max_reply_bytes", fmt.Sprintf("%d is more than the %d (64 MiB) allowed; leave it unset for the default %d (256 KiB)",
+			l.MaxReplyBytes, MaxMaxReplyBytes, DefaultMaxReplyBytes)
+	case l.Timeout < 0:
+		return "timeout", fmt.Sprintf("%s is negative; leave it unset for the default (2m for real providers)", l.Timeout)
+	case l.Retry.MaxRetryAfter < 0:
+		return "retry.max_retry_after", fmt.Sprintf("%s is negative; leave it unset for the default 2m", l.Retry.MaxRetryAfter)
+	}
+	return "", ""
 }
 
 // Retry configures model-call retries.
@@ -98,6 +149,10 @@ type Retry struct {
 	BaseDelay time.Duration `mapstructure:"base_delay"`
 	// MaxDelay caps one backoff. Default 20s.
 	MaxDelay time.Duration `mapstructure:"max_delay"`
+	// MaxRetryAfter is the longest wait a server may ask for (Retry-After)
+	// before the call fails at once instead of waiting. Default 2m. Waits
+	// that would pass the run's deadline (limits.timeout) fail at once too.
+	MaxRetryAfter time.Duration `mapstructure:"max_retry_after"`
 }
 
 // RateLimit bounds model calls.
@@ -120,12 +175,18 @@ type Tool struct {
 type Limits struct {
 	// MaxSteps bounds node executions per run. Default 50.
 	MaxSteps int `mapstructure:"max_steps"`
-	// Timeout bounds the whole run; 0 means none.
+	// Timeout bounds the whole run, model calls, retries and tools
+	// included. Default DefaultTimeout (10m); a negative value (for
+	// example -1s) means no limit.
 	Timeout time.Duration `mapstructure:"timeout"`
 }
 
 // DefaultMaxSteps is Limits.MaxSteps when unset.
 const DefaultMaxSteps = 50
+
+// DefaultTimeout is Limits.Timeout when unset: no run waits without bound
+// unless its pipeline says so.
+const DefaultTimeout = 10 * time.Minute
 
 // Node is one node declaration.
 type Node struct {
@@ -208,27 +269,6 @@ func (p *Pipeline) Line(key string) int { return p.lines.find(key) }
 // Dir returns the folder of the pipeline file, for resolving relative paths.
 func (p *Pipeline) Dir() string { return filepath.Dir(p.File) }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
-
-// expandEnv replaces ${VAR} and ${VAR:-default}. Bare $VAR is left alone so
-// prompts may contain dollar signs. A reference to an unset variable
-// without a default is reported.
-func expandEnv(src []byte, lookup func(string) (string, bool)) ([]byte, []string) {
-	var missing []string
-	out := envRef.ReplaceAllFunc(src, func(m []byte) []byte {
-		sub := envRef.FindSubmatch(m)
-		if v, ok := lookup(string(sub[1])); ok {
-			return []byte(v)
-		}
-		if bytes.Contains(m, []byte(":-")) {
-			return sub[2]
-		}
-		missing = append(missing, string(sub[1]))
-		return nil
-	})
-	return out, missing
-}
-
 // Load reads, expands and strictly decodes a pipeline file, then checks
 // its own structure (ids, types present, edge shapes). Graph-level checks
 // (reachability, routes) happen when the pipeline is built.
@@ -240,30 +280,44 @@ func Load(path string) (*Pipeline, error) {
 	return Parse(path, raw, os.LookupEnv)
 }
 
-// Parse decodes pipeline YAML read from path; lookup resolves ${VAR}.
+// Parse decodes pipeline YAML read from path; lookup resolves ${VAR} and
+// ${VAR:-default} references, which are replaced in the text before it is
+// parsed. A set variable's value is used even when empty, values are never
+// expanded again, a default may hold further references (up to 8 levels),
+// and an unset variable without a default is an error naming its line.
 func Parse(path string, raw []byte, lookup func(string) (string, bool)) (*Pipeline, error) {
 	p := &Pipeline{File: path}
-	idx, err := indexLines(raw)
+	expanded, missing, err := expandEnv(raw, lookup)
+	if err != nil {
+		var nest *envNestingError
+		line := 0
+		if errors.As(err, &nest) {
+			line = lineAt(raw, nest.Offset)
+		}
+		return nil, &Error{File: path, Line: line, Msg: err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
+	}
+	if len(missing) > 0 {
+		name := missing[0].Name
+		return nil, &Error{File: path, Line: lineAt(raw, missing[0].Offset), Key: name, Msg: fmt.Sprintf("environment variable %s is not set (export it, or write ${%s:-default})", name, name), Err: ErrInvalid}
+	}
+	// Lines are indexed after expansion, so that references inside flow
+	// collections ({model: ${MODEL}}) parse; they match the file's lines
+	// unless a value spans lines.
+	idx, err := indexLines(expanded)
 	if err != nil {
 		line := yamlErrLine(err)
 		return nil, &Error{File: path, Line: line, Msg: "YAML syntax: " + cleanYAMLErr(err), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
 	}
 	p.lines = idx
-	expanded, missing := expandEnv(raw, lookup)
-	if len(missing) > 0 {
-		line := 0
-		for i, l := range strings.Split(string(raw), "\n") {
-			if strings.Contains(l, "${"+missing[0]) {
-				line = i + 1
-				break
-			}
-		}
-		return nil, &Error{File: path, Line: line, Key: missing[0], Msg: fmt.Sprintf("environment variable %s is not set (export it, or write ${%s:-default})", missing[0], missing[0]), Err: ErrInvalid}
-	}
 	v := viper.New()
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(expanded)); err != nil {
 		return nil, &Error{File: path, Msg: "YAML: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
+	}
+	// mapstructure decodes a key named "-" into the field tagged "-"
+	// (File) instead of reporting it.
+	if v.InConfig("-") {
+		return nil, p.Errorf("-", nil, "unknown key %q at top level (check the spelling; known keys: %s)", "-", knownAt(""))
 	}
 	hook := mapstructure.ComposeDecodeHookFunc(
 		mapstructure.StringToTimeDurationHookFunc(),
@@ -387,11 +441,17 @@ func (p *Pipeline) check() error {
 		}
 		toolSeen[t.Name] = true
 	}
+	if key, msg := p.LLM.problem(); key != "" {
+		return p.Errorf("llm."+key, nil, "llm.%s: %s", key, msg)
+	}
 	if p.Limits.MaxSteps < 0 {
 		return p.Errorf("limits.max_steps", nil, "max_steps must be positive")
 	}
 	if p.Limits.MaxSteps == 0 {
 		p.Limits.MaxSteps = DefaultMaxSteps
+	}
+	if p.Limits.Timeout == 0 {
+		p.Limits.Timeout = DefaultTimeout
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func TestParseRejectsStructuralMistakes(t *testing.T) {
 		{"no type", "name: x\nnodes:\n  - {id: a}\n", `node "a" has no "type"`},
 		{"bad to", "name: x\nnodes:\n  - {id: a, type: direct}\nedges:\n  - {from: a, to: [b]}\n", "'to' must be a node id or a map"},
 		{"tool twice", "name: x\ntools: [calculator, calculator]\nnodes:\n  - {id: a, type: direct}\n", "listed twice"},
-		{"typo in a nested section", "name: x\nllm:\n  retry: {max_attempt: 2}\nnodes:\n  - {id: a, type: direct}\n", `unknown key "max_attempt" in llm.retry (check the spelling; known keys: max_attempts, base_delay, max_delay)`},
+		{"typo in a nested section", "name: x\nllm:\n  retry: {max_attempt: 2}\nnodes:\n  - {id: a, type: direct}\n", `unknown key "max_attempt" in llm.retry (check the spelling; known keys: max_attempts, base_delay, max_delay, max_retry_after)`},
 		{"bad duration", "name: x\nlimits: {timeout: soon}\nnodes:\n  - {id: a, type: direct}\n", "limits.timeout"},
 	}
 	for _, tc := range cases {

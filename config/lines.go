@@ -14,6 +14,12 @@ import (
 // are lower-cased, as viper reports them.
 type lineIndex map[string]int
 
+// maxIndexedNodes bounds the YAML nodes indexLines visits, aliases
+// included, so that a small file of nested aliases (a "billion laughs"
+// document) cannot make indexing exponential; viper rejects such files
+// afterwards.
+const maxIndexedNodes = 1 << 16
+
 func indexLines(raw []byte) (lineIndex, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
@@ -23,8 +29,16 @@ func indexLines(raw []byte) (lineIndex, error) {
 	if len(doc.Content) == 0 {
 		return idx, nil
 	}
+	// An alias is followed to index the keys under it at their anchor's
+	// lines, but only once per anchor, never into an anchor being walked
+	// (an anchor may contain an alias of itself), and within the budget.
+	walked := map[*yaml.Node]bool{}
+	budget := maxIndexedNodes
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
+		if budget--; budget < 0 {
+			return
+		}
 		switch n.Kind {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
@@ -43,7 +57,8 @@ func indexLines(raw []byte) (lineIndex, error) {
 				walk(c, p)
 			}
 		case yaml.AliasNode:
-			if n.Alias != nil {
+			if n.Alias != nil && !walked[n.Alias] {
+				walked[n.Alias] = true
 				walk(n.Alias, path)
 			}
 		}

@@ -108,11 +108,18 @@ func (f *Factory) Label(provider string) string {
 	return provider
 }
 
-// Model builds the metered, wrapped model for cfg.
+// Model builds the metered, wrapped model for cfg. It fails with
+// ErrUnknownProvider, with an error wrapping config.ErrInvalid when cfg has
+// an invalid setting (config.LLM.Validate: checked here because node-level
+// llm blocks and --llm specs do not pass through config.Parse), or with the
+// builder's error.
 func (f *Factory) Model(ctx context.Context, cfg config.LLM, baseDir string) (agent.Model, error) {
 	b, ok := f.builders[cfg.Provider]
 	if !ok {
 		return agent.Model{}, fmt.Errorf("%w %q (available: %s)", ErrUnknownProvider, cfg.Provider, strings.Join(f.Providers(), ", "))
+	}
+	if err := cfg.Validate(); err != nil {
+		return agent.Model{}, err
 	}
 	m, err := b(ctx, cfg, baseDir)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -41,4 +42,16 @@ func TestFactoryNamesUnknownProvidersAndLabelsModels(t *testing.T) {
 	assert.Contains(t, f.Label("scripted"), "not a real model")
 	_, err = f.Model(context.Background(), config.LLM{Provider: "scripted"}, "")
 	assert.ErrorIs(t, err, llm.ErrBadSpec)
+}
+
+func TestFactoryRejectsInvalidSettingsBeforeBuilding(t *testing.T) {
+	built := false
+	f := llm.NewFactory(llm.WithProvider("fake", "fake", func(context.Context, config.LLM, string) (llms.Model, error) {
+		built = true
+		return nil, nil
+	}))
+	_, err := f.Model(context.Background(), config.LLM{Provider: "fake", MaxReplyBytes: config.MaxMaxReplyBytes + 1}, "")
+	require.ErrorIs(t, err, config.ErrInvalid)
+	assert.Contains(t, err.Error(), "llm.max_reply_bytes")
+	assert.False(t, built, "an invalid block is reported before the model is built")
 }

@@ -187,8 +187,15 @@ func inheritLLM(o, base config.LLM, endpoint, model bool) config.LLM {
 	o.Temperature = cmp.Or(o.Temperature, base.Temperature)
 	o.MaxTokens = cmp.Or(o.MaxTokens, base.MaxTokens)
 	o.Timeout = cmp.Or(o.Timeout, base.Timeout)
-	o.Retry = cmp.Or(o.Retry, base.Retry)
-	o.RateLimit = cmp.Or(o.RateLimit, base.RateLimit)
+	o.MaxReplyBytes = cmp.Or(o.MaxReplyBytes, base.MaxReplyBytes)
+	// Each retry and rate-limit setting is inherited on its own, so a node
+	// that sets only max_attempts keeps the pipeline's delays.
+	o.Retry.MaxAttempts = cmp.Or(o.Retry.MaxAttempts, base.Retry.MaxAttempts)
+	o.Retry.BaseDelay = cmp.Or(o.Retry.BaseDelay, base.Retry.BaseDelay)
+	o.Retry.MaxDelay = cmp.Or(o.Retry.MaxDelay, base.Retry.MaxDelay)
+	o.Retry.MaxRetryAfter = cmp.Or(o.Retry.MaxRetryAfter, base.Retry.MaxRetryAfter)
+	o.RateLimit.RequestsPerSecond = cmp.Or(o.RateLimit.RequestsPerSecond, base.RateLimit.RequestsPerSecond)
+	o.RateLimit.MaxConcurrent = cmp.Or(o.RateLimit.MaxConcurrent, base.RateLimit.MaxConcurrent)
 	if endpoint {
 		o.BaseURL = cmp.Or(o.BaseURL, base.BaseURL)
 		o.APIKeyEnv = cmp.Or(o.APIKeyEnv, base.APIKeyEnv)
@@ -324,14 +331,21 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 		case graph.EventRoute:
 			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindRoute, Data: map[string]any{"route": routeName(e.Route), "to": e.To}})
 		case graph.EventError:
-			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindError, Text: e.Err.Error()})
+			// A failed model call was reported where it failed, with its
+			// timing; reporting it again here would print it twice.
+			if !errors.Is(e.Err, agent.ErrModel) {
+				tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindError, Text: e.Err.Error()})
+			}
 		}
 	})
 	gres, err := p.graph.Run(ctx, st, graph.WithMaxSteps(p.steps), graph.WithObserver(obs))
 	res := &Result{State: st, Steps: gres.Steps, Duration: time.Since(began)}
 	if err != nil {
 		classify(st, err)
-		tracer.Emit(trace.Event{Kind: trace.KindRunEnd, Text: "run failed: " + err.Error(), Data: map[string]any{"failure": st.Failure}})
+		// The error itself was reported as an error event (and is returned);
+		// the closing line names its kind only, so it is not printed twice.
+		tracer.Emit(trace.Event{Kind: trace.KindRunEnd, Text: fmt.Sprintf("run failed (%s) after %s", st.Failure, time.Since(began).Round(time.Millisecond)),
+			Data: map[string]any{"failure": st.Failure, "error": err.Error()}})
 		return res, fmt.Errorf("%w: %w", ErrRun, err)
 	}
 	if !st.Done {

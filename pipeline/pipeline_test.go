@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
@@ -181,11 +182,11 @@ func (r *recordingModels) Model(_ context.Context, cfg config.LLM, _ string) (ag
 
 func TestNodeLLMBlocksApplyOnTopOfThePipelineModel(t *testing.T) {
 	cfgPath := write(t, "n.yaml", `name: n
-llm: {provider: sim, profile: noisy, seed: 3, retry: {max_attempts: 5}}
+llm: {provider: sim, profile: noisy, seed: 3, max_reply_bytes: 4096, retry: {max_attempts: 5, base_delay: 2s}, rate_limit: {requests_per_second: 4}}
 nodes:
   - id: tweak
     type: direct
-    llm: {temperature: 0, seed: 9, rate_limit: {max_concurrent: 1}}
+    llm: {temperature: 0, seed: 9, rate_limit: {max_concurrent: 1}, retry: {max_delay: 9s}}
   - id: swap
     type: direct
     llm: {provider: scripted, script: s.yaml}
@@ -209,6 +210,10 @@ edges:
 	assert.Equal(t, 0.0, *tweak.Temperature)
 	assert.Equal(t, 5, tweak.Retry.MaxAttempts)
 	assert.Equal(t, 1, tweak.RateLimit.MaxConcurrent, "every setting the block sets applies")
+	assert.Equal(t, 9*time.Second, tweak.Retry.MaxDelay)
+	assert.Equal(t, 2*time.Second, tweak.Retry.BaseDelay, "retry settings are inherited one by one")
+	assert.Equal(t, 4.0, tweak.RateLimit.RequestsPerSecond, "rate-limit settings are inherited one by one")
+	assert.Equal(t, 4096, tweak.MaxReplyBytes, "the reply limit carries over")
 
 	swap := models.seen[2]
 	assert.Equal(t, "scripted", swap.Provider)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,8 +70,10 @@ func ReplaceReferences(input string, value func(id string) string) string {
 //     of steps, as the whole reply, inside a ``` fence, or embedded in prose;
 //   - ReWOO's format: "Plan: <description>" lines each followed by
 //     "#E1 = Tool[input]";
-//   - a numbered list ("1. Search for X"), where each step depends on every
-//     earlier one, since a list says nothing about dependencies.
+//   - a numbered list ("1. Search for X"). A list says nothing about
+//     dependencies, so each step runs after every earlier one: it depends
+//     on the (up to) 16 steps before it, which orders it after all of them
+//     and keeps a long list's dependencies linear in its length.
 //
 // Step fields are read tolerantly: ids and dependencies may be numbers or
 // strings, missing ids are numbered from 1, a non-string input is kept as
@@ -381,6 +384,16 @@ var (
 	callText     = regexp.MustCompile(`^([A-Za-z_][\w.-]*)\[(.*)\]$`)
 )
 
+// numberedWindow is how many preceding steps each step of a numbered list
+// depends on. Depending on the step just before is enough to keep the list's
+// order; the window keeps the dependency lists of short lists complete (each
+// step sees every earlier result) while a long list gets at most
+// numberedWindow entries per step rather than one per earlier step.
+const numberedWindow = 16
+
+// parseNumbered reads a numbered list, one step per numbered line, each
+// depending on the numberedWindow steps before it (all of them in a short
+// list).
 func parseNumbered(text string) []agent.Step {
 	var steps []agent.Step
 	for _, line := range strings.Split(text, "\n") {
@@ -393,7 +406,7 @@ func parseNumbered(text string) []agent.Step {
 		if c := callText.FindStringSubmatch(body); c != nil {
 			s.Tool, s.Input = c[1], strings.TrimSpace(c[2])
 		}
-		for _, prev := range steps {
+		for _, prev := range steps[max(len(steps)-numberedWindow, 0):] {
 			s.DependsOn = append(s.DependsOn, prev.ID)
 		}
 		steps = append(steps, s)
@@ -406,7 +419,9 @@ type Rules struct {
 	// Tools resolves the tool each step names (case and separators are
 	// ignored). Nil skips the tool check.
 	Tools *tools.Registry
-	// MaxSteps bounds the number of steps; 0 or less means no bound.
+	// MaxSteps bounds the number of steps; 0 or less means no bound. A
+	// longer plan is rejected for its length before the tool and
+	// dependency checks.
 	MaxSteps int
 	// RequireTools rejects steps without a tool (for executors that run
 	// steps as direct tool calls).
@@ -423,54 +438,129 @@ type Rules struct {
 // every step with a description or a tool, at most maxSteps steps (0 means
 // no bound), dependencies (including #E references) that exist and form no
 // cycle, and tools that exist in reg (nil skips that check). It reports
-// every problem found, joined; each wraps its sentinel (ErrMalformedPlan,
-// ErrDuplicateStep, ErrTooManySteps, ErrUnknownTool, ErrDanglingDependency,
-// ErrPlanCycle).
+// the problems found, joined, listing at most ten of each kind and counting
+// the rest; each wraps its sentinel (ErrMalformedPlan, ErrDuplicateStep,
+// ErrTooManySteps, ErrUnknownTool, ErrDanglingDependency, ErrPlanCycle). A
+// plan longer than maxSteps is rejected for its length (with its id
+// problems) before the tool and dependency checks. The cost is linear in
+// the number of steps and dependencies.
 func ValidatePlan(steps []agent.Step, reg *tools.Registry, maxSteps int) error {
 	return Rules{Tools: reg, MaxSteps: maxSteps}.Check(steps)
 }
 
 // Check validates steps against the rules; see ValidatePlan.
 func (r Rules) Check(steps []agent.Step) error {
+	return r.check(steps, nil)
+}
+
+// check is Check, counting its dependency work in work (nil counts none).
+func (r Rules) check(steps []agent.Step, work *workCounter) error {
 	if len(steps) == 0 {
 		return fmt.Errorf("%w: the plan has no steps", ErrMalformedPlan)
 	}
-	var problems []error
-	known := map[string]bool{}
-	for _, s := range r.Known {
-		known[s.ID] = true
-	}
-	ids := map[string]bool{}
-	for _, s := range steps {
-		switch {
-		case s.ID == "":
-			problems = append(problems, fmt.Errorf("%w: a step has no id (give every step a unique id such as \"1\")", ErrMalformedPlan))
-			continue
-		case ids[s.ID]:
-			problems = append(problems, fmt.Errorf("%w: %q is used by more than one step; give each step its own id", ErrDuplicateStep, s.ID))
-		case known[s.ID]:
-			problems = append(problems, fmt.Errorf("%w: %q is already the id of a finished step; number new steps after %s", ErrDuplicateStep, s.ID, lastID(r.Known)))
-		}
-		ids[s.ID] = true
-		if s.Description == "" && s.Tool == "" {
-			problems = append(problems, fmt.Errorf("%w: step %q has neither a description nor a tool", ErrMalformedPlan, s.ID))
-		}
-	}
+	var p problemList
 	if r.MaxSteps > 0 && len(steps) > r.MaxSteps {
-		problems = append(problems, fmt.Errorf("%w: the plan has %d steps but at most %d are allowed; merge or drop steps", ErrTooManySteps, len(steps), r.MaxSteps))
+		// The length alone rejects the plan; skip the checks whose cost
+		// grows with its dependencies.
+		p.add(ErrTooManySteps, "%w: the plan has %d steps but at most %d are allowed; merge or drop steps", ErrTooManySteps, len(steps), r.MaxSteps)
+		r.checkSteps(steps, &p)
+		return p.err()
+	}
+	vertex, labels, known := r.checkSteps(steps, &p)
+	// The tool list is joined once, not for every step that needs it.
+	toolList := ""
+	available := func() string {
+		if toolList == "" {
+			toolList = strings.Join(r.toolNames(), ", ")
+		}
+		return toolList
 	}
 	for _, s := range steps {
 		switch {
 		case s.Tool == "" && r.RequireTools:
-			problems = append(problems, fmt.Errorf("%w: step %q must name the tool it calls (one of: %s)", ErrMissingTool, s.ID, strings.Join(r.toolNames(), ", ")))
+			p.add(ErrMissingTool, "%w: step %q must name the tool it calls (one of: %s)", ErrMissingTool, s.ID, available())
 		case s.Tool != "" && r.Tools != nil && !r.extra(s.Tool):
 			if _, ok := r.Tools.Resolve(s.Tool); !ok {
-				problems = append(problems, fmt.Errorf("%w: step %q uses %q; available tools: %s", ErrUnknownTool, s.ID, s.Tool, strings.Join(r.toolNames(), ", ")))
+				p.add(ErrUnknownTool, "%w: step %q uses %q; available tools: %s", ErrUnknownTool, s.ID, s.Tool, available())
 			}
 		}
 	}
-	problems = append(problems, checkDependencies(steps, ids, known)...)
-	return errors.Join(problems...)
+	checkDependencies(steps, vertex, labels, known, &p, work)
+	return p.err()
+}
+
+// checkSteps checks each step's id and content into p. It numbers the
+// distinct ids in order of appearance (vertex, with labels naming the
+// numbers) and returns the ids of r.Known.
+func (r Rules) checkSteps(steps []agent.Step, p *problemList) (vertex map[string]int, labels []string, known map[string]bool) {
+	known = make(map[string]bool, len(r.Known))
+	for _, s := range r.Known {
+		known[s.ID] = true
+	}
+	vertex = make(map[string]int, len(steps))
+	var uses []int // uses[v]: how many steps have the id of vertex v
+	for _, s := range steps {
+		if s.ID == "" {
+			p.add(ErrMalformedPlan, "%w: a step has no id (give every step a unique id such as \"1\")", ErrMalformedPlan)
+			continue
+		}
+		v, seen := vertex[s.ID]
+		switch {
+		case seen:
+			// Each shared id is reported once, however many steps share it.
+			if uses[v]++; uses[v] == 2 {
+				p.add(ErrDuplicateStep, "%w: %q is used by more than one step; give each step its own id", ErrDuplicateStep, s.ID)
+			}
+		default:
+			vertex[s.ID] = len(labels)
+			labels = append(labels, s.ID)
+			uses = append(uses, 1)
+			if known[s.ID] {
+				p.add(ErrDuplicateStep, "%w: %q is already the id of a finished step; number new steps after %s", ErrDuplicateStep, s.ID, lastID(r.Known))
+			}
+		}
+		if s.Description == "" && s.Tool == "" {
+			p.add(ErrMalformedPlan, "%w: step %q has neither a description nor a tool", ErrMalformedPlan, s.ID)
+		}
+	}
+	return vertex, labels, known
+}
+
+// maxListed bounds how many problems of one kind a rejection lists; the
+// others are counted. The error goes back to the model, so its size must
+// not grow with the plan.
+const maxListed = 10
+
+// problemList collects a plan's problems, at most maxListed of each kind.
+type problemList struct {
+	errs   []error
+	kinds  []error // the sentinels seen, in order
+	counts []int   // how many problems of each of kinds
+}
+
+// add records a problem of kind (a sentinel), formatted as fmt.Errorf does
+// unless maxListed of that kind are listed already.
+func (p *problemList) add(kind error, format string, args ...any) {
+	i := slices.Index(p.kinds, kind)
+	if i < 0 {
+		i = len(p.kinds)
+		p.kinds = append(p.kinds, kind)
+		p.counts = append(p.counts, 0)
+	}
+	if p.counts[i]++; p.counts[i] <= maxListed {
+		p.errs = append(p.errs, fmt.Errorf(format, args...))
+	}
+}
+
+// err joins the listed problems, with a count of those left out.
+func (p *problemList) err() error {
+	errs := p.errs
+	for i, kind := range p.kinds {
+		if more := p.counts[i] - maxListed; more > 0 {
+			errs = append(errs, fmt.Errorf("%w: and %d more of this kind", kind, more))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (r Rules) extra(name string) bool {
@@ -496,16 +586,5 @@ func lastID(steps []agent.Step) string {
 // Dependencies returns the ids a step waits for: its DependsOn plus the
 // steps its input references as #E<id>, without duplicates.
 func Dependencies(s agent.Step) []string {
-	out := append([]string(nil), s.DependsOn...)
-	seen := map[string]bool{}
-	for _, d := range out {
-		seen[d] = true
-	}
-	for _, r := range References(s.Input) {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	return out
+	return slices.Collect(dependencies(s))
 }

@@ -165,6 +165,10 @@ func (t *Terminal) format(e Event) string {
 		return label(ansiGreen, name) + indent(t.clip(e.Text)) + "\n"
 	case KindAnswer:
 		return label(ansiGreen, "Answer") + t.clip(e.Text) + "\n"
+	case KindRetry:
+		// Always shown: a retry wait can be long, and silence would look
+		// like a hang.
+		return "  " + node + t.paint(ansiYellow, "↻ "+t.clip(e.Text)) + "\n"
 	case KindRunStart, KindRunEnd:
 		if e.Text == "" {
 			return ""

@@ -1,11 +1,15 @@
 // Package trace defines the single event type every part of a run emits and
 // the sinks that consume events: a readable terminal stream and a JSONL file.
+// A Tracer built WithScrubber removes secrets from every event before any
+// sink sees it.
 package trace
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/planner-engine/planner/redact"
 )
 
 // Kind names what an event reports.
@@ -34,6 +38,9 @@ const (
 	KindCandidate   Kind = "candidate"
 	KindAnswer      Kind = "answer"
 	KindInfo        Kind = "info"
+	// KindRetry reports a failed model attempt that is about to be retried,
+	// with the wait (Data: attempt, max_attempts, delay_ms, status, reason).
+	KindRetry Kind = "retry"
 )
 
 // Usage is the model usage attached to an llm_call event.
@@ -69,21 +76,72 @@ type Sink interface {
 	Emit(e Event)
 }
 
-// Tracer stamps events with the run id, a sequence number and the time, and
-// forwards them to its sinks. The zero value is not usable; use New. A nil
-// *Tracer discards events, so code can trace unconditionally.
+// Scrubber removes secrets from text. *redact.Scrubber implements it.
+// Implementations must be safe for concurrent use.
+type Scrubber interface {
+	String(s string) string
+}
+
+// Tracer stamps events with the run id, a sequence number and the time,
+// scrubs them when it has a Scrubber, and forwards them to its sinks. The
+// zero value is not usable; use New or NewWithOptions. A nil *Tracer
+// discards events, so code can trace unconditionally.
 type Tracer struct {
 	runID string
 	now   func() time.Time
+	scrub Scrubber // nil: events are not scrubbed; set only at construction
 	// mu guards seq and sinks: stamping and delivery happen under it.
 	mu    sync.Mutex
 	seq   int64
 	sinks []Sink
 }
 
-// New returns a tracer for one run.
+// Option configures a Tracer built by NewWithOptions.
+type Option func(*Tracer)
+
+// WithSinks adds sinks, in order, after any added by earlier options.
+// Default: none (add more later with AddSink).
+func WithSinks(sinks ...Sink) Option {
+	return func(t *Tracer) { t.sinks = append(t.sinks, sinks...) }
+}
+
+// WithScrubber scrubs every event once, before any sink sees it: its Text,
+// its Node and every string inside Data (see Scrub). Sinks added later with
+// AddSink see scrubbed events too. Default: nil, events reach the sinks as
+// emitted.
+func WithScrubber(s Scrubber) Option {
+	return func(t *Tracer) { t.scrub = s }
+}
+
+// New returns a tracer for one run that delivers to sinks and does not
+// scrub; it is NewWithOptions(runID, WithSinks(sinks...)).
 func New(runID string, sinks ...Sink) *Tracer {
-	return &Tracer{runID: runID, sinks: sinks, now: time.Now}
+	return NewWithOptions(runID, WithSinks(sinks...))
+}
+
+// NewWithOptions returns a tracer for one run.
+func NewWithOptions(runID string, opts ...Option) *Tracer {
+	t := &Tracer{runID: runID, now: time.Now}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
+}
+
+// Scrub returns e with its Text, its Node and every string inside its Data
+// passed through s (see redact.Walk for what Data holds that is reached).
+// It does not modify e's Data: maps, slices and structs that hold a changed
+// string are copied. A nil s returns e unchanged.
+func Scrub(s Scrubber, e Event) Event {
+	if s == nil {
+		return e
+	}
+	e.Node = s.String(e.Node)
+	e.Text = s.String(e.Text)
+	if e.Data != nil {
+		e.Data = redact.Walk(e.Data, s)
+	}
+	return e
 }
 
 // RunID returns the run id events are stamped with.
@@ -101,12 +159,14 @@ func (t *Tracer) AddSink(s Sink) {
 	t.mu.Unlock()
 }
 
-// Emit stamps e and sends it to every sink. Sinks see events in sequence
-// order: stamping and delivery happen under one lock.
+// Emit scrubs e (when the tracer has a Scrubber), stamps it and sends it
+// to every sink. Sinks see events in sequence order: stamping and delivery
+// happen under one lock.
 func (t *Tracer) Emit(e Event) {
 	if t == nil {
 		return
 	}
+	e = Scrub(t.scrub, e) // outside the lock: the scrubber is safe for concurrent use
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e.RunID = t.runID

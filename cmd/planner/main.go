@@ -5,46 +5,121 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/planner-engine/planner/redact"
 )
 
-// Exit codes.
+// Exit codes. They are documented in the README and in the root --help.
 const (
-	exitOK    = 0
-	exitFail  = 1
+	// exitOK: the command succeeded; for run, a complete answer.
+	exitOK = 0
+	// exitFail: the run or validation failed.
+	exitFail = 1
+	// exitUsage: a command-line mistake.
 	exitUsage = 2
+	// Exit code 3 is reserved for a run that stops to wait for a human
+	// approval; nothing returns it yet.
+	// exitIncomplete: the run ended with a best-effort answer that is not
+	// complete (a budget, a loop or parse failures ended it).
+	exitIncomplete = 4
+	// exitSIGINT and exitSIGTERM follow the shell convention 128+signal.
+	exitSIGINT  = 130
+	exitSIGTERM = 143
 )
+
+// stopGrace is how long a command may take to save its work and return after
+// SIGINT or SIGTERM before the process exits anyway.
+const stopGrace = 3 * time.Second
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:]))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go watchSignals(sigs, cancel, os.Stderr, os.Exit)
+	code := run(ctx, os.Args[1:])
+	signal.Stop(sigs)
+	os.Exit(code)
+}
+
+// interrupted is the cancellation cause of a command stopped by a signal.
+type interrupted struct{ sig os.Signal }
+
+func (i *interrupted) Error() string { return "interrupted by " + signalName(i.sig) }
+
+// exitCode is 128 + the signal number, as shells report it.
+func (i *interrupted) exitCode() int {
+	if i.sig == syscall.SIGTERM {
+		return exitSIGTERM
+	}
+	return exitSIGINT
+}
+
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// watchSignals cancels the command's context on the first signal, so every
+// run, model call, tool and compare worker stops and saves what it has. A
+// second signal, or a command still busy after stopGrace, exits at once.
+func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, stderr io.Writer, exit func(int)) {
+	first, ok := <-sigs
+	if !ok {
+		return
+	}
+	cause := &interrupted{sig: first}
+	cancel(cause)
+	fmt.Fprintf(stderr, "\nplanner: %s received; stopping and saving what the run has (press Ctrl-C again to exit at once)\n", signalName(first))
+	timer := time.NewTimer(stopGrace)
+	defer timer.Stop()
+	select {
+	case second, ok := <-sigs:
+		if !ok {
+			return
+		}
+		fmt.Fprintf(stderr, "planner: %s received again; exiting now\n", signalName(second))
+	case <-timer.C:
+		fmt.Fprintf(stderr, "planner: still busy %s after %s; exiting now\n", cause.Error(), stopGrace)
+	}
+	exit(cause.exitCode())
 }
 
 func run(ctx context.Context, args []string) int {
 	root := newRoot()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	var sig *interrupted
+	if errors.As(context.Cause(ctx), &sig) {
+		fmt.Fprintf(os.Stderr, "planner: %s; stopped cleanly\n", sig.Error())
+		return sig.exitCode()
+	}
 	if err == nil {
 		return exitOK
 	}
-	if ctx.Err() != nil {
-		fmt.Fprintln(os.Stderr, "planner: interrupted; stopped cleanly")
-		return exitFail
-	}
+	// Errors can quote what a server sent back, keys included.
+	msg := redact.New().String(err.Error())
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(os.Stderr, "planner: %v\nRun 'planner %s --help' for usage.\n", err, ue.cmd)
+		fmt.Fprintf(os.Stderr, "planner: %s\nRun 'planner %s --help' for usage.\n", msg, ue.cmd)
 		return exitUsage
+	}
+	var inc *incompleteError
+	if errors.As(err, &inc) {
+		return exitIncomplete
 	}
 	var se *silentError
 	if !errors.As(err, &se) {
-		fmt.Fprintf(os.Stderr, "planner: %v\n", err)
+		fmt.Fprintf(os.Stderr, "planner: %s\n", msg)
 	}
 	return exitFail
 }
@@ -63,3 +138,9 @@ type silentError struct{ err error }
 
 func (e *silentError) Error() string { return e.err.Error() }
 func (e *silentError) Unwrap() error { return e.err }
+
+// incompleteError marks a run that printed a best-effort answer which is not
+// complete (exit code 4). The answer and its reason are already printed.
+type incompleteError struct{ reason string }
+
+func (e *incompleteError) Error() string { return "incomplete answer: " + e.reason }

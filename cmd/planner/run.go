@@ -12,12 +12,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
 )
@@ -26,6 +29,7 @@ type runFlags struct {
 	config, llm, traceFile, reference, record string
 	json, quiet, verbose                      bool
 	maxSteps                                  int
+	timeout                                   time.Duration
 }
 
 // runOutput is the --json result line.
@@ -57,7 +61,18 @@ so a failed attempt that was retried is recorded too. --llm replay:FILE plays th
 offline through the same middleware, reaching the identical result with no network; a request
 that differs from the recording (a changed prompt or task, or a node's call options such as
 temperature or stop words) fails the run with a diff of what changed. The file is created by
-the first model call. Only run records; compare has no --record.`,
+the first model call. Only run records; compare has no --record.
+
+Limits: the whole run is bounded by --timeout (default: the pipeline's limits.timeout, which
+defaults to ` + config.DefaultTimeout.String() + `). Each model attempt is bounded by the llm block's timeout
+(default ` + middleware.DefaultCallTimeout.String() + ` for real providers) and failed attempts are retried up to
+retry.max_attempts (default 3); every wait for a retry is printed, and a wait that would outlast
+the run's deadline (a long Retry-After) fails at once with the reason.
+
+Exit codes: 0 complete answer; 1 the run failed; 2 usage error; 4 the run ended with an
+incomplete best-effort answer (budget, loop or parse failures; the reason is printed);
+130 / 143 stopped by SIGINT / SIGTERM (the trace so far is saved). 3 is reserved for a run
+that waits for approval.`,
 		Example: `  planner run --config configs/direct.yaml "What is the capital of France?"
   planner run --config configs/react.yaml --llm openai:gpt-4o-mini --trace run.jsonl "How tall is ..."
   echo "What is 2+2?" | planner run --config configs/cot.yaml --json -
@@ -91,6 +106,7 @@ the first model call. Only run records; compare has no --record.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the trace stream")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also print node, route and model-call events")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "override limits.max_steps (node executions per run)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "whole-run time limit (default: the pipeline's limits.timeout, else "+config.DefaultTimeout.String()+"; negative: none)")
 	fl.StringVar(&f.reference, "reference", "", "reference answer (used by evaluators such as Reflexion's exact match)")
 	return c
 }
@@ -130,8 +146,14 @@ func runTask(c *cobra.Command, f *runFlags, question string) (err error) {
 	if err != nil {
 		return err
 	}
+	if f.timeout != 0 {
+		p.Config.Limits.Timeout = f.timeout
+	}
 	out := c.OutOrStdout()
-	tracer := trace.New(newRunID())
+	// One scrubber for every output of the run: the terminal stream, the
+	// --trace file, the --json line and the answer.
+	sc := redact.New()
+	tracer := trace.NewWithOptions(newRunID(), trace.WithScrubber(sc))
 	if !f.quiet {
 		tty := false
 		if file, ok := out.(*os.File); ok {
@@ -176,13 +198,18 @@ func runTask(c *cobra.Command, f *runFlags, question string) (err error) {
 		if runErr != nil {
 			o.Error = runErr.Error()
 		}
-		b, err := json.Marshal(o)
+		// Scrub the value, not the encoded bytes: JSON escaping could
+		// otherwise hide a secret from the match.
+		b, err := json.Marshal(redact.Walk(o, sc))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(out, string(b))
 		if runErr != nil {
 			return &silentError{runErr}
+		}
+		if !st.Complete {
+			return &incompleteError{reason: st.Reason}
 		}
 		return nil
 	}
@@ -194,12 +221,19 @@ func runTask(c *cobra.Command, f *runFlags, question string) (err error) {
 	if u.Estimated {
 		est = " (estimated)"
 	}
-	fmt.Fprintf(out, "\nAnswer: %s\n", st.Answer)
+	fmt.Fprintf(out, "\nAnswer: %s\n", sc.String(st.Answer))
 	if !st.Complete {
-		fmt.Fprintf(out, "(incomplete: %s)\n", st.Reason)
+		fmt.Fprintf(out, "(incomplete: %s)\n", sc.String(st.Reason))
 	}
-	fmt.Fprintf(out, "usage: %d model calls, %d prompt + %d completion tokens%s, %d tool calls, %d steps, %s\n",
-		u.ModelCalls, u.PromptTokens, u.CompletionTokens, est, u.ToolCalls, len(res.Steps), res.Duration.Round(1e6))
+	retries := ""
+	if u.ModelAttempts > u.ModelCalls {
+		retries = fmt.Sprintf(" (%d attempts)", u.ModelAttempts)
+	}
+	fmt.Fprintf(out, "usage: %d model calls%s, %d prompt + %d completion tokens%s, %d tool calls, %d steps, %s\n",
+		u.ModelCalls, retries, u.PromptTokens, u.CompletionTokens, est, u.ToolCalls, len(res.Steps), res.Duration.Round(1e6))
+	if !st.Complete {
+		return &incompleteError{reason: st.Reason}
+	}
 	return nil
 }
 

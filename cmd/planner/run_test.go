@@ -90,9 +90,14 @@ func TestSecretsAppearInNoOutput(t *testing.T) {
 		status   int
 		json     bool
 		wantCode int
+		// echo puts the key into the model's reply itself, as an echoing
+		// proxy would, so it reaches the answer, the trace and --json.
+		echo bool
 	}{
 		{name: "successful run, json", status: http.StatusOK, json: true, wantCode: 0},
 		{name: "successful run, terminal", status: http.StatusOK, wantCode: 0},
+		{name: "key echoed in the reply, json", status: http.StatusOK, json: true, wantCode: 0, echo: true},
+		{name: "key echoed in the reply, terminal", status: http.StatusOK, wantCode: 0, echo: true},
 		{name: "rejected key, json", status: http.StatusUnauthorized, json: true, wantCode: 1},
 		{name: "rejected key, terminal", status: http.StatusUnauthorized, wantCode: 1},
 	}
@@ -103,7 +108,11 @@ func TestSecretsAppearInNoOutput(t *testing.T) {
 			srv := newFakeOpenAI(t, func(_ int, req chatRequest) reply {
 				// Echo the whole key back, as a careless server would, so
 				// that only redaction keeps it out of the outputs.
-				return reply{status: tt.status, content: "Answer: 4", promptTokens: 9, completion: 3,
+				content := "Answer: 4"
+				if tt.echo {
+					content = "Your key is " + strings.TrimPrefix(req.Authorization, "Bearer ") + ".\nAnswer: 4 " + strings.TrimPrefix(req.Authorization, "Bearer ")
+				}
+				return reply{status: tt.status, content: content, promptTokens: 9, completion: 3,
 					errMessage: "Incorrect API key provided: " + strings.TrimPrefix(req.Authorization, "Bearer ")}
 			})
 			dir := t.TempDir()

@@ -13,6 +13,12 @@
 // editing a config or switching models re-runs it. Verdicts are not taken
 // from the store: every answer is scored again with the current scorer when
 // the report is built.
+//
+// Secrets are scrubbed (package redact) from everything a comparison
+// writes: each run's events before they reach its trace, and each result's
+// answer, error and failure before it is stored. Reports are built from
+// stored results, so they hold no secrets either; results stored by an
+// earlier version are scrubbed again when read.
 package compare
 
 import (
@@ -36,6 +42,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/score"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
 	"github.com/schollz/progressbar/v3"
 )
@@ -69,6 +76,10 @@ type Options struct {
 	Progress io.Writer
 	// NoTraces skips writing the runs' JSONL traces. Default false.
 	NoTraces bool
+	// Scrubber removes secrets from the traces, the stored results and so
+	// the reports. Default: redact.New(), built once per Run from the
+	// process environment.
+	Scrubber *redact.Scrubber
 }
 
 // ErrOptions marks invalid options.
@@ -110,6 +121,9 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	}
 	if opts.Scorer == nil {
 		opts.Scorer = score.ExactMatch{}
+	}
+	if opts.Scrubber == nil {
+		opts.Scrubber = redact.New()
 	}
 	llmCfg := opts.LLM
 	if llmCfg.Provider == "sim" {
@@ -240,7 +254,7 @@ feed:
 	for _, r := range records {
 		t, ok := ids[r.TaskID]
 		if fp, mineCfg := want[r.Config]; mineCfg && ok && fp == r.Fingerprint {
-			mine = append(mine, judge(r, tasks[t], opts.Scorer))
+			mine = append(mine, judge(scrubRecord(opts.Scrubber, r), tasks[t], opts.Scorer))
 		}
 	}
 	provider := opts.LLM.Provider
@@ -248,10 +262,10 @@ feed:
 		provider = pipes[0].Config.LLM.Provider
 	}
 	rep := Summarize(mine, order)
-	rep.Model = loader.ModelLabel(provider)
+	rep.Model = opts.Scrubber.String(loader.ModelLabel(provider))
 	rep.Simulated = provider == "sim"
 	rep.Scripted = provider == "scripted"
-	rep.Suite = opts.Suite
+	rep.Suite = opts.Scrubber.String(opts.Suite)
 	rep.Seed = opts.Seed
 	rep.Tasks = len(tasks)
 	rep.Ran = len(jobs)
@@ -349,7 +363,7 @@ func judge(rec Record, task agent.Task, sc score.Scorer) Record {
 // during the run, whose result is then left for a resume.
 func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Options, traces *traceSet) (Record, bool) {
 	rec := Record{Config: p.Config.Name, TaskID: task.ID, Seed: opts.Seed}
-	tracer := trace.New(fmt.Sprintf("%s/%s/%d", p.Config.Name, task.ID, opts.Seed))
+	tracer := trace.NewWithOptions(fmt.Sprintf("%s/%s/%d", p.Config.Name, task.ID, opts.Seed), trace.WithScrubber(opts.Scrubber))
 	// The trace is kept in memory and appended to the config's trace file
 	// once the run is over, so file I/O neither delays the run nor counts in
 	// its latency, and an interrupted run leaves no partial trace behind.
@@ -387,7 +401,17 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 			rec.Failure = FailureError
 		}
 	}
-	return judge(rec, task, opts.Scorer), true
+	return judge(scrubRecord(opts.Scrubber, rec), task, opts.Scorer), true
+}
+
+// scrubRecord removes secrets from the free text of a record: its answer,
+// error and failure kind. The fields that key the store (config, task id,
+// fingerprint) are left alone, so a resume still finds the record. The
+// answer is scrubbed before it is judged, so a fresh record and the same
+// record read back from the store get the same verdict.
+func scrubRecord(s *redact.Scrubber, r Record) Record {
+	r.Answer, r.Error, r.Failure = s.String(r.Answer), s.String(r.Error), s.String(r.Failure)
+	return r
 }
 
 // percentile returns the p-th percentile (0–100) of sorted values by the

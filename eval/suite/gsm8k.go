@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -40,8 +39,13 @@ var errNoFinalAnswer = errors.New(`no final "#### <answer>" line`)
 //     and that id is added to DependsOn (ascending, without repeats). A
 //     number from the question that happens to equal an earlier result is
 //     therefore also read as a reference; the arithmetic is unchanged.
+//     A literal directly followed by a letter or underscore ("6x") is not
+//     linked, since "#E1x" would name step "1x". Only outputs written as
+//     plain decimals ("24", "-3", "12.50", thousands separators allowed)
+//     are linked; others (fractions, "1e6") never are.
 //
 // It fails when the "####" line is missing or an annotation has no "=".
+// Its time is linear in the length of the solution.
 func GSM8KGold(solution string) (*agent.Gold, error) {
 	body, final, found := cutLast(solution, "####")
 	if !found {
@@ -55,7 +59,7 @@ func GSM8KGold(solution string) (*agent.Gold, error) {
 		return nil, errNoFinalAnswer
 	}
 	g := &agent.Gold{Answer: ans}
-	var outputs []*big.Rat // by step index; nil when not a number
+	latest := map[string]int{} // decimalKey of an output to its latest step id
 	for line := range strings.SplitSeq(body, "\n") {
 		for _, m := range calcRe.FindAllStringSubmatch(line, -1) {
 			input, output, ok := cutLast(m[1], "=")
@@ -67,13 +71,11 @@ func GSM8KGold(solution string) (*agent.Gold, error) {
 				Tool:   "calculator",
 				Output: strings.TrimSpace(output),
 			}
-			step.Input, step.DependsOn = linkInputs(strings.TrimSpace(input), outputs)
+			step.Input, step.DependsOn = linkInputs(strings.TrimSpace(input), latest)
 			g.Steps = append(g.Steps, step)
-			out, ok := new(big.Rat).SetString(strings.ReplaceAll(step.Output, ",", ""))
-			if !ok {
-				out = nil
+			if key, ok := decimalKey(strings.ReplaceAll(step.Output, ",", "")); ok {
+				latest[key] = len(g.Steps)
 			}
-			outputs = append(outputs, out)
 		}
 		if text := strings.TrimSpace(calcRe.ReplaceAllString(line, "")); text != "" {
 			g.Reasoning = append(g.Reasoning, text)
@@ -83,31 +85,87 @@ func GSM8KGold(solution string) (*agent.Gold, error) {
 }
 
 // linkInputs replaces number literals in input that equal an earlier step's
-// output with #E references and returns the rewritten input and the ids it
-// depends on.
-func linkInputs(input string, outputs []*big.Rat) (string, []string) {
-	var deps []int
-	linked := literalRe.ReplaceAllStringFunc(input, func(lit string) string {
-		v, ok := new(big.Rat).SetString(lit)
+// output (latest maps decimalKey values to the most recent such step's id)
+// with #E references and returns the rewritten input and the ids it
+// depends on. A literal directly followed by a letter or underscore ("6x")
+// is kept, since "#E1x" would read as a reference to step "1x".
+func linkInputs(input string, latest map[string]int) (string, []string) {
+	var (
+		deps   []int
+		seen   = map[int]bool{}
+		linked strings.Builder
+		last   int
+	)
+	for _, m := range literalRe.FindAllStringIndex(input, -1) {
+		if m[1] < len(input) && isWordByte(input[m[1]]) {
+			continue
+		}
+		key, ok := decimalKey(input[m[0]:m[1]])
 		if !ok {
-			return lit
+			continue
 		}
-		for i := len(outputs) - 1; i >= 0; i-- {
-			if outputs[i] != nil && outputs[i].Cmp(v) == 0 {
-				if !slices.Contains(deps, i+1) {
-					deps = append(deps, i+1)
-				}
-				return "#E" + strconv.Itoa(i+1)
-			}
+		id, ok := latest[key]
+		if !ok {
+			continue
 		}
-		return lit
-	})
+		if !seen[id] {
+			seen[id] = true
+			deps = append(deps, id)
+		}
+		linked.WriteString(input[last:m[0]])
+		linked.WriteString("#E" + strconv.Itoa(id))
+		last = m[1]
+	}
+	linked.WriteString(input[last:])
 	slices.Sort(deps)
 	var ids []string
 	for _, d := range deps {
 		ids = append(ids, strconv.Itoa(d))
 	}
-	return linked, ids
+	return linked.String(), ids
+}
+
+// isWordByte reports whether c may continue a #E reference's id.
+func isWordByte(c byte) bool {
+	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+
+// decimalKey returns a canonical form of a decimal number such as "012.50"
+// or "-.5" ("12.5", "-0.5"), equal for numerically equal decimals, or false
+// when s is not a plain decimal (an optional sign, digits and at most one
+// point, with at least one digit).
+func decimalKey(s string) (string, bool) {
+	neg := false
+	switch {
+	case strings.HasPrefix(s, "-"):
+		neg, s = true, s[1:]
+	case strings.HasPrefix(s, "+"):
+		s = s[1:]
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	if (whole == "" && frac == "") || !allDigits(whole) || !allDigits(frac) {
+		return "", false
+	}
+	whole, frac = strings.TrimLeft(whole, "0"), strings.TrimRight(frac, "0")
+	if whole == "" && frac == "" {
+		return "0", true
+	}
+	if whole == "" {
+		whole = "0"
+	}
+	key := whole
+	if frac != "" {
+		key += "." + frac
+	}
+	if neg {
+		key = "-" + key
+	}
+	return key, true
+}
+
+// allDigits reports whether s holds only ASCII digits ("" does).
+func allDigits(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) < 0
 }
 
 // cutLast splits s around the last sep.

@@ -56,7 +56,9 @@ const (
 	// GSM8KGold for how the worked answer becomes a gold program.
 	FormatGSM8K Format = "gsm8k"
 	// FormatGame24 is the Tree of Thoughts CSV with a "Puzzles" column of
-	// space-separated numbers such as "4 5 6 10".
+	// space-separated numbers such as "4 5 6 10". Puzzles of up to four
+	// numbers get a Gold solution when solvable; larger ones are posed
+	// without one, since solving them can take minutes.
 	FormatGame24 Format = "game24"
 	// FormatHotpotQA is a JSON array of {"question","answer"} records with
 	// optional "_id" or "id", "type" and "level".
@@ -203,7 +205,14 @@ func LoadFormat(ctx context.Context, path string, opts ...Option) ([]agent.Task,
 	if err != nil {
 		return nil, "", fmt.Errorf("read suite: %w", err)
 	}
+	return loadData(ctx, path, data, format, o)
+}
+
+// loadData is LoadFormat on the contents of the file at path, read
+// already; format is a Format constant.
+func loadData(ctx context.Context, path string, data []byte, format Format, o options) ([]agent.Task, Format, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	var err error
 	if format == FormatAuto {
 		if format, err = detect(path, data); err != nil {
 			return nil, "", err

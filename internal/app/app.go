@@ -11,7 +11,6 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools"
@@ -63,24 +62,22 @@ func WithRecording(path string) Option {
 	return func(o *options) { o.record = path }
 }
 
-// New wires the default factories. It fails when the tokenizer cannot be
-// loaded, or with ErrRecording when the WithRecording folder is missing.
+// New wires the default factories. It fails with ErrRecording when the
+// WithRecording folder is missing. The tokenizer that estimates usage a
+// provider does not report is loaded on first use.
 func New(opts ...Option) (*App, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	est, err := usage.NewEstimator()
-	if err != nil {
-		return nil, fmt.Errorf("loading the tokenizer: %w", err)
-	}
 	a := &App{Tools: builtin.Factory{}, Registry: nodes.Default(), replays: newReplays()}
 	if o.record != "" {
+		var err error
 		if a.rec, err = newRecording(o.record); err != nil {
 			return nil, err
 		}
 	}
-	a.Models = newModels(est, a.rec, a.replays)
+	a.Models = newModels(newTokenMeter(), a.rec, a.replays)
 	return a, nil
 }
 

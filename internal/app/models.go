@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/planner-engine/planner/agent"
@@ -13,15 +14,32 @@ import (
 	"github.com/planner-engine/planner/llm/provider"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/llm/usage"
+	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // tokenMeter measures usage with the provider's report, falling back to a
-// tiktoken estimate.
-type tokenMeter struct{ est *usage.Estimator }
+// tiktoken estimate. The tokenizer is loaded on the first call that needs an
+// estimate (loading its ranks takes a noticeable fraction of a second), so
+// commands and runs whose providers report usage never pay for it. If it
+// cannot be loaded, the meter falls back to agent.ApproxMeter.
+type tokenMeter struct {
+	est func() (*usage.Estimator, error)
+}
+
+func newTokenMeter() tokenMeter {
+	return tokenMeter{est: sync.OnceValues(func() (*usage.Estimator, error) { return usage.NewEstimator() })}
+}
 
 func (m tokenMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentResponse) (int, int, bool) {
-	u := m.est.Resolve(msgs, resp)
+	if u, ok := usage.FromResponse(resp); ok {
+		return u.PromptTokens, u.CompletionTokens, u.Estimated
+	}
+	est, err := m.est()
+	if err != nil {
+		return agent.ApproxMeter{}.Measure(msgs, resp)
+	}
+	u := est.Estimate(msgs, resp)
 	return u.PromptTokens, u.CompletionTokens, u.Estimated
 }
 
@@ -34,11 +52,33 @@ func (p pricer) Cost(prompt, completion int) (float64, bool) {
 	return p.table.Cost(p.model, usage.Usage{PromptTokens: prompt, CompletionTokens: completion})
 }
 
+// offline reports whether provider is one of the offline models, whose
+// failures are simulated or replayed.
+func offline(provider string) bool {
+	return provider == "sim" || provider == "scripted" || provider == "replay"
+}
+
+// callTimeout is the per-attempt timeout of cfg's model: llm.timeout, else
+// middleware.DefaultCallTimeout for real providers and none (0) for offline
+// ones.
+func callTimeout(cfg config.LLM) time.Duration {
+	if cfg.Timeout > 0 || offline(cfg.Provider) {
+		return cfg.Timeout
+	}
+	return middleware.DefaultCallTimeout
+}
+
+// httpTimeoutMargin is how much longer than the per-attempt timeout a real
+// provider's HTTP client may take: the client's timeout is only a backstop,
+// so that the per-attempt timeout, whose error says which setting to raise,
+// fires first.
+const httpTimeoutMargin = 5 * time.Second
+
 // middlewareFor turns an llm block into the middleware stack. Offline models
 // get quick retries: their failures are simulated, so waiting serves nothing.
 func middlewareFor(cfg config.LLM) middleware.Config {
 	mc := middleware.DefaultConfig()
-	if cfg.Provider == "sim" || cfg.Provider == "scripted" || cfg.Provider == "replay" {
+	if offline(cfg.Provider) {
 		mc.Retry.BaseDelay = time.Millisecond
 		mc.Retry.MaxDelay = 10 * time.Millisecond
 	}
@@ -51,30 +91,67 @@ func middlewareFor(cfg config.LLM) middleware.Config {
 	if cfg.Retry.MaxDelay > 0 {
 		mc.Retry.MaxDelay = cfg.Retry.MaxDelay
 	}
-	mc.Timeout = cfg.Timeout
+	if cfg.Retry.MaxRetryAfter > 0 {
+		mc.Retry.MaxRetryAfter = cfg.Retry.MaxRetryAfter
+	}
+	mc.Timeout = callTimeout(cfg)
 	mc.RateLimit.RequestsPerSecond = cfg.RateLimit.RequestsPerSecond
 	mc.RateLimit.MaxConcurrent = cfg.RateLimit.MaxConcurrent
+	mc.MaxReplyBytes = cfg.ReplyLimit()
 	return mc
+}
+
+// middlewareOptions are the hooks of every model's middleware: each retry
+// wait and each truncated reply is reported to the tracer of the call's
+// context, attributed to the calling node.
+func middlewareOptions() []middleware.Option {
+	return []middleware.Option{
+		middleware.WithOnRetry(func(ctx context.Context, ev middleware.RetryEvent) {
+			data := map[string]any{
+				"attempt": ev.Attempt, "max_attempts": ev.MaxAttempts, "delay_ms": ev.Delay.Milliseconds(),
+				"status": ev.StatusCode, "reason": ev.Reason,
+			}
+			if ev.RetryAfter > 0 {
+				data["retry_after_ms"] = ev.RetryAfter.Milliseconds()
+			}
+			if ev.Err != nil {
+				data["error"] = ev.Err.Error()
+			}
+			trace.From(ctx).Emit(trace.Event{Kind: trace.KindRetry, Node: agent.CallerFrom(ctx).Node, Text: ev.String(), Data: data})
+		}),
+		middleware.WithOnTruncate(func(ctx context.Context, ev middleware.TruncateEvent) {
+			trace.From(ctx).Emit(trace.Event{Kind: trace.KindInfo, Node: agent.CallerFrom(ctx).Node,
+				Text: fmt.Sprintf("model reply truncated: its %s had %d bytes, over the %d-byte limit (llm.max_reply_bytes)", ev.Field, ev.Size, ev.Limit),
+				Data: map[string]any{"truncated": ev.Field, "bytes": ev.Size, "limit_bytes": ev.Limit, "choice": ev.Choice}})
+		}),
+	}
 }
 
 // newModels builds the model factory. With rec set, every built model is
 // recorded just around the provider, inside the middleware (see
 // WithRecording); the factory applies wrappers innermost first.
-func newModels(est *usage.Estimator, rec *recording, cassettes *replays) *llm.Factory {
+func newModels(meter tokenMeter, rec *recording, cassettes *replays) *llm.Factory {
 	prices := usage.DefaultPriceTable()
 	real := func(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-		return provider.New(ctx, provider.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
+		pc := provider.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
 			APIKeyEnv: cfg.APIKeyEnv, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
-			HTTPClient: middleware.NewObservingClient(nil)})
+			Timeout: callTimeout(cfg) + httpTimeoutMargin}
+		if cfg.Provider != provider.Mistral {
+			// The mistral SDK builds its own client and refuses one.
+			pc.HTTPClient = middleware.NewObservingClient(nil)
+		}
+		return provider.New(ctx, pc)
 	}
 	var opts []llm.FactoryOption
 	if rec != nil {
 		opts = append(opts, llm.WithWrapper(rec.wrap))
 	}
 	opts = append(opts,
-		llm.WithMeter(tokenMeter{est: est}),
+		llm.WithMeter(meter),
 		llm.WithPricer(func(model string) agent.Pricer { return pricer{table: prices, model: model} }),
-		llm.WithWrapper(func(cfg config.LLM, m llms.Model) llms.Model { return middleware.Apply(m, middlewareFor(cfg)) }),
+		llm.WithWrapper(func(cfg config.LLM, m llms.Model) llms.Model {
+			return middleware.Apply(m, middlewareFor(cfg), middlewareOptions()...)
+		}),
 		llm.WithProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
 			seed := cfg.Seed
 			if seed == 0 {

@@ -24,11 +24,12 @@
 //
 // # Secrets
 //
-// Before anything is written, every string in the entry is scrubbed: the
-// value of each environment variable whose name ends in _KEY, _TOKEN,
-// _SECRET or _PASSWORD (values shorter than 8 characters are ignored) becomes
-// "[REDACTED:NAME]"; bearer tokens and the well-known key shapes of OpenAI
-// ("sk-..."), Anthropic ("sk-ant-...") and Google ("AIza...") become
+// Before anything is written, every string in the entry is scrubbed with
+// the engine's one set of rules, package redact's (redact.Scrubber.Tree):
+// the value of each environment variable whose name ends in _KEY, _TOKEN,
+// _SECRET or _PASSWORD (values shorter than 8 characters are ignored)
+// becomes "[REDACTED:NAME]"; bearer tokens and the well-known key shapes of
+// OpenAI ("sk-..."), Anthropic ("sk-ant-...") and Google ("AIza...") become
 // "[REDACTED]"; and the value of any map field named like a credential
 // (Authorization, Cookie, api_key, x-api-key, access_token, password,
 // secret, ...) becomes "[REDACTED]" when it is a string (so a tool schema
@@ -56,11 +57,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
-	"regexp"
 	"slices"
-	"strings"
 
+	"github.com/planner-engine/planner/redact"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -185,22 +184,14 @@ type ToolCall struct {
 type Option func(*config)
 
 type config struct {
-	environ  []string
-	suffixes []string
-	secrets  []string
+	scrubber *redact.Scrubber
+	redact   []redact.Option
 }
 
-// defaultSecretSuffixes are the environment variable name endings whose
-// values are scrubbed.
-var defaultSecretSuffixes = []string{"_KEY", "_TOKEN", "_SECRET", "_PASSWORD"}
-
 func buildConfig(opts []Option) config {
-	c := config{suffixes: defaultSecretSuffixes}
+	var c config
 	for _, o := range opts {
 		o(&c)
-	}
-	if c.environ == nil {
-		c.environ = os.Environ()
 	}
 	return c
 }
@@ -208,125 +199,47 @@ func buildConfig(opts []Option) config {
 // WithEnviron scrubs secrets found in env ("NAME=value" strings) instead of
 // the process environment read at construction.
 func WithEnviron(env []string) Option {
-	return func(c *config) { c.environ = append([]string{}, env...) }
+	return func(c *config) { c.redact = append(c.redact, redact.WithEnviron(env)) }
 }
 
 // WithSecretSuffixes replaces the default name endings (_KEY, _TOKEN,
 // _SECRET, _PASSWORD) that mark an environment variable as secret. Names are
 // compared in upper case.
 func WithSecretSuffixes(suffixes ...string) Option {
-	return func(c *config) { c.suffixes = slices.Clone(suffixes) }
+	return func(c *config) { c.redact = append(c.redact, redact.WithSecretSuffixes(suffixes...)) }
 }
 
 // WithSecrets adds literal values to scrub, replaced by "[REDACTED]".
 func WithSecrets(values ...string) Option {
-	return func(c *config) { c.secrets = append(c.secrets, values...) }
+	return func(c *config) { c.redact = append(c.redact, redact.WithSecrets(values...)) }
 }
 
-// minSecretLen is the shortest environment value treated as a secret;
-// shorter values ("1", "true") would redact ordinary text.
-const minSecretLen = 8
+// WithScrubber scrubs with s, a scrubber shared with the rest of the
+// process, instead of building one; WithEnviron, WithSecretSuffixes and
+// WithSecrets are then ignored. Default: a scrubber built by redact.New
+// from those options (the process environment when none is given).
+func WithScrubber(s *redact.Scrubber) Option {
+	return func(c *config) { c.scrubber = s }
+}
 
-// redacted replaces scrubbed values that have no variable name.
-const redacted = "[REDACTED]"
-
-var (
-	// credentialKey matches map keys naming credentials after lower-casing
-	// and removing '-', '_' and spaces. "max_tokens" and "PromptTokens" do
-	// not match.
-	credentialKey = regexp.MustCompile(`^(authorization|proxyauthorization|cookie|setcookie|password|passwd|secret|token|x?(api|access|refresh|id|auth|bearer|session|private|secret|client)(key|token|secret))$`)
-	// secretShapes match well-known credential formats inside text.
-	secretShapes = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}`),
-		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
-		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),
-	}
-)
-
-// secret is one literal value to replace.
-type secret struct{ value, replacement string }
-
-// scrubber removes secrets from recorded data.
+// scrubber applies the redact package's rules to recorded data.
 type scrubber struct {
-	secrets []secret // longest value first
+	r *redact.Scrubber
 }
 
 func newScrubber(c config) *scrubber {
-	s := &scrubber{}
-	seen := map[string]bool{}
-	for _, kv := range c.environ {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || len(value) < minSecretLen || seen[value] {
-			continue
-		}
-		upper := strings.ToUpper(name)
-		for _, suf := range c.suffixes {
-			if strings.HasSuffix(upper, strings.ToUpper(suf)) {
-				s.secrets = append(s.secrets, secret{value: value, replacement: "[REDACTED:" + name + "]"})
-				seen[value] = true
-				break
-			}
-		}
+	if c.scrubber != nil {
+		return &scrubber{r: c.scrubber}
 	}
-	for _, v := range c.secrets {
-		if v != "" && !seen[v] {
-			s.secrets = append(s.secrets, secret{value: v, replacement: redacted})
-			seen[v] = true
-		}
-	}
-	slices.SortStableFunc(s.secrets, func(a, b secret) int {
-		if d := len(b.value) - len(a.value); d != 0 {
-			return d
-		}
-		return strings.Compare(a.value, b.value)
-	})
-	return s
+	return &scrubber{r: redact.New(c.redact...)}
 }
 
 // text scrubs one string.
-func (s *scrubber) text(v string) string {
-	for _, sec := range s.secrets {
-		v = strings.ReplaceAll(v, sec.value, sec.replacement)
-	}
-	for _, re := range secretShapes {
-		v = re.ReplaceAllStringFunc(v, func(m string) string {
-			if strings.HasPrefix(strings.ToLower(m), "bearer") {
-				return m[:len("bearer")] + " " + redacted
-			}
-			return redacted
-		})
-	}
-	return v
-}
+func (s *scrubber) text(v string) string { return s.r.String(v) }
 
-// tree scrubs a decoded JSON value in place and returns it.
-func (s *scrubber) tree(v any) any {
-	switch t := v.(type) {
-	case string:
-		return s.text(t)
-	case []any:
-		for i := range t {
-			t[i] = s.tree(t[i])
-		}
-		return t
-	case map[string]any:
-		for k, val := range t {
-			if str, ok := val.(string); ok && str != "" && isCredentialKey(k) {
-				t[k] = redacted
-				continue
-			}
-			t[k] = s.tree(val)
-		}
-		return t
-	default:
-		return v
-	}
-}
-
-func isCredentialKey(k string) bool {
-	n := strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(k))
-	return credentialKey.MatchString(n)
-}
+// tree scrubs a decoded JSON value in place and returns it; map fields
+// named like credentials lose their string values.
+func (s *scrubber) tree(v any) any { return s.r.Tree(v) }
 
 // toTree converts v to its generic JSON form.
 func toTree(v any) (any, error) {

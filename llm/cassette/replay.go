@@ -3,6 +3,7 @@ package cassette
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -177,7 +178,7 @@ func NewReplayer(r io.Reader, opts ...Option) (*Replayer, error) {
 			seq: l.Seq, lineNo: rl.lineNo, key: string(key), tree: tree, resp: l.Response, errText: l.Error,
 		})
 	}
-	slices.SortStableFunc(p.recs, func(a, b *recording) int { return a.seq - b.seq })
+	slices.SortStableFunc(p.recs, func(a, b *recording) int { return cmp.Compare(a.seq, b.seq) })
 	for _, rec := range p.recs {
 		p.byKey[rec.key] = append(p.byKey[rec.key], rec)
 	}

@@ -234,3 +234,48 @@ func containsAny(s string, subs []string) bool {
 	}
 	return false
 }
+
+// FailureReason describes a failed attempt briefly, for progress lines and
+// messages. With an HTTP status of 400 or more (from an *HTTPError or parsed
+// from the message) it returns that status and "HTTP NNN"; otherwise status
+// is 0 and reason names the kind of failure: "timeout", "connection
+// refused", "connection reset", "connection closed", "unknown host",
+// "network error", "canceled", or "error" when nothing more is known.
+func FailureReason(err error) (status int, reason string) {
+	if err == nil {
+		return 0, "no error"
+	}
+	var he *HTTPError
+	if errors.As(err, &he) && he.StatusCode >= 400 {
+		status = he.StatusCode
+	}
+	if status == 0 {
+		status = statusFromMessage(err.Error())
+	}
+	if status >= 400 {
+		return status, "HTTP " + strconv.Itoa(status)
+	}
+	msg := strings.ToLower(err.Error())
+	var ne net.Error
+	var de *net.DNSError
+	var oe *net.OpError
+	switch {
+	case errors.Is(err, ErrCallTimeout), errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout(), strings.Contains(msg, "timeout"), strings.Contains(msg, "deadline"):
+		return 0, "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED), strings.Contains(msg, "connection refused"):
+		return 0, "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), strings.Contains(msg, "connection reset"):
+		return 0, "connection reset"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.ECONNABORTED), containsAny(msg, []string{"unexpected eof", "broken pipe", "server closed idle connection", "goaway"}):
+		return 0, "connection closed"
+	case errors.As(err, &de) && de.IsNotFound:
+		return 0, "unknown host"
+	case errors.As(err, &oe), strings.Contains(msg, "network error"):
+		return 0, "network error"
+	case errors.Is(err, context.Canceled), strings.Contains(msg, "cancel"):
+		return 0, "canceled"
+	}
+	return 0, "error"
+}

@@ -1,14 +1,31 @@
 // Package middleware wraps langchaingo models (llms.Model) with retry,
-// per-call timeouts, rate limiting and streaming, configured from YAML.
+// per-call timeouts, rate limiting, reply size limits and streaming,
+// configured from YAML.
 //
 // A Middleware turns one model into another; Chain composes several, the
 // first being the outermost. The usual stack, built by Apply from a Config,
 // is
 //
-//	Retry -> RateLimit -> Timeout -> provider model
+//	ReplyLimit -> Retry -> RateLimit -> Timeout -> [recorder] -> provider model
 //
 // so that every attempt is rate limited and timed separately and the
-// concurrency slot is released while a retry waits.
+// concurrency slot is released while a retry waits. The reply limit is
+// outermost: it cuts the one reply the caller gets, after the retries, and
+// it sits outside anything wrapped around the provider itself, such as a
+// cassette recorder (the planner's recorder wraps the provider directly,
+// inside this stack), so recordings keep the raw reply and a replayed reply
+// is cut exactly like the recorded one was. It applies to every model the
+// stack wraps, offline ones included.
+//
+// # Bounded, visible waits
+//
+// No wait of the retry middleware is unbounded or silent: a Retry-After
+// beyond RetryConfig.MaxRetryAfter, or any wait that would reach the
+// deadline of the caller's context, fails the call at once
+// (ErrRetryAfterTooLong, ErrNoTimeToRetry); each wait that does happen is
+// announced first to the WithOnRetry hook. Config.Timeout bounds each
+// attempt. WithAttemptCounter counts the attempts of one call, failed ones
+// included.
 //
 // # How provider errors surface
 //
@@ -94,10 +111,14 @@ type Config struct {
 	// Timeout bounds each attempt (not the whole call with its retries); a
 	// timed-out attempt fails with ErrCallTimeout and is retried. Written as
 	// a duration string such as "30s" in YAML. Default 0: no per-attempt
-	// timeout.
+	// timeout; give network models DefaultCallTimeout (2m) or more.
 	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout" json:"timeout"`
 	// RateLimit limits request rate and concurrency.
 	RateLimit RateLimitConfig `mapstructure:"rate_limit" yaml:"rate_limit" json:"rate_limit"`
+	// MaxReplyBytes caps each text field of a reply (see NewReplyLimit).
+	// Default 0: no cap. (The planner sets it from llm.max_reply_bytes,
+	// whose default is 256 KiB.)
+	MaxReplyBytes int `mapstructure:"max_reply_bytes" yaml:"max_reply_bytes" json:"max_reply_bytes"`
 }
 
 // DefaultConfig returns the configuration with every default filled in.
@@ -105,11 +126,16 @@ func DefaultConfig() Config {
 	return Config{Retry: RetryConfig{}.withDefaults(), RateLimit: RateLimitConfig{}.withDefaults()}
 }
 
-// Middlewares returns the stack described by c, outermost first: retry,
-// rate limit, per-attempt timeout. Parts that are disabled by c are left out.
-// opts (sleep function, clock, jitter source, retry hook) apply to all.
+// Middlewares returns the stack described by c, outermost first: reply
+// limit, retry, rate limit, per-attempt timeout. Parts that are disabled by
+// c are left out. opts (sleep function, clock, jitter source, retry and
+// truncation hooks) apply to all.
 func (c Config) Middlewares(opts ...Option) []Middleware {
-	mws := []Middleware{NewRetry(c.Retry, opts...)}
+	var mws []Middleware
+	if c.MaxReplyBytes > 0 {
+		mws = append(mws, NewReplyLimit(c.MaxReplyBytes, opts...))
+	}
+	mws = append(mws, NewRetry(c.Retry, opts...))
 	if c.RateLimit.RequestsPerSecond > 0 || c.RateLimit.MaxConcurrent > 0 {
 		mws = append(mws, NewRateLimit(c.RateLimit, opts...))
 	}
@@ -134,6 +160,8 @@ type options struct {
 	now     func() time.Time
 	random  func() float64
 	onRetry func(ctx context.Context, ev RetryEvent)
+	// onTruncate is called by the reply limit for each field it cuts.
+	onTruncate func(ctx context.Context, ev TruncateEvent)
 }
 
 func buildOptions(opts []Option) options {
@@ -154,7 +182,9 @@ func WithSleep(fn func(ctx context.Context, d time.Duration) error) Option {
 	}
 }
 
-// WithClock replaces the clock read by the rate limiter. Default: time.Now.
+// WithClock replaces the clock read by the rate limiter and by the retry
+// middleware when it compares a wait with the context's deadline. Default:
+// time.Now.
 // (ObservingTransport has its own Now field for HTTP-date Retry-After.)
 func WithClock(now func() time.Time) Option {
 	return func(o *options) {
@@ -175,9 +205,16 @@ func WithRandom(fn func() float64) Option {
 }
 
 // WithOnRetry registers a hook called before each retry wait, for logging
-// and tracing.
+// and tracing; ev.String() is a ready-made progress line. It is not called
+// when the retry middleware gives up instead of waiting.
 func WithOnRetry(fn func(ctx context.Context, ev RetryEvent)) Option {
 	return func(o *options) { o.onRetry = fn }
+}
+
+// WithOnTruncate registers a hook called by the reply limit (NewReplyLimit)
+// for each reply field it cuts, for logging and tracing.
+func WithOnTruncate(fn func(ctx context.Context, ev TruncateEvent)) Option {
+	return func(o *options) { o.onTruncate = fn }
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -17,11 +17,27 @@ const (
 	DefaultBaseDelay   = 500 * time.Millisecond
 	DefaultMaxDelay    = 20 * time.Second
 	DefaultJitter      = 0.2
+	// DefaultMaxRetryAfter is RetryConfig.MaxRetryAfter when zero: the
+	// longest Retry-After a server may ask for before the retry middleware
+	// gives up instead of waiting.
+	DefaultMaxRetryAfter = 2 * time.Minute
 )
 
 // ErrRetriesExhausted is matched (errors.Is) by the *RetryError returned when
 // every attempt failed with a retryable error.
 var ErrRetriesExhausted = errors.New("retries exhausted")
+
+// ErrRetryAfterTooLong is matched (errors.Is) by the error returned at once,
+// without waiting, when a server's Retry-After exceeds
+// RetryConfig.MaxRetryAfter. The error also wraps the failed attempt's error.
+var ErrRetryAfterTooLong = errors.New("retry-after too long")
+
+// ErrNoTimeToRetry is matched (errors.Is) by the error returned at once,
+// without waiting, when the wait before the next attempt (backoff or a
+// server's Retry-After) would reach the deadline of the caller's context, so
+// that the next attempt could not run. The error also wraps the failed
+// attempt's error.
+var ErrNoTimeToRetry = errors.New("no time left to retry")
 
 // RetryConfig configures NewRetry.
 type RetryConfig struct {
@@ -32,8 +48,14 @@ type RetryConfig struct {
 	// doubles. Default 500ms.
 	BaseDelay time.Duration `mapstructure:"base_delay" yaml:"base_delay" json:"base_delay"`
 	// MaxDelay caps the computed backoff (not a server's Retry-After, which
-	// is always honoured in full). Default 20s.
+	// is honoured in full up to MaxRetryAfter). Default 20s.
 	MaxDelay time.Duration `mapstructure:"max_delay" yaml:"max_delay" json:"max_delay"`
+	// MaxRetryAfter is the longest Retry-After the middleware waits for. A
+	// server asking for longer fails the call at once with an error matching
+	// ErrRetryAfterTooLong, whether or not the caller's context has a
+	// deadline. 0 selects DefaultMaxRetryAfter (2m); a negative value lifts
+	// the cap (the context's deadline still applies, see NewRetry).
+	MaxRetryAfter time.Duration `mapstructure:"max_retry_after" yaml:"max_retry_after" json:"max_retry_after"`
 	// Jitter is the fraction by which each backoff is randomly stretched or
 	// shrunk: 0.2 means +-20 %. 0 selects the default 0.2; a negative value
 	// disables jitter. Values above 1 are treated as 1.
@@ -64,6 +86,17 @@ func (c RetryConfig) withDefaults() RetryConfig {
 	return c
 }
 
+// retryAfterCap returns the effective MaxRetryAfter; 0 means no cap.
+func (c RetryConfig) retryAfterCap() time.Duration {
+	switch {
+	case c.MaxRetryAfter == 0:
+		return DefaultMaxRetryAfter
+	case c.MaxRetryAfter < 0:
+		return 0
+	}
+	return c.MaxRetryAfter
+}
+
 // Backoff returns the wait before attempt+1 after attempt (1-based) failed,
 // before jitter and Retry-After: BaseDelay * 2^(attempt-1), capped at
 // MaxDelay. Zero fields take their defaults.
@@ -91,7 +124,7 @@ type RetryError struct {
 
 // Error names the attempt count and the last error.
 func (e *RetryError) Error() string {
-	return fmt.Sprintf("model call failed after %d attempts (%s; raise retry.max_attempts or check the provider's status): %v",
+	return fmt.Sprintf("gave up after %d attempts (%s; raise retry.max_attempts or check the provider's status): %v",
 		e.Attempts, ErrRetriesExhausted, e.Err)
 }
 
@@ -102,12 +135,31 @@ func (e *RetryError) Unwrap() []error { return []error{ErrRetriesExhausted, e.Er
 type RetryEvent struct {
 	// Attempt is the 1-based number of the attempt that failed.
 	Attempt int
+	// MaxAttempts is the configured total number of attempts.
+	MaxAttempts int
 	// Err is its error, annotated with any HTTP observation.
 	Err error
 	// Delay is the wait before the next attempt.
 	Delay time.Duration
 	// RetryAfter is the wait the server asked for, 0 if none.
 	RetryAfter time.Duration
+	// StatusCode is the HTTP status of the failed attempt, 0 when unknown
+	// (see FailureReason).
+	StatusCode int
+	// Reason is a short description of the failure: "HTTP 429", "timeout",
+	// "connection refused"... (see FailureReason).
+	Reason string
+}
+
+// String renders the event as one line for people, for example
+// "retrying in 30s after HTTP 429 (attempt 1 of 3)", where attempt 1 is the
+// one that failed.
+func (ev RetryEvent) String() string {
+	reason := ev.Reason
+	if reason == "" {
+		_, reason = FailureReason(ev.Err)
+	}
+	return fmt.Sprintf("retrying in %s after %s (attempt %d of %d)", roundDuration(ev.Delay), reason, ev.Attempt, ev.MaxAttempts)
 }
 
 // NewRetry returns a middleware that retries GenerateContent calls failing
@@ -119,6 +171,16 @@ type RetryEvent struct {
 // still live came from an inner deadline (http.Client.Timeout, a provider's
 // own timer) and is retried.
 // When every attempt fails the result is a *RetryError.
+//
+// No wait is unbounded: before waiting, the call fails at once, with an
+// error saying why, when the server's Retry-After exceeds
+// cfg.MaxRetryAfter (ErrRetryAfterTooLong) or when the wait would reach the
+// deadline of the caller's context (ErrNoTimeToRetry). Both errors wrap the
+// attempt's error too, so errors.Is, errors.As and Classify still see it.
+// The hook of WithOnRetry runs only for waits that do happen.
+//
+// Every attempt (each call of the wrapped model) is counted in the
+// AttemptCounter carried by ctx, if any (see WithAttemptCounter).
 //
 // Each attempt runs with a fresh Observation in its context, so an
 // ObservingTransport in the provider's HTTP client can report the status
@@ -141,12 +203,15 @@ func retryLoop(ctx context.Context, cfg RetryConfig, o options, next llms.Model,
 	msgs []llms.MessageContent, callOpts []llms.CallOption,
 ) (*llms.ContentResponse, error) {
 	callOpts, streamed := trackStreaming(callOpts)
+	counter := AttemptCounterFrom(ctx)
 	for attempt := 1; ; attempt++ {
 		actx, obs := WithObservation(ctx)
+		counter.add()
 		resp, err := next.GenerateContent(actx, msgs, callOpts...)
 		if err == nil {
 			return resp, nil
 		}
+		counter.fail()
 		err = obs.Annotate(err)
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, withCause(cerr, err)
@@ -168,12 +233,54 @@ func retryLoop(ctx context.Context, cfg RetryConfig, o options, next llms.Model,
 		}
 		delay := jittered(cfg.Backoff(attempt), cfg.Jitter, o.random())
 		delay = max(delay, retryAfter)
+		if werr := checkWait(ctx, cfg, o, err, delay, retryAfter); werr != nil {
+			return nil, werr
+		}
 		if o.onRetry != nil {
-			o.onRetry(ctx, RetryEvent{Attempt: attempt, Err: err, Delay: delay, RetryAfter: retryAfter})
+			status, reason := FailureReason(err)
+			o.onRetry(ctx, RetryEvent{Attempt: attempt, MaxAttempts: cfg.MaxAttempts, Err: err, Delay: delay,
+				RetryAfter: retryAfter, StatusCode: status, Reason: reason})
 		}
 		if serr := o.sleep(ctx, delay); serr != nil {
 			return nil, withCause(serr, err)
 		}
+	}
+}
+
+// checkWait returns an error matching ErrNoTimeToRetry when waiting delay
+// would reach ctx's deadline, or one matching ErrRetryAfterTooLong when the
+// server's retryAfter exceeds the configured cap; nil when the wait may
+// proceed. Both wrap err, the failed attempt's error. The deadline is
+// checked first: it is the more precise reason when both apply.
+func checkWait(ctx context.Context, cfg RetryConfig, o options, err error, delay, retryAfter time.Duration) error {
+	_, reason := FailureReason(err)
+	wait := fmt.Sprintf("the next attempt is due in %s (after %s)", roundDuration(delay), reason)
+	if retryAfter > 0 && retryAfter >= delay {
+		wait = fmt.Sprintf("the server asked to retry after %s (%s)", roundDuration(retryAfter), reason)
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := deadline.Sub(o.now()); delay >= left {
+			return fmt.Errorf("middleware: %s but the call's deadline is in %s; not waiting (%w): %w",
+				wait, roundDuration(max(left, 0)), ErrNoTimeToRetry, err)
+		}
+	}
+	if limit := cfg.retryAfterCap(); limit > 0 && retryAfter > limit {
+		return fmt.Errorf("middleware: %s, longer than the %s allowed (retry.max_retry_after); not waiting (%w): %w",
+			wait, roundDuration(limit), ErrRetryAfterTooLong, err)
+	}
+	return nil
+}
+
+// roundDuration rounds d for messages: to the second from a minute up, to
+// a tenth of a second from a second up, else to the millisecond.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	default:
+		return d.Round(time.Millisecond)
 	}
 }
 

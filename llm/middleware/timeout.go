@@ -9,6 +9,12 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
+// DefaultCallTimeout is the per-attempt timeout (Config.Timeout) that
+// network models should get when none is configured; the planner applies
+// it to every real provider whose llm block sets no timeout. Config.Timeout
+// itself stays 0 (no timeout) unless set, since offline models need none.
+const DefaultCallTimeout = 2 * time.Minute
+
 // ErrCallTimeout is matched (errors.Is) by the error of a call that ran past
 // its per-call timeout while the caller's context was still live. Classify
 // reports it as Retryable.

@@ -24,10 +24,13 @@
 package scripted
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -106,6 +109,12 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadScript, err)
 	}
+	return parse(path, b)
+}
+
+// parse reads a script from b; path's extension selects the format and
+// errors name it.
+func parse(path string, b []byte) (*Model, error) {
 	var s Script
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jsonl":
@@ -120,10 +129,13 @@ func Load(path string) (*Model, error) {
 			if err := dec.Decode(&r); err != nil {
 				return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadScript, path, i+1, err)
 			}
+			if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("%w: %s:%d: text after the reply's JSON object", ErrBadScript, path, i+1)
+			}
 			s.Replies = append(s.Replies, r)
 		}
 	default:
-		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		if err := dec.Decode(&s); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrBadScript, path, err)
@@ -189,13 +201,18 @@ func (m *Model) Calls() int {
 	return m.calls
 }
 
-// Remaining returns how many scripted replies are unused.
+// Remaining returns how many scripted replies are unused, counting a reply
+// once per remaining time; the count stops at math.MaxInt.
 func (m *Model) Remaining() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
 	for i, r := range m.script.Replies {
-		n += r.Times - m.used[i]
+		left := r.Times - m.used[i]
+		if left > math.MaxInt-n {
+			return math.MaxInt
+		}
+		n += left
 	}
 	return n
 }

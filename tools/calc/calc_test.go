@@ -371,3 +371,68 @@ func TestFunctionListNamesEveryFunction(t *testing.T) {
 	sort.Strings(names)
 	assert.Equal(t, names, listed)
 }
+
+func TestTanIsUndefinedAtOddMultiplesOfHalfPi(t *testing.T) {
+	poles := []struct{ expr, multiple string }{
+		{"tan(pi/2)", "π/2"},
+		{"tan(3*pi/2)", "3π/2"},
+		{"tan(-pi/2)", "-π/2"},
+		{"tan(101*pi/2)", "101π/2"},
+		{"tan(-5*pi/2)", "-5π/2"},
+		{"tan(pi/2*1001)", "1001π/2"},
+		{"tan(pi - pi/2)", "π/2"},
+		{"tan(asin(1))", "π/2"},
+		{"tan(atan(1)*2)", "π/2"},
+		{"tan(π/2)", "π/2"},
+		{"tan(1e8*pi + pi/2)", "200000001π/2"},
+		{"tan(1.5707963267948966)", "π/2"}, // π/2 to 17 digits: a rational float64 cannot hold
+	}
+	for _, tc := range poles {
+		t.Run(tc.expr, func(t *testing.T) {
+			_, err := Eval(context.Background(), tc.expr)
+			require.ErrorIs(t, err, ErrDomain)
+			var calcErr *Error
+			require.ErrorAs(t, err, &calcErr)
+			assert.Equal(t, 1, calcErr.Column)
+			assert.Contains(t, err.Error(), "tan is undefined at odd multiples of π/2")
+			assert.Contains(t, err.Error(), "within 4 ulp of "+tc.multiple+" ")
+		})
+	}
+
+	values := []struct{ expr, want string }{
+		{"tan(pi/4)", "1"},
+		{"tan(1.5707)", "10381.3274175698"},
+		{"tan(1.5708)", "-272241.808409276"},
+		{"tan(pi/2 - 1e-14)", "99470423824503.1"}, // 45 ulp from the pole
+		{"tan(pi)", "-1.22464679915e-16"},
+		{"tan(0.5)", "0.546302489844"},
+		{"tan(1e16)", "-1.245173435718"}, // exact and held exactly: never rejected
+		{"tan(2^60)", "1.491837396271"},
+		{"tan(355/226)", "-7497258.17914037"},
+	}
+	for _, tc := range values {
+		t.Run(tc.expr, func(t *testing.T) {
+			assert.Equal(t, tc.want, evalString(t, tc.expr))
+		})
+	}
+}
+
+func TestNearTanPoleUsesTheFloatSpacingAtTheArgument(t *testing.T) {
+	halfPi := math.Pi / 2 // 0.28 ulp below π/2
+	at := func(x float64) bool { return nearTanPole(x, math.Tan(x)) }
+	assert.True(t, at(halfPi))
+	assert.True(t, at(math.Nextafter(halfPi, 4)), "1 ulp above")
+	x := halfPi
+	for range 3 {
+		x = math.Nextafter(x, 0)
+	}
+	assert.True(t, at(x), "3 ulp below fl(π/2), 3.28 ulp from π/2")
+	x = math.Nextafter(x, 0)
+	assert.False(t, at(x), "4 ulp below fl(π/2), 4.28 ulp from π/2")
+	assert.False(t, at(1.5707))
+	assert.False(t, at(0))
+	assert.False(t, at(math.Pi))
+	big := 1e8*math.Pi + halfPi
+	assert.True(t, at(big))
+	assert.False(t, at(big+1e-6))
+}

@@ -38,6 +38,16 @@
 // max (one or more arguments), pow(x, y) and factorial(n). Constants: pi (or
 // π) and e.
 //
+// pi is the float64 nearest π, so expressions built from it are off by a
+// fraction of a unit in the last place (ulp): sin(pi) is 1.22464679915e-16,
+// not 0. Where that rounding would turn an undefined value into a
+// meaningless huge one, the calculator reports a domain error instead:
+// tan fails with ErrDomain when its argument lies within 4 ulp of an odd
+// multiple of π/2, so tan(pi/2), tan(3*pi/2) and tan(101*pi/2) are errors
+// rather than 16331239353195370 and the like, while tan(1.5707) and
+// tan(pi/4) are computed as usual. Exact arguments that float64 represents
+// exactly are never rejected, since tan is defined at every rational.
+//
 // # Thousands separators
 //
 // A comma between digits is a thousands separator when it is followed by

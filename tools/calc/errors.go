@@ -12,7 +12,8 @@ var (
 	// ErrDivByZero means a division or modulo had a zero divisor.
 	ErrDivByZero = errors.New("division by zero")
 	// ErrDomain means a function or operator got an argument outside its
-	// domain, such as sqrt(-1), ln(0) or 2.5!.
+	// domain, such as sqrt(-1), ln(0), 2.5! or tan(pi/2) (within 4 ulp of
+	// an odd multiple of π/2; see the package documentation).
 	ErrDomain = errors.New("argument out of domain")
 	// ErrTooLarge means the input, its nesting or a value exceeds a limit
 	// (see WithMaxLength, WithMaxDepth and WithMaxBits).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 )
 
 // function describes a built-in function.
@@ -53,7 +54,7 @@ var functions = map[string]*function{
 	"exp":       {1, 1, fnExp},
 	"sin":       {1, 1, trig("sin", math.Sin, 0)},
 	"cos":       {1, 1, trig("cos", math.Cos, 1)},
-	"tan":       {1, 1, trig("tan", math.Tan, 0)},
+	"tan":       {1, 1, fnTan},
 	"asin":      {1, 1, fnAsin},
 	"acos":      {1, 1, fnAcos},
 	"atan":      {1, 1, trig("atan", math.Atan, 0)},
@@ -181,6 +182,74 @@ func trig(name string, f func(float64) float64, atZero int64) func(*evaluator, *
 		}
 		return ev.checkFloat(f(x), call.col, name)
 	}
+}
+
+// tanPoleULPs is how near, in units in the last place (ulp) of the
+// argument's float64 value, tan's argument may come to an odd multiple of
+// π/2 before tan is reported undefined there.
+const tanPoleULPs = 4
+
+// fnTan is the tangent, in radians. tan is undefined at the odd multiples
+// of π/2, but pi is only the float64 nearest π, so pi/2, 3*pi/2, -pi/2 or
+// 101*pi/2 miss the pole by a fraction of an ulp, and math.Tan returns a
+// huge number that only measures the rounding (16331239353195370 for
+// tan(pi/2)). An argument within tanPoleULPs (4) ulp of an odd multiple of
+// π/2 therefore fails with ErrDomain, as sqrt(-1) does, rather than giving
+// such a number or ±Inf. The distance is measured from the argument's
+// float64 value to the true multiple of π/2, so the rounding of pi itself
+// (under half an ulp of the product) and of one or two operations on it
+// are covered, while tan(1.5707), 6e-5 away from π/2, still gives
+// 10381.3274175698, and tan(pi/2 - 1e-14), 45 ulp away, 99470423824503.1.
+// Exact arguments that float64 holds exactly (5, 0.5, 1e16) are never
+// rejected: tan is defined at every rational, and math.Tan is accurate
+// there. Beyond about 2^51, where 4 ulp exceed π/4, the check rejects most
+// other arguments: their float64 values no longer say where they lie in
+// tan's period.
+func fnTan(ev *evaluator, call *callNode, args []value) (value, error) {
+	x := args[0]
+	if x.exact() && x.sign() == 0 {
+		return intValue(0), nil
+	}
+	f, err := ev.toFloat(x, call.col)
+	if err != nil {
+		return value{}, err
+	}
+	t := math.Tan(f)
+	exactlyHeld := false
+	if x.exact() {
+		_, exactlyHeld = x.r.Float64()
+	}
+	if !exactlyHeld && nearTanPole(f, t) {
+		return value{}, newError(ErrDomain, call.col,
+			"%s is undefined at odd multiples of π/2, and the argument is within %d ulp of %s",
+			call.name, tanPoleULPs, oddHalfPi(f))
+	}
+	return ev.checkFloat(t, call.col, call.name)
+}
+
+// nearTanPole reports whether x, whose tangent is t, lies within
+// tanPoleULPs ulp of an odd multiple of π/2. At distance d from the nearest
+// pole |tan x| = cot d, so d = atan(1/|tan x|) without cancellation, and
+// math.Tan's exact argument reduction makes d accurate even for large x.
+func nearTanPole(x, t float64) bool {
+	ax := math.Abs(x)
+	ulp := math.Nextafter(ax, math.Inf(1)) - ax
+	return math.Atan(1/math.Abs(t)) <= tanPoleULPs*ulp
+}
+
+// oddHalfPi names the odd multiple of π/2 nearest x, such as "3π/2", or
+// says "one" where float64 cannot hold the multiplier.
+func oddHalfPi(x float64) string {
+	m := 2*math.Floor(x/math.Pi) + 1
+	switch {
+	case m == 1:
+		return "π/2"
+	case m == -1:
+		return "-π/2"
+	case math.Abs(m) >= 1<<53:
+		return "one"
+	}
+	return strconv.FormatFloat(m, 'f', -1, 64) + "π/2"
 }
 
 // unitRange fails unless -1 <= x <= 1, the domain of asin and acos.

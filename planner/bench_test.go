@@ -1,0 +1,74 @@
+package planner_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/planner"
+)
+
+// fullDeps returns n steps where step i depends on every earlier step: the
+// densest acyclic plan, n(n-1)/2 dependency entries.
+func fullDeps(n int) []agent.Step {
+	steps := make([]agent.Step, n)
+	for i := range steps {
+		deps := make([]string, i)
+		for k := range deps {
+			deps[k] = strconv.Itoa(k + 1)
+		}
+		steps[i] = agent.Step{ID: strconv.Itoa(i + 1), Description: "do it", DependsOn: deps}
+	}
+	return steps
+}
+
+// BenchmarkCheckFullDeps validates fully dependent plans without a step
+// limit (all the dependency analysis runs) and with MaxSteps 8 (the plan is
+// rejected for its size before any).
+func BenchmarkCheckFullDeps(b *testing.B) {
+	for _, bc := range []struct{ n, max int }{{100, 0}, {200, 0}, {400, 0}, {3000, 0}, {3000, 8}} {
+		b.Run(fmt.Sprintf("steps=%d/max=%d", bc.n, bc.max), func(b *testing.B) {
+			steps := fullDeps(bc.n)
+			rules := planner.Rules{MaxSteps: bc.max}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = rules.Check(steps)
+			}
+		})
+	}
+}
+
+// BenchmarkOrder orders fully dependent plans.
+func BenchmarkOrder(b *testing.B) {
+	for _, n := range []int{100, 200, 400, 3000} {
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			steps := fullDeps(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := planner.Order(steps); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseNumbered parses numbered lists of n lines.
+func BenchmarkParseNumbered(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			var text strings.Builder
+			for i := 1; i <= n; i++ {
+				fmt.Fprintf(&text, "%d. Do part %d\n", i, i)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := planner.ParsePlan(text.String()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -176,19 +176,7 @@ func walkValue(v reflect.Value, s StringScrubber, depth int) (reflect.Value, boo
 		if !mayHoldStrings(t.Elem()) {
 			return v, false
 		}
-		var out reflect.Value
-		for i := range v.Len() {
-			nv, changed := walkValue(v.Index(i), s, depth+1)
-			if !changed {
-				continue
-			}
-			if !out.IsValid() {
-				out = reflect.New(t).Elem()
-				out.Set(v)
-			}
-			out.Index(i).Set(nv)
-		}
-		return out, out.IsValid()
+		return rebuild(v, v.Len(), reflect.Value.Index, nil, s, depth)
 	case reflect.Map:
 		if v.IsNil() || !mayHoldStrings(t.Elem()) {
 			return v, false
@@ -212,25 +200,33 @@ func walkValue(v reflect.Value, s StringScrubber, depth int) (reflect.Value, boo
 		}
 		return out, true
 	case reflect.Struct:
-		var out reflect.Value
-		for i := range t.NumField() {
-			if !t.Field(i).IsExported() {
-				continue
-			}
-			nv, changed := walkValue(v.Field(i), s, depth+1)
-			if !changed {
-				continue
-			}
-			if !out.IsValid() {
-				out = reflect.New(t).Elem()
-				out.Set(v)
-			}
-			out.Field(i).Set(nv)
-		}
-		return out, out.IsValid()
+		return rebuild(v, t.NumField(), reflect.Value.Field, func(i int) bool { return !t.Field(i).IsExported() }, s, depth)
 	default:
 		return v, false
 	}
+}
+
+// rebuild walks the n children of an array or struct v (child(v, i) is the
+// i'th; skip, when not nil, passes over some) and returns a copy of v with
+// the changed children replaced, made at the first change, or v and false
+// when nothing changed.
+func rebuild(v reflect.Value, n int, child func(reflect.Value, int) reflect.Value, skip func(int) bool, s StringScrubber, depth int) (reflect.Value, bool) {
+	var out reflect.Value
+	for i := range n {
+		if skip != nil && skip(i) {
+			continue
+		}
+		nv, changed := walkValue(child(v, i), s, depth+1)
+		if !changed {
+			continue
+		}
+		if !out.IsValid() {
+			out = reflect.New(v.Type()).Elem()
+			out.Set(v)
+		}
+		child(out, i).Set(nv)
+	}
+	return out, out.IsValid()
 }
 
 // mayHoldStrings reports whether values of type t can contain a string

@@ -159,3 +159,33 @@ func TestSignalWatcherExitsOnASecondSignal(t *testing.T) {
 	assert.Equal(t, exitSIGTERM, <-exited, "the code of the first signal")
 	assert.True(t, strings.Contains(stderr.String(), "again"), stderr.String())
 }
+
+func TestAProviderErrorIsPrintedOnceAndEveryAttemptIsCounted(t *testing.T) {
+	t.Parallel()
+	srv := newFakeOpenAI(t, func(int, chatRequest) reply {
+		return reply{status: http.StatusServiceUnavailable, errMessage: "the upstream is overloaded"}
+	})
+	res := execPlanner(t, invocation{
+		args: []string{"run", "--config", "configs/cot.yaml", "--llm", "openai:gpt-4o-mini", "--json", "What is 2 + 2?"},
+		env:  []string{"OPENAI_BASE_URL=" + srv.baseURL(), "OPENAI_API_KEY=sk-test-once-000000000000"},
+	})
+	require.Equal(t, exitFail, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	require.Len(t, srv.requests(), 3, "503 is retried up to retry.max_attempts")
+	assert.Equal(t, 1, strings.Count(res.stderr, "the upstream is overloaded"), "stderr: %s", res.stderr)
+	assert.Equal(t, 2, strings.Count(res.stderr, "↻ retrying in"), "each wait for a retry is printed: %s", res.stderr)
+	var out runOutput
+	res.lastJSON(t, &out)
+	assert.Equal(t, "provider", out.Failure)
+	assert.Equal(t, 0, out.Usage.ModelCalls)
+	assert.Equal(t, 3, out.Usage.ModelAttempts, "failed attempts are counted")
+	assert.Equal(t, 1, out.Usage.FailedCalls)
+}
+
+func TestRunHelpShowsTheDefaultLimits(t *testing.T) {
+	t.Parallel()
+	res := cli(t, "run", "--help")
+	require.Equal(t, 0, res.code)
+	assert.Contains(t, res.stdout, "defaults to 10m0s", "the whole-run timeout")
+	assert.Contains(t, res.stdout, "default 2m0s for real providers", "the per-call timeout")
+	assert.Contains(t, res.stdout, "4 the run ended with an\nincomplete best-effort answer")
+}

@@ -69,6 +69,16 @@ func (r *Registry) Lookup(name string) (Kind, error) {
 	return k, nil
 }
 
+// Constructor returns the constructor of the kind registered under name; it
+// implements pipeline.Constructors.
+func (r *Registry) Constructor(name string) (agent.Constructor, error) {
+	k, err := r.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return k.New, nil
+}
+
 // Names returns the registered type names, sorted.
 func (r *Registry) Names() []string {
 	out := make([]string, 0, len(r.kinds))

@@ -16,7 +16,6 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
-	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 )
@@ -33,10 +32,20 @@ type ToolFactory interface {
 	Tools(ctx context.Context, spec config.Tool, baseDir string) ([]tools.Tool, error)
 }
 
+// Constructors finds the constructor of a node type. The compiler needs
+// nothing else from a node registry, so it does not depend on the
+// paradigms; the wiring layer passes nodes.Default() or its own.
+type Constructors interface {
+	// Constructor returns the constructor registered for kind, or an error
+	// that names the known types.
+	Constructor(kind string) (agent.Constructor, error)
+}
+
 // Options configure Build.
 type Options struct {
-	// Registry maps node types to constructors. Required.
-	Registry *nodes.Registry
+	// Registry finds the constructor of each node type. Required;
+	// *nodes.Registry (nodes.Default()) implements it.
+	Registry Constructors
 	// Models builds models. Nil builds no model: nodes get an empty Model
 	// (fine for validation; runs then fail on the first model call).
 	Models ModelFactory
@@ -98,7 +107,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	g := graph.New[*agent.State]()
 	kinds := map[string]string{}
 	for i, n := range p.Nodes {
-		kind, err := opts.Registry.Lookup(n.Type)
+		newNode, err := opts.Registry.Constructor(n.Type)
 		if err != nil {
 			return nil, p.Errorf(fmt.Sprintf("nodes[%d].type", i), err, "node %q: %v", n.ID, err)
 		}
@@ -125,7 +134,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 				}
 			}
 		}
-		built, err := kind.New(agent.Env{Model: model, Tools: reg, BaseDir: p.Dir()}, agent.NodeSpec{ID: n.ID, Type: n.Type, Settings: settings})
+		built, err := newNode(agent.Env{Model: model, Tools: reg, BaseDir: p.Dir()}, agent.NodeSpec{ID: n.ID, Type: n.Type, Settings: settings})
 		if err != nil {
 			var se *agent.SettingError
 			line := p.NodeLine(i, "")

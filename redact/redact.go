@@ -335,14 +335,6 @@ func isKeyByte(c byte) bool { return c == '-' || isWordByte(c) }
 // isTokenByte reports whether c is in [A-Za-z0-9._~+/=-].
 func isTokenByte(c byte) bool { return isKeyByte(c) || strings.IndexByte("._~+/=", c) >= 0 }
 
-// Any returns v with every string inside it scrubbed; see Walk.
-func (s *Scrubber) Any(v any) any {
-	if s == nil {
-		return v
-	}
-	return Walk(v, s)
-}
-
 // Tree scrubs a decoded JSON value (nil, bool, float64, json.Number,
 // string, []any or map[string]any, as encoding/json produces) in place and
 // returns it: every string, and in addition the string value of every map

@@ -67,7 +67,7 @@ func TestLongerSecretsWinAndExtraSecretsAreRedacted(t *testing.T) {
 func TestNilAndZeroScrubbers(t *testing.T) {
 	var nilScrubber *redact.Scrubber
 	assert.Equal(t, "key "+testKey, nilScrubber.String("key "+testKey))
-	assert.Equal(t, map[string]any{"k": testKey}, nilScrubber.Any(map[string]any{"k": testKey}))
+	assert.Equal(t, map[string]any{"k": testKey}, redact.Walk(map[string]any{"k": testKey}, nilScrubber))
 	assert.Zero(t, nilScrubber.Len())
 	var zero redact.Scrubber
 	assert.Equal(t, "key [REDACTED]", zero.String("key "+testKey), "the zero value still scrubs key shapes")

@@ -1,6 +1,9 @@
 package redact
 
-import "reflect"
+import (
+	"maps"
+	"reflect"
+)
 
 // StringScrubber scrubs one string. *Scrubber implements it; Walk accepts
 // any implementation, so packages can take a scrubber without depending on
@@ -58,10 +61,7 @@ func walkAny(v any, s StringScrubber, depth int) (any, bool) {
 		for k, val := range t {
 			if sv := s.String(val); sv != val {
 				if out == nil {
-					out = make(map[string]string, len(t))
-					for k2, v2 := range t {
-						out[k2] = v2
-					}
+					out = maps.Clone(t)
 				}
 				out[k] = sv
 			}
@@ -83,10 +83,7 @@ func walkAny(v any, s StringScrubber, depth int) (any, bool) {
 		for k, val := range t {
 			if nv, ok := walkAny(val, s, depth+1); ok {
 				if out == nil {
-					out = make(map[string]any, len(t))
-					for k2, v2 := range t {
-						out[k2] = v2
-					}
+					out = maps.Clone(t)
 				}
 				out[k] = nv
 			}

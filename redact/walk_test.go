@@ -98,5 +98,5 @@ func TestAnyScrubsAStruct(t *testing.T) {
 	s := redact.New(redact.WithEnviron([]string{"X_TOKEN=" + testKey}))
 	got := redact.Walk(output{Answer: testKey, Steps: []string{"ok", "b " + testKey}, Calls: 2}, s)
 	assert.Equal(t, output{Answer: "[REDACTED:X_TOKEN]", Steps: []string{"ok", "b [REDACTED:X_TOKEN]"}, Calls: 2}, got)
-	assert.Equal(t, output{Answer: "[REDACTED:X_TOKEN]"}, s.Any(output{Answer: testKey}))
+	assert.Equal(t, output{Answer: "[REDACTED:X_TOKEN]"}, redact.Walk(output{Answer: testKey}, s))
 }

@@ -206,7 +206,7 @@ func TestHostileModelRepliesEndInAClearStateWithBoundedWork(t *testing.T) {
 			// 250 steps with every dependency: about 200 KB, under the reply
 			// limit, with 31,125 dependency edges that used to be checked
 			// one cycle search per edge.
-			name:   "a 250-step fully dependent plan is rejected by size before any dependency work",
+			name:   "a 250-step fully dependent plan is rejected as too many steps (planner tests count that no dependency work is done)",
 			config: "plan_execute.yaml",
 			script: func(t *testing.T) string {
 				plan := fullPlan(250)

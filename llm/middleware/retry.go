@@ -233,11 +233,11 @@ func retryLoop(ctx context.Context, cfg RetryConfig, o options, next llms.Model,
 		}
 		delay := jittered(cfg.Backoff(attempt), cfg.Jitter, o.random())
 		delay = max(delay, retryAfter)
-		if werr := checkWait(ctx, cfg, o, err, delay, retryAfter); werr != nil {
+		status, reason := FailureReason(err)
+		if werr := checkWait(ctx, cfg, o, err, reason, delay, retryAfter); werr != nil {
 			return nil, werr
 		}
 		if o.onRetry != nil {
-			status, reason := FailureReason(err)
 			o.onRetry(ctx, RetryEvent{Attempt: attempt, MaxAttempts: cfg.MaxAttempts, Err: err, Delay: delay,
 				RetryAfter: retryAfter, StatusCode: status, Reason: reason})
 		}
@@ -250,10 +250,10 @@ func retryLoop(ctx context.Context, cfg RetryConfig, o options, next llms.Model,
 // checkWait returns an error matching ErrNoTimeToRetry when waiting delay
 // would reach ctx's deadline, or one matching ErrRetryAfterTooLong when the
 // server's retryAfter exceeds the configured cap; nil when the wait may
-// proceed. Both wrap err, the failed attempt's error. The deadline is
-// checked first: it is the more precise reason when both apply.
-func checkWait(ctx context.Context, cfg RetryConfig, o options, err error, delay, retryAfter time.Duration) error {
-	_, reason := FailureReason(err)
+// proceed. Both wrap err, the failed attempt's error, which reason
+// describes (FailureReason). The deadline is checked first: it is the more
+// precise reason when both apply.
+func checkWait(ctx context.Context, cfg RetryConfig, o options, err error, reason string, delay, retryAfter time.Duration) error {
 	wait := fmt.Sprintf("the next attempt is due in %s (after %s)", roundDuration(delay), reason)
 	if retryAfter > 0 && retryAfter >= delay {
 		wait = fmt.Sprintf("the server asked to retry after %s (%s)", roundDuration(retryAfter), reason)

@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	lru "github.com/hashicorp/golang-lru/v2"
-	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -134,10 +133,6 @@ var pieceEnds = map[string]func(s string, i int) int{
 // dominated the CPU time of offline comparisons. The cache holds only hashes
 // and counts, never the texts.
 type Estimator struct {
-	// enc is tiktoken-go's encoder for the same ranks and pattern. Count does
-	// not use it and NewEstimator leaves it nil (building it costs as much as
-	// loading the ranks); tests build it to compare Count with it.
-	enc      *tiktoken.Tiktoken
 	encoding string
 	ranks    map[string]int
 	// pieceEnd returns the end of the pre-tokenisation piece starting at a

@@ -88,34 +88,26 @@ func TestCountBoundsTheMergedPieceLength(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	proseText, copies := prose(mib)
 	base64 := randomBase64(rng, mib)
-	tests := []struct {
+	type testCase struct {
 		name string
 		text string
 		// want is the reference count.
 		want func(t *testing.T) float64
 		// tolerance is the relative error allowed; 0 means exact.
 		tolerance float64
-	}{
-		{
-			name: "one letter repeated is within tolerance of a scaled exact sample",
-			text: strings.Repeat("a", mib),
-			want: func(*testing.T) float64 { return scaledSampleCount(est, "a", strings.Repeat("a", mib)) }, tolerance: cutTolerance,
-		},
-		{
-			name: "a two-letter pattern is within tolerance of a scaled exact sample",
-			text: strings.Repeat("ab", mib/2),
-			want: func(*testing.T) float64 { return scaledSampleCount(est, "ab", strings.Repeat("ab", mib/2)) }, tolerance: cutTolerance,
-		},
-		{
-			name: "spaces are within tolerance of a scaled exact sample",
-			text: strings.Repeat(" ", mib),
-			want: func(*testing.T) float64 { return scaledSampleCount(est, " ", strings.Repeat(" ", mib)) }, tolerance: cutTolerance,
-		},
-		{
-			name: "CJK full stops are within tolerance of a scaled exact sample",
-			text: strings.Repeat("。", mib/3),
-			want: func(*testing.T) float64 { return scaledSampleCount(est, "。", strings.Repeat("。", mib/3)) }, tolerance: cutTolerance,
-		},
+	}
+	// scaled is a run of unit repeated n times, compared with an exact
+	// count of a 64 KiB sample of it scaled up.
+	scaled := func(what, unit string, n int) testCase {
+		text := strings.Repeat(unit, n)
+		return testCase{name: what + ": within tolerance of a scaled exact sample", text: text,
+			want: func(*testing.T) float64 { return scaledSampleCount(est, unit, text) }, tolerance: cutTolerance}
+	}
+	tests := []testCase{
+		scaled("one letter repeated", "a", mib),
+		scaled("a two-letter pattern", "ab", mib/2),
+		scaled("spaces", " ", mib),
+		scaled("CJK full stops", "。", mib/3),
 		{
 			name: "digits are exact: every group of up to three digits is one token",
 			text: strings.Repeat("0123456789", mib/10),

@@ -8,17 +8,16 @@ import (
 	"github.com/pkoukk/tiktoken-go"
 )
 
-// referenceMu guards the lazily built reference encoders of test estimators.
-var referenceMu sync.Mutex
+// references holds the reference encoder built for each test estimator.
+var references sync.Map // *Estimator -> *tiktoken.Tiktoken
 
 // reference returns tiktoken-go's encoder for est's ranks and patterns, the
-// reference Count is compared with, building it on first use.
+// reference Count is compared with, building it on first use (building it
+// costs as much as loading the ranks, so NewEstimator does not).
 func reference(t testing.TB, est *Estimator) *tiktoken.Tiktoken {
 	t.Helper()
-	referenceMu.Lock()
-	defer referenceMu.Unlock()
-	if est.enc != nil {
-		return est.enc
+	if enc, ok := references.Load(est); ok {
+		return enc.(*tiktoken.Tiktoken)
 	}
 	pattern := strings.Join(encodingPatterns[est.encoding], "|")
 	// Special tokens are left out: Count encodes them as ordinary text.
@@ -26,7 +25,8 @@ func reference(t testing.TB, est *Estimator) *tiktoken.Tiktoken {
 	if err != nil {
 		t.Fatalf("building the reference tokenizer: %v", err)
 	}
-	est.enc = tiktoken.NewTiktoken(bpe, &tiktoken.Encoding{Name: est.encoding, PatStr: pattern,
+	enc := tiktoken.NewTiktoken(bpe, &tiktoken.Encoding{Name: est.encoding, PatStr: pattern,
 		MergeableRanks: est.ranks, SpecialTokens: map[string]int{}}, map[string]any{})
-	return est.enc
+	actual, _ := references.LoadOrStore(est, enc)
+	return actual.(*tiktoken.Tiktoken)
 }

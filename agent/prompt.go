@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/planner-engine/planner/plan"
 )
 
 // Template is a compiled prompt template (Go text/template syntax). The data
@@ -18,7 +20,7 @@ type Template struct {
 type PromptData struct {
 	Question    string
 	Task        Task
-	Plan        []Step
+	Plan        []plan.Step
 	Reflections []string
 	Notes       map[string]string
 	Extra       map[string]any

@@ -3,6 +3,8 @@ package agent
 import (
 	"sort"
 	"sync"
+
+	"github.com/planner-engine/planner/plan"
 )
 
 // State is the run state shared by every agent node of one run. It is plain
@@ -13,7 +15,7 @@ type State struct {
 	// Task is the input.
 	Task Task `json:"task"`
 	// Plan is the current plan, for plan-based paradigms.
-	Plan []Step `json:"plan,omitempty"`
+	Plan []plan.Step `json:"plan,omitempty"`
 	// Scratchpad holds the ReAct entries of the current (sub-)run.
 	Scratchpad []Entry `json:"scratchpad,omitempty"`
 	// Reflections are lessons from earlier failed trials (episodic memory).
@@ -98,30 +100,6 @@ func (s *State) Note(key, value string) {
 	}
 	s.Notes[key] = value
 }
-
-// Step is one step of a plan.
-type Step struct {
-	ID          string   `json:"id"`
-	Description string   `json:"description"`
-	Tool        string   `json:"tool,omitempty"`
-	Input       string   `json:"input,omitempty"`
-	DependsOn   []string `json:"depends_on,omitempty"`
-	// Status is one of the Status* constants.
-	Status string `json:"status,omitempty"`
-	// Result is the step's outcome (observation or sub-run answer).
-	Result string `json:"result,omitempty"`
-	// Error explains a failed or skipped step.
-	Error string `json:"error,omitempty"`
-}
-
-// Step statuses.
-const (
-	StatusPending = "pending"
-	StatusRunning = "running"
-	StatusDone    = "done"
-	StatusFailed  = "failed"
-	StatusSkipped = "skipped"
-)
 
 // Entry is one ReAct scratchpad entry: a thought, then either an action with
 // its observation, a final answer, or a format error fed back to the model.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/corpus"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools/calc"
 	"github.com/planner-engine/planner/tools/search"
 )
@@ -99,7 +99,7 @@ func TestDemoSuiteGoldStepsFormValidPrograms(t *testing.T) {
 						assert.Less(t, p, i)
 					}
 				}
-				refs := planner.References(st.Input)
+				refs := plan.References(st.Input)
 				for _, r := range refs {
 					assert.Contains(t, st.DependsOn, r, "step %s references #E%s without depending on it", st.ID, r)
 				}
@@ -153,7 +153,7 @@ func TestDemoSuiteTagsMatchTheGoldProgramShape(t *testing.T) {
 // substitute replaces #E<id> in input with the outputs of earlier steps,
 // leaving references to unknown steps as they are.
 func substitute(input string, outputs map[string]string) string {
-	return planner.ReplaceReferences(input, func(id string) string {
+	return plan.ReplaceReferences(input, func(id string) string {
 		if out, ok := outputs[id]; ok {
 			return out
 		}

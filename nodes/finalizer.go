@@ -7,7 +7,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/answer"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -108,15 +108,15 @@ func (c *Compose) Run(ctx context.Context, st *agent.State) (string, error) {
 	if c.solver && why == "" {
 		why, failure = solverGaps(st.Plan)
 	}
-	plan := ""
+	planText := ""
 	if len(st.Plan) > 0 {
 		if c.solver {
-			plan = solverEvidence(st.Plan)
+			planText = solverEvidence(st.Plan)
 		} else {
-			plan = planner.FormatPlan(st.Plan, true)
+			planText = plan.Format(st.Plan, true)
 		}
 	}
-	user, err := c.prompt.Render(st, map[string]any{"Plan": plan, "Scratchpad": composeScratchpad(st.Scratchpad), "Why": why})
+	user, err := c.prompt.Render(st, map[string]any{"Plan": planText, "Scratchpad": composeScratchpad(st.Scratchpad), "Why": why})
 	if err != nil {
 		return "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,10 +33,10 @@ func runCompose(t *testing.T, node agent.Node, st *agent.State) *trace.Recorder 
 
 func planState() *agent.State {
 	st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
-	st.Plan = []agent.Step{
-		{ID: "1", Description: "Find his birth year", Tool: "search", Input: "Clyde Tombaugh born", Status: agent.StatusDone, Result: "born on 4 February 1906"},
-		{ID: "2", Description: "Find the discovery year", Tool: "search", Input: "Pluto discovered", Status: agent.StatusDone, Result: "discovered Pluto on 18 February 1930"},
-		{ID: "3", Description: "Subtract", Tool: "calculator", Input: "#E2 - #E1", Status: agent.StatusFailed, Error: "tool error: bad input"},
+	st.Plan = []plan.Step{
+		{ID: "1", Description: "Find his birth year", Tool: "search", Input: "Clyde Tombaugh born", Status: plan.StatusDone, Result: "born on 4 February 1906"},
+		{ID: "2", Description: "Find the discovery year", Tool: "search", Input: "Pluto discovered", Status: plan.StatusDone, Result: "discovered Pluto on 18 February 1930"},
+		{ID: "3", Description: "Subtract", Tool: "calculator", Input: "#E2 - #E1", Status: plan.StatusFailed, Error: "tool error: bad input"},
 	}
 	return st
 }

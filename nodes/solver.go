@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/plan"
 )
 
 const solveSystem = "You are the solver of a plan-and-work agent. Workers have followed a plan and collected evidence with tools. Answer the task from the plan and its evidence; evidence can be long or partly irrelevant, so read it with care, and do not invent facts it does not support."
@@ -32,9 +33,9 @@ func NewSolver(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 
 // solverEvidence renders a plan in ReWOO's form: each step's description, its
 // call with the #E references as written, and its result.
-func solverEvidence(plan []agent.Step) string {
+func solverEvidence(steps []plan.Step) string {
 	var b strings.Builder
-	for _, s := range plan {
+	for _, s := range steps {
 		fmt.Fprintf(&b, "Plan: %s\n", s.Description)
 		if s.Tool != "" {
 			fmt.Fprintf(&b, "#E%s = %s[%s]\n", s.ID, s.Tool, s.Input)
@@ -42,9 +43,9 @@ func solverEvidence(plan []agent.Step) string {
 			fmt.Fprintf(&b, "#E%s\n", s.ID)
 		}
 		switch s.Status {
-		case agent.StatusDone:
+		case plan.StatusDone:
 			fmt.Fprintf(&b, "Evidence: %s\n", strings.TrimSpace(s.Result))
-		case agent.StatusFailed, agent.StatusSkipped:
+		case plan.StatusFailed, plan.StatusSkipped:
 			fmt.Fprintf(&b, "Evidence: none (%s: %s)\n", s.Status, composeOneLine(s.Error))
 		default:
 			b.WriteString("Evidence: none (not run)\n")
@@ -55,13 +56,13 @@ func solverEvidence(plan []agent.Step) string {
 
 // solverGaps explains which steps failed or were skipped, with the failure
 // kind to record; it returns "" when every step is done.
-func solverGaps(plan []agent.Step) (why, failure string) {
+func solverGaps(steps []plan.Step) (why, failure string) {
 	var parts []string
-	for _, s := range plan {
+	for _, s := range steps {
 		switch s.Status {
-		case agent.StatusFailed, agent.StatusSkipped:
+		case plan.StatusFailed, plan.StatusSkipped:
 			parts = append(parts, fmt.Sprintf("step %s %s (%s)", s.ID, s.Status, composeOneLine(s.Error)))
-		case agent.StatusDone:
+		case plan.StatusDone:
 		default:
 			parts = append(parts, fmt.Sprintf("step %s did not run", s.ID))
 		}

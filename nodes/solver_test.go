@@ -6,6 +6,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,7 @@ func TestSolverAnswersFromPlanAndEvidence(t *testing.T) {
 			"Plan: Subtract\n#E3 = calculator[#E2 - #E1]\nEvidence: 24\n",
 		Text: "1930 - 1906 = 24\nAnswer: 24"})
 	st := planState()
-	st.Plan[2].Status, st.Plan[2].Result, st.Plan[2].Error = agent.StatusDone, "24", ""
+	st.Plan[2].Status, st.Plan[2].Result, st.Plan[2].Error = plan.StatusDone, "24", ""
 	rec := runCompose(t, node, st)
 	assert.Equal(t, "24", st.Answer)
 	assert.True(t, st.Complete)
@@ -32,9 +33,9 @@ func TestSolverMarksAnswersOnMissingEvidenceIncomplete(t *testing.T) {
 		status string
 		reason string
 	}{
-		{"failed step", agent.StatusFailed, "step 3 failed (tool error: bad input)"},
-		{"skipped step", agent.StatusSkipped, "step 3 skipped (tool error: bad input)"},
-		{"step that never ran", agent.StatusPending, "step 3 did not run"},
+		{"failed step", plan.StatusFailed, "step 3 failed (tool error: bad input)"},
+		{"skipped step", plan.StatusSkipped, "step 3 skipped (tool error: bad input)"},
+		{"step that never ran", plan.StatusPending, "step 3 did not run"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

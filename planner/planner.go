@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -33,6 +34,11 @@ const (
 	// DefaultMaxRetries is how many rejected plans are fed back.
 	DefaultMaxRetries = 2
 )
+
+// ErrInvalidPlan means the planner could not produce a valid plan within
+// its retry budget. It is returned inside an *InvalidPlanError together
+// with the last reason.
+var ErrInvalidPlan = errors.New("invalid plan")
 
 // Output modes: how the planner asks the model for its plan.
 const (
@@ -107,7 +113,7 @@ type Settings struct {
 
 // InvalidPlanError is returned when no valid plan arrived within the retry
 // budget. It matches ErrInvalidPlan and the sentinels of the last reason
-// (ErrPlanCycle, ErrDanglingDependency, ErrUnknownTool, ...).
+// (plan.ErrPlanCycle, plan.ErrDanglingDependency, plan.ErrUnknownTool, ...).
 type InvalidPlanError struct {
 	// Attempts is how many plans were requested.
 	Attempts int
@@ -131,7 +137,7 @@ type Planner struct {
 	system     string
 	prompt     *agent.Template
 	maxRetries int
-	rules      Rules
+	rules      plan.Rules
 	routeOnErr bool
 	opts       []llms.CallOption
 	// extra is the prompt's .Extra, the same for every run.
@@ -175,13 +181,13 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if reg == nil {
 		reg, _ = tools.NewRegistry(nil)
 	}
-	p.rules = Rules{Tools: reg, MaxSteps: maxSteps, RequireTools: s.RequireTools}
+	p.rules = plan.Rules{Tools: reg, MaxSteps: maxSteps, RequireTools: s.RequireTools}
 	var extraTools []tools.Info
 	if name := strings.TrimSpace(s.LLMTool); name != "" {
 		if _, clash := reg.Resolve(name); clash {
 			return agent.Built{}, agent.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
 		}
-		p.rules.ExtraTools = []string{name}
+		p.rules.Tools = reg.WithNames(name)
 		extraTools = []tools.Info{LLMToolInfo(name)}
 	}
 	if s.RequireTools && reg.Len() == 0 && len(extraTools) == 0 {
@@ -206,7 +212,7 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	case OutputTool:
 		p.opts = append(p.opts,
 			llms.WithTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{
-				Name: PlanToolName, Description: "Submit the plan: the steps that solve the task.", Parameters: PlanSchema()}}}),
+				Name: PlanToolName, Description: "Submit the plan: the steps that solve the task.", Parameters: plan.Schema()}}}),
 			llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: PlanToolName}}))
 	}
 	p.extra = map[string]any{
@@ -245,17 +251,17 @@ func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
 		}
 		if err == nil {
 			for i := range steps {
-				steps[i].Status = agent.StatusPending
+				steps[i].Status = plan.StatusPending
 				steps[i].Result, steps[i].Error = "", ""
 			}
 			st.Plan = steps
-			tr.Emit(trace.Event{Node: p.id, Kind: trace.KindPlan, Text: FormatPlan(steps, false),
+			tr.Emit(trace.Event{Node: p.id, Kind: trace.KindPlan, Text: plan.Format(steps, false),
 				Data: map[string]any{"steps": steps, "attempts": attempt}})
 			return "", nil
 		}
 		last = &InvalidPlanError{Attempts: attempt, Reply: reply, Err: err}
 		kind := trace.KindGuard
-		if errors.Is(err, ErrMalformedPlan) {
+		if errors.Is(err, plan.ErrMalformedPlan) {
 			kind = trace.KindParseError
 		}
 		tr.Emit(trace.Event{Node: p.id, Kind: kind, Text: "plan rejected: " + err.Error(),
@@ -274,18 +280,18 @@ func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
 
 // read extracts the plan from a reply: the arguments of a "plan" tool call
 // in any choice, else the text. reply is what is shown back to the model.
-func (p *Planner) read(text string, resp *llms.ContentResponse) (steps []agent.Step, reply string, err error) {
+func (p *Planner) read(text string, resp *llms.ContentResponse) (steps []plan.Step, reply string, err error) {
 	if resp != nil {
 		for _, ch := range resp.Choices {
 			for _, tc := range ch.ToolCalls {
 				if tc.FunctionCall == nil || tools.NormalizeName(tc.FunctionCall.Name) != PlanToolName {
 					continue
 				}
-				steps, err := DecodePlan([]byte(tc.FunctionCall.Arguments))
+				steps, err := plan.Decode([]byte(tc.FunctionCall.Arguments))
 				return steps, tc.FunctionCall.Arguments, err
 			}
 		}
 	}
-	steps, err = ParsePlan(text)
+	steps, err = plan.Parse(text)
 	return steps, text, err
 }

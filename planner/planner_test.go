@@ -2,14 +2,17 @@ package planner_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/calc"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,7 +68,7 @@ func TestPlannerStoresAValidPlanAsPendingSteps(t *testing.T) {
 	assert.Equal(t, "", route)
 	require.Len(t, st.Plan, 3)
 	for _, s := range st.Plan {
-		assert.Equal(t, agent.StatusPending, s.Status)
+		assert.Equal(t, plan.StatusPending, s.Status)
 	}
 	assert.Equal(t, []string{"1", "2"}, st.Plan[2].DependsOn)
 	plans := tr.OfKind(trace.KindPlan)
@@ -90,10 +93,10 @@ func TestPlannerFeedsRejectedPlansBackThenFailsWithTypedError(t *testing.T) {
 		sentinel error
 		feedback string
 	}{
-		{"cyclic plan", cyclic, planner.ErrPlanCycle, "cycle"},
-		{"dangling dependency", dangling, planner.ErrDanglingDependency, `depends on step "5"`},
-		{"unknown tool", unknown, planner.ErrUnknownTool, `uses "wikipedia"; available tools: calculator, search, web_search`},
-		{"malformed plan", malformed, planner.ErrMalformedPlan, "no plan found"},
+		{"cyclic plan", cyclic, plan.ErrPlanCycle, "cycle"},
+		{"dangling dependency", dangling, plan.ErrDanglingDependency, `depends on step "5"`},
+		{"unknown tool", unknown, plan.ErrUnknownTool, `uses "wikipedia"; available tools: calculator, search, web_search`},
+		{"malformed plan", malformed, plan.ErrMalformedPlan, "no plan found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,4 +225,30 @@ func TestPlannerProviderErrorEndsTheRun(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, agent.ErrModel)
 	assert.NotErrorIs(t, err, planner.ErrInvalidPlan)
+}
+
+// namedTool is a tool that echoes its input, for registries in tests.
+type namedTool string
+
+func (n namedTool) Name() string        { return string(n) }
+func (n namedTool) Description() string { return "echoes its input" }
+func (n namedTool) Call(_ context.Context, in string) (string, error) {
+	return string(n) + ": " + in, nil
+}
+
+// registry holds a calculator, "search" and "web_search".
+func registry(t *testing.T) *tools.Registry {
+	t.Helper()
+	reg, err := tools.NewRegistry([]tools.Tool{calc.New(), namedTool("search"), namedTool("web_search")})
+	require.NoError(t, err)
+	return reg
+}
+
+func TestInvalidPlanErrorMatchesBothSentinels(t *testing.T) {
+	err := error(&planner.InvalidPlanError{Attempts: 3, Err: errors.Join(plan.ErrPlanCycle, plan.ErrUnknownTool)})
+	assert.ErrorIs(t, err, planner.ErrInvalidPlan)
+	assert.ErrorIs(t, err, plan.ErrPlanCycle)
+	assert.ErrorIs(t, err, plan.ErrUnknownTool)
+	assert.NotContains(t, err.Error(), "\n")
+	assert.Contains(t, err.Error(), "after 3 attempt(s)")
 }

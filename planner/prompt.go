@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 )
 
@@ -41,34 +41,8 @@ const feedbackPrompt = `That plan was rejected:
 
 Reply with the whole corrected plan in the same format.`
 
-// PlanSchema returns the JSON schema of a plan, as used in the prompt and
-// as the parameters of the forced "plan" tool call.
-func PlanSchema() map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"steps": map[string]any{
-				"type":        "array",
-				"description": "The steps, in a valid order.",
-				"items": map[string]any{
-					"type": "object",
-					"properties": map[string]any{
-						"id":          map[string]any{"type": "string", "description": "Unique step id, such as \"1\"."},
-						"description": map[string]any{"type": "string", "description": "What the step achieves."},
-						"tool":        map[string]any{"type": "string", "description": "The tool the step calls."},
-						"input":       map[string]any{"type": "string", "description": "The tool input; #E<id> stands for the result of step <id>."},
-						"depends_on":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Ids of the steps whose results this step needs."},
-					},
-					"required": []string{"id", "description"},
-				},
-			},
-		},
-		"required": []string{"steps"},
-	}
-}
-
 func schemaText() string {
-	b, err := json.Marshal(PlanSchema())
+	b, err := json.Marshal(plan.Schema())
 	if err != nil { // unreachable: the schema is plain maps and strings
 		return "{}"
 	}
@@ -91,40 +65,6 @@ func ToolList(reg *tools.Registry, extra ...tools.Info) string {
 		fmt.Fprintf(&b, "- %s: %s Input schema: %s\n", in.Name, oneLine(in.Description), schema)
 	}
 	return b.String()
-}
-
-// FormatPlan renders steps as numbered lines with their tool, input,
-// dependencies, status and result, for prompts and traces.
-func FormatPlan(steps []agent.Step, withResults bool) string {
-	var b strings.Builder
-	for _, s := range steps {
-		fmt.Fprintf(&b, "%s. %s", s.ID, s.Description)
-		if s.Tool != "" {
-			fmt.Fprintf(&b, " [%s: %s]", s.Tool, s.Input)
-		}
-		if len(s.DependsOn) > 0 {
-			fmt.Fprintf(&b, " (after %s)", strings.Join(s.DependsOn, ", "))
-		}
-		if withResults {
-			switch s.Status {
-			case agent.StatusDone:
-				fmt.Fprintf(&b, "\n   result: %s", indent(s.Result))
-			case agent.StatusFailed, agent.StatusSkipped:
-				fmt.Fprintf(&b, "\n   %s: %s", s.Status, indent(s.Error))
-				if s.Result != "" {
-					fmt.Fprintf(&b, "\n   partial result: %s", indent(s.Result))
-				}
-			default:
-				b.WriteString("\n   not run yet")
-			}
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func indent(s string) string {
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n   ")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/answer"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 )
 
 // Actions a decision can take.
@@ -31,7 +30,7 @@ type Decision struct {
 	// case a finalizer composes one.
 	Answer string `json:"answer,omitempty"`
 	// Steps are the new remaining steps, for ActionReplan.
-	Steps []agent.Step `json:"steps,omitempty"`
+	Steps []plan.Step `json:"steps,omitempty"`
 	// Thought is the model's reasoning, when it gave one.
 	Thought string `json:"thought,omitempty"`
 }
@@ -44,13 +43,13 @@ type Decision struct {
 // answer means finish and steps mean replan. A non-string answer is kept as
 // compact JSON. Text without JSON but with an explicit answer marker
 // ("Final Answer: ...", "Answer: ...") is a finish. Errors wrap
-// ErrMalformedDecision or, for unreadable steps, planner.ErrMalformedPlan.
+// ErrMalformedDecision or, for unreadable steps, plan.ErrMalformedPlan.
 func ParseDecision(text string) (Decision, error) {
 	if strings.TrimSpace(text) == "" {
 		return Decision{}, fmt.Errorf("%w: the reply is empty", ErrMalformedDecision)
 	}
 	var firstErr error
-	for _, raw := range planner.FindJSON(text) {
+	for _, raw := range plan.FindJSON(text) {
 		d, err := decodeDecision(raw)
 		if err == nil {
 			return d, nil
@@ -118,7 +117,7 @@ func decodeDecision(raw json.RawMessage) (Decision, error) {
 		if !hasSteps {
 			return d, fmt.Errorf("%w: a replan needs \"steps\": the steps still to do", ErrMalformedDecision)
 		}
-		steps, err := planner.DecodePlan(raw)
+		steps, err := plan.Decode(raw)
 		if err != nil {
 			return d, err
 		}

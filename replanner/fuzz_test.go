@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/replanner"
 )
 
@@ -21,7 +21,7 @@ func FuzzParseDecision(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		d, err := replanner.ParseDecision(text)
 		if err != nil {
-			if !errors.Is(err, replanner.ErrMalformedDecision) && !errors.Is(err, planner.ErrMalformedPlan) {
+			if !errors.Is(err, replanner.ErrMalformedDecision) && !errors.Is(err, plan.ErrMalformedPlan) {
 				t.Fatalf("untyped error: %v", err)
 			}
 			return

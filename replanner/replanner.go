@@ -16,7 +16,7 @@
 //     failure "budget" and the reason, and the node routes `finish` without
 //     an answer, so the finalizer composes one marked incomplete.
 //   - A reply that cannot be read, or a revised plan that fails validation
-//     (planner.Rules), is sent back with the reason, at most max_retries
+//     (plan.Rules), is sent back with the reason, at most max_retries
 //     times (default 1). If it is still wrong the node routes `finish`
 //     without an answer, with failure "parse" and the reason: the finalizer
 //     then answers from the step results, marked incomplete.
@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
@@ -98,7 +99,7 @@ type Replanner struct {
 	prompt     *agent.Template
 	maxReplans int
 	maxRetries int
-	rules      planner.Rules
+	rules      plan.Rules
 	// toolList is the prompt's tool list, the same for every run.
 	toolList string
 	opts     []llms.CallOption
@@ -154,13 +155,13 @@ func build(env agent.Env, spec agent.NodeSpec, defSystem, defPrompt string, defR
 	if s.RequireTools != nil {
 		require = *s.RequireTools
 	}
-	r.rules = planner.Rules{Tools: reg, MaxSteps: maxSteps, RequireTools: require}
+	r.rules = plan.Rules{Tools: reg, MaxSteps: maxSteps, RequireTools: require}
 	var extraTools []tools.Info
 	if name := strings.TrimSpace(s.LLMTool); name != "" {
 		if _, clash := reg.Resolve(name); clash {
 			return agent.Built{}, agent.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
 		}
-		r.rules.ExtraTools = []string{name}
+		r.rules.Tools = reg.WithNames(name)
 		extraTools = []tools.Info{planner.LLMToolInfo(name)}
 	}
 	r.toolList = planner.ToolList(reg, extraTools...)
@@ -189,7 +190,7 @@ func (r *Replanner) Run(ctx context.Context, st *agent.State) (string, error) {
 	rules.Known = finished
 	left := max(r.maxReplans-st.Replans, 0)
 	user, err := r.prompt.Render(st, map[string]any{
-		"Plan":         planner.FormatPlan(st.Plan, true),
+		"Plan":         plan.Format(st.Plan, true),
 		"Tools":        r.toolList,
 		"ReplansLeft":  left,
 		"NextID":       nextID(st.Plan),
@@ -216,7 +217,7 @@ func (r *Replanner) Run(ctx context.Context, st *agent.State) (string, error) {
 		}
 		lastErr = err
 		kind := trace.KindGuard
-		if errors.Is(err, ErrMalformedDecision) || errors.Is(err, planner.ErrMalformedPlan) {
+		if errors.Is(err, ErrMalformedDecision) || errors.Is(err, plan.ErrMalformedPlan) {
 			kind = trace.KindParseError
 		}
 		tr.Emit(trace.Event{Node: r.id, Kind: kind, Text: "decision rejected: " + err.Error(),
@@ -232,7 +233,7 @@ func (r *Replanner) Run(ctx context.Context, st *agent.State) (string, error) {
 }
 
 // apply carries out a valid decision and returns the route.
-func (r *Replanner) apply(ctx context.Context, st *agent.State, d Decision, finished []agent.Step, left int) string {
+func (r *Replanner) apply(ctx context.Context, st *agent.State, d Decision, finished []plan.Step, left int) string {
 	tr := trace.From(ctx)
 	data := map[string]any{"action": d.Action, "replans": st.Replans}
 	if d.Thought != "" {
@@ -259,7 +260,7 @@ func (r *Replanner) apply(ctx context.Context, st *agent.State, d Decision, fini
 		return RouteFinish
 	}
 	for i := range d.Steps {
-		d.Steps[i].Status = agent.StatusPending
+		d.Steps[i].Status = plan.StatusPending
 		d.Steps[i].Result, d.Steps[i].Error = "", ""
 	}
 	st.Plan = append(finished, d.Steps...)
@@ -268,7 +269,7 @@ func (r *Replanner) apply(ctx context.Context, st *agent.State, d Decision, fini
 	data["steps"] = d.Steps
 	tr.Emit(trace.Event{Node: r.id, Kind: trace.KindDecision,
 		Text: fmt.Sprintf("replan (%d of %d): %d new step(s)", st.Replans, r.maxReplans, len(d.Steps)), Data: data})
-	tr.Emit(trace.Event{Node: r.id, Kind: trace.KindPlan, Text: planner.FormatPlan(st.Plan, false),
+	tr.Emit(trace.Event{Node: r.id, Kind: trace.KindPlan, Text: plan.Format(st.Plan, false),
 		Data: map[string]any{"steps": st.Plan, "replan": st.Replans}})
 	return RouteContinue
 }
@@ -284,11 +285,11 @@ func (r *Replanner) giveUp(st *agent.State, reason, failure string) {
 
 // finishedSteps returns the steps that have run (done, failed or
 // skipped): they stay in the plan as history when it is revised.
-func finishedSteps(plan []agent.Step) []agent.Step {
-	var out []agent.Step
-	for _, s := range plan {
+func finishedSteps(steps []plan.Step) []plan.Step {
+	var out []plan.Step
+	for _, s := range steps {
 		switch s.Status {
-		case agent.StatusDone, agent.StatusFailed, agent.StatusSkipped:
+		case plan.StatusDone, plan.StatusFailed, plan.StatusSkipped:
 			out = append(out, s)
 		}
 	}
@@ -297,9 +298,9 @@ func finishedSteps(plan []agent.Step) []agent.Step {
 
 // nextID suggests the id of the first new step: one more than the largest
 // numeric id in the plan.
-func nextID(plan []agent.Step) string {
+func nextID(steps []plan.Step) string {
 	n := 0
-	for _, s := range plan {
+	for _, s := range steps {
 		if v, err := strconv.Atoi(s.ID); err == nil && v > n {
 			n = v
 		}

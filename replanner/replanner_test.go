@@ -6,7 +6,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/replanner"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
@@ -35,10 +35,10 @@ func build(t *testing.T, ctor func(agent.Env, agent.NodeSpec) (agent.Built, erro
 
 func executedState() *agent.State {
 	st := agent.NewState(agent.Task{Question: "How many years passed between the discoveries of Uranus and Neptune?"})
-	st.Plan = []agent.Step{
-		{ID: "1", Description: "Find the year Uranus was discovered", Tool: "search", Input: "Uranus discovered", Status: agent.StatusDone, Result: "William Herschel found it on 13 March 1781"},
-		{ID: "2", Description: "Find the year Neptune was discovered", Tool: "search", Input: "Neptun", Status: agent.StatusFailed, Error: "no match"},
-		{ID: "3", Description: "Subtract", Tool: "calculator", Input: "#E2 - #E1", Status: agent.StatusSkipped, Error: "references #E2 of step 2, which failed: no match"},
+	st.Plan = []plan.Step{
+		{ID: "1", Description: "Find the year Uranus was discovered", Tool: "search", Input: "Uranus discovered", Status: plan.StatusDone, Result: "William Herschel found it on 13 March 1781"},
+		{ID: "2", Description: "Find the year Neptune was discovered", Tool: "search", Input: "Neptun", Status: plan.StatusFailed, Error: "no match"},
+		{ID: "3", Description: "Subtract", Tool: "calculator", Input: "#E2 - #E1", Status: plan.StatusSkipped, Error: "references #E2 of step 2, which failed: no match"},
 	}
 	return st
 }
@@ -194,7 +194,7 @@ func TestParseDecisionIsTolerant(t *testing.T) {
 		{"answer line without JSON", "Thought: done\nFinal Answer: 1930", replanner.Decision{Action: "finish", Answer: "1930"}},
 		{"finish without an answer", `{"action":"finish"}`, replanner.Decision{Action: "finish"}},
 		{"replan via continue", "```\n{\"action\":\"continue\",\"steps\":[{\"id\":4,\"description\":\"x\",\"tool\":\"search\",\"input\":\"#E1\"}]}\n```",
-			replanner.Decision{Action: "replan", Steps: []agent.Step{{ID: "4", Description: "x", Tool: "search", Input: "#E1", DependsOn: []string{"1"}}}}},
+			replanner.Decision{Action: "replan", Steps: []plan.Step{{ID: "4", Description: "x", Tool: "search", Input: "#E1", DependsOn: []string{"1"}}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,5 +208,5 @@ func TestParseDecisionIsTolerant(t *testing.T) {
 		assert.ErrorIs(t, err, replanner.ErrMalformedDecision, "%q", bad)
 	}
 	_, err := replanner.ParseDecision(`{"action":"replan","steps":"do more"}`)
-	assert.ErrorIs(t, err, planner.ErrMalformedPlan)
+	assert.ErrorIs(t, err, plan.ErrMalformedPlan)
 }

@@ -115,6 +115,48 @@ func (r *Registry) Resolve(name string) (Tool, bool) {
 	return nil, false
 }
 
+// Has reports whether name resolves to a tool.
+func (r *Registry) Has(name string) bool {
+	_, ok := r.Resolve(name)
+	return ok
+}
+
+// WithNames returns the set of r's tool names plus extra names (pseudo-tools
+// that a node handles itself, such as a model worker). r may be nil.
+func (r *Registry) WithNames(extra ...string) NameSet {
+	return NameSet{reg: r, extra: extra}
+}
+
+// NameSet is a registry's tool names plus extra names, matched as Resolve
+// matches them (case and separators ignored).
+type NameSet struct {
+	reg   *Registry
+	extra []string
+}
+
+// Has reports whether name is a registered tool or one of the extra names.
+func (s NameSet) Has(name string) bool {
+	if s.reg.Has(name) {
+		return true
+	}
+	n := NormalizeName(name)
+	for _, e := range s.extra {
+		if NormalizeName(e) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Names returns the registered names, sorted, then the extra names.
+func (s NameSet) Names() []string {
+	var out []string
+	if s.reg != nil {
+		out = s.reg.Names()
+	}
+	return append(out, s.extra...)
+}
+
 // Tools returns the tools in name order.
 func (r *Registry) Tools() []Tool {
 	out := make([]Tool, 0, r.Len())

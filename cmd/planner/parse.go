@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/executor/parse"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 	"github.com/spf13/cobra"
 )
 
@@ -44,9 +44,9 @@ type parser func(text string) any
 func pickParser(format string) (parser, error) {
 	if format == "plan" {
 		return func(text string) any {
-			steps, err := planner.ParsePlan(text)
+			steps, err := plan.Parse(text)
 			if err == nil {
-				err = planner.ValidatePlan(steps, nil, 0)
+				err = plan.Rules{}.Check(steps)
 			}
 			if err != nil {
 				return map[string]any{"kind": "invalid", "error": err.Error()}

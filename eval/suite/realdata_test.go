@@ -14,7 +14,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/eval/score"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 )
 
 // sharedData is where the public datasets live next to the repository; the
@@ -138,7 +138,7 @@ func evalGoldStep(g *agent.Gold, st agent.GoldStep) (*big.Rat, error) {
 		outputs[s.ID] = s.Output
 	}
 	var missing error
-	expr := planner.ReplaceReferences(st.Input, func(id string) string {
+	expr := plan.ReplaceReferences(st.Input, func(id string) string {
 		out, ok := outputs[id]
 		if !ok {
 			missing = fmt.Errorf("unknown reference #E%s", id)

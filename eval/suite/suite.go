@@ -19,7 +19,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/eval/score"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 )
 
 // Sentinel errors. Load's errors wrap one of them (or the os error for an
@@ -464,7 +464,7 @@ func checkGold(g *agent.Gold) error {
 		if seen[st.ID] {
 			return fmt.Errorf("step id %q is used twice", st.ID)
 		}
-		for _, d := range slices.Concat(st.DependsOn, planner.References(st.Input)) {
+		for _, d := range slices.Concat(st.DependsOn, plan.References(st.Input)) {
 			if !seen[d] {
 				return fmt.Errorf("step %q depends on %q, which is not an earlier step", st.ID, d)
 			}

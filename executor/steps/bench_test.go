@@ -8,6 +8,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/executor/steps"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 )
 
@@ -43,9 +44,9 @@ func BenchmarkParallelSteps(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			plan := make([]agent.Step, tc.n)
-			for i := range plan {
-				plan[i] = agent.Step{ID: fmt.Sprint(i + 1), Description: "sleep", Tool: "sleep", Input: fmt.Sprint(i), Status: agent.StatusPending}
+			pl := make([]plan.Step, tc.n)
+			for i := range pl {
+				pl[i] = plan.Step{ID: fmt.Sprint(i + 1), Description: "sleep", Tool: "sleep", Input: fmt.Sprint(i), Status: plan.StatusPending}
 			}
 			waves := (tc.n + tc.limit - 1) / tc.limit
 			critical := time.Duration(waves) * sleep
@@ -53,13 +54,13 @@ func BenchmarkParallelSteps(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				st := agent.NewState(agent.Task{Question: "q"})
-				st.Plan = append([]agent.Step(nil), plan...)
+				st.Plan = append([]plan.Step(nil), pl...)
 				began := time.Now()
 				if _, err := built.Node.Run(context.Background(), st); err != nil {
 					b.Fatal(err)
 				}
 				wall += time.Since(began)
-				if st.Plan[tc.n-1].Status != agent.StatusDone {
+				if st.Plan[tc.n-1].Status != plan.StatusDone {
 					b.Fatalf("step %d: %s", tc.n, st.Plan[tc.n-1].Status)
 				}
 			}

@@ -23,7 +23,7 @@
 //
 // Whatever the strategy, results are written to the plan in place and step
 // trace events are emitted in the plan's dependency order (the order of
-// planner.Order), so a run's state and step events do not depend on which
+// plan.Order), so a run's state and step events do not depend on which
 // concurrent step finished first.
 package steps
 
@@ -37,7 +37,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -187,7 +187,7 @@ func NewExecuteWith(factory AgentFactory) agent.Constructor {
 // the state before it starts, so workers never read the plan.
 type job struct {
 	index   int
-	step    agent.Step
+	step    plan.Step
 	context string
 }
 
@@ -207,7 +207,7 @@ type result struct {
 // Run executes every runnable pending step of st.Plan and returns the
 // default route.
 func (e *Execute) Run(ctx context.Context, st *agent.State) (string, error) {
-	order, err := planner.Order(st.Plan)
+	order, err := plan.Order(st.Plan)
 	if err != nil {
 		return "", fmt.Errorf("execute: the plan cannot be ordered (validate it with the planner): %w", err)
 	}
@@ -220,8 +220,8 @@ func (e *Execute) Run(ctx context.Context, st *agent.State) (string, error) {
 	for _, id := range order {
 		i := index[id]
 		switch st.Plan[i].Status {
-		case "", agent.StatusPending, agent.StatusRunning:
-			st.Plan[i].Status = agent.StatusPending
+		case "", plan.StatusPending, plan.StatusRunning:
+			st.Plan[i].Status = plan.StatusPending
 			sched.order = append(sched.order, i)
 			sched.todo[i] = true
 		}
@@ -265,16 +265,16 @@ func (s *scheduler) run(ctx context.Context) error {
 				switch {
 				case skip != "":
 					delete(s.todo, i)
-					s.finish(result{index: i, status: agent.StatusSkipped, errText: skip})
+					s.finish(result{index: i, status: plan.StatusSkipped, errText: skip})
 				case ready:
 					delete(s.todo, i)
-					s.st.Plan[i].Status = agent.StatusRunning
+					s.st.Plan[i].Status = plan.StatusRunning
 					s.inputs[i] = j.step.Input
 					if s.e.concurrency == 1 {
 						// Sequential starts are deterministic; announcing them
 						// groups a react step's sub-run events in the trace.
 						s.tr.Emit(trace.Event{Node: s.e.id, Kind: trace.KindInfo, Text: fmt.Sprintf("step %s started: %s", j.step.ID, j.step.Description),
-							Data: map[string]any{"id": j.step.ID, "status": agent.StatusRunning}})
+							Data: map[string]any{"id": j.step.ID, "status": plan.StatusRunning}})
 					}
 					running++
 					go func() { results <- s.e.work(ctx, s.st, j) }()
@@ -291,7 +291,7 @@ func (s *scheduler) run(ctx context.Context) error {
 			if abort == nil || r.index < abortAt {
 				abort, abortAt = r.err, r.index
 			}
-			s.st.Plan[r.index].Status = agent.StatusFailed
+			s.st.Plan[r.index].Status = plan.StatusFailed
 			s.st.Plan[r.index].Error = r.err.Error()
 			continue
 		}
@@ -309,18 +309,18 @@ func (s *scheduler) run(ctx context.Context) error {
 func (s *scheduler) prepare(i int) (j job, ready bool, skip string) {
 	step := s.st.Plan[i]
 	var ctxLines []string
-	for _, d := range planner.Dependencies(step) {
+	for _, d := range plan.Dependencies(step) {
 		k, ok := s.index[d]
 		if !ok {
 			return job{}, false, fmt.Sprintf("depends on step %q, which is not in the plan", d)
 		}
 		dep := s.st.Plan[k]
 		switch dep.Status {
-		case agent.StatusDone:
+		case plan.StatusDone:
 			ctxLines = append(ctxLines, fmt.Sprintf("- Step %s (%s): %s", dep.ID, dep.Description, dep.Result))
-		case agent.StatusFailed, agent.StatusSkipped:
+		case plan.StatusFailed, plan.StatusSkipped:
 			how := "depends on"
-			if slices.Contains(planner.References(step.Input), d) {
+			if slices.Contains(plan.References(step.Input), d) {
 				how = "references #E" + d + " of"
 			}
 			return job{}, false, fmt.Sprintf("%s step %s, which %s: %s", how, d, dep.Status, oneLine(dep.Error))
@@ -342,7 +342,7 @@ func (s *scheduler) finish(r result) {
 	p.Status = r.status
 	p.Result = truncate(r.output, s.e.resultLimit)
 	p.Error = r.errText
-	if r.status == agent.StatusFailed {
+	if r.status == plan.StatusFailed {
 		s.st.NoteIncident(r.failure)
 	}
 	s.durations[r.index] = r.elapsed
@@ -354,7 +354,7 @@ func (s *scheduler) emit() {
 	for s.emitted < len(s.order) {
 		i := s.order[s.emitted]
 		p := s.st.Plan[i]
-		if p.Status != agent.StatusDone && p.Status != agent.StatusFailed && p.Status != agent.StatusSkipped {
+		if p.Status != plan.StatusDone && p.Status != plan.StatusFailed && p.Status != plan.StatusSkipped {
 			return
 		}
 		s.emitted++
@@ -363,7 +363,7 @@ func (s *scheduler) emit() {
 			input = p.Input
 		}
 		text := fmt.Sprintf("step %s %s", p.ID, p.Status)
-		if p.Status == agent.StatusDone {
+		if p.Status == plan.StatusDone {
 			text += ": " + clip(oneLine(p.Result), 200)
 		} else {
 			text += ": " + clip(oneLine(p.Error), 200)
@@ -388,7 +388,7 @@ func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
 	}
 	step := j.step
 	if step.Tool == "" {
-		return result{status: agent.StatusFailed, errText: fmt.Sprintf("%v: step %s has no tool; the %s strategy runs each step as one tool call (set require_tools on the planner)", ErrStep, step.ID, e.strategy)}
+		return result{status: plan.StatusFailed, errText: fmt.Sprintf("%v: step %s has no tool; the %s strategy runs each step as one tool call (set require_tools on the planner)", ErrStep, step.ID, e.strategy)}
 	}
 	if e.llmTool != "" && tools.NormalizeName(step.Tool) == tools.NormalizeName(e.llmTool) {
 		return e.runWorker(ctx, st, step)
@@ -399,13 +399,13 @@ func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
 		if ctx.Err() != nil {
 			return result{err: context.Cause(ctx)}
 		}
-		return result{status: agent.StatusFailed, output: out, errText: "tool error: " + err.Error(), failure: agent.FailureTool}
+		return result{status: plan.StatusFailed, output: out, errText: "tool error: " + err.Error(), failure: agent.FailureTool}
 	}
-	return result{status: agent.StatusDone, output: out}
+	return result{status: plan.StatusDone, output: out}
 }
 
 // runWorker is the model worker: one model call on the step's input.
-func (e *Execute) runWorker(ctx context.Context, st *agent.State, step agent.Step) result {
+func (e *Execute) runWorker(ctx context.Context, st *agent.State, step plan.Step) result {
 	text, _, err := e.model.Call(agent.WithStepID(ctx, step.ID), st, agent.Caller{Node: e.id, Kind: e.kind, Role: "worker"},
 		agent.Prompt(e.workerSys, step.Input), llms.WithTemperature(0))
 	if err != nil {
@@ -413,14 +413,14 @@ func (e *Execute) runWorker(ctx context.Context, st *agent.State, step agent.Ste
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return result{status: agent.StatusFailed, errText: "the model worker returned an empty reply", failure: agent.FailureParse}
+		return result{status: plan.StatusFailed, errText: "the model worker returned an empty reply", failure: agent.FailureParse}
 	}
-	return result{status: agent.StatusDone, output: text}
+	return result{status: plan.StatusDone, output: text}
 }
 
 // substitute replaces every #E<id> in input by the result of step <id>.
-func substitute(input string, plan []agent.Step, index map[string]int) (string, error) {
-	refs := planner.References(input)
+func substitute(input string, steps []plan.Step, index map[string]int) (string, error) {
+	refs := plan.References(input)
 	if len(refs) == 0 {
 		return input, nil
 	}
@@ -430,12 +430,12 @@ func substitute(input string, plan []agent.Step, index map[string]int) (string, 
 		if !ok {
 			return "", fmt.Errorf("%w: the input references #E%s, but there is no step %q", ErrStep, id, id)
 		}
-		if plan[k].Status != agent.StatusDone {
-			return "", fmt.Errorf("%w: the input references #E%s, which has not succeeded (%s)", ErrStep, id, plan[k].Status)
+		if steps[k].Status != plan.StatusDone {
+			return "", fmt.Errorf("%w: the input references #E%s, which has not succeeded (%s)", ErrStep, id, steps[k].Status)
 		}
-		vals[id] = plan[k].Result
+		vals[id] = steps[k].Result
 	}
-	return planner.ReplaceReferences(input, func(id string) string { return vals[id] }), nil
+	return plan.ReplaceReferences(input, func(id string) string { return vals[id] }), nil
 }
 
 func truncate(s string, limit int) string {

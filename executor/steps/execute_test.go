@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
 	"github.com/planner-engine/planner/trace"
@@ -84,10 +85,10 @@ func newExecute(t *testing.T, env agent.Env, settings map[string]any) agent.Node
 	return built.Node
 }
 
-func pending(ss ...agent.Step) []agent.Step {
+func pending(ss ...plan.Step) []plan.Step {
 	for i := range ss {
 		if ss[i].Status == "" {
-			ss[i].Status = agent.StatusPending
+			ss[i].Status = plan.StatusPending
 		}
 	}
 	return ss
@@ -103,9 +104,9 @@ func run(t *testing.T, node agent.Node, st *agent.State) *trace.Recorder {
 
 type stepOutcome struct{ ID, Status, Result string }
 
-func outcomes(plan []agent.Step) []stepOutcome {
-	out := make([]stepOutcome, len(plan))
-	for i, s := range plan {
+func outcomes(steps []plan.Step) []stepOutcome {
+	out := make([]stepOutcome, len(steps))
+	for i, s := range steps {
 		out[i] = stepOutcome{s.ID, s.Status, s.Result}
 	}
 	return out
@@ -118,9 +119,9 @@ func TestReWOOSubstitutesEarlierResultsIntoInputs(t *testing.T) {
 			node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
 			st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 			st.Plan = pending(
-				agent.Step{ID: "1", Description: "birth", Tool: "lookup", Input: "Clyde Tombaugh born"},
-				agent.Step{ID: "2", Description: "discovery", Tool: "lookup", Input: "Pluto discovered"},
-				agent.Step{ID: "3", Description: "age", Tool: "Calculator", Input: "#E2 - #E1", DependsOn: []string{"1", "2"}},
+				plan.Step{ID: "1", Description: "birth", Tool: "lookup", Input: "Clyde Tombaugh born"},
+				plan.Step{ID: "2", Description: "discovery", Tool: "lookup", Input: "Pluto discovered"},
+				plan.Step{ID: "3", Description: "age", Tool: "Calculator", Input: "#E2 - #E1", DependsOn: []string{"1", "2"}},
 			)
 			rec := run(t, node, st)
 			assert.Equal(t, []stepOutcome{{"1", "done", "1906"}, {"2", "done", "1930"}, {"3", "done", "24"}}, outcomes(st.Plan))
@@ -144,10 +145,10 @@ func TestFailedStepsSkipTheirDependantsWithTheReason(t *testing.T) {
 			node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
 			st := agent.NewState(agent.Task{Question: "q"})
 			st.Plan = pending(
-				agent.Step{ID: "1", Description: "unknown fact", Tool: "lookup", Input: "Vulcan discovered"},
-				agent.Step{ID: "2", Description: "uses 1", Tool: "calculator", Input: "#E1 + 1"},
-				agent.Step{ID: "3", Description: "after 2", Tool: "lookup", Input: "Uranus discovered", DependsOn: []string{"2"}},
-				agent.Step{ID: "4", Description: "independent", Tool: "lookup", Input: "Neptune discovered"},
+				plan.Step{ID: "1", Description: "unknown fact", Tool: "lookup", Input: "Vulcan discovered"},
+				plan.Step{ID: "2", Description: "uses 1", Tool: "calculator", Input: "#E1 + 1"},
+				plan.Step{ID: "3", Description: "after 2", Tool: "lookup", Input: "Uranus discovered", DependsOn: []string{"2"}},
+				plan.Step{ID: "4", Description: "independent", Tool: "lookup", Input: "Neptune discovered"},
 			)
 			rec := run(t, node, st)
 			assert.Equal(t, []stepOutcome{{"1", "failed", ""}, {"2", "skipped", ""}, {"3", "skipped", ""}, {"4", "done", "1846"}}, outcomes(st.Plan))
@@ -168,26 +169,26 @@ func TestStepsThatCannotRunFailWithoutStoppingThePlan(t *testing.T) {
 	node := newExecute(t, agent.Env{Tools: newRegistry(t, panicTool{}, years())}, map[string]any{"strategy": "rewoo"})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(
-		agent.Step{ID: "1", Description: "no tool"},
-		agent.Step{ID: "2", Description: "panics", Tool: "explode", Input: "x"},
-		agent.Step{ID: "3", Description: "fine", Tool: "lookup", Input: "Uranus discovered"},
+		plan.Step{ID: "1", Description: "no tool"},
+		plan.Step{ID: "2", Description: "panics", Tool: "explode", Input: "x"},
+		plan.Step{ID: "3", Description: "fine", Tool: "lookup", Input: "Uranus discovered"},
 	)
 	run(t, node, st)
-	assert.Equal(t, agent.StatusFailed, st.Plan[0].Status)
+	assert.Equal(t, plan.StatusFailed, st.Plan[0].Status)
 	assert.Contains(t, st.Plan[0].Error, "has no tool")
-	assert.Equal(t, agent.StatusFailed, st.Plan[1].Status)
+	assert.Equal(t, plan.StatusFailed, st.Plan[1].Status)
 	assert.Contains(t, st.Plan[1].Error, "tool panicked")
-	assert.Equal(t, agent.StatusDone, st.Plan[2].Status)
+	assert.Equal(t, plan.StatusDone, st.Plan[2].Status)
 }
 
 func TestFinishedStepsAreNotRunAgain(t *testing.T) {
 	look := years()
 	node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
 	st := agent.NewState(agent.Task{Question: "q"})
-	st.Plan = []agent.Step{
-		{ID: "1", Description: "done before", Tool: "lookup", Input: "Uranus discovered", Status: agent.StatusDone, Result: "1781"},
-		{ID: "2", Description: "failed before", Tool: "lookup", Input: "x", Status: agent.StatusFailed, Error: "gone"},
-		{ID: "3", Description: "new", Tool: "calculator", Input: "#E1 + 65", Status: agent.StatusPending},
+	st.Plan = []plan.Step{
+		{ID: "1", Description: "done before", Tool: "lookup", Input: "Uranus discovered", Status: plan.StatusDone, Result: "1781"},
+		{ID: "2", Description: "failed before", Tool: "lookup", Input: "x", Status: plan.StatusFailed, Error: "gone"},
+		{ID: "3", Description: "new", Tool: "calculator", Input: "#E1 + 65", Status: plan.StatusPending},
 	}
 	rec := run(t, node, st)
 	assert.Empty(t, look.Calls())
@@ -197,18 +198,18 @@ func TestFinishedStepsAreNotRunAgain(t *testing.T) {
 
 func TestParallelResultsAndEventsFollowPlanOrderWhateverFinishesFirst(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{}, delay: map[string]time.Duration{}}
-	var plan []agent.Step
+	var pl []plan.Step
 	for i := 1; i <= 6; i++ {
 		in := fmt.Sprintf("q%d", i)
 		look.answers[in] = fmt.Sprintf("a%d", i)
 		look.delay[in] = time.Duration(7-i) * 5 * time.Millisecond // later steps finish first
-		plan = append(plan, agent.Step{ID: fmt.Sprint(i), Description: in, Tool: "lookup", Input: in})
+		pl = append(pl, plan.Step{ID: fmt.Sprint(i), Description: in, Tool: "lookup", Input: in})
 	}
-	plan = append(plan, agent.Step{ID: "7", Description: "join", Tool: "calculator", Input: "1", DependsOn: []string{"1", "6"}})
+	pl = append(pl, plan.Step{ID: "7", Description: "join", Tool: "calculator", Input: "1", DependsOn: []string{"1", "6"}})
 	for round := 0; round < 3; round++ {
 		node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
 		st := agent.NewState(agent.Task{Question: "q"})
-		st.Plan = pending(append([]agent.Step(nil), plan...)...)
+		st.Plan = pending(append([]plan.Step(nil), pl...)...)
 		rec := run(t, node, st)
 		var ids, results []any
 		for _, e := range rec.OfKind(trace.KindStep) {
@@ -253,12 +254,12 @@ func TestParallelRespectsMaxConcurrency(t *testing.T) {
 			node := newExecute(t, agent.Env{Tools: newRegistry(t, gate)}, map[string]any{"strategy": "parallel", "max_concurrency": tc.limit})
 			st := agent.NewState(agent.Task{Question: "q"})
 			for i := 1; i <= tc.steps; i++ {
-				st.Plan = append(st.Plan, agent.Step{ID: fmt.Sprint(i), Description: "wait", Tool: "gate", Input: fmt.Sprint(i), Status: agent.StatusPending})
+				st.Plan = append(st.Plan, plan.Step{ID: fmt.Sprint(i), Description: "wait", Tool: "gate", Input: fmt.Sprint(i), Status: plan.StatusPending})
 			}
 			run(t, node, st)
 			assert.Equal(t, int32(tc.want), gate.most.Load())
 			for _, s := range st.Plan {
-				assert.Equal(t, agent.StatusDone, s.Status)
+				assert.Equal(t, plan.StatusDone, s.Status)
 			}
 		})
 	}
@@ -270,10 +271,10 @@ func TestParallelRunsDependentChainsInOrder(t *testing.T) {
 	node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(
-		agent.Step{ID: "3", Description: "third", Tool: "lookup", Input: "#E2"},
-		agent.Step{ID: "side", Description: "independent", Tool: "lookup", Input: "side"},
-		agent.Step{ID: "2", Description: "second", Tool: "lookup", Input: "#E1"},
-		agent.Step{ID: "1", Description: "first", Tool: "lookup", Input: "start"},
+		plan.Step{ID: "3", Description: "third", Tool: "lookup", Input: "#E2"},
+		plan.Step{ID: "side", Description: "independent", Tool: "lookup", Input: "side"},
+		plan.Step{ID: "2", Description: "second", Tool: "lookup", Input: "#E1"},
+		plan.Step{ID: "1", Description: "first", Tool: "lookup", Input: "start"},
 	)
 	run(t, node, st)
 	calls := look.Calls()
@@ -306,10 +307,10 @@ func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 	node := newExecute(t, agent.Env{Model: agent.Model{LLM: spy}, Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "llm_tool": "llm"})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(
-		agent.Step{ID: "1", Description: "b", Tool: "lookup", Input: "born"},
-		agent.Step{ID: "2", Description: "f", Tool: "lookup", Input: "found"},
-		agent.Step{ID: "3", Description: "expression", Tool: "LLM", Input: "#E1; #E2"},
-		agent.Step{ID: "4", Description: "age", Tool: "calculator", Input: "#E3"},
+		plan.Step{ID: "1", Description: "b", Tool: "lookup", Input: "born"},
+		plan.Step{ID: "2", Description: "f", Tool: "lookup", Input: "found"},
+		plan.Step{ID: "3", Description: "expression", Tool: "LLM", Input: "#E1; #E2"},
+		plan.Step{ID: "4", Description: "age", Tool: "calculator", Input: "#E3"},
 	)
 	run(t, node, st)
 	assert.Equal(t, "1930 - 1906", st.Plan[2].Result)
@@ -324,7 +325,7 @@ func TestResultsAreTruncatedToTheLimit(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"long": strings.Repeat("x", 50)}}
 	node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "result_limit": 10})
 	st := agent.NewState(agent.Task{Question: "q"})
-	st.Plan = pending(agent.Step{ID: "1", Description: "d", Tool: "lookup", Input: "long"})
+	st.Plan = pending(plan.Step{ID: "1", Description: "d", Tool: "lookup", Input: "long"})
 	run(t, node, st)
 	assert.Equal(t, strings.Repeat("x", 10)+"…[truncated 40 chars]", st.Plan[0].Result)
 }
@@ -333,13 +334,13 @@ func TestCancellationStopsTheNodeWithAnError(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"slow": "x"}, delay: map[string]time.Duration{"slow": time.Minute}}
 	node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
 	st := agent.NewState(agent.Task{Question: "q"})
-	st.Plan = pending(agent.Step{ID: "1", Description: "d", Tool: "lookup", Input: "slow"}, agent.Step{ID: "2", Description: "e", Tool: "lookup", Input: "#E1"})
+	st.Plan = pending(plan.Step{ID: "1", Description: "d", Tool: "lookup", Input: "slow"}, plan.Step{ID: "2", Description: "e", Tool: "lookup", Input: "#E1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_, err := node.Run(ctx, st)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Equal(t, agent.StatusPending, st.Plan[1].Status, "nothing runs after cancellation")
+	assert.Equal(t, plan.StatusPending, st.Plan[1].Status, "nothing runs after cancellation")
 }
 
 // fakeAgent plays the per-step ReAct loop: it answers from a table keyed by
@@ -386,9 +387,9 @@ func TestReActStepsSeeTheTaskTheirStepAndTheirDependenciesResults(t *testing.T) 
 	st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 	st.Reflections = []string{"check the dates"}
 	st.Plan = pending(
-		agent.Step{ID: "3", Description: "Subtract the years", Tool: "calculator", Input: "#E2 - #E1", DependsOn: []string{"1", "2"}},
-		agent.Step{ID: "1", Description: "Find the birth year"},
-		agent.Step{ID: "2", Description: "Find the discovery year", Tool: "search", Input: "Pluto discovered"},
+		plan.Step{ID: "3", Description: "Subtract the years", Tool: "calculator", Input: "#E2 - #E1", DependsOn: []string{"1", "2"}},
+		plan.Step{ID: "1", Description: "Find the birth year"},
+		plan.Step{ID: "2", Description: "Find the discovery year", Tool: "search", Input: "Pluto discovered"},
 	)
 	rec := run(t, node, st)
 	assert.Equal(t, []stepOutcome{{"3", "done", "24"}, {"1", "done", "1906"}, {"2", "done", "1930"}}, outcomes(st.Plan))
@@ -418,12 +419,12 @@ func TestReActStepThatRunsOutOfBudgetFailsWithItsPartialAnswer(t *testing.T) {
 	}}
 	node := newReActExecute(t, fa)
 	st := agent.NewState(agent.Task{Question: "q"})
-	st.Plan = pending(agent.Step{ID: "1", Description: "hard"}, agent.Step{ID: "2", Description: "next", DependsOn: []string{"1"}})
+	st.Plan = pending(plan.Step{ID: "1", Description: "hard"}, plan.Step{ID: "2", Description: "next", DependsOn: []string{"1"}})
 	run(t, node, st)
-	assert.Equal(t, agent.StatusFailed, st.Plan[0].Status)
+	assert.Equal(t, plan.StatusFailed, st.Plan[0].Status)
 	assert.Equal(t, "maybe 7", st.Plan[0].Result)
 	assert.Equal(t, "the iteration budget (8) ran out (budget)", st.Plan[0].Error)
-	assert.Equal(t, agent.StatusSkipped, st.Plan[1].Status)
+	assert.Equal(t, plan.StatusSkipped, st.Plan[1].Status)
 	assert.Len(t, fa.inputs, 1)
 }
 
@@ -431,7 +432,7 @@ func TestReActAgentErrorEndsTheNode(t *testing.T) {
 	fa := &fakeAgent{err: fmt.Errorf("%w: HTTP 500", agent.ErrModel)}
 	node := newReActExecute(t, fa)
 	st := agent.NewState(agent.Task{Question: "q"})
-	st.Plan = pending(agent.Step{ID: "1", Description: "a"}, agent.Step{ID: "2", Description: "b"})
+	st.Plan = pending(plan.Step{ID: "1", Description: "a"}, plan.Step{ID: "2", Description: "b"})
 	_, err := node.Run(context.Background(), st)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, agent.ErrModel)

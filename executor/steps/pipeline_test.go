@@ -16,6 +16,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/replanner"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -103,7 +104,7 @@ func TestShippedConfigsSolveADemoTaskWithThreeToolSteps(t *testing.T) {
 			require.NotEmpty(t, rec.OfKind(trace.KindPlan), "the plan is traced")
 			toolSteps := 0
 			for _, e := range rec.OfKind(trace.KindStep) {
-				assert.Equal(t, agent.StatusDone, e.Data["status"], "step %v: %v", e.Data["id"], e.Data["error"])
+				assert.Equal(t, plan.StatusDone, e.Data["status"], "step %v: %v", e.Data["id"], e.Data["error"])
 				if e.Data["tool"] != "llm" {
 					toolSteps++
 				}
@@ -254,7 +255,7 @@ func TestReWOOReferenceToAFailedStepIsSkippedAndTheAnswerFlagged(t *testing.T) {
 	res, rec, err := runPipeline(t, "../../configs/rewoo.yaml", writeFile(t, "s.yaml", script), agent.Task{Question: "When was Pluto discovered?"})
 	require.NoError(t, err)
 	st := res.State
-	assert.Equal(t, []string{agent.StatusFailed, agent.StatusSkipped, agent.StatusDone}, []string{st.Plan[0].Status, st.Plan[1].Status, st.Plan[2].Status})
+	assert.Equal(t, []string{plan.StatusFailed, plan.StatusSkipped, plan.StatusDone}, []string{st.Plan[0].Status, st.Plan[1].Status, st.Plan[2].Status})
 	assert.Equal(t, "1930", st.Answer)
 	assert.False(t, st.Complete)
 	assert.Equal(t, agent.FailureTool, st.Failure)
@@ -284,7 +285,7 @@ edges:
 	require.Error(t, err)
 	assert.ErrorIs(t, err, pipeline.ErrRun)
 	assert.ErrorIs(t, err, planner.ErrInvalidPlan)
-	assert.ErrorIs(t, err, planner.ErrPlanCycle)
+	assert.ErrorIs(t, err, plan.ErrPlanCycle)
 	assert.Equal(t, []string{"plan"}, res.Steps)
 }
 

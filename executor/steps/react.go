@@ -7,6 +7,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/plan"
 )
 
 // StepAgent runs one plan step as an agent sub-run. *executor.Loop (the
@@ -40,7 +41,7 @@ func (e *Execute) runAgent(ctx context.Context, st *agent.State, j job) result {
 		return result{err: err}
 	}
 	if out.Complete && strings.TrimSpace(out.Answer) != "" {
-		return result{status: agent.StatusDone, output: strings.TrimSpace(out.Answer)}
+		return result{status: plan.StatusDone, output: strings.TrimSpace(out.Answer)}
 	}
 	why := out.Reason
 	if why == "" {
@@ -53,11 +54,11 @@ func (e *Execute) runAgent(ctx context.Context, st *agent.State, j job) result {
 	if failure == "" {
 		failure = agent.FailureBudget
 	}
-	return result{status: agent.StatusFailed, output: strings.TrimSpace(out.Answer), errText: why, failure: failure}
+	return result{status: plan.StatusFailed, output: strings.TrimSpace(out.Answer), errText: why, failure: failure}
 }
 
 // stepTask is the task of a step's sub-run: the step itself.
-func stepTask(s agent.Step) string {
+func stepTask(s plan.Step) string {
 	t := s.Description
 	if t == "" {
 		t = "Use the tool " + s.Tool

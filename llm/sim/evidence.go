@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -129,7 +130,7 @@ func (m *Model) plan(c call) *llms.ContentChoice {
 	needsValue := map[string]bool{}
 	if worker != "" {
 		for _, s := range g.Steps {
-			for _, ref := range planner.References(s.Input) {
+			for _, ref := range plan.References(s.Input) {
 				if tools[ref] != "calculator" {
 					needsValue[ref] = true
 				}
@@ -151,7 +152,7 @@ func (m *Model) plan(c call) *llms.ContentChoice {
 		if desc == "" {
 			desc = fmt.Sprintf("Use %s on %q", s.Tool, s.Input)
 		}
-		input := planner.ReplaceReferences(s.Input, func(id string) string {
+		input := plan.ReplaceReferences(s.Input, func(id string) string {
 			if needsValue[id] {
 				return "#E" + id + workerSuffix
 			}

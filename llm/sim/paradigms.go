@@ -10,7 +10,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/eval/score"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -464,7 +464,7 @@ func subQuestions(g *agent.Gold) []string {
 		case needRe.MatchString(strings.TrimSpace(s.Thought)):
 			q = "What is " + needRe.FindStringSubmatch(strings.TrimSpace(s.Thought))[1] + "?"
 		}
-		q = planner.ReplaceReferences(q, func(id string) string {
+		q = plan.ReplaceReferences(q, func(id string) string {
 			if n, ok := number[id]; ok {
 				return fmt.Sprintf("(the answer to sub-question %d)", n)
 			}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -223,7 +223,7 @@ func outputs(g *agent.Gold) map[string]string {
 // substitute replaces #E<id> references with the gold outputs; references
 // to unknown ids are kept.
 func substitute(input string, outs map[string]string) string {
-	return planner.ReplaceReferences(input, func(id string) string {
+	return plan.ReplaceReferences(input, func(id string) string {
 		if out, ok := outs[id]; ok {
 			return out
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/sim"
+	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +56,7 @@ func TestPerfectSimFollowsTheGoldProgramInEachRole(t *testing.T) {
 	assert.Contains(t, out, "Final Answer: 30")
 
 	var plan struct {
-		Steps []agent.Step `json:"steps"`
+		Steps []plan.Step `json:"steps"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(gen(t, m, ctxFor(task, "planner"), q)), &plan))
 	require.Len(t, plan.Steps, 3)
@@ -149,7 +150,7 @@ func TestSimPlansWorkerStepsWhenOfferedAModelWorker(t *testing.T) {
 	task := goldTask("t1")
 	prompt := "Tools:\n- search: finds pages\n- llm: " + planner.LLMToolDescription + "\n"
 	var plan struct {
-		Steps []agent.Step `json:"steps"`
+		Steps []plan.Step `json:"steps"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(gen(t, m, ctxFor(task, "planner"), prompt)), &plan))
 	ids := []string{}

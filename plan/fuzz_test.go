@@ -1,4 +1,4 @@
-package planner_test
+package plan_test
 
 import (
 	"encoding/json"
@@ -9,8 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 )
 
 // FuzzParsePlan checks that any text either yields steps that all have an
@@ -30,9 +29,9 @@ func FuzzParsePlan(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		steps, err := planner.ParsePlan(text)
+		steps, err := plan.Parse(text)
 		if err != nil {
-			if !errors.Is(err, planner.ErrMalformedPlan) {
+			if !errors.Is(err, plan.ErrMalformedPlan) {
 				t.Fatalf("error does not wrap ErrMalformedPlan: %v", err)
 			}
 			return
@@ -51,7 +50,7 @@ func FuzzParsePlan(f *testing.F) {
 
 // FuzzPlanShape builds plans of up to 5,000 steps from a few numbers (size,
 // dependency shape, text format, random seed), writes them the way a model
-// would, and checks that ParsePlan reads every step back and that
+// would, and checks that Parse reads every step back and that
 // validation and ordering keep their contracts (see checkPlan).
 func FuzzPlanShape(f *testing.F) {
 	for shape := range byte(shapes) {
@@ -68,7 +67,7 @@ func FuzzPlanShape(f *testing.F) {
 	f.Fuzz(func(t *testing.T, size uint16, shape, format byte, seed uint64) {
 		n := 1 + int(size)%shapedSteps(seed)
 		text := shapedPlan(n, shape, format, seed)
-		steps, err := planner.ParsePlan(text)
+		steps, err := plan.Parse(text)
 		if err != nil {
 			t.Fatalf("a generated plan (%d steps, shape %d, format %d) does not parse: %v", n, shape%shapes, format%formats, err)
 		}
@@ -253,21 +252,21 @@ func shapedPlan(n int, shape, format byte, seed uint64) string {
 // length alone, Order succeeds exactly when Check finds no cycle and no
 // duplicate id, and Order's result is a permutation of the plan in which
 // every step comes after its dependencies.
-func checkPlan(t *testing.T, steps []agent.Step) {
+func checkPlan(t *testing.T, steps []plan.Step) {
 	t.Helper()
-	sentinels := []error{planner.ErrMalformedPlan, planner.ErrDuplicateStep, planner.ErrDanglingDependency,
-		planner.ErrPlanCycle, planner.ErrTooManySteps, planner.ErrUnknownTool, planner.ErrMissingTool}
+	sentinels := []error{plan.ErrMalformedPlan, plan.ErrDuplicateStep, plan.ErrDanglingDependency,
+		plan.ErrPlanCycle, plan.ErrTooManySteps, plan.ErrUnknownTool, plan.ErrMissingTool}
 	longest := 0
 	deps := make([][]string, len(steps))
 	for i, s := range steps {
-		deps[i] = planner.Dependencies(s)
+		deps[i] = plan.Dependencies(s)
 		longest = max(longest, len(s.ID))
 		for _, d := range deps[i] {
 			longest = max(longest, len(d))
 		}
 	}
 
-	checkErr := planner.Rules{}.Check(steps)
+	checkErr := plan.Rules{}.Check(steps)
 	if checkErr != nil {
 		problems := []error{checkErr}
 		if joined, ok := checkErr.(interface{ Unwrap() []error }); ok {
@@ -285,26 +284,26 @@ func checkPlan(t *testing.T, steps []agent.Step) {
 	}
 
 	if limit := len(steps) / 2; limit > 0 {
-		err := planner.Rules{MaxSteps: limit}.Check(steps)
-		if !errors.Is(err, planner.ErrTooManySteps) {
+		err := plan.Rules{MaxSteps: limit}.Check(steps)
+		if !errors.Is(err, plan.ErrTooManySteps) {
 			t.Fatalf("%d steps with at most %d allowed: %v", len(steps), limit, err)
 		}
-		if wrapsAny(err, []error{planner.ErrPlanCycle, planner.ErrDanglingDependency, planner.ErrUnknownTool}) {
+		if wrapsAny(err, []error{plan.ErrPlanCycle, plan.ErrDanglingDependency, plan.ErrUnknownTool}) {
 			t.Fatalf("an overlong plan was analysed further: %v", err)
 		}
 	}
 
-	order, orderErr := planner.Order(steps)
-	cycle := errors.Is(checkErr, planner.ErrPlanCycle)
-	dup := errors.Is(checkErr, planner.ErrDuplicateStep)
+	order, orderErr := plan.Order(steps)
+	cycle := errors.Is(checkErr, plan.ErrPlanCycle)
+	dup := errors.Is(checkErr, plan.ErrDuplicateStep)
 	switch {
 	case orderErr != nil && !cycle && !dup:
 		t.Fatalf("Order failed on a plan whose only problems are %v: %v", checkErr, orderErr)
 	case orderErr != nil:
-		if !wrapsAny(orderErr, []error{planner.ErrPlanCycle, planner.ErrDuplicateStep}) {
+		if !wrapsAny(orderErr, []error{plan.ErrPlanCycle, plan.ErrDuplicateStep}) {
 			t.Fatalf("Order's error wraps no sentinel: %v", orderErr)
 		}
-		if errors.Is(orderErr, planner.ErrPlanCycle) && !cycle || errors.Is(orderErr, planner.ErrDuplicateStep) && !dup {
+		if errors.Is(orderErr, plan.ErrPlanCycle) && !cycle || errors.Is(orderErr, plan.ErrDuplicateStep) && !dup {
 			t.Fatalf("Order says %v, Check says %v", orderErr, checkErr)
 		}
 	case cycle || dup:
@@ -339,3 +338,6 @@ func wrapsAny(err error, targets []error) bool {
 	}
 	return false
 }
+
+// goodPlan is a valid three-step plan in JSON.
+const goodPlan = `{"steps":[{"id":"1","description":"Find the birth year","tool":"search","input":"Clyde Tombaugh born"},{"id":"2","description":"Find the discovery year","tool":"search","input":"Pluto discovered"},{"id":"3","description":"Subtract","tool":"calculator","input":"#E2 - #E1","depends_on":["1","2"]}]}`

@@ -1,4 +1,4 @@
-package planner
+package plan
 
 import (
 	"container/heap"
@@ -6,8 +6,6 @@ import (
 	"iter"
 	"slices"
 	"strings"
-
-	"github.com/planner-engine/planner/agent"
 )
 
 // The dependency analysis below is linear in the size of the plan: a plan
@@ -223,7 +221,7 @@ func describeCycle(ids []string) string {
 
 // dependencies yields the ids of Dependencies(s), in the same order, without
 // building the list: DependsOn, then the #E references not in DependsOn.
-func dependencies(s agent.Step) iter.Seq[string] {
+func dependencies(s Step) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for _, d := range s.DependsOn {
 			if !yield(d) {
@@ -256,7 +254,7 @@ func dependencies(s agent.Step) iter.Seq[string] {
 // id share a vertex) and labels names the vertices; known are finished
 // steps outside the plan, which are always satisfied. The cost is linear in
 // the number of steps and dependency entries.
-func checkDependencies(steps []agent.Step, vertex map[string]int, labels []string, known map[string]bool, p *problemList, work *workCounter) {
+func checkDependencies(steps []Step, vertex map[string]int, labels []string, known map[string]bool, p *problemList, work *workCounter) {
 	g := depGraph{deps: make([][]int, len(labels)), work: work}
 	for _, s := range steps {
 		v, ok := vertex[s.ID]
@@ -304,14 +302,14 @@ func vertexLabels(vs []int, labels []string) []string {
 // them: plan order, except that a step waits for its dependencies (at each
 // point the earliest step in the plan whose dependencies have all been
 // placed comes next). Dependencies outside steps are ignored. It fails
-// with ErrPlanCycle or ErrDuplicateStep, which ValidatePlan would have
+// with ErrPlanCycle or ErrDuplicateStep, which Rules.Check would have
 // reported. It takes O((V+E) log V) time for V steps and E dependencies.
-func Order(steps []agent.Step) ([]string, error) {
+func Order(steps []Step) ([]string, error) {
 	return order(steps, nil)
 }
 
 // order is Order, counting its dependency work in work.
-func order(steps []agent.Step, work *workCounter) ([]string, error) {
+func order(steps []Step, work *workCounter) ([]string, error) {
 	pos := make(map[string]int, len(steps))
 	for i, s := range steps {
 		if _, dup := pos[s.ID]; dup {

@@ -1,4 +1,4 @@
-package planner
+package plan
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,10 +15,10 @@ import (
 
 // linkedPlan returns n steps with ids "1".."n"; step i (from 0) depends on
 // the steps at the positions deps(i) returns.
-func linkedPlan(n int, deps func(i int) []int) []agent.Step {
-	steps := make([]agent.Step, n)
+func linkedPlan(n int, deps func(i int) []int) []Step {
+	steps := make([]Step, n)
 	for i := range steps {
-		s := agent.Step{ID: strconv.Itoa(i + 1), Description: "do it"}
+		s := Step{ID: strconv.Itoa(i + 1), Description: "do it"}
 		for _, k := range deps(i) {
 			s.DependsOn = append(s.DependsOn, strconv.Itoa(k+1))
 		}
@@ -46,7 +45,7 @@ func previous(i int) []int {
 }
 
 // size returns a plan's vertices and dependency entries: V and E.
-func size(steps []agent.Step) (v, e int) {
+func size(steps []Step) (v, e int) {
 	for _, s := range steps {
 		e += len(Dependencies(s))
 	}
@@ -56,18 +55,18 @@ func size(steps []agent.Step) (v, e int) {
 func TestCheckRejectsAnOverlongPlanWithoutDependencyWork(t *testing.T) {
 	cases := []struct {
 		name  string
-		steps []agent.Step
+		steps []Step
 		also  []error
 	}{
 		{"3,000 steps each depending on every earlier one", linkedPlan(3000, everyEarlier), nil},
-		{"3,000 steps in one cycle, each also depending on a missing step", func() []agent.Step {
+		{"3,000 steps in one cycle, each also depending on a missing step", func() []Step {
 			steps := linkedPlan(3000, func(i int) []int { return []int{(i + 1) % 3000} })
 			for i := range steps {
 				steps[i].DependsOn = append(steps[i].DependsOn, "missing")
 			}
 			return steps
 		}(), nil},
-		{"2,000 steps sharing one id", func() []agent.Step {
+		{"2,000 steps sharing one id", func() []Step {
 			steps := linkedPlan(2000, everyEarlier)
 			for i := range steps {
 				steps[i].ID = "1"
@@ -98,7 +97,7 @@ const workBound = 6
 func TestDependencyWorkIsLinearInTheSizeOfThePlan(t *testing.T) {
 	cases := []struct {
 		name      string
-		steps     []agent.Step
+		steps     []Step
 		checkErr  error // nil: the plan is valid
 		orderFail bool
 	}{
@@ -112,14 +111,14 @@ func TestDependencyWorkIsLinearInTheSizeOfThePlan(t *testing.T) {
 		}), ErrPlanCycle, true},
 		{"5,000 two-step cycles", linkedPlan(10000, func(i int) []int { return []int{i ^ 1} }), ErrPlanCycle, true},
 		{"a long cycle every step of which waits for the next", linkedPlan(20000, func(i int) []int { return []int{(i + 1) % 20000} }), ErrPlanCycle, true},
-		{"fully dependent steps that also depend on missing steps", func() []agent.Step {
+		{"fully dependent steps that also depend on missing steps", func() []Step {
 			steps := linkedPlan(1000, everyEarlier)
 			for i := range steps {
 				steps[i].DependsOn = append(steps[i].DependsOn, "missing"+strconv.Itoa(i))
 			}
 			return steps
 		}(), ErrDanglingDependency, false},
-		{"#E references to every earlier step", func() []agent.Step {
+		{"#E references to every earlier step", func() []Step {
 			steps := linkedPlan(400, func(int) []int { return nil })
 			for i := range steps {
 				var in strings.Builder
@@ -159,24 +158,24 @@ func TestDependencyWorkIsLinearInTheSizeOfThePlan(t *testing.T) {
 }
 
 func TestCheckNamesTheStepsOfACycle(t *testing.T) {
-	step := func(id string, deps ...string) agent.Step {
-		return agent.Step{ID: id, Description: "do " + id, DependsOn: deps}
+	step := func(id string, deps ...string) Step {
+		return Step{ID: id, Description: "do " + id, DependsOn: deps}
 	}
 	cases := []struct {
 		name     string
-		steps    []agent.Step
+		steps    []Step
 		contains []string
 		absent   []string
 	}{
-		{"three steps", []agent.Step{step("1", "3"), step("2", "1"), step("3", "2")},
+		{"three steps", []Step{step("1", "3"), step("2", "1"), step("3", "2")},
 			[]string{`step "1" depends on "3", which depends on "2", which depends on "1"; break the cycle`}, nil},
-		{"two separate cycles", []agent.Step{step("a", "b"), step("b", "a"), step("c", "d"), step("d", "c")},
+		{"two separate cycles", []Step{step("a", "b"), step("b", "a"), step("c", "d"), step("d", "c")},
 			[]string{`step "a" depends on "b", which depends on "a"`, `step "c" depends on "d", which depends on "c"`}, nil},
-		{"a step waiting for a cycle is not on it", []agent.Step{step("3", "1"), step("1", "2"), step("2", "1")},
+		{"a step waiting for a cycle is not on it", []Step{step("3", "1"), step("1", "2"), step("2", "1")},
 			[]string{`step "1" depends on "2", which depends on "1"`}, []string{`"3"`}},
-		{"a cycle through an #E reference", []agent.Step{{ID: "1", Tool: "calculator", Input: "#E2 + 1"}, step("2", "1")},
+		{"a cycle through an #E reference", []Step{{ID: "1", Tool: "calculator", Input: "#E2 + 1"}, step("2", "1")},
 			[]string{`step "1" depends on "2", which depends on "1"`}, nil},
-		{"self dependency", []agent.Step{step("1", "1")}, []string{`step "1" depends on itself`}, []string{"which depends on"}},
+		{"self dependency", []Step{step("1", "1")}, []string{`step "1" depends on itself`}, []string{"which depends on"}},
 		{"a long cycle is cut short", linkedPlan(1000, func(i int) []int { return []int{(i + 1) % 1000} }),
 			[]string{`step "1" depends on "2", which depends on "3", `, `"9", which depends on 991 more steps in turn, the last of which depends on "1"`},
 			[]string{`"10"`}},
@@ -219,7 +218,7 @@ func TestCheckListsAtMostTenProblemsOfAKind(t *testing.T) {
 	require.NoError(t, err)
 	cases := []struct {
 		name     string
-		steps    []agent.Step
+		steps    []Step
 		rules    Rules
 		sentinel error
 		each     string // appears once per listed problem
@@ -251,7 +250,7 @@ func TestCheckListsAtMostTenProblemsOfAKind(t *testing.T) {
 // placeEarliestReady is Order's rule written out directly: repeatedly place
 // the first unplaced step, in plan order, whose dependencies are all
 // placed. ok is false when no step can be placed (a cycle).
-func placeEarliestReady(steps []agent.Step) (order []string, ok bool) {
+func placeEarliestReady(steps []Step) (order []string, ok bool) {
 	pos := map[string]int{}
 	for i, s := range steps {
 		pos[s.ID] = i
@@ -354,7 +353,7 @@ func TestParsedNumberedListHasLinearDependencies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			steps, err := ParsePlan(list(tc.n))
+			steps, err := Parse(list(tc.n))
 			require.NoError(t, err)
 			require.Len(t, steps, tc.n)
 			for at, deps := range tc.want {
@@ -378,12 +377,12 @@ func TestParsedNumberedListHasLinearDependencies(t *testing.T) {
 func TestDependenciesListsDependsOnThenNewReferences(t *testing.T) {
 	cases := []struct {
 		name string
-		step agent.Step
+		step Step
 		want []string
 	}{
-		{"none", agent.Step{ID: "1"}, nil},
-		{"depends_on only, repeats kept", agent.Step{DependsOn: []string{"2", "1", "2"}}, []string{"2", "1", "2"}},
-		{"references not listed are appended once", agent.Step{DependsOn: []string{"2"}, Input: "#E2 #E3 #E1 #E3"}, []string{"2", "3", "1"}},
+		{"none", Step{ID: "1"}, nil},
+		{"depends_on only, repeats kept", Step{DependsOn: []string{"2", "1", "2"}}, []string{"2", "1", "2"}},
+		{"references not listed are appended once", Step{DependsOn: []string{"2"}, Input: "#E2 #E3 #E1 #E3"}, []string{"2", "3", "1"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -401,7 +400,7 @@ func TestDependenciesListsDependsOnThenNewReferences(t *testing.T) {
 }
 
 func TestCheckStillReportsEveryKindOfProblemTogether(t *testing.T) {
-	steps := []agent.Step{
+	steps := []Step{
 		{ID: "1", Description: "a", DependsOn: []string{"2", "9"}},
 		{ID: "2", Description: "b", DependsOn: []string{"1"}},
 		{ID: "2", Description: "again"},

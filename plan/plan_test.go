@@ -1,12 +1,11 @@
-package planner_test
+package plan_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
+
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
 	"github.com/stretchr/testify/assert"
@@ -34,7 +33,7 @@ type stepView struct {
 	DependsOn                    []string
 }
 
-func view(steps []agent.Step) []stepView {
+func view(steps []plan.Step) []stepView {
 	out := make([]stepView, len(steps))
 	for i, s := range steps {
 		out[i] = stepView{s.ID, s.Description, s.Tool, s.Input, s.DependsOn}
@@ -70,7 +69,7 @@ func TestParsePlanReadsEveryAcceptedForm(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			steps, err := planner.ParsePlan(tc.text)
+			steps, err := plan.Parse(tc.text)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, view(steps))
 		})
@@ -90,40 +89,40 @@ func TestParsePlanRejectsTextWithoutAPlan(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := planner.ParsePlan(tc.text)
+			_, err := plan.Parse(tc.text)
 			require.Error(t, err)
-			assert.ErrorIs(t, err, planner.ErrMalformedPlan)
+			assert.ErrorIs(t, err, plan.ErrMalformedPlan)
 			assert.Contains(t, err.Error(), tc.contains)
 		})
 	}
 }
 
 func TestValidatePlanReportsEachProblemWithItsSentinel(t *testing.T) {
-	step := func(id, tool, input string, deps ...string) agent.Step {
-		return agent.Step{ID: id, Description: "do " + id, Tool: tool, Input: input, DependsOn: deps}
+	step := func(id, tool, input string, deps ...string) plan.Step {
+		return plan.Step{ID: id, Description: "do " + id, Tool: tool, Input: input, DependsOn: deps}
 	}
 	cases := []struct {
 		name     string
-		steps    []agent.Step
+		steps    []plan.Step
 		max      int
 		want     []error
 		contains string
 	}{
-		{"cycle", []agent.Step{step("1", "search", "x", "3"), step("2", "search", "y", "1"), step("3", "search", "z", "2")}, 8, []error{planner.ErrPlanCycle}, "cycle"},
-		{"self dependency", []agent.Step{step("1", "search", "x", "1")}, 8, []error{planner.ErrPlanCycle}, "depends on itself"},
-		{"dangling dependency", []agent.Step{step("1", "search", "x"), step("2", "calculator", "1+1", "7")}, 8, []error{planner.ErrDanglingDependency}, `step "2" depends on step "7"`},
-		{"dangling #E reference", []agent.Step{step("1", "calculator", "#E4 + 1")}, 8, []error{planner.ErrDanglingDependency}, `"4"`},
-		{"unknown tool", []agent.Step{step("1", "serch", "x")}, 8, []error{planner.ErrUnknownTool, tools.ErrUnknownTool}, "available tools: calculator, search, web_search"},
-		{"too many steps", []agent.Step{step("1", "search", "a"), step("2", "search", "b"), step("3", "search", "c")}, 2, []error{planner.ErrTooManySteps}, "at most 2"},
-		{"duplicate id", []agent.Step{step("1", "search", "a"), step("1", "search", "b")}, 8, []error{planner.ErrDuplicateStep}, `"1"`},
-		{"empty plan", nil, 8, []error{planner.ErrMalformedPlan}, "no steps"},
-		{"step with nothing to do", []agent.Step{{ID: "1"}}, 8, []error{planner.ErrMalformedPlan}, "neither a description nor a tool"},
-		{"several problems at once", []agent.Step{step("1", "serch", "x", "9"), step("2", "search", "y", "2")}, 8,
-			[]error{planner.ErrUnknownTool, planner.ErrDanglingDependency, planner.ErrPlanCycle}, "serch"},
+		{"cycle", []plan.Step{step("1", "search", "x", "3"), step("2", "search", "y", "1"), step("3", "search", "z", "2")}, 8, []error{plan.ErrPlanCycle}, "cycle"},
+		{"self dependency", []plan.Step{step("1", "search", "x", "1")}, 8, []error{plan.ErrPlanCycle}, "depends on itself"},
+		{"dangling dependency", []plan.Step{step("1", "search", "x"), step("2", "calculator", "1+1", "7")}, 8, []error{plan.ErrDanglingDependency}, `step "2" depends on step "7"`},
+		{"dangling #E reference", []plan.Step{step("1", "calculator", "#E4 + 1")}, 8, []error{plan.ErrDanglingDependency}, `"4"`},
+		{"unknown tool", []plan.Step{step("1", "serch", "x")}, 8, []error{plan.ErrUnknownTool}, "available tools: calculator, search, web_search"},
+		{"too many steps", []plan.Step{step("1", "search", "a"), step("2", "search", "b"), step("3", "search", "c")}, 2, []error{plan.ErrTooManySteps}, "at most 2"},
+		{"duplicate id", []plan.Step{step("1", "search", "a"), step("1", "search", "b")}, 8, []error{plan.ErrDuplicateStep}, `"1"`},
+		{"empty plan", nil, 8, []error{plan.ErrMalformedPlan}, "no steps"},
+		{"step with nothing to do", []plan.Step{{ID: "1"}}, 8, []error{plan.ErrMalformedPlan}, "neither a description nor a tool"},
+		{"several problems at once", []plan.Step{step("1", "serch", "x", "9"), step("2", "search", "y", "2")}, 8,
+			[]error{plan.ErrUnknownTool, plan.ErrDanglingDependency, plan.ErrPlanCycle}, "serch"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := planner.ValidatePlan(tc.steps, registry(t), tc.max)
+			err := plan.Rules{Tools: registry(t), MaxSteps: tc.max}.Check(tc.steps)
 			require.Error(t, err)
 			for _, w := range tc.want {
 				assert.ErrorIs(t, err, w)
@@ -136,21 +135,23 @@ func TestValidatePlanReportsEachProblemWithItsSentinel(t *testing.T) {
 func TestValidatePlanAcceptsValidPlans(t *testing.T) {
 	cases := []struct {
 		name  string
-		steps []agent.Step
-		rules planner.Rules
+		steps []plan.Step
+		rules plan.Rules
 	}{
-		{"diamond", []agent.Step{{ID: "1", Description: "a", Tool: "search"}, {ID: "2", Description: "b", Tool: "search", DependsOn: []string{"1"}},
-			{ID: "3", Description: "c", Tool: "search", DependsOn: []string{"1"}}, {ID: "4", Description: "d", Tool: "calculator", Input: "#E2 + #E3"}}, planner.Rules{MaxSteps: 4}},
-		{"tool names differing in case and separators", []agent.Step{{ID: "1", Description: "a", Tool: "Web-Search"}, {ID: "2", Description: "b", Tool: "CALCULATOR"}}, planner.Rules{}},
-		{"steps without tools when tools are optional", []agent.Step{{ID: "1", Description: "think"}}, planner.Rules{}},
-		{"depends on a finished step", []agent.Step{{ID: "3", Description: "c", Tool: "calculator", Input: "#E1 * 2"}},
-			planner.Rules{Known: []agent.Step{{ID: "1", Status: agent.StatusDone}}}},
-		{"extra tool name", []agent.Step{{ID: "1", Description: "read", Tool: "LLM"}}, planner.Rules{ExtraTools: []string{"llm"}, RequireTools: true}},
+		{"diamond", []plan.Step{{ID: "1", Description: "a", Tool: "search"}, {ID: "2", Description: "b", Tool: "search", DependsOn: []string{"1"}},
+			{ID: "3", Description: "c", Tool: "search", DependsOn: []string{"1"}}, {ID: "4", Description: "d", Tool: "calculator", Input: "#E2 + #E3"}}, plan.Rules{MaxSteps: 4}},
+		{"tool names differing in case and separators", []plan.Step{{ID: "1", Description: "a", Tool: "Web-Search"}, {ID: "2", Description: "b", Tool: "CALCULATOR"}}, plan.Rules{}},
+		{"steps without tools when tools are optional", []plan.Step{{ID: "1", Description: "think"}}, plan.Rules{}},
+		{"depends on a finished step", []plan.Step{{ID: "3", Description: "c", Tool: "calculator", Input: "#E1 * 2"}},
+			plan.Rules{Known: []plan.Step{{ID: "1", Status: plan.StatusDone}}}},
+		{"extra tool name", []plan.Step{{ID: "1", Description: "read", Tool: "LLM"}}, plan.Rules{Tools: registry(t).WithNames("llm"), RequireTools: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rules := tc.rules
-			rules.Tools = registry(t)
+			if rules.Tools == nil {
+				rules.Tools = registry(t)
+			}
 			assert.NoError(t, rules.Check(tc.steps))
 		})
 	}
@@ -158,62 +159,53 @@ func TestValidatePlanAcceptsValidPlans(t *testing.T) {
 
 func TestRulesRejectMissingToolsAndReusedIDs(t *testing.T) {
 	reg := registry(t)
-	err := planner.Rules{Tools: reg, RequireTools: true}.Check([]agent.Step{{ID: "1", Description: "think about it"}})
+	err := plan.Rules{Tools: reg, RequireTools: true}.Check([]plan.Step{{ID: "1", Description: "think about it"}})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, planner.ErrMissingTool)
+	assert.ErrorIs(t, err, plan.ErrMissingTool)
 	assert.Contains(t, err.Error(), "calculator, search, web_search")
 
-	err = planner.Rules{Tools: reg, Known: []agent.Step{{ID: "1"}, {ID: "2"}}}.Check([]agent.Step{{ID: "2", Description: "again", Tool: "search"}})
+	err = plan.Rules{Tools: reg, Known: []plan.Step{{ID: "1"}, {ID: "2"}}}.Check([]plan.Step{{ID: "2", Description: "again", Tool: "search"}})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, planner.ErrDuplicateStep)
+	assert.ErrorIs(t, err, plan.ErrDuplicateStep)
 	assert.Contains(t, err.Error(), `number new steps after "2"`)
 }
 
 func TestValidatePlanWithoutRegistrySkipsToolCheck(t *testing.T) {
-	assert.NoError(t, planner.ValidatePlan([]agent.Step{{ID: "1", Description: "x", Tool: "anything"}}, nil, 0))
+	assert.NoError(t, plan.Rules{}.Check([]plan.Step{{ID: "1", Description: "x", Tool: "anything"}}))
 }
 
 func TestOrderRunsDependenciesFirstAndKeepsPlanOrderOtherwise(t *testing.T) {
-	steps := []agent.Step{
+	steps := []plan.Step{
 		{ID: "c", Input: "#Ea and #Eb"},
 		{ID: "a"},
 		{ID: "d", DependsOn: []string{"c"}},
 		{ID: "b"},
 		{ID: "e"},
 	}
-	order, err := planner.Order(steps)
+	order, err := plan.Order(steps)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b", "c", "d", "e"}, order)
 
-	order, err = planner.Order([]agent.Step{{ID: "1"}, {ID: "2", DependsOn: []string{"1"}}, {ID: "3", Input: "#E2"}, {ID: "4"}})
+	order, err = plan.Order([]plan.Step{{ID: "1"}, {ID: "2", DependsOn: []string{"1"}}, {ID: "3", Input: "#E2"}, {ID: "4"}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"1", "2", "3", "4"}, order)
 
-	_, err = planner.Order([]agent.Step{{ID: "1", DependsOn: []string{"2"}}, {ID: "2", DependsOn: []string{"1"}}})
-	assert.ErrorIs(t, err, planner.ErrPlanCycle)
+	_, err = plan.Order([]plan.Step{{ID: "1", DependsOn: []string{"2"}}, {ID: "2", DependsOn: []string{"1"}}})
+	assert.ErrorIs(t, err, plan.ErrPlanCycle)
 }
 
 func TestReferencesAndReplaceReferences(t *testing.T) {
-	assert.Equal(t, []string{"2", "10", "x_1"}, planner.References("#E2 - #E10 + #E2 * #Ex_1"))
-	got := planner.ReplaceReferences("#E2 - #E10", func(id string) string { return map[string]string{"2": "1930", "10": "1906"}[id] })
+	assert.Equal(t, []string{"2", "10", "x_1"}, plan.References("#E2 - #E10 + #E2 * #Ex_1"))
+	got := plan.ReplaceReferences("#E2 - #E10", func(id string) string { return map[string]string{"2": "1930", "10": "1906"}[id] })
 	assert.Equal(t, "1930 - 1906", got)
 }
 
 func TestFindJSONSkipsInvalidCandidates(t *testing.T) {
-	raws := planner.FindJSON("a {broken [1] then {\"k\": [2]} and ```\n[3]\n```")
+	raws := plan.FindJSON("a {broken [1] then {\"k\": [2]} and ```\n[3]\n```")
 	var got []string
 	for _, r := range raws {
 		got = append(got, string(r))
 	}
 	assert.Equal(t, []string{"[3]", "[1]", `{"k": [2]}`}, got)
-	assert.Empty(t, planner.FindJSON("no json here"))
-}
-
-func TestInvalidPlanErrorMatchesBothSentinels(t *testing.T) {
-	err := error(&planner.InvalidPlanError{Attempts: 3, Err: errors.Join(planner.ErrPlanCycle, planner.ErrUnknownTool)})
-	assert.ErrorIs(t, err, planner.ErrInvalidPlan)
-	assert.ErrorIs(t, err, planner.ErrPlanCycle)
-	assert.ErrorIs(t, err, planner.ErrUnknownTool)
-	assert.NotContains(t, err.Error(), "\n")
-	assert.Contains(t, err.Error(), "after 3 attempt(s)")
+	assert.Empty(t, plan.FindJSON("no json here"))
 }

@@ -1,4 +1,4 @@
-package planner_test
+package plan_test
 
 import (
 	"fmt"
@@ -6,20 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/plan"
 )
 
 // fullDeps returns n steps where step i depends on every earlier step: the
 // densest acyclic plan, n(n-1)/2 dependency entries.
-func fullDeps(n int) []agent.Step {
-	steps := make([]agent.Step, n)
+func fullDeps(n int) []plan.Step {
+	steps := make([]plan.Step, n)
 	for i := range steps {
 		deps := make([]string, i)
 		for k := range deps {
 			deps[k] = strconv.Itoa(k + 1)
 		}
-		steps[i] = agent.Step{ID: strconv.Itoa(i + 1), Description: "do it", DependsOn: deps}
+		steps[i] = plan.Step{ID: strconv.Itoa(i + 1), Description: "do it", DependsOn: deps}
 	}
 	return steps
 }
@@ -31,7 +30,7 @@ func BenchmarkCheckFullDeps(b *testing.B) {
 	for _, bc := range []struct{ n, max int }{{100, 0}, {200, 0}, {400, 0}, {3000, 0}, {3000, 8}} {
 		b.Run(fmt.Sprintf("steps=%d/max=%d", bc.n, bc.max), func(b *testing.B) {
 			steps := fullDeps(bc.n)
-			rules := planner.Rules{MaxSteps: bc.max}
+			rules := plan.Rules{MaxSteps: bc.max}
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = rules.Check(steps)
@@ -47,7 +46,7 @@ func BenchmarkOrder(b *testing.B) {
 			steps := fullDeps(n)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := planner.Order(steps); err != nil {
+				if _, err := plan.Order(steps); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -65,7 +64,7 @@ func BenchmarkParseNumbered(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := planner.ParsePlan(text.String()); err != nil {
+				if _, err := plan.Parse(text.String()); err != nil {
 					b.Fatal(err)
 				}
 			}

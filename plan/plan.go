@@ -1,4 +1,4 @@
-package planner
+package plan
 
 import (
 	"bytes"
@@ -9,18 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/tools"
 )
 
 // Sentinel errors. A rejected plan's error wraps one or more of the reason
 // sentinels; a planner node that gives up wraps ErrInvalidPlan as well.
 var (
-	// ErrInvalidPlan means the planner could not produce a valid plan
-	// within its retry budget. It is returned by the planner node (inside
-	// an *InvalidPlanError) together with the last reason.
-	ErrInvalidPlan = errors.New("invalid plan")
 	// ErrMalformedPlan means the reply holds no readable plan, or a step
 	// lacks an id or both a description and a tool.
 	ErrMalformedPlan = errors.New("malformed plan")
@@ -33,9 +26,9 @@ var (
 	ErrPlanCycle = errors.New("dependency cycle")
 	// ErrTooManySteps means the plan is longer than the step limit.
 	ErrTooManySteps = errors.New("too many steps")
-	// ErrUnknownTool means a step names a tool that is not registered. It
-	// also matches tools.ErrUnknownTool.
-	ErrUnknownTool = fmt.Errorf("plan names an %w", tools.ErrUnknownTool)
+	// ErrUnknownTool means a step names a tool that is not in the rules'
+	// tool set.
+	ErrUnknownTool = errors.New("plan names an unknown tool")
 	// ErrMissingTool means a step has no tool although the executor runs
 	// steps as direct tool calls (rewoo, parallel).
 	ErrMissingTool = errors.New("step has no tool")
@@ -63,7 +56,7 @@ func ReplaceReferences(input string, value func(id string) string) string {
 	return refPattern.ReplaceAllStringFunc(input, func(m string) string { return value(m[len("#E"):]) })
 }
 
-// ParsePlan reads a plan out of model text. It accepts, in this order of
+// Parse reads a plan out of model text. It accepts, in this order of
 // preference:
 //
 //   - a JSON object {"steps":[...]} (or {"plan":[...]}) or a bare JSON array
@@ -78,15 +71,15 @@ func ReplaceReferences(input string, value func(id string) string) string {
 // Step fields are read tolerantly: ids and dependencies may be numbers or
 // strings, missing ids are numbered from 1, a non-string input is kept as
 // compact JSON, and "#E<id>" references in an input are added to the step's
-// dependencies. ParsePlan does not validate the plan; see ValidatePlan.
+// dependencies. Parse does not validate the plan; see Rules.Check.
 // Errors wrap ErrMalformedPlan.
-func ParsePlan(text string) ([]agent.Step, error) {
+func Parse(text string) ([]Step, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, fmt.Errorf("%w: the reply is empty; reply with a JSON object {\"steps\": [...]}", ErrMalformedPlan)
 	}
 	var planErr error
 	for _, raw := range FindJSON(text) {
-		steps, looksLikePlan, err := decodePlan(raw)
+		steps, looksLikePlan, err := decode(raw)
 		if err == nil {
 			return steps, nil
 		}
@@ -106,18 +99,18 @@ func ParsePlan(text string) ([]agent.Step, error) {
 	return nil, fmt.Errorf("%w: no plan found in the reply; reply with a JSON object {\"steps\": [{\"id\": \"1\", \"description\": \"...\", \"tool\": \"...\", \"input\": \"...\", \"depends_on\": []}]}", ErrMalformedPlan)
 }
 
-// DecodePlan decodes a plan from JSON: an object with a "steps" (or "plan")
+// Decode decodes a plan from JSON: an object with a "steps" (or "plan")
 // array, or a bare array of steps. It reads fields as tolerantly as
-// ParsePlan. Errors wrap ErrMalformedPlan.
-func DecodePlan(raw []byte) ([]agent.Step, error) {
-	steps, _, err := decodePlan(raw)
+// Parse. Errors wrap ErrMalformedPlan.
+func Decode(raw []byte) ([]Step, error) {
+	steps, _, err := decode(raw)
 	return steps, err
 }
 
-// decodePlan decodes raw as a plan. looksLikePlan reports whether raw was
+// decode decodes raw as a plan. looksLikePlan reports whether raw was
 // plainly meant as a plan (an object with a steps key, or an array of
 // objects), so that its error is worth reporting.
-func decodePlan(raw []byte) (steps []agent.Step, looksLikePlan bool, err error) {
+func decode(raw []byte) (steps []Step, looksLikePlan bool, err error) {
 	raw = []byte(strings.TrimSpace(string(raw)))
 	var list []json.RawMessage
 	switch {
@@ -146,7 +139,7 @@ func decodePlan(raw []byte) (steps []agent.Step, looksLikePlan bool, err error) 
 	if len(list) == 0 {
 		return nil, true, fmt.Errorf("%w: the plan has no steps", ErrMalformedPlan)
 	}
-	steps = make([]agent.Step, 0, len(list))
+	steps = make([]Step, 0, len(list))
 	for i, item := range list {
 		s, err := decodeStep(item, i)
 		if err != nil {
@@ -166,12 +159,12 @@ func pick(obj map[string]json.RawMessage, keys ...string) (json.RawMessage, bool
 	return nil, false
 }
 
-func decodeStep(item json.RawMessage, index int) (agent.Step, error) {
+func decodeStep(item json.RawMessage, index int) (Step, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(item, &obj); err != nil {
-		return agent.Step{}, fmt.Errorf("%w: step %d is not a JSON object: %w", ErrMalformedPlan, index+1, err)
+		return Step{}, fmt.Errorf("%w: step %d is not a JSON object: %w", ErrMalformedPlan, index+1, err)
 	}
-	var s agent.Step
+	var s Step
 	var err error
 	if v, ok := pick(obj, "id", "step", "idx"); ok {
 		if s.ID, err = scalar(v); err != nil {
@@ -268,7 +261,7 @@ func idList(v json.RawMessage) ([]string, error) {
 
 // finishSteps resolves loosely written dependencies ("#E1", "E1", "step 1")
 // to step ids and adds the steps referenced as #E<id> in inputs.
-func finishSteps(steps []agent.Step) []agent.Step {
+func finishSteps(steps []Step) []Step {
 	ids := map[string]bool{}
 	for _, s := range steps {
 		ids[s.ID] = true
@@ -363,8 +356,8 @@ var (
 	rewooCallLine = regexp.MustCompile(`^\s*#E([A-Za-z0-9_]+)\s*[=:]\s*([A-Za-z_][\w.-]*)\s*\[(.*)\]\s*$`)
 )
 
-func parseReWOO(text string) []agent.Step {
-	var steps []agent.Step
+func parseReWOO(text string) []Step {
+	var steps []Step
 	desc := ""
 	for _, line := range strings.Split(text, "\n") {
 		if m := rewooPlanLine.FindStringSubmatch(line); m != nil {
@@ -372,7 +365,7 @@ func parseReWOO(text string) []agent.Step {
 			continue
 		}
 		if m := rewooCallLine.FindStringSubmatch(line); m != nil {
-			steps = append(steps, agent.Step{ID: m[1], Description: desc, Tool: m[2], Input: strings.TrimSpace(m[3])})
+			steps = append(steps, Step{ID: m[1], Description: desc, Tool: m[2], Input: strings.TrimSpace(m[3])})
 			desc = ""
 		}
 	}
@@ -394,15 +387,15 @@ const numberedWindow = 16
 // parseNumbered reads a numbered list, one step per numbered line, each
 // depending on the numberedWindow steps before it (all of them in a short
 // list).
-func parseNumbered(text string) []agent.Step {
-	var steps []agent.Step
+func parseNumbered(text string) []Step {
+	var steps []Step
 	for _, line := range strings.Split(text, "\n") {
 		m := numberedLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
 		body := strings.TrimSpace(strings.Trim(strings.TrimSpace(m[2]), "*"))
-		s := agent.Step{ID: m[1], Description: body}
+		s := Step{ID: m[1], Description: body}
 		if c := callText.FindStringSubmatch(body); c != nil {
 			s.Tool, s.Input = c[1], strings.TrimSpace(c[2])
 		}
@@ -414,11 +407,19 @@ func parseNumbered(text string) []agent.Step {
 	return finishSteps(steps)
 }
 
+// ToolSet is what the tool check needs of a tool registry: whether a step's
+// tool name is known (with whatever name matching the set does) and the
+// known names, for the error message. *tools.Registry and tools.NameSet
+// implement it.
+type ToolSet interface {
+	Has(name string) bool
+	Names() []string
+}
+
 // Rules are the checks a plan must pass before it runs.
 type Rules struct {
-	// Tools resolves the tool each step names (case and separators are
-	// ignored). Nil skips the tool check.
-	Tools *tools.Registry
+	// Tools are the tools steps may name. Nil skips the tool check.
+	Tools ToolSet
 	// MaxSteps bounds the number of steps; 0 or less means no bound. A
 	// longer plan is rejected for its length before the tool and
 	// dependency checks.
@@ -428,33 +429,25 @@ type Rules struct {
 	RequireTools bool
 	// Known are steps outside the plan that it may depend on and whose ids
 	// it must not reuse: the finished steps when re-planning.
-	Known []agent.Step
-	// ExtraTools are tool names accepted besides those in Tools: the
-	// executor's built-in model worker (see Settings.LLMTool).
-	ExtraTools []string
+	Known []Step
 }
 
-// ValidatePlan checks a plan: at least one step, ids unique and not empty,
-// every step with a description or a tool, at most maxSteps steps (0 means
+// Check checks a plan: at least one step, ids unique and not empty,
+// every step with a description or a tool, at most r.MaxSteps steps (0 means
 // no bound), dependencies (including #E references) that exist and form no
-// cycle, and tools that exist in reg (nil skips that check). It reports
+// cycle, and tools that r.Tools knows (nil skips that check). It reports
 // the problems found, joined, listing at most ten of each kind and counting
 // the rest; each wraps its sentinel (ErrMalformedPlan, ErrDuplicateStep,
 // ErrTooManySteps, ErrUnknownTool, ErrDanglingDependency, ErrPlanCycle). A
 // plan longer than maxSteps is rejected for its length (with its id
 // problems) before the tool and dependency checks. The cost is linear in
 // the number of steps and dependencies.
-func ValidatePlan(steps []agent.Step, reg *tools.Registry, maxSteps int) error {
-	return Rules{Tools: reg, MaxSteps: maxSteps}.Check(steps)
-}
-
-// Check validates steps against the rules; see ValidatePlan.
-func (r Rules) Check(steps []agent.Step) error {
+func (r Rules) Check(steps []Step) error {
 	return r.check(steps, nil)
 }
 
 // check is Check, counting its dependency work in work (nil counts none).
-func (r Rules) check(steps []agent.Step, work *workCounter) error {
+func (r Rules) check(steps []Step, work *workCounter) error {
 	if len(steps) == 0 {
 		return fmt.Errorf("%w: the plan has no steps", ErrMalformedPlan)
 	}
@@ -479,10 +472,8 @@ func (r Rules) check(steps []agent.Step, work *workCounter) error {
 		switch {
 		case s.Tool == "" && r.RequireTools:
 			p.add(ErrMissingTool, "%w: step %q must name the tool it calls (one of: %s)", ErrMissingTool, s.ID, available())
-		case s.Tool != "" && r.Tools != nil && !r.extra(s.Tool):
-			if _, ok := r.Tools.Resolve(s.Tool); !ok {
-				p.add(ErrUnknownTool, "%w: step %q uses %q; available tools: %s", ErrUnknownTool, s.ID, s.Tool, available())
-			}
+		case s.Tool != "" && r.Tools != nil && !r.Tools.Has(s.Tool):
+			p.add(ErrUnknownTool, "%w: step %q uses %q; available tools: %s", ErrUnknownTool, s.ID, s.Tool, available())
 		}
 	}
 	checkDependencies(steps, vertex, labels, known, &p, work)
@@ -492,7 +483,7 @@ func (r Rules) check(steps []agent.Step, work *workCounter) error {
 // checkSteps checks each step's id and content into p. It numbers the
 // distinct ids in order of appearance (vertex, with labels naming the
 // numbers) and returns the ids of r.Known.
-func (r Rules) checkSteps(steps []agent.Step, p *problemList) (vertex map[string]int, labels []string, known map[string]bool) {
+func (r Rules) checkSteps(steps []Step, p *problemList) (vertex map[string]int, labels []string, known map[string]bool) {
 	known = make(map[string]bool, len(r.Known))
 	for _, s := range r.Known {
 		known[s.ID] = true
@@ -563,20 +554,14 @@ func (p *problemList) err() error {
 	return errors.Join(errs...)
 }
 
-func (r Rules) extra(name string) bool {
-	for _, e := range r.ExtraTools {
-		if tools.NormalizeName(e) == tools.NormalizeName(name) {
-			return true
-		}
-	}
-	return false
-}
-
 func (r Rules) toolNames() []string {
-	return append(r.Tools.Names(), r.ExtraTools...)
+	if r.Tools == nil {
+		return nil
+	}
+	return r.Tools.Names()
 }
 
-func lastID(steps []agent.Step) string {
+func lastID(steps []Step) string {
 	if len(steps) == 0 {
 		return "the finished steps"
 	}
@@ -585,6 +570,6 @@ func lastID(steps []agent.Step) string {
 
 // Dependencies returns the ids a step waits for: its DependsOn plus the
 // steps its input references as #E<id>, without duplicates.
-func Dependencies(s agent.Step) []string {
+func Dependencies(s Step) []string {
 	return slices.Collect(dependencies(s))
 }

@@ -3,6 +3,8 @@
 // It is plain data with JSON tags so a run can be checkpointed and traced.
 package agent
 
+import "github.com/planner-engine/planner/verify"
+
 // Task is one unit of work: a question, optionally with a reference answer
 // and a gold solution program (used by scorers, the Reflexion evaluator and
 // the offline oracle simulator).
@@ -44,4 +46,9 @@ type GoldStep struct {
 	DependsOn []string `json:"depends_on,omitempty"`
 	// Output is the expected tool output (key fact), when known.
 	Output string `json:"output,omitempty"`
+}
+
+// Reference is what the task's answers are judged against.
+func (t Task) Reference() verify.Reference {
+	return verify.Reference{Question: t.Question, Answer: t.Answer}
 }

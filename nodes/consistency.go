@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -67,10 +67,10 @@ type Vote struct {
 // voteKey normalises an answer for voting: numbers compare by value, text
 // by the HotpotQA normalisation.
 func voteKey(a string) string {
-	if r, ok := answer.Number(a); ok {
+	if r, ok := verify.Number(a); ok {
 		return "#" + r.RatString()
 	}
-	return answer.Normalize(a)
+	return verify.Normalize(a)
 }
 
 // MajorityVote tallies answers (empty ones are ignored) and returns the
@@ -126,7 +126,7 @@ func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, err
 				return
 			}
 			texts[i] = text
-			if a, ok := answer.Extract(text); ok {
+			if a, ok := verify.Extract(text); ok {
 				answers[i] = a
 			}
 		}(i)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -127,7 +127,7 @@ func (c *Compose) Run(ctx context.Context, st *agent.State) (string, error) {
 	text = strings.TrimSpace(text)
 	out := text
 	if c.extract {
-		if a, ok := answer.Extract(text); ok {
+		if a, ok := verify.Extract(text); ok {
 			out = a
 		}
 		if out != text {

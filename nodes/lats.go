@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/executor/parse"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -30,7 +30,7 @@ type LATSSettings struct {
 	// Temperature is the sampling temperature of expansions. Default 0.7.
 	Temperature *float64 `mapstructure:"temperature"`
 	// Scorer judges a finished trajectory's answer against the task (by
-	// score.ByName name, default "em") when the task can be scored; other
+	// verify.ByName name, default "em") when the task can be scored; other
 	// answers are valued by the model.
 	Scorer string `mapstructure:"scorer"`
 	// Memory is how many reflections on failed trajectories are kept and
@@ -93,7 +93,7 @@ type LATS struct {
 	env                     agent.Env
 	s                       LATSSettings
 	c                       float64
-	scorer                  score.Scorer
+	scorer                  verify.Scorer
 	expand, value, reflectT *agent.Template
 	tools                   string
 	opts                    []llms.CallOption
@@ -136,7 +136,7 @@ func NewLATS(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 		s.Scorer = "em"
 	}
 	var err error
-	if n.scorer, err = score.ByName(s.Scorer); err != nil {
+	if n.scorer, err = verify.ByName(s.Scorer); err != nil {
 		return agent.Built{}, &agent.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
 	}
 	for _, t := range []struct {
@@ -483,7 +483,7 @@ func (r *latsRun) evaluate(ctx context.Context, kids []*latsNode) error {
 			c.terminal, c.reward, c.value = true, 0, 0
 		case c.step.Final != "":
 			c.terminal = true
-			if v := r.n.scorer.Score(c.step.Final, r.st.Task); !v.Unscorable {
+			if v := r.n.scorer.Score(c.step.Final, r.st.Task.Reference()); !v.Unscorable {
 				c.reward = 0
 				if v.Correct {
 					c.reward = 1

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -153,7 +153,7 @@ func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) 
 		if err != nil {
 			return "", err
 		}
-		a, ok := answer.Extract(text)
+		a, ok := verify.Extract(text)
 		if !ok {
 			a = strings.TrimSpace(text)
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/trace"
 )
 
@@ -31,7 +31,7 @@ type EvaluateSettings struct {
 	// Method is how a trial is judged: "auto" (default), "exact", "judge"
 	// or "heuristic"; see the Method* constants.
 	Method string `mapstructure:"method"`
-	// Scorer is the scorer of the "exact" method, by score.ByName name:
+	// Scorer is the scorer of the "exact" method, by verify.ByName name:
 	// "em" (default), "numeric", "numeric:TOL", "contains", "game24".
 	Scorer string `mapstructure:"scorer"`
 	// MaxTrials bounds the trials, the first included. Default 3.
@@ -52,7 +52,7 @@ type Evaluate struct {
 	model    agent.Model
 	method   string
 	max      int
-	scorer   score.Scorer
+	scorer   verify.Scorer
 	judge    *agent.Template
 }
 
@@ -78,7 +78,7 @@ func NewEvaluate(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	if s.Scorer == "" {
 		s.Scorer = "em"
 	}
-	scorer, err := score.ByName(s.Scorer)
+	scorer, err := verify.ByName(s.Scorer)
 	if err != nil {
 		return agent.Built{}, &agent.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
 	}
@@ -100,9 +100,9 @@ Is the proposed answer correct and complete? Reply with PASS or FAIL on the firs
 // Run judges the current answer.
 func (n *Evaluate) Run(ctx context.Context, st *agent.State) (string, error) {
 	method := n.method
-	var verdict score.Result
+	var verdict verify.Result
 	if method == MethodAuto || method == MethodExact {
-		verdict = n.scorer.Score(st.Answer, st.Task)
+		verdict = n.scorer.Score(st.Answer, st.Task.Reference())
 	}
 	if method == MethodAuto {
 		method = MethodExact

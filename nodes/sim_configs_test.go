@@ -9,7 +9,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/corpus"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/sim"
@@ -41,7 +41,7 @@ func demoTasks(t *testing.T, ids ...string) []agent.Task {
 
 func game24Task(t *testing.T, nums ...int) agent.Task {
 	t.Helper()
-	expr, steps, ok := score.Solve24Steps(nums)
+	expr, steps, ok := verify.Solve24Steps(nums)
 	require.True(t, ok)
 	return agent.Task{ID: "g24", Question: suite.Game24Question(nums), Gold: &agent.Gold{Answer: expr, Reasoning: steps}}
 }
@@ -58,17 +58,17 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 	cases := []struct {
 		config string
 		tasks  []agent.Task
-		scorer score.Scorer
+		scorer verify.Scorer
 	}{
-		{"cot_sc", demo, score.ExactMatch{}},
-		{"plan_solve", demo, score.ExactMatch{}},
-		{"least_to_most", demo, score.ExactMatch{}},
-		{"reflexion", demo, score.ExactMatch{}},
-		{"tot", demo[:2], score.ExactMatch{}},
-		{"tot_dfs", demo[:2], score.ExactMatch{}},
-		{"tot_game24", g24, score.Game24{}},
-		{"least_to_most", g24, score.Game24{}},
-		{"lats", demo, score.ExactMatch{}},
+		{"cot_sc", demo, verify.ExactMatch{}},
+		{"plan_solve", demo, verify.ExactMatch{}},
+		{"least_to_most", demo, verify.ExactMatch{}},
+		{"reflexion", demo, verify.ExactMatch{}},
+		{"tot", demo[:2], verify.ExactMatch{}},
+		{"tot_dfs", demo[:2], verify.ExactMatch{}},
+		{"tot_game24", g24, verify.Game24{}},
+		{"least_to_most", g24, verify.Game24{}},
+		{"lats", demo, verify.ExactMatch{}},
 	}
 	for _, tc := range cases {
 		for _, task := range tc.tasks {
@@ -77,7 +77,7 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 				require.NoError(t, err)
 				p := buildConfig(t, "../configs/"+tc.config+".yaml", m)
 				st, rec := runTask(t, p, task)
-				v := tc.scorer.Score(st.Answer, task)
+				v := tc.scorer.Score(st.Answer, task.Reference())
 				assert.True(t, v.Correct, "answer %q: %s", st.Answer, v.Detail)
 				assert.True(t, st.Complete, "reason: %s", st.Reason)
 
@@ -134,17 +134,17 @@ func TestParadigmConfigsRunTheirScriptedDemos(t *testing.T) {
 	cases := []struct {
 		config, script string
 		task           agent.Task
-		scorer         score.Scorer
+		scorer         verify.Scorer
 		calls          int
 	}{
-		{"cot_sc", "cot_sc_demo", farmer, score.ExactMatch{}, 5},
-		{"plan_solve", "plan_solve_demo", farmer, score.ExactMatch{}, 1},
-		{"least_to_most", "least_to_most_demo", farmer, score.ExactMatch{}, 3},
-		{"reflexion", "reflexion_demo", jupiter, score.ExactMatch{}, 6},
-		{"tot", "tot_demo", farmer, score.ExactMatch{}, 11},
-		{"tot_dfs", "tot_demo", farmer, score.ExactMatch{}, 9},
-		{"tot_game24", "tot_game24_demo", puzzle, score.Game24{}, 10},
-		{"lats", "lats_demo", jupiter, score.ExactMatch{}, 11},
+		{"cot_sc", "cot_sc_demo", farmer, verify.ExactMatch{}, 5},
+		{"plan_solve", "plan_solve_demo", farmer, verify.ExactMatch{}, 1},
+		{"least_to_most", "least_to_most_demo", farmer, verify.ExactMatch{}, 3},
+		{"reflexion", "reflexion_demo", jupiter, verify.ExactMatch{}, 6},
+		{"tot", "tot_demo", farmer, verify.ExactMatch{}, 11},
+		{"tot_dfs", "tot_demo", farmer, verify.ExactMatch{}, 9},
+		{"tot_game24", "tot_game24_demo", puzzle, verify.Game24{}, 10},
+		{"lats", "lats_demo", jupiter, verify.ExactMatch{}, 11},
 	}
 	for _, tc := range cases {
 		t.Run(tc.config, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestParadigmConfigsRunTheirScriptedDemos(t *testing.T) {
 				Tools: builtin.Factory{}, LLM: config.LLM{Provider: "scripted", Script: script}})
 			require.NoError(t, err)
 			st, _ := runTask(t, p, tc.task)
-			v := tc.scorer.Score(st.Answer, tc.task)
+			v := tc.scorer.Score(st.Answer, tc.task.Reference())
 			assert.True(t, v.Correct, "answer %q: %s", st.Answer, v.Detail)
 			assert.True(t, st.Complete, st.Reason)
 			assert.Equal(t, tc.calls, st.Usage.Snapshot().ModelCalls)

@@ -11,9 +11,8 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/answer"
-	"github.com/planner-engine/planner/eval/score"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -32,7 +31,7 @@ const (
 
 // Verifiers of `tot` leaf answers.
 const (
-	// VerifyGame24 checks a leaf answer with score.Verify24 against the
+	// VerifyGame24 checks a leaf answer with verify.Verify24 against the
 	// numbers in the task's question; failing answers are pruned and the
 	// search goes on.
 	VerifyGame24 = "game24"
@@ -209,7 +208,7 @@ func ParseValue(text string) float64 {
 // LeafAnswer returns the answer a thought commits to, when it carries an
 // explicit answer marker; such a thought ends its branch.
 func LeafAnswer(thought string) (string, bool) {
-	m, ok := answer.Find(thought)
+	m, ok := verify.Find(thought)
 	if !ok || !m.Explicit() {
 		return "", false
 	}
@@ -253,7 +252,7 @@ type search struct {
 func (n *ToT) Run(ctx context.Context, st *agent.State) (string, error) {
 	s := &search{n: n, st: st, tr: trace.From(ctx), sem: make(chan struct{}, n.s.Concurrency)}
 	if n.s.Verify == VerifyGame24 {
-		nums, err := score.PuzzleNumbers(st.Task.Question)
+		nums, err := verify.PuzzleNumbers(st.Task.Question)
 		if err != nil {
 			return "", fmt.Errorf("%w: %w", ErrNotGame24, err)
 		}
@@ -394,7 +393,7 @@ func (s *search) expand(ctx context.Context, parents []thought, depth int) ([]th
 	for i := range children {
 		c := &children[i]
 		if c.leaf && s.nums != nil {
-			if err := score.Verify24(s.nums, c.answer); err != nil {
+			if err := verify.Verify24(s.nums, c.answer); err != nil {
 				c.value, verdicts[i] = 0, err.Error()
 			} else {
 				c.value, verdicts[i] = ValueVerified, "verified"

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/plan"
 )
 
@@ -61,7 +61,7 @@ func ParseDecision(text string) (Decision, error) {
 	if firstErr != nil {
 		return Decision{}, firstErr
 	}
-	if m, ok := answer.Find(text); ok && m.Explicit() {
+	if m, ok := verify.Find(text); ok && m.Explicit() {
 		return Decision{Action: ActionFinish, Answer: m.Answer}, nil
 	}
 	return Decision{}, fmt.Errorf("%w: no JSON object in the reply", ErrMalformedDecision)

@@ -11,7 +11,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/corpus"
 	"github.com/planner-engine/planner/eval/compare"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/llm"
@@ -70,7 +70,7 @@ model; every output says so.`,
 
 // loadSuite loads the --suite tasks, sliced and limited, and the scorer
 // that judges them: --scorer, or the suite format's default.
-func loadSuite(c *cobra.Command, f *compareFlags) ([]agent.Task, score.Scorer, error) {
+func loadSuite(c *cobra.Command, f *compareFlags) ([]agent.Task, verify.Scorer, error) {
 	var opts []suite.Option
 	if f.slice != "" {
 		a, b, err := suite.ParseSlice(f.slice)
@@ -100,7 +100,7 @@ func loadSuite(c *cobra.Command, f *compareFlags) ([]agent.Task, score.Scorer, e
 		}
 	}
 	if f.scorer != "" {
-		sc, err := score.ByName(f.scorer)
+		sc, err := verify.ByName(f.scorer)
 		if err != nil {
 			return nil, nil, &usageError{cmd: "compare", err: err}
 		}

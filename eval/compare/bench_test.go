@@ -10,7 +10,7 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/stretchr/testify/require"
 )
@@ -76,7 +76,7 @@ func BenchmarkCompareZeroLatency(b *testing.B) {
 				began := time.Now()
 				rep, err := compare.Run(context.Background(), loader, tasks, compare.Options{
 					Configs: configs, LLM: config.LLM{Provider: "sim"}, Concurrency: runtime.GOMAXPROCS(0),
-					OutDir: out, Scorer: score.ExactMatch{}, Suite: "demo×25",
+					OutDir: out, Scorer: verify.ExactMatch{}, Suite: "demo×25",
 				})
 				elapsed += time.Since(began)
 				peak = max(peak, stop())
@@ -108,7 +108,7 @@ func BenchmarkCompareConcurrentLatency(b *testing.B) {
 					out := b.TempDir()
 					rep, err := compare.Run(context.Background(), loader, tasks, compare.Options{
 						Configs: configPaths(name), LLM: config.LLM{Provider: "sim"}, Concurrency: len(tasks),
-						OutDir: out, Scorer: score.ExactMatch{},
+						OutDir: out, Scorer: verify.ExactMatch{},
 					})
 					require.NoError(b, err)
 					require.Equal(b, len(tasks), rep.Ran)

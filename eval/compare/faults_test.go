@@ -8,7 +8,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,7 +85,7 @@ func TestEachSimFaultIsSurvivedOrReportedWithItsFailureKind(t *testing.T) {
 			out := t.TempDir()
 			rep, err := compare.Run(context.Background(), newLoader(prof), tasks, compare.Options{
 				Configs: configPaths(tt.config), LLM: config.LLM{Provider: "sim"}, OutDir: out,
-				Scorer: score.ExactMatch{}, Timeout: tt.timeout, NoTraces: true,
+				Scorer: verify.ExactMatch{}, Timeout: tt.timeout, NoTraces: true,
 			})
 			require.NoError(t, err)
 			records := storedRecords(t, out, 1)

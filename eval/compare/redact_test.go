@@ -12,7 +12,7 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/stretchr/testify/assert"
@@ -56,7 +56,7 @@ func TestSecretsEchoedByTheModelAreScrubbedFromEverythingCompareWrites(t *testin
 	tasks := demoTasks(t)[:4]
 	out := t.TempDir()
 	opts := compare.Options{Configs: configPaths("direct", "cot"), LLM: config.LLM{Provider: "sim"}, OutDir: out,
-		Scorer: score.ExactMatch{}, Suite: "demo"}
+		Scorer: verify.ExactMatch{}, Suite: "demo"}
 	loader := newLoader(sim.Profile{Name: "perfect"}, withOuter(echoingProxy(tasks[0].Question)))
 	rep, err := compare.Run(context.Background(), loader, tasks, opts)
 	require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestResultsStoredWithSecretsAreScrubbedWhenReported(t *testing.T) {
 	t.Setenv("PLANNER_TEST_API_KEY", echoedKey)
 	tasks := demoTasks(t)[:1]
 	out := t.TempDir()
-	opts := compare.Options{Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, OutDir: out, Scorer: score.ExactMatch{}}
+	opts := compare.Options{Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, OutDir: out, Scorer: verify.ExactMatch{}}
 	loader := newLoader(sim.Profile{Name: "perfect"})
 	_, err := compare.Run(context.Background(), loader, tasks, opts)
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/stretchr/testify/assert"
@@ -73,7 +73,7 @@ func TestKilledCompareResumesWithoutRerunningFinishedTasks(t *testing.T) {
 			configs := configPaths(oneCallConfigs...)
 			total := len(tasks) * len(configs)
 			out := t.TempDir()
-			opts := compare.Options{Configs: configs, LLM: config.LLM{Provider: "sim"}, Concurrency: tt.concurrency, OutDir: out, Scorer: score.ExactMatch{}}
+			opts := compare.Options{Configs: configs, LLM: config.LLM{Provider: "sim"}, Concurrency: tt.concurrency, OutDir: out, Scorer: verify.ExactMatch{}}
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -170,11 +170,11 @@ func assertTracesPointAtTheirRuns(t *testing.T, out string, recs []compare.Recor
 // rejectAll judges every answer wrong.
 type rejectAll struct{}
 
-func (rejectAll) Score(string, agent.Task) score.Result { return score.Result{} }
+func (rejectAll) Score(string, verify.Reference) verify.Result { return verify.Result{} }
 
 func TestStoredResultsAreReusedOnlyForTheSameRunSettings(t *testing.T) {
 	tasks := demoTasks(t)[:10]
-	base := compare.Options{Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, Scorer: score.ExactMatch{}, NoTraces: true}
+	base := compare.Options{Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, Scorer: verify.ExactMatch{}, NoTraces: true}
 	tests := []struct {
 		name    string
 		change  func(t *testing.T, o *compare.Options)

@@ -40,7 +40,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
@@ -68,8 +68,8 @@ type Options struct {
 	// OutDir receives results.db, the traces (traces/<config>.jsonl, runs
 	// appended whole) and the reports. Required.
 	OutDir string
-	// Scorer judges answers. Default score.ExactMatch.
-	Scorer score.Scorer
+	// Scorer judges answers. Default verify.ExactMatch.
+	Scorer verify.Scorer
 	// Suite names the task suite in reports.
 	Suite string
 	// Progress receives a progress bar; nil shows none.
@@ -120,7 +120,7 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		opts.Seed = 1
 	}
 	if opts.Scorer == nil {
-		opts.Scorer = score.ExactMatch{}
+		opts.Scorer = verify.ExactMatch{}
 	}
 	if opts.Scrubber == nil {
 		opts.Scrubber = redact.New()
@@ -346,11 +346,11 @@ func storeKey(config, taskID, fingerprint string) string {
 // judge scores a record's answer for task and labels a normally finished
 // run with a wrong answer FailureWrong. It is applied to fresh and stored
 // records alike, so a stored verdict never outlives a change of scorer.
-func judge(rec Record, task agent.Task, sc score.Scorer) Record {
+func judge(rec Record, task agent.Task, sc verify.Scorer) Record {
 	if rec.Failure == FailureWrong {
 		rec.Failure = ""
 	}
-	verdict := sc.Score(rec.Answer, task)
+	verdict := sc.Score(rec.Answer, task.Reference())
 	rec.Scored = !verdict.Unscorable
 	rec.Correct, rec.EM, rec.F1, rec.HasF1 = verdict.Correct, verdict.EM, verdict.F1, verdict.HasF1
 	if rec.Failure == "" && rec.Scored && !rec.Correct {
@@ -432,7 +432,7 @@ func Succeeded(r Record) bool { return r.Scored && r.Correct }
 // Summarize aggregates records per config, in the given config order.
 // Records of configs not in order are ignored.
 //
-// Success rate, EM and F1 are score.Summarize's over the records'
+// Success rate, EM and F1 are verify.Summarize's over the records'
 // verdicts: success rate and EM average over scored records only, F1 over
 // scored records whose scorer gives F1. Latency percentiles use the nearest-rank method.
 // A record's failure kind counts under Failures when the run did not
@@ -448,9 +448,9 @@ func Summarize(records []Record, order []string) *Report {
 		rs := by[name]
 		s := ConfigSummary{Config: name, Runs: len(rs), Failures: map[string]int{}, Recovered: map[string]int{}}
 		lat := make([]float64, 0, len(rs))
-		verdicts := make([]score.Result, len(rs))
+		verdicts := make([]verify.Result, len(rs))
 		for i, r := range rs {
-			verdicts[i] = score.Result{Correct: r.Correct, EM: r.EM, F1: r.F1, HasF1: r.HasF1, Unscorable: !r.Scored}
+			verdicts[i] = verify.Result{Correct: r.Correct, EM: r.EM, F1: r.F1, HasF1: r.HasF1, Unscorable: !r.Scored}
 			if r.Complete {
 				s.Completed++
 			}
@@ -471,7 +471,7 @@ func Summarize(records []Record, order []string) *Report {
 		}
 		sort.Float64s(lat)
 		s.LatencyP50MS, s.LatencyP95MS = percentile(lat, 50), percentile(lat, 95)
-		sum := score.Summarize(verdicts)
+		sum := verify.Summarize(verdicts)
 		s.Scored, s.Correct, s.SuccessRate, s.EM = sum.Scored, sum.Correct, sum.Accuracy, sum.EM
 		s.F1, s.HasF1 = sum.F1, sum.WithF1 > 0
 		rep.Configs = append(rep.Configs, s)

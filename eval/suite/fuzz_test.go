@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 )
 
 // fuzzPath is the file name the fuzz targets load from; the bytes are handed
@@ -96,12 +96,12 @@ func checkGSM8KTask(t *testing.T, i int, task agent.Task) {
 
 func checkGame24Task(t *testing.T, i int, task agent.Task) {
 	require.Equal(t, "game24-"+strconv.Itoa(i), task.ID)
-	nums, err := score.PuzzleNumbers(task.Question)
+	nums, err := verify.PuzzleNumbers(task.Question)
 	require.NoError(t, err)
 	require.Equal(t, task.Question, Game24Question(nums), "the question reads back as the same puzzle")
 	if task.Gold != nil {
 		require.LessOrEqual(t, len(nums), maxSolvedNumbers)
-		res := score.Game24{}.Score(task.Gold.Answer, task)
+		res := verify.Game24{}.Score(task.Gold.Answer, task.Reference())
 		require.Truef(t, res.Correct, "gold %q does not solve %v: %s", task.Gold.Answer, nums, res.Detail)
 	}
 }

@@ -10,12 +10,12 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 )
 
 // Game24Question is the task text of a Game of 24 puzzle, for example
 // "Use 4 5 6 10 and + - * / to obtain 24, using each number exactly once."
-// score.PuzzleNumbers reads the numbers back from it.
+// verify.PuzzleNumbers reads the numbers back from it.
 func Game24Question(numbers []int) string {
 	parts := make([]string, len(numbers))
 	for i, n := range numbers {
@@ -88,7 +88,7 @@ func (s source) game24() ([]agent.Task, error) {
 		}
 		t := agent.Task{ID: "game24-" + strconv.Itoa(index), Question: Game24Question(nums)}
 		if len(nums) <= maxSolvedNumbers {
-			if expr, steps, ok := score.Solve24Steps(nums); ok {
+			if expr, steps, ok := verify.Solve24Steps(nums); ok {
 				t.Gold = &agent.Gold{Answer: expr, Reasoning: steps}
 			}
 		}

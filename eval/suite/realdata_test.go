@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/plan"
 )
 
@@ -77,7 +77,7 @@ func TestRealGame24TestRangeIsSolvable(t *testing.T) {
 	assert.Contains(t, tasks[0].Question, "Use 4 5 6 10 ", "row 900 is the paper's first test puzzle")
 	for _, task := range tasks {
 		require.NotNil(t, task.Gold, task.ID)
-		r := score.Game24{}.Score("Answer: "+task.Gold.Answer, task)
+		r := verify.Game24{}.Score("Answer: "+task.Gold.Answer, task.Reference())
 		assert.True(t, r.Correct, "%s: %s", task.ID, r.Detail)
 	}
 }
@@ -92,7 +92,7 @@ func TestRealGSM8KGoldProgramsReproduceAnnotations(t *testing.T) {
 	var examples []string
 	for _, task := range tasks {
 		require.NoError(t, checkGold(task.Gold), task.ID)
-		assert.True(t, score.Numeric{}.Score(task.Gold.Answer, task).Correct, task.ID)
+		assert.True(t, verify.Numeric{}.Score(task.Gold.Answer, task.Reference()).Correct, task.ID)
 		if len(task.Gold.Steps) > 0 {
 			withSteps++
 		}

@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/plan"
 )
 
@@ -100,14 +100,14 @@ func formatList() string {
 // match with F1 for HotpotQA, ParallelQA and JSONL. FormatAuto and unknown
 // names give an error wrapping ErrUnknownFormat; resolve auto with Detect
 // first.
-func DefaultScorer(f Format) (score.Scorer, error) {
+func DefaultScorer(f Format) (verify.Scorer, error) {
 	switch f {
 	case FormatGSM8K:
-		return score.Numeric{}, nil
+		return verify.Numeric{}, nil
 	case FormatGame24:
-		return score.Game24{}, nil
+		return verify.Game24{}, nil
 	case FormatJSONL, FormatHotpotQA, FormatParallelQA:
-		return score.ExactMatch{}, nil
+		return verify.ExactMatch{}, nil
 	case FormatAuto:
 		return nil, fmt.Errorf("%w: auto has no scorer; detect the file's format first", ErrUnknownFormat)
 	default:

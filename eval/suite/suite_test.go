@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 )
 
 func fixture(name string) string { return filepath.Join("testdata", name) }
@@ -225,7 +225,7 @@ func TestLoadGame24PosesPuzzlesWithSolutions(t *testing.T) {
 	assert.Equal(t, []string{"game24-0", "game24-1", "game24-2", "game24-3", "game24-4"}, ids(tasks))
 	assert.Equal(t, "Use 4 5 6 10 and + - * / to obtain 24, using each number exactly once.", tasks[4].Question)
 	for _, task := range tasks {
-		nums, err := score.PuzzleNumbers(task.Question)
+		nums, err := verify.PuzzleNumbers(task.Question)
 		require.NoError(t, err)
 		assert.Len(t, nums, 4)
 		assert.Empty(t, task.Answer, "no single reference answer")
@@ -234,9 +234,9 @@ func TestLoadGame24PosesPuzzlesWithSolutions(t *testing.T) {
 			continue
 		}
 		require.NotNil(t, task.Gold, task.ID)
-		assert.NoError(t, score.Verify24(nums, task.Gold.Answer))
+		assert.NoError(t, verify.Verify24(nums, task.Gold.Answer))
 		assert.Len(t, task.Gold.Reasoning, 3)
-		assert.True(t, score.Game24{}.Score("Answer: "+task.Gold.Answer, task).Correct)
+		assert.True(t, verify.Game24{}.Score("Answer: "+task.Gold.Answer, task.Reference()).Correct)
 	}
 }
 
@@ -340,13 +340,13 @@ func TestParseFormatAcceptsKnownNames(t *testing.T) {
 func TestDefaultScorerMatchesFormat(t *testing.T) {
 	tests := []struct {
 		format Format
-		want   score.Scorer
+		want   verify.Scorer
 	}{
-		{FormatJSONL, score.ExactMatch{}},
-		{FormatGSM8K, score.Numeric{}},
-		{FormatGame24, score.Game24{}},
-		{FormatHotpotQA, score.ExactMatch{}},
-		{FormatParallelQA, score.ExactMatch{}},
+		{FormatJSONL, verify.ExactMatch{}},
+		{FormatGSM8K, verify.Numeric{}},
+		{FormatGame24, verify.Game24{}},
+		{FormatHotpotQA, verify.ExactMatch{}},
+		{FormatParallelQA, verify.ExactMatch{}},
 	}
 	for _, tt := range tests {
 		got, err := DefaultScorer(tt.format)

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/planner-engine/planner/answer"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/tmc/langchaingo/llms"
@@ -30,11 +30,11 @@ func evidence(c call) string {
 // supports reports whether text contains value as a whole phrase after
 // normalisation.
 func supports(text, value string) bool {
-	v := answer.Normalize(value)
+	v := verify.Normalize(value)
 	if v == "" {
 		return false
 	}
-	return strings.Contains(" "+answer.Normalize(text)+" ", " "+v+" ")
+	return strings.Contains(" "+verify.Normalize(text)+" ", " "+v+" ")
 }
 
 // finalFromEvidence returns the gold answer when the evidence supports it:
@@ -142,7 +142,7 @@ func (m *Model) plan(c call) *llms.ContentChoice {
 		// A solution with no tool calls (GSM8K records without calculator
 		// annotations): one step that states the result.
 		step := planStep{ID: "1", Description: "Work out the answer", DependsOn: []string{}}
-		if _, ok := answer.Number(g.Answer); ok {
+		if _, ok := verify.Number(g.Answer); ok {
 			step.Tool, step.Input = "calculator", g.Answer
 		}
 		steps = append(steps, step)

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/plan"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -21,7 +21,7 @@ import (
 // answer:"), so custom prompts that drop those labels get generic replies.
 
 var (
-	// game24StepRe is one Game of 24 step as score.Solve24Steps writes it.
+	// game24StepRe is one Game of 24 step as verify.Solve24Steps writes it.
 	game24StepRe = regexp.MustCompile(`^(\S+) ([-+*/]) (\S+) = (\S+) \(left: ([^)]*)\)$`)
 	upToRe       = regexp.MustCompile(`(?i)\bup to (\d+)\b`)
 	needRe       = regexp.MustCompile(`^I need (.+?)\.?$`)
@@ -181,13 +181,13 @@ func (m *Model) propose(c call, fault string) *llms.ContentChoice {
 // wrongFinal is a plausible wrong final answer for the task.
 func wrongFinal(t *agent.Task) string {
 	if isGame24(t.Gold) {
-		if nums, err := score.PuzzleNumbers(t.Question); err == nil {
+		if nums, err := verify.PuzzleNumbers(t.Question); err == nil {
 			parts := make([]string, len(nums))
 			for i, n := range nums {
 				parts[i] = strconv.Itoa(n)
 			}
 			expr := strings.Join(parts, " + ")
-			if score.Verify24(nums, expr) != nil {
+			if verify.Verify24(nums, expr) != nil {
 				return expr
 			}
 			return strings.Join(parts, " * ")
@@ -226,7 +226,7 @@ func genericDistractors(t *agent.Task, next string) []string {
 // values left and the expression each stands for; ok is false when the
 // path is not a legal sequence of steps.
 func replay24(question string, path []string) (vals []*big.Rat, exprs []string, ok bool) {
-	nums, err := score.PuzzleNumbers(question)
+	nums, err := verify.PuzzleNumbers(question)
 	if err != nil {
 		return nil, nil, false
 	}
@@ -393,8 +393,8 @@ func (m *Model) evaluate(c call, fault string) *llms.ContentChoice {
 func game24Value(question string, path []string) string {
 	last := path[len(path)-1]
 	if a, ok := strings.CutPrefix(last, "Answer:"); ok {
-		nums, err := score.PuzzleNumbers(question)
-		if err == nil && score.Verify24(nums, a) == nil {
+		nums, err := verify.PuzzleNumbers(question)
+		if err == nil && verify.Verify24(nums, a) == nil {
 			return "sure"
 		}
 		return "impossible"
@@ -534,12 +534,12 @@ func (m *Model) subSolve(c call, fault string) *llms.ContentChoice {
 // judgeCorrect reports whether a proposed answer solves the task.
 func judgeCorrect(t *agent.Task, proposed string) bool {
 	if isGame24(t.Gold) {
-		nums, err := score.PuzzleNumbers(t.Question)
-		return err == nil && score.Verify24(nums, proposed) == nil
+		nums, err := verify.PuzzleNumbers(t.Question)
+		return err == nil && verify.Verify24(nums, proposed) == nil
 	}
 	ref := *t
 	ref.Answer = t.Gold.Answer
-	return score.ExactMatch{}.Score(proposed, ref).Correct || score.Numeric{}.Score(proposed, ref).Correct
+	return verify.ExactMatch{}.Score(proposed, ref.Reference()).Correct || verify.Numeric{}.Score(proposed, ref.Reference()).Correct
 }
 
 // judge plays Reflexion's LLM judge: PASS when the proposed answer matches

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/stretchr/testify/assert"
@@ -53,7 +53,7 @@ func perfect(t *testing.T) *sim.Model {
 
 func game24(t *testing.T, nums ...int) *agent.Task {
 	t.Helper()
-	expr, steps, ok := score.Solve24Steps(nums)
+	expr, steps, ok := verify.Solve24Steps(nums)
 	require.True(t, ok)
 	return &agent.Task{ID: "g", Question: suite.Game24Question(nums), Gold: &agent.Gold{Answer: expr, Reasoning: steps}}
 }
@@ -109,7 +109,7 @@ func TestSimProposesLegalGame24Moves(t *testing.T) {
 	require.Len(t, got, 1)
 	expr, ok := strings.CutPrefix(got[0], "Answer: ")
 	require.True(t, ok)
-	assert.ErrorIs(t, score.Verify24([]int{1, 2, 3, 4}, expr), score.ErrNot24, "uses each number once but makes 10: %s", expr)
+	assert.ErrorIs(t, verify.Verify24([]int{1, 2, 3, 4}, expr), verify.ErrNot24, "uses each number once but makes 10: %s", expr)
 }
 
 func TestSimValuesCandidatesByTheGoldSolution(t *testing.T) {

@@ -1,4 +1,4 @@
-package score
+package verify
 
 import (
 	"math/big"

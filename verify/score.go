@@ -1,10 +1,16 @@
-// Package score judges a predicted answer against a task: normalised exact
+// Package verify reads answers out of model text and judges them: answer
+// extraction and normalisation, the scorers, and the Game of 24 verifier and
+// solver. It imports no other package of this project, so paradigm nodes
+// (Reflexion's evaluator, LATS, ToT) and the evaluation harness share one
+// implementation.
+//
+// The scorers judge a predicted answer against a reference: normalised exact
 // match and token F1 as in HotpotQA's official evaluation, numeric equality
 // with a tolerance, a Game of 24 verifier with exact rational arithmetic,
 // multiple-choice labels, and containment. Every scorer first reads the
-// final answer out of the prediction with answer.Extract, so callers may
+// final answer out of the prediction with Extract, so callers may
 // pass either raw model text or a clean answer.
-package score
+package verify
 
 import (
 	"errors"
@@ -15,18 +21,25 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/answer"
 )
 
 // ErrUnknownScorer is returned by ByName for a name it does not know or a
 // malformed specification.
 var ErrUnknownScorer = errors.New("unknown scorer")
 
-// Scorer judges one prediction against one task.
+// Scorer judges one prediction against one reference.
 type Scorer interface {
 	// Score returns the verdict for pred, the model's final text or answer.
-	Score(pred string, task agent.Task) Result
+	Score(pred string, ref Reference) Result
+}
+
+// Reference is what a prediction is judged against.
+type Reference struct {
+	// Question is the task text (the Game of 24 scorer reads the puzzle's
+	// numbers from it).
+	Question string
+	// Answer is the reference answer; empty when unknown.
+	Answer string
 }
 
 // Result is one verdict. Its numbers are never NaN.
@@ -54,18 +67,9 @@ type Result struct {
 	Detail string
 }
 
-// reference returns the task's reference answer: Answer, or the gold
-// program's answer when Answer is empty.
-func reference(task agent.Task) string {
-	if strings.TrimSpace(task.Answer) != "" || task.Gold == nil {
-		return task.Answer
-	}
-	return task.Gold.Answer
-}
-
 // extract reads the final answer out of pred.
 func extract(pred string) string {
-	a, _ := answer.Extract(pred)
+	a, _ := Extract(pred)
 	return a
 }
 
@@ -84,17 +88,17 @@ func verdict(correct bool, extracted, detail string) Result {
 }
 
 // NormalizedEqual reports whether pred and gold are equal after
-// answer.Normalize: HotpotQA's exact match.
+// Normalize: HotpotQA's exact match.
 func NormalizedEqual(pred, gold string) bool {
-	return answer.Normalize(pred) == answer.Normalize(gold)
+	return Normalize(pred) == Normalize(gold)
 }
 
 // TokenF1 is HotpotQA's answer F1: the harmonic mean of token precision and
-// recall over answer.Normalize tokens, counting repeated tokens as often as
+// recall over Normalize tokens, counting repeated tokens as often as
 // both sides have them. As in the official script, when either side
 // normalises to "yes", "no" or "noanswer" and the two differ, F1 is 0.
 func TokenF1(pred, gold string) float64 {
-	np, ng := answer.Normalize(pred), answer.Normalize(gold)
+	np, ng := Normalize(pred), Normalize(gold)
 	special := func(s string) bool { return s == "yes" || s == "no" || s == "noanswer" }
 	if (special(np) || special(ng)) && np != ng {
 		return 0
@@ -120,17 +124,17 @@ func TokenF1(pred, gold string) float64 {
 }
 
 // ExactMatch scores HotpotQA-style: Correct when the extracted answer equals
-// the reference after answer.Normalize, with token F1 alongside.
+// the reference after Normalize, with token F1 alongside.
 type ExactMatch struct{}
 
 // Score implements Scorer.
-func (ExactMatch) Score(pred string, task agent.Task) Result {
-	gold := reference(task)
+func (ExactMatch) Score(pred string, ref Reference) Result {
+	gold := ref.Answer
 	got := extract(pred)
 	if strings.TrimSpace(gold) == "" {
 		return unscorable(got, "task has no reference answer")
 	}
-	r := verdict(NormalizedEqual(got, gold), got, fmt.Sprintf("normalised %q vs reference %q", answer.Normalize(got), answer.Normalize(gold)))
+	r := verdict(NormalizedEqual(got, gold), got, fmt.Sprintf("normalised %q vs reference %q", Normalize(got), Normalize(gold)))
 	r.F1, r.HasF1 = TokenF1(got, gold), true
 	return r
 }
@@ -143,22 +147,22 @@ func (ExactMatch) Score(pred string, task agent.Task) Result {
 type Contains struct{}
 
 // Score implements Scorer.
-func (Contains) Score(pred string, task agent.Task) Result {
-	gold := reference(task)
+func (Contains) Score(pred string, ref Reference) Result {
+	gold := ref.Answer
 	got := extract(pred)
-	gt := answer.Tokens(gold)
+	gt := Tokens(gold)
 	if len(gt) == 0 {
 		return unscorable(got, "task has no reference answer")
 	}
-	found := indexTokens(answer.Tokens(got), gt) >= 0
+	found := indexTokens(Tokens(got), gt) >= 0
 	r := Result{Correct: found, Extracted: got, HasF1: true, F1: TokenF1(got, gold)}
 	if NormalizedEqual(got, gold) {
 		r.EM = 1
 	}
 	if found {
-		r.Detail = fmt.Sprintf("reference %q found in %q", answer.Normalize(gold), answer.Normalize(got))
+		r.Detail = fmt.Sprintf("reference %q found in %q", Normalize(gold), Normalize(got))
 	} else {
-		r.Detail = fmt.Sprintf("reference %q not in %q", answer.Normalize(gold), answer.Normalize(got))
+		r.Detail = fmt.Sprintf("reference %q not in %q", Normalize(gold), Normalize(got))
 	}
 	return r
 }
@@ -178,7 +182,7 @@ func indexTokens(tokens, phrase []string) int {
 const DefaultTolerance = 1e-6
 
 // Numeric scores numeric answers: the last number of the extracted answer
-// (answer.Number) against the reference's number.
+// (Number) against the reference's number.
 type Numeric struct {
 	// Tolerance is the largest accepted difference, relative to the
 	// reference's magnitude but never below an absolute floor of Tolerance:
@@ -188,14 +192,14 @@ type Numeric struct {
 }
 
 // Score implements Scorer.
-func (n Numeric) Score(pred string, task agent.Task) Result {
-	gold := reference(task)
+func (n Numeric) Score(pred string, ref Reference) Result {
+	gold := ref.Answer
 	got := extract(pred)
-	want, ok := answer.Number(gold)
+	want, ok := Number(gold)
 	if !ok {
 		return unscorable(got, fmt.Sprintf("reference answer %q has no number", gold))
 	}
-	have, ok := answer.Number(got)
+	have, ok := Number(got)
 	if !ok {
 		return verdict(false, got, fmt.Sprintf("no number in answer %q", got))
 	}
@@ -226,9 +230,9 @@ func (n Numeric) Score(pred string, task agent.Task) Result {
 type Game24 struct{}
 
 // Score implements Scorer.
-func (Game24) Score(pred string, task agent.Task) Result {
+func (Game24) Score(pred string, ref Reference) Result {
 	got := extract(pred)
-	nums, err := PuzzleNumbers(task.Question)
+	nums, err := PuzzleNumbers(ref.Question)
 	if err != nil {
 		return unscorable(got, err.Error())
 	}
@@ -261,7 +265,7 @@ func PuzzleNumbers(question string) ([]int, error) {
 
 // Choice scores multiple-choice answers such as FEVER's SUPPORTS, REFUTES
 // and NOT ENOUGH INFO. Labels are compared case-insensitively after
-// answer.Normalize. The picked label is the one the extracted answer equals,
+// Normalize. The picked label is the one the extracted answer equals,
 // or else the only label it mentions as a whole-token phrase (longer labels
 // are matched first, so "NOT ENOUGH INFO" is not also read as a shorter
 // label it contains). An answer mentioning two different labels is wrong.
@@ -272,19 +276,19 @@ type Choice struct {
 }
 
 // Score implements Scorer.
-func (c Choice) Score(pred string, task agent.Task) Result {
+func (c Choice) Score(pred string, ref Reference) Result {
 	got := extract(pred)
-	gold := answer.Normalize(reference(task))
+	gold := Normalize(ref.Answer)
 	labels := make([]string, 0, len(c.Labels))
 	for _, l := range c.Labels {
-		if n := answer.Normalize(l); n != "" && !slices.Contains(labels, n) {
+		if n := Normalize(l); n != "" && !slices.Contains(labels, n) {
 			labels = append(labels, n)
 		}
 	}
 	if !slices.Contains(labels, gold) {
-		return unscorable(got, fmt.Sprintf("reference %q is not one of the labels %q", reference(task), c.Labels))
+		return unscorable(got, fmt.Sprintf("reference %q is not one of the labels %q", ref.Answer, c.Labels))
 	}
-	picked := c.pick(answer.Tokens(got), labels)
+	picked := c.pick(Tokens(got), labels)
 	switch len(picked) {
 	case 0:
 		return verdict(false, got, fmt.Sprintf("answer %q names none of the labels", got))

@@ -1,4 +1,4 @@
-package answer
+package verify
 
 import (
 	"math/big"

@@ -1,8 +1,9 @@
-// Package answer reads the final answer out of free model text and prepares
-// answers for comparison: Extract finds the answer a model committed to,
-// Normalize folds text the way the HotpotQA and SQuAD evaluation scripts do,
-// and Number reads a numeric answer as an exact rational.
-package answer
+package verify
+
+// Answers are read and prepared for comparison here: Extract finds the answer
+// a model committed to, Normalize folds text the way the HotpotQA and SQuAD
+// evaluation scripts do, and Number reads a numeric answer as an exact
+// rational.
 
 import (
 	"regexp"

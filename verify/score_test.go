@@ -1,4 +1,4 @@
-package score
+package verify
 
 import (
 	"math"
@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/planner-engine/planner/agent"
 )
 
 func TestTokenF1MatchesHotpotQADefinition(t *testing.T) {
@@ -35,7 +34,7 @@ func TestTokenF1MatchesHotpotQADefinition(t *testing.T) {
 }
 
 func TestExactMatchScoresExtractedAnswer(t *testing.T) {
-	task := agent.Task{Question: "Who?", Answer: "Chief of Protocol"}
+	task := Reference{Question: "Who?", Answer: "Chief of Protocol"}
 	tests := []struct {
 		name    string
 		pred    string
@@ -64,14 +63,8 @@ func TestExactMatchScoresExtractedAnswer(t *testing.T) {
 	}
 }
 
-func TestScorersUseGoldAnswerWhenTaskAnswerIsEmpty(t *testing.T) {
-	task := agent.Task{Question: "q", Gold: &agent.Gold{Answer: "42"}}
-	assert.True(t, ExactMatch{}.Score("42", task).Correct)
-	assert.True(t, Numeric{}.Score("42.0", task).Correct)
-}
-
 func TestScorersMarkTasksWithoutReferenceUnscorable(t *testing.T) {
-	task := agent.Task{Question: "q"}
+	task := Reference{Question: "q"}
 	for name, s := range map[string]Scorer{
 		"em": ExactMatch{}, "contains": Contains{}, "numeric": Numeric{},
 		"choice": Choice{Labels: []string{"yes", "no"}}, "game24": Game24{},
@@ -84,7 +77,7 @@ func TestScorersMarkTasksWithoutReferenceUnscorable(t *testing.T) {
 }
 
 func TestContainsAcceptsReferenceInsideAnswer(t *testing.T) {
-	task := agent.Task{Answer: "New York City"}
+	task := Reference{Answer: "New York City"}
 	tests := []struct {
 		pred    string
 		correct bool
@@ -129,18 +122,18 @@ func TestNumericComparesWithTolerance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := tt.scorer.Score(tt.pred, agent.Task{Answer: tt.gold})
+			r := tt.scorer.Score(tt.pred, Reference{Answer: tt.gold})
 			assert.Equal(t, tt.correct, r.Correct, r.Detail)
 			assert.False(t, r.HasF1)
 			assert.False(t, r.Unscorable)
 		})
 	}
-	r := Numeric{}.Score("Answer: 5", agent.Task{Answer: "Paris"})
+	r := Numeric{}.Score("Answer: 5", Reference{Answer: "Paris"})
 	assert.True(t, r.Unscorable)
 }
 
 func TestGame24ReadsPuzzleFromQuestion(t *testing.T) {
-	task := agent.Task{Question: "Use 4 5 6 10 and + - * / to obtain 24."}
+	task := Reference{Question: "Use 4 5 6 10 and + - * / to obtain 24."}
 	tests := []struct {
 		pred    string
 		correct bool
@@ -155,7 +148,7 @@ func TestGame24ReadsPuzzleFromQuestion(t *testing.T) {
 		assert.Equal(t, tt.correct, r.Correct, "%s: %s", tt.pred, r.Detail)
 		assert.False(t, r.Unscorable)
 	}
-	r := Game24{}.Score("Answer: 24", agent.Task{Question: "Make 24."})
+	r := Game24{}.Score("Answer: 24", Reference{Question: "Make 24."})
 	assert.True(t, r.Unscorable)
 }
 
@@ -177,14 +170,14 @@ func TestChoicePicksTheMentionedLabel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := fever.Score(tt.pred, agent.Task{Answer: tt.gold})
+			r := fever.Score(tt.pred, Reference{Answer: tt.gold})
 			assert.Equal(t, tt.correct, r.Correct, r.Detail)
 			assert.False(t, r.Unscorable)
 		})
 	}
 	yesNo := Choice{Labels: []string{"yes", "no"}}
-	assert.True(t, yesNo.Score("Answer: No.", agent.Task{Answer: "no"}).Correct)
-	assert.True(t, yesNo.Score("Answer: maybe", agent.Task{Answer: "unknown"}).Unscorable)
+	assert.True(t, yesNo.Score("Answer: No.", Reference{Answer: "no"}).Correct)
+	assert.True(t, yesNo.Score("Answer: maybe", Reference{Answer: "unknown"}).Unscorable)
 }
 
 func TestByNameBuildsScorers(t *testing.T) {

@@ -8,8 +8,10 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/corpus"
 	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/llm/usage"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/search"
 	"github.com/tmc/langchaingo/llms"
@@ -60,7 +62,7 @@ func BenchmarkPromptTokensPerStep(b *testing.B) {
 			var curve []int
 			for b.Loop() {
 				meter := &curveMeter{est: est}
-				l, err := executor.NewLoop(agent.Env{Model: agent.Model{LLM: scripted.Texts(replies...), Meter: meter}, Tools: reg},
+				l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: scripted.Texts(replies...), Meter: meter}, Tools: reg},
 					executor.ReActConfig{MaxIterations: len(replies), KeepSteps: &keep})
 				if err != nil {
 					b.Fatal(err)

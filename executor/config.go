@@ -1,8 +1,6 @@
 package executor
 
-import (
-	"github.com/planner-engine/planner/agent"
-)
+import "github.com/planner-engine/planner/config"
 
 // Modes of the loop (ReActConfig.Mode).
 const (
@@ -42,8 +40,8 @@ const (
 // `react` node, so every field has a YAML key. The zero value is valid and
 // means every default.
 //
-// Templates are Go text/template text compiled with agent.ParseTemplate and
-// rendered with agent.PromptData; the loop's values are under .Extra:
+// Templates are Go text/template text compiled with node.ParseTemplate and
+// rendered with node.PromptData; the loop's values are under .Extra:
 //
 //   - system: .Extra.Tools (each with .Name, .Description and .Schema, the
 //     input JSON schema as compact JSON), .Extra.ToolNames (comma-separated),
@@ -135,7 +133,7 @@ type settings struct {
 }
 
 // resolve applies the defaults and validates c. Errors are
-// *agent.SettingError naming the key.
+// *config.SettingError naming the key.
 func (c ReActConfig) resolve() (settings, error) {
 	s := settings{
 		mode: c.Mode, language: c.Language, format: c.Format,
@@ -148,21 +146,21 @@ func (c ReActConfig) resolve() (settings, error) {
 		s.mode = ModeText
 	case ModeText, ModeTools:
 	default:
-		return s, agent.SettingErrorf("mode", "want %q or %q, got %q", ModeText, ModeTools, c.Mode)
+		return s, config.SettingErrorf("mode", "want %q or %q, got %q", ModeText, ModeTools, c.Mode)
 	}
 	switch s.language {
 	case "":
 		s.language = LanguageEnglish
 	case LanguageEnglish, LanguageChinese:
 	default:
-		return s, agent.SettingErrorf("language", "want %q or %q, got %q", LanguageEnglish, LanguageChinese, c.Language)
+		return s, config.SettingErrorf("language", "want %q or %q, got %q", LanguageEnglish, LanguageChinese, c.Language)
 	}
 	switch s.format {
 	case "":
 		s.format = FormatReAct
 	case FormatReAct, FormatPaper:
 	default:
-		return s, agent.SettingErrorf("format", "want %q or %q, got %q", FormatReAct, FormatPaper, c.Format)
+		return s, config.SettingErrorf("format", "want %q or %q, got %q", FormatReAct, FormatPaper, c.Format)
 	}
 	ints := []struct {
 		key string
@@ -178,19 +176,19 @@ func (c ReActConfig) resolve() (settings, error) {
 	for _, f := range ints {
 		switch {
 		case *f.v < 0:
-			return s, agent.SettingErrorf(f.key, "must not be negative, got %d", *f.v)
+			return s, config.SettingErrorf(f.key, "must not be negative, got %d", *f.v)
 		case *f.v == 0:
 			*f.v = f.def
 		}
 	}
 	if c.KeepSteps != nil {
 		if *c.KeepSteps < 0 {
-			return s, agent.SettingErrorf("keep_steps", "must not be negative (0 keeps every step), got %d", *c.KeepSteps)
+			return s, config.SettingErrorf("keep_steps", "must not be negative (0 keeps every step), got %d", *c.KeepSteps)
 		}
 		s.keepSteps = *c.KeepSteps
 	}
 	if c.MaxTokens < 0 {
-		return s, agent.SettingErrorf("max_tokens", "must not be negative, got %d", c.MaxTokens)
+		return s, config.SettingErrorf("max_tokens", "must not be negative, got %d", c.MaxTokens)
 	}
 	return s, nil
 }

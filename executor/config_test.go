@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,10 +44,10 @@ func TestInvalidSettingsNameTheKey(t *testing.T) {
 			if ts == nil {
 				ts = []tools.Tool{echoTool()}
 			}
-			_, err := executor.NewReAct(agent.Env{Tools: registry(t, ts...), BaseDir: t.TempDir()}, agent.NodeSpec{ID: "act", Type: "react", Settings: tc.settings})
+			_, err := executor.NewReAct(node.Env{Tools: registry(t, ts...), BaseDir: t.TempDir()}, node.Spec{ID: "act", Type: "react", Settings: tc.settings})
 			require.Error(t, err)
-			assert.ErrorIs(t, err, agent.ErrSettings)
-			var se *agent.SettingError
+			assert.ErrorIs(t, err, config.ErrSettings)
+			var se *config.SettingError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tc.key, se.Key)
 			assert.Contains(t, err.Error(), tc.contains)
@@ -53,21 +56,21 @@ func TestInvalidSettingsNameTheKey(t *testing.T) {
 }
 
 func TestToolsSettingSelectsASubset(t *testing.T) {
-	l, err := executor.NewLoop(agent.Env{Tools: registry(t, echoTool(), failTool(), panicTool())}, executor.ReActConfig{Tools: []string{"Echo", "panic"}})
+	l, err := executor.NewLoop(node.Env{Tools: registry(t, echoTool(), failTool(), panicTool())}, executor.ReActConfig{Tools: []string{"Echo", "panic"}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"echo", "panic"}, l.Tools())
-	l, err = executor.NewLoop(agent.Env{Tools: registry(t, echoTool(), failTool())}, executor.ReActConfig{})
+	l, err = executor.NewLoop(node.Env{Tools: registry(t, echoTool(), failTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"echo", "fail"}, l.Tools())
 }
 
 // systemPrompt runs one turn and returns the system message.
-func systemPrompt(t *testing.T, env agent.Env, cfg executor.ReActConfig) string {
+func systemPrompt(t *testing.T, env node.Env, cfg executor.ReActConfig) string {
 	t.Helper()
 	sm, err := scripted.New(text("Final Answer: a"))
 	require.NoError(t, err)
 	m := &recModel{inner: sm}
-	env.Model = agent.Model{LLM: m}
+	env.Model = llm.Model{LLM: m}
 	l, err := executor.NewLoop(env, cfg)
 	require.NoError(t, err)
 	_, err = l.Run(t.Context(), agent.NewState(agent.Task{}), executor.Input{Task: "q"})
@@ -97,7 +100,7 @@ func TestEmbeddedPromptVariants(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.cfg.Mode+"/"+tc.cfg.Language+"/"+tc.cfg.Format, func(t *testing.T) {
-			sys := systemPrompt(t, agent.Env{Tools: registry(t, echoTool(), schemaTool{&fakeTool{name: "schema"}})}, tc.cfg)
+			sys := systemPrompt(t, node.Env{Tools: registry(t, echoTool(), schemaTool{&fakeTool{name: "schema"}})}, tc.cfg)
 			for _, s := range tc.contains {
 				assert.Contains(t, sys, s)
 			}
@@ -111,7 +114,7 @@ func TestEmbeddedPromptVariants(t *testing.T) {
 func TestPromptOverrides(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ex.txt"), []byte("EXAMPLE FROM FILE"), 0o644))
-	env := agent.Env{Tools: registry(t, echoTool()), BaseDir: dir}
+	env := node.Env{Tools: registry(t, echoTool()), BaseDir: dir}
 	sys := systemPrompt(t, env, executor.ReActConfig{System: "Tools: {{.Extra.ToolNames}}. {{.Extra.Examples}} ({{.Extra.Format}}, {{.Extra.Mode}})", ExamplesFile: "ex.txt"})
 	assert.Equal(t, "Tools: echo. EXAMPLE FROM FILE (react, text)", sys)
 	sys = systemPrompt(t, env, executor.ReActConfig{Mode: executor.ModeTools, Examples: "TOOLS EXAMPLE"})

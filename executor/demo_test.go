@@ -9,6 +9,8 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -28,7 +30,7 @@ func buildDemo(t *testing.T, configPath, script string) *pipeline.Pipeline {
 	reg := nodes.NewRegistry().MustRegister(nodes.Kind{Name: "react", Summary: "ReAct loop", New: executor.NewReAct})
 	abs, err := filepath.Abs(script)
 	require.NoError(t, err)
-	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg, Models: llm.NewFactory(), Tools: builtin.Factory{},
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg, Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build)), Tools: builtin.Factory{},
 		LLM: config.LLM{Provider: "scripted", Script: abs}})
 	require.NoError(t, err)
 	return p
@@ -73,8 +75,8 @@ func TestShippedDemosAnswerFromRealToolResults(t *testing.T) {
 
 func TestReActNodeRecordsAPartialAnswer(t *testing.T) {
 	m := &recModel{inner: scriptedModel(t, text("Thought: t\nAction: echo\nAction Input: a"), "Final Answer: echo: a")}
-	built, err := executor.NewReAct(agent.Env{Model: agent.Model{LLM: m}, Tools: registry(t, echoTool())},
-		agent.NodeSpec{ID: "act", Type: "react", Settings: map[string]any{"max_iterations": 1}})
+	built, err := executor.NewReAct(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())},
+		node.Spec{ID: "act", Type: "react", Settings: map[string]any{"max_iterations": 1}})
 	require.NoError(t, err)
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Reflections = []string{"echo first"}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/require"
@@ -116,7 +118,7 @@ type recModel struct {
 }
 
 type request struct {
-	caller agent.Caller
+	caller llm.CallMeta
 	msgs   []llms.MessageContent
 	opts   llms.CallOptions
 }
@@ -127,7 +129,7 @@ func (m *recModel) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 		f(&o)
 	}
 	m.mu.Lock()
-	m.reqs = append(m.reqs, request{caller: agent.CallerFrom(ctx), msgs: msgs, opts: o})
+	m.reqs = append(m.reqs, request{caller: llm.CallMetaFrom(ctx), msgs: msgs, opts: o})
 	m.mu.Unlock()
 	return m.inner.GenerateContent(ctx, msgs, options...)
 }
@@ -201,7 +203,7 @@ func runScript(t *testing.T, cfg executor.ReActConfig, s scripted.Script, task s
 	sm, err := scripted.New(s)
 	require.NoError(t, err)
 	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: agent.NewState(agent.Task{Question: task})}
-	l, err := executor.NewLoop(agent.Env{Model: agent.Model{LLM: h.model}, Tools: registry(t, ts...)}, cfg)
+	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: h.model}, Tools: registry(t, ts...)}, cfg)
 	require.NoError(t, err)
 	ctx := trace.WithTracer(context.Background(), trace.New("test", h.events))
 	h.out, h.err = l.Run(ctx, h.state, executor.Input{NodeID: "act", Task: task})

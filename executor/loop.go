@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/parse"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -37,11 +40,11 @@ var ErrEmptyTask = errors.New("react: empty task")
 type Loop struct {
 	s         settings
 	lb        labels
-	model     agent.Model
+	model     llm.Model
 	tools     *tools.Registry
-	system    *agent.Template
-	prompt    *agent.Template
-	finalize  *agent.Template
+	system    *node.Template
+	prompt    *node.Template
+	finalize  *node.Template
 	examples  string
 	toolInfos []promptTool
 	toolNames string
@@ -110,8 +113,8 @@ func (o Outcome) Err() error {
 }
 
 // NewLoop checks cfg, applies its defaults, selects the tools and compiles
-// the templates. Errors are *agent.SettingError naming the setting at fault.
-func NewLoop(env agent.Env, cfg ReActConfig) (*Loop, error) {
+// the templates. Errors are *config.SettingError naming the setting at fault.
+func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 	s, err := cfg.resolve()
 	if err != nil {
 		return nil, err
@@ -120,11 +123,11 @@ func NewLoop(env agent.Env, cfg ReActConfig) (*Loop, error) {
 	l.tools = env.Tools
 	if len(cfg.Tools) > 0 {
 		if l.tools, err = env.Tools.Subset(cfg.Tools); err != nil {
-			return nil, &agent.SettingError{Key: "tools", Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
+			return nil, &config.SettingError{Key: "tools", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 		}
 	}
 	if l.tools.Len() == 0 {
-		return nil, agent.SettingErrorf("tools", "a ReAct loop needs at least one tool; list some under the pipeline's tools:")
+		return nil, config.SettingErrorf("tools", "a ReAct loop needs at least one tool; list some under the pipeline's tools:")
 	}
 	var llmTools []llms.Tool
 	for _, t := range l.tools.Tools() {
@@ -136,7 +139,7 @@ func NewLoop(env agent.Env, cfg ReActConfig) (*Loop, error) {
 
 	texts := []struct {
 		inline, file, key, def string
-		out                    **agent.Template
+		out                    **node.Template
 	}{
 		{cfg.System, cfg.SystemFile, "system", defaultSystem(s.mode, s.language), &l.system},
 		{cfg.Prompt, cfg.PromptFile, "prompt", embedded("task_" + s.language + ".tmpl"), &l.prompt},
@@ -179,7 +182,7 @@ func (l *Loop) checkTemplates() error {
 	in := Input{Task: "t", Context: "c", Reflections: []string{"r"}}
 	checks := []struct {
 		key string
-		t   *agent.Template
+		t   *node.Template
 		x   map[string]any
 	}{
 		{"system", l.system, l.systemData()},
@@ -188,7 +191,7 @@ func (l *Loop) checkTemplates() error {
 	}
 	for _, c := range checks {
 		if _, err := c.t.Render(st, c.x); err != nil {
-			return &agent.SettingError{Key: c.key, Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
+			return &config.SettingError{Key: c.key, Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 		}
 	}
 	return nil
@@ -276,7 +279,7 @@ type run struct {
 	l          *Loop
 	st         *agent.State
 	in         Input
-	caller     agent.Caller
+	caller     llm.CallMeta
 	tr         *trace.Tracer
 	head       []llms.MessageContent
 	steps      []*step
@@ -303,7 +306,7 @@ func (l *Loop) Run(ctx context.Context, st *agent.State, in Input) (Outcome, err
 	if in.Kind == "" {
 		in.Kind = "react"
 	}
-	r := &run{l: l, st: st, in: in, caller: agent.Caller{Node: in.NodeID, Kind: in.Kind},
+	r := &run{l: l, st: st, in: in, caller: llm.CallMeta{Node: in.NodeID, Kind: in.Kind},
 		tr: trace.From(ctx), seen: map[string]*seenCall{}}
 	system, err := l.system.Render(st, l.systemData())
 	if err != nil {
@@ -313,7 +316,7 @@ func (l *Loop) Run(ctx context.Context, st *agent.State, in Input) (Outcome, err
 	if err != nil {
 		return r.out, err
 	}
-	r.head = agent.Prompt(system, strings.TrimSpace(task))
+	r.head = llm.Prompt(system, strings.TrimSpace(task))
 	return r.loop(ctx)
 }
 

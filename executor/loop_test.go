@@ -7,7 +7,9 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -325,7 +327,7 @@ func TestTextModeSendsStopWords(t *testing.T) {
 	assert.Equal(t, []string{"\nObservation:", "Observation:"}, reqs[0].opts.StopWords)
 	assert.Empty(t, reqs[0].opts.Tools)
 	assert.Equal(t, llms.ChatMessageTypeSystem, reqs[0].msgs[0].Role)
-	assert.Equal(t, agent.Caller{Node: "act", Kind: "react"}, reqs[0].caller)
+	assert.Equal(t, llm.CallMeta{Node: "act", Kind: "react"}, reqs[0].caller)
 }
 
 func TestRepeatedCallShowsTheElidedEarlierResultAgain(t *testing.T) {
@@ -342,7 +344,7 @@ func TestRepeatedCallShowsTheElidedEarlierResultAgain(t *testing.T) {
 }
 
 func TestEmptyTaskIsRejected(t *testing.T) {
-	l, err := executor.NewLoop(agent.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{})
+	l, err := executor.NewLoop(node.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
 	_, err = l.Run(t.Context(), agent.NewState(agent.Task{}), executor.Input{Task: "  "})
 	assert.ErrorIs(t, err, executor.ErrEmptyTask)
@@ -352,7 +354,7 @@ func TestModelFailureAbortsWithEntriesSoFar(t *testing.T) {
 	s := scripted.Script{Replies: []scripted.Reply{{Text: "Thought: t\nAction: echo\nAction Input: a"}, {Error: "HTTP 500"}}}
 	h := runScript(t, executor.ReActConfig{}, s, "q", echoTool())
 	require.Error(t, h.err)
-	assert.ErrorIs(t, h.err, agent.ErrModel)
+	assert.ErrorIs(t, h.err, llm.ErrModel)
 	require.Len(t, h.out.Entries, 1)
 	assert.Equal(t, "echo: a", h.out.Entries[0].Observation)
 }
@@ -360,7 +362,7 @@ func TestModelFailureAbortsWithEntriesSoFar(t *testing.T) {
 func TestCancelledContextStopsTheRun(t *testing.T) {
 	sm, err := scripted.New(text("Thought: t\nAction: echo\nAction Input: a"))
 	require.NoError(t, err)
-	l, err := executor.NewLoop(agent.Env{Model: agent.Model{LLM: sm}, Tools: registry(t, echoTool())}, executor.ReActConfig{})
+	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: sm}, Tools: registry(t, echoTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -372,7 +374,7 @@ func TestContextAndLessonsAreShownBeforeTheTask(t *testing.T) {
 	sm, err := scripted.New(text("Thought: t\nFinal Answer: a"))
 	require.NoError(t, err)
 	m := &recModel{inner: sm}
-	l, err := executor.NewLoop(agent.Env{Model: agent.Model{LLM: m}, Tools: registry(t, echoTool())}, executor.ReActConfig{})
+	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
 	_, err = l.Run(t.Context(), agent.NewState(agent.Task{}), executor.Input{Task: "step two", Context: "step one found 7",
 		Reflections: []string{"check units", "search names alone"}})

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/trace"
 )
 
@@ -16,16 +18,16 @@ type ReAct struct {
 }
 
 // NewReAct builds a `react` node. Its settings are the ReActConfig keys.
-func NewReAct(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewReAct(env node.Env, spec node.Spec) (node.Built, error) {
 	var cfg ReActConfig
-	if err := agent.Decode(spec.Settings, &cfg); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &cfg); err != nil {
+		return node.Built{}, err
 	}
 	l, err := NewLoop(env, cfg)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
-	return agent.Built{Node: &ReAct{id: spec.ID, kind: spec.Type, loop: l}}, nil
+	return node.Built{Node: &ReAct{id: spec.ID, kind: spec.Type, loop: l}}, nil
 }
 
 // Run runs the loop and records its outcome in st.

@@ -7,13 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -36,18 +33,18 @@ type Factory struct {
 	builders map[string]Builder
 	labels   map[string]string
 	wrappers []Wrapper
-	meter    agent.Meter
-	pricer   func(model string) agent.Pricer
+	meter    Meter
+	pricer   func(model string) Pricer
 }
 
 // FactoryOption configures a Factory.
 type FactoryOption func(*Factory)
 
-// WithMeter sets how call usage is measured. Default agent.ApproxMeter.
-func WithMeter(m agent.Meter) FactoryOption { return func(f *Factory) { f.meter = m } }
+// WithMeter sets how call usage is measured. Default llm.ApproxMeter.
+func WithMeter(m Meter) FactoryOption { return func(f *Factory) { f.meter = m } }
 
 // WithPricer sets how a model's usage is priced. Default: no cost.
-func WithPricer(p func(model string) agent.Pricer) FactoryOption {
+func WithPricer(p func(model string) Pricer) FactoryOption {
 	return func(f *Factory) { f.pricer = p }
 }
 
@@ -69,25 +66,10 @@ func WithProvider(name, label string, b Builder) FactoryOption {
 // others with WithProvider.
 func NewFactory(opts ...FactoryOption) *Factory {
 	f := &Factory{builders: map[string]Builder{}, labels: map[string]string{}}
-	WithProvider("scripted", "scripted: offline replies from a script, not a real model", buildScripted)(f)
 	for _, o := range opts {
 		o(f)
 	}
 	return f
-}
-
-func buildScripted(_ context.Context, cfg config.LLM, baseDir string) (llms.Model, error) {
-	path := cfg.Script
-	if path == "" {
-		path = cfg.Model
-	}
-	if path == "" {
-		return nil, fmt.Errorf("%w: the scripted provider needs a script file (llm.script, or --llm scripted:FILE)", ErrBadSpec)
-	}
-	if !filepath.IsAbs(path) && baseDir != "" {
-		path = filepath.Join(baseDir, path)
-	}
-	return scripted.Load(path)
 }
 
 // Providers returns the registered provider names, sorted.
@@ -113,22 +95,22 @@ func (f *Factory) Label(provider string) string {
 // an invalid setting (config.LLM.Validate: checked here because node-level
 // llm blocks and --llm specs do not pass through config.Parse), or with the
 // builder's error.
-func (f *Factory) Model(ctx context.Context, cfg config.LLM, baseDir string) (agent.Model, error) {
+func (f *Factory) Model(ctx context.Context, cfg config.LLM, baseDir string) (Model, error) {
 	b, ok := f.builders[cfg.Provider]
 	if !ok {
-		return agent.Model{}, fmt.Errorf("%w %q (available: %s)", ErrUnknownProvider, cfg.Provider, strings.Join(f.Providers(), ", "))
+		return Model{}, fmt.Errorf("%w %q (available: %s)", ErrUnknownProvider, cfg.Provider, strings.Join(f.Providers(), ", "))
 	}
 	if err := cfg.Validate(); err != nil {
-		return agent.Model{}, err
+		return Model{}, err
 	}
 	m, err := b(ctx, cfg, baseDir)
 	if err != nil {
-		return agent.Model{}, fmt.Errorf("%s: %w", cfg.Provider, err)
+		return Model{}, fmt.Errorf("%s: %w", cfg.Provider, err)
 	}
 	for _, w := range f.wrappers {
 		m = w(cfg, m)
 	}
-	out := agent.Model{LLM: m, Meter: f.meter}
+	out := Model{LLM: m, Meter: f.meter}
 	if f.pricer != nil {
 		out.Pricer = f.pricer(cfg.Model)
 	}

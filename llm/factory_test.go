@@ -6,6 +6,7 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -35,7 +36,7 @@ func TestParseSpec(t *testing.T) {
 }
 
 func TestFactoryNamesUnknownProvidersAndLabelsModels(t *testing.T) {
-	f := llm.NewFactory()
+	f := llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))
 	_, err := f.Model(context.Background(), config.LLM{Provider: "gpt"}, "")
 	require.ErrorIs(t, err, llm.ErrUnknownProvider)
 	assert.Contains(t, err.Error(), "scripted")

@@ -8,8 +8,11 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -31,16 +34,16 @@ type SelfConsistency struct {
 }
 
 // NewSelfConsistency builds a `self_consistency` node.
-func NewSelfConsistency(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewSelfConsistency(env node.Env, spec node.Spec) (node.Built, error) {
 	var s ConsistencySettings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
 	if s.Samples == 0 {
 		s.Samples = 5
 	}
 	if s.Samples < 1 || s.Samples > 64 {
-		return agent.Built{}, &agent.SettingError{Key: "samples", Err: fmt.Errorf("%w: samples must be 1..64", agent.ErrSettings)}
+		return node.Built{}, &config.SettingError{Key: "samples", Err: fmt.Errorf("%w: samples must be 1..64", config.ErrSettings)}
 	}
 	if s.Concurrency <= 0 || s.Concurrency > s.Samples {
 		s.Concurrency = s.Samples
@@ -51,9 +54,9 @@ func NewSelfConsistency(env agent.Env, spec agent.NodeSpec) (agent.Built, error)
 	}
 	g, err := buildGenerate(env, spec, s.GenerateSettings, cotPrompt, true)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
-	return agent.Built{Node: &SelfConsistency{gen: g, samples: s.Samples, concurrency: s.Concurrency}}, nil
+	return node.Built{Node: &SelfConsistency{gen: g, samples: s.Samples, concurrency: s.Concurrency}}, nil
 }
 
 // Vote is one distinct answer's tally.
@@ -106,7 +109,7 @@ func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, err
 	if err != nil {
 		return "", err
 	}
-	msgs := agent.Prompt(n.gen.system, user)
+	msgs := llm.Prompt(n.gen.system, user)
 	answers := make([]string, n.samples)
 	texts := make([]string, n.samples)
 	errs := make([]error, n.samples)
@@ -120,7 +123,7 @@ func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, err
 			defer func() { <-sem }()
 			opts := append([]llms.CallOption{}, n.gen.opts...)
 			opts = append(opts, llms.WithSeed(i+1))
-			text, _, err := n.gen.model.Call(ctx, st, agent.Caller{Node: n.gen.id, Kind: n.gen.kind, Role: fmt.Sprintf("sample-%d", i+1)}, msgs, opts...)
+			text, _, err := n.gen.model.Call(ctx, st, llm.CallMeta{Node: n.gen.id, Kind: n.gen.kind, Role: fmt.Sprintf("sample-%d", i+1)}, msgs, opts...)
 			if err != nil {
 				errs[i] = err
 				return

@@ -6,9 +6,12 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -56,9 +59,9 @@ Answer: <the final answer, as short as the task allows>`
 type Compose struct {
 	id, kind string
 	role     string
-	model    agent.Model
+	model    llm.Model
 	system   string
-	prompt   *agent.Template
+	prompt   *node.Template
 	extract  bool
 	solver   bool
 	opts     []llms.CallOption
@@ -72,18 +75,18 @@ type Compose struct {
 // a failed planner: the state's Reason), the answer is marked incomplete
 // with that reason. Pipelines route every budget exit to it, so a run
 // always ends with an answer.
-func NewFinalizer(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewFinalizer(env node.Env, spec node.Spec) (node.Built, error) {
 	return newCompose(env, spec, "finalize", finalizeSystem, finalizePrompt, false)
 }
 
-func newCompose(env agent.Env, spec agent.NodeSpec, role, defSystem, defPrompt string, solver bool) (agent.Built, error) {
+func newCompose(env node.Env, spec node.Spec, role, defSystem, defPrompt string, solver bool) (node.Built, error) {
 	var s ComposeSettings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
-	system, tmpl, err := env.Prompts(agent.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defSystem, defPrompt)
+	system, tmpl, err := env.Prompts(node.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defSystem, defPrompt)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
 	c := &Compose{id: spec.ID, kind: spec.Type, role: role, model: env.Model, system: system, prompt: tmpl,
 		extract: s.Extract == nil || *s.Extract, solver: solver}
@@ -93,7 +96,7 @@ func newCompose(env agent.Env, spec agent.NodeSpec, role, defSystem, defPrompt s
 	if s.MaxTokens > 0 {
 		c.opts = append(c.opts, llms.WithMaxTokens(s.MaxTokens))
 	}
-	return agent.Built{Node: c}, nil
+	return node.Built{Node: c}, nil
 }
 
 // Run passes a complete answer through or composes one.
@@ -120,7 +123,7 @@ func (c *Compose) Run(ctx context.Context, st *agent.State) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	text, _, err := c.model.Call(ctx, st, agent.Caller{Node: c.id, Kind: c.kind, Role: c.role}, agent.Prompt(c.system, user), c.opts...)
+	text, _, err := c.model.Call(ctx, st, llm.CallMeta{Node: c.id, Kind: c.kind, Role: c.role}, llm.Prompt(c.system, user), c.opts...)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", c.kind, err)
 	}

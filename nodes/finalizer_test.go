@@ -5,7 +5,10 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
@@ -13,17 +16,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func composeNode(t *testing.T, ctor agent.Constructor, settings map[string]any, replies ...scripted.Reply) (agent.Node, *scripted.Model) {
+func composeNode(t *testing.T, ctor node.Constructor, settings map[string]any, replies ...scripted.Reply) (node.Node, *scripted.Model) {
 	t.Helper()
 	m, err := scripted.New(scripted.Script{Replies: replies})
 	require.NoError(t, err)
-	built, err := ctor(agent.Env{Model: agent.Model{LLM: m}}, agent.NodeSpec{ID: "final", Type: "finalizer", Settings: settings})
+	built, err := ctor(node.Env{Model: llm.Model{LLM: m}}, node.Spec{ID: "final", Type: "finalizer", Settings: settings})
 	require.NoError(t, err)
 	assert.Empty(t, built.Routes)
 	return built.Node, m
 }
 
-func runCompose(t *testing.T, node agent.Node, st *agent.State) *trace.Recorder {
+func runCompose(t *testing.T, node node.Node, st *agent.State) *trace.Recorder {
 	t.Helper()
 	rec := &trace.Recorder{}
 	_, err := node.Run(traceCtx(rec), st)
@@ -127,16 +130,16 @@ func TestFinalizerEmptyReplyIsAnIncompleteAnswer(t *testing.T) {
 func TestFinalizerProviderErrorIsReturned(t *testing.T) {
 	node, _ := composeNode(t, nodes.NewFinalizer, nil, scripted.Reply{Error: "HTTP 503"})
 	_, err := node.Run(context.Background(), planState())
-	assert.ErrorIs(t, err, agent.ErrModel)
+	assert.ErrorIs(t, err, llm.ErrModel)
 }
 
 func TestComposeNodesRejectBadSettings(t *testing.T) {
-	for _, ctor := range []agent.Constructor{nodes.NewFinalizer, nodes.NewSolver} {
-		_, err := ctor(agent.Env{}, agent.NodeSpec{ID: "f", Type: "finalizer", Settings: map[string]any{"promt": "x"}})
-		var se *agent.SettingError
+	for _, ctor := range []node.Constructor{nodes.NewFinalizer, nodes.NewSolver} {
+		_, err := ctor(node.Env{}, node.Spec{ID: "f", Type: "finalizer", Settings: map[string]any{"promt": "x"}})
+		var se *config.SettingError
 		require.ErrorAs(t, err, &se)
 		assert.Equal(t, "promt", se.Key)
-		_, err = ctor(agent.Env{}, agent.NodeSpec{ID: "f", Type: "finalizer", Settings: map[string]any{"prompt": "{{.Nope"}})
-		assert.ErrorIs(t, err, agent.ErrSettings)
+		_, err = ctor(node.Env{}, node.Spec{ID: "f", Type: "finalizer", Settings: map[string]any{"prompt": "{{.Nope"}})
+		assert.ErrorIs(t, err, config.ErrSettings)
 	}
 }

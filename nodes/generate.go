@@ -6,8 +6,11 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -50,39 +53,39 @@ Answer: <answer>`
 // answer or as a note.
 type Generate struct {
 	id, kind string
-	model    agent.Model
+	model    llm.Model
 	system   string
-	prompt   *agent.Template
+	prompt   *node.Template
 	opts     []llms.CallOption
 	extract  bool
 	noteKey  string
 }
 
 // NewDirect builds a `direct` node: one model call, the reply is the answer.
-func NewDirect(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewDirect(env node.Env, spec node.Spec) (node.Built, error) {
 	return newGenerate(env, spec, directPrompt, false)
 }
 
 // NewCoT builds a `cot` node: zero-shot chain of thought with answer
 // extraction from the final "Answer:" line.
-func NewCoT(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewCoT(env node.Env, spec node.Spec) (node.Built, error) {
 	return newGenerate(env, spec, cotPrompt, true)
 }
 
-func newGenerate(env agent.Env, spec agent.NodeSpec, defPrompt string, defExtract bool) (agent.Built, error) {
+func newGenerate(env node.Env, spec node.Spec, defPrompt string, defExtract bool) (node.Built, error) {
 	var s GenerateSettings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
 	g, err := buildGenerate(env, spec, s, defPrompt, defExtract)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
-	return agent.Built{Node: g}, nil
+	return node.Built{Node: g}, nil
 }
 
-func buildGenerate(env agent.Env, spec agent.NodeSpec, s GenerateSettings, defPrompt string, defExtract bool) (*Generate, error) {
-	system, tmpl, err := env.Prompts(agent.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defaultSystem, defPrompt)
+func buildGenerate(env node.Env, spec node.Spec, s GenerateSettings, defPrompt string, defExtract bool) (*Generate, error) {
+	system, tmpl, err := env.Prompts(node.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defaultSystem, defPrompt)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +98,7 @@ func buildGenerate(env agent.Env, spec agent.NodeSpec, s GenerateSettings, defPr
 	case strings.HasPrefix(s.Output, "note:") && len(s.Output) > len("note:"):
 		g.noteKey = strings.TrimPrefix(s.Output, "note:")
 	default:
-		return nil, &agent.SettingError{Key: "output", Err: fmt.Errorf("%w: want \"answer\" or \"note:<key>\", got %q", agent.ErrSettings, s.Output)}
+		return nil, &config.SettingError{Key: "output", Err: fmt.Errorf("%w: want \"answer\" or \"note:<key>\", got %q", config.ErrSettings, s.Output)}
 	}
 	if s.Temperature != nil {
 		g.opts = append(g.opts, llms.WithTemperature(*s.Temperature))
@@ -112,7 +115,7 @@ func (g *Generate) Run(ctx context.Context, st *agent.State) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	text, _, err := g.model.Call(ctx, st, agent.Caller{Node: g.id, Kind: g.kind}, agent.Prompt(g.system, user), g.opts...)
+	text, _, err := g.model.Call(ctx, st, llm.CallMeta{Node: g.id, Kind: g.kind}, llm.Prompt(g.system, user), g.opts...)
 	if err != nil {
 		return "", err
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -22,7 +24,7 @@ import (
 
 // request is one model call as a recorder saw it.
 type request struct {
-	caller agent.Caller
+	caller llm.CallMeta
 	prompt string
 }
 
@@ -44,7 +46,7 @@ func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 		}
 	}
 	r.mu.Lock()
-	r.reqs = append(r.reqs, request{caller: agent.CallerFrom(ctx), prompt: b.String()})
+	r.reqs = append(r.reqs, request{caller: llm.CallMetaFrom(ctx), prompt: b.String()})
 	r.mu.Unlock()
 	return r.Model.GenerateContent(ctx, msgs, opts...)
 }
@@ -65,8 +67,8 @@ func (r *recorder) requests(role string) []request {
 // fixedModels hands the same model to every llm block of a pipeline.
 type fixedModels struct{ m llms.Model }
 
-func (f fixedModels) Model(context.Context, config.LLM, string) (agent.Model, error) {
-	return agent.Model{LLM: f.m}, nil
+func (f fixedModels) Model(context.Context, config.LLM, string) (llm.Model, error) {
+	return llm.Model{LLM: f.m}, nil
 }
 
 // script builds a scripted model wrapped in a recorder.
@@ -107,9 +109,9 @@ func runTask(t *testing.T, p *pipeline.Pipeline, task agent.Task) (*agent.State,
 }
 
 // runNode builds one node with model m and runs it on a fresh state.
-func runNode(t *testing.T, ctor agent.Constructor, kind string, settings map[string]any, m llms.Model, task agent.Task) (*agent.State, *trace.Recorder, error) {
+func runNode(t *testing.T, ctor node.Constructor, kind string, settings map[string]any, m llms.Model, task agent.Task) (*agent.State, *trace.Recorder, error) {
 	t.Helper()
-	built, err := ctor(agent.Env{Model: agent.Model{LLM: m}}, agent.NodeSpec{ID: kind, Type: kind, Settings: settings})
+	built, err := ctor(node.Env{Model: llm.Model{LLM: m}}, node.Spec{ID: kind, Type: kind, Settings: settings})
 	require.NoError(t, err)
 	st := agent.NewState(task)
 	rec := &trace.Recorder{}
@@ -125,8 +127,8 @@ func traceCtx(rec *trace.Recorder) context.Context {
 func requireSettingError(t *testing.T, err error, key string) {
 	t.Helper()
 	require.Error(t, err)
-	assert.ErrorIs(t, err, agent.ErrSettings)
-	var se *agent.SettingError
+	assert.ErrorIs(t, err, config.ErrSettings)
+	var se *config.SettingError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, key, se.Key)
 }

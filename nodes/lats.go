@@ -7,9 +7,12 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/parse"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -89,21 +92,21 @@ Lesson:`
 // search stops at the first answer whose reward is 1.
 type LATS struct {
 	id, kind                string
-	model                   agent.Model
-	env                     agent.Env
+	model                   llm.Model
+	env                     node.Env
 	s                       LATSSettings
 	c                       float64
 	scorer                  verify.Scorer
-	expand, value, reflectT *agent.Template
+	expand, value, reflectT *node.Template
 	tools                   string
 	opts                    []llms.CallOption
 }
 
 // NewLATS builds a `lats` node.
-func NewLATS(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewLATS(env node.Env, spec node.Spec) (node.Built, error) {
 	var s LATSSettings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
 	for _, f := range []struct {
 		key string
@@ -111,7 +114,7 @@ func NewLATS(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 		def int
 	}{{"iterations", &s.Iterations, 8}, {"children", &s.Children, 3}, {"max_depth", &s.MaxDepth, 6}, {"memory", &s.Memory, 3}, {"concurrency", &s.Concurrency, 0}} {
 		if *f.v < 0 {
-			return agent.Built{}, &agent.SettingError{Key: f.key, Err: fmt.Errorf("%w: %s must be positive, got %d", agent.ErrSettings, f.key, *f.v)}
+			return node.Built{}, &config.SettingError{Key: f.key, Err: fmt.Errorf("%w: %s must be positive, got %d", config.ErrSettings, f.key, *f.v)}
 		}
 		if *f.v == 0 {
 			*f.v = f.def
@@ -123,7 +126,7 @@ func NewLATS(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	n := &LATS{id: spec.ID, kind: spec.Type, model: env.Model, env: env, s: s, c: 1}
 	if s.Exploration != nil {
 		if *s.Exploration < 0 {
-			return agent.Built{}, &agent.SettingError{Key: "exploration", Err: fmt.Errorf("%w: exploration must not be negative", agent.ErrSettings)}
+			return node.Built{}, &config.SettingError{Key: "exploration", Err: fmt.Errorf("%w: exploration must not be negative", config.ErrSettings)}
 		}
 		n.c = *s.Exploration
 	}
@@ -137,14 +140,14 @@ func NewLATS(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	}
 	var err error
 	if n.scorer, err = verify.ByName(s.Scorer); err != nil {
-		return agent.Built{}, &agent.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
+		return node.Built{}, &config.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 	}
 	for _, t := range []struct {
 		key, text, def string
-		dst            **agent.Template
+		dst            **node.Template
 	}{{"expand_prompt", s.ExpandPrompt, latsExpand, &n.expand}, {"value_prompt", s.ValuePrompt, latsValue, &n.value}, {"reflect_prompt", s.ReflectPrompt, latsReflect, &n.reflectT}} {
 		if *t.dst, err = env.Template(t.key, t.text, "", t.def); err != nil {
-			return agent.Built{}, err
+			return node.Built{}, err
 		}
 	}
 	var lines []string
@@ -157,7 +160,7 @@ func NewLATS(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 		lines = []string{"(none: answer from what you know)"}
 	}
 	n.tools = strings.Join(lines, "\n")
-	return agent.Built{Node: n}, nil
+	return node.Built{Node: n}, nil
 }
 
 // latsNode is one state of the search tree: the trajectory up to it is the
@@ -440,7 +443,7 @@ func (r *latsRun) sample(ctx context.Context, x *latsNode, seed int) (agent.Entr
 	if seed > 0 {
 		opts = append(opts, llms.WithSeed(seed))
 	}
-	text, _, err := r.n.model.Call(ctx, r.st, agent.Caller{Node: r.n.id, Kind: r.n.kind, Role: "expand"}, agent.Prompt(defaultSystem, prompt), opts...)
+	text, _, err := r.n.model.Call(ctx, r.st, llm.CallMeta{Node: r.n.id, Kind: r.n.kind, Role: "expand"}, llm.Prompt(defaultSystem, prompt), opts...)
 	if err != nil {
 		return agent.Entry{}, err
 	}
@@ -504,7 +507,7 @@ func (r *latsRun) evaluate(ctx context.Context, kids []*latsNode) error {
 			errs[i] = err
 			return
 		}
-		text, _, err := r.n.model.Call(ctx, r.st, agent.Caller{Node: r.n.id, Kind: r.n.kind, Role: "value"}, agent.Prompt(defaultSystem, prompt))
+		text, _, err := r.n.model.Call(ctx, r.st, llm.CallMeta{Node: r.n.id, Kind: r.n.kind, Role: "value"}, llm.Prompt(defaultSystem, prompt))
 		if err != nil {
 			errs[i] = err
 			return
@@ -545,7 +548,7 @@ func (r *latsRun) reflect(ctx context.Context, c *latsNode) error {
 	if err != nil {
 		return err
 	}
-	text, _, err := r.n.model.Call(ctx, r.st, agent.Caller{Node: r.n.id, Kind: r.n.kind, Role: "reflect"}, agent.Prompt(defaultSystem, prompt))
+	text, _, err := r.n.model.Call(ctx, r.st, llm.CallMeta{Node: r.n.id, Kind: r.n.kind, Role: "reflect"}, llm.Prompt(defaultSystem, prompt))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

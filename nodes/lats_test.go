@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
@@ -21,7 +23,7 @@ func runLATS(t *testing.T, settings map[string]any, m llms.Model, task agent.Tas
 	t.Helper()
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
 	require.NoError(t, err)
-	built, err := nodes.NewLATS(agent.Env{Model: agent.Model{LLM: m}, Tools: reg}, agent.NodeSpec{ID: "lats", Type: "lats", Settings: settings})
+	built, err := nodes.NewLATS(node.Env{Model: llm.Model{LLM: m}, Tools: reg}, node.Spec{ID: "lats", Type: "lats", Settings: settings})
 	require.NoError(t, err)
 	st := agent.NewState(task)
 	rec := &trace.Recorder{}
@@ -123,7 +125,7 @@ func TestLATSRejectsBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
-			_, err := nodes.NewLATS(agent.Env{}, agent.NodeSpec{ID: "lats", Type: "lats", Settings: tc.settings})
+			_, err := nodes.NewLATS(node.Env{}, node.Spec{ID: "lats", Type: "lats", Settings: tc.settings})
 			requireSettingError(t, err, tc.key)
 		})
 	}

@@ -7,8 +7,11 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -24,7 +27,7 @@ Answer: <answer>`
 
 // NewPlanSolve builds a `plan_solve` node: Plan-and-Solve (PS+) prompting in
 // one call, with answer extraction and no tools.
-func NewPlanSolve(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewPlanSolve(env node.Env, spec node.Spec) (node.Built, error) {
 	return newGenerate(env, spec, planSolvePrompt, true)
 }
 
@@ -71,38 +74,38 @@ type LeastToMostSettings struct {
 // order, each seeing the earlier answers; the last answer answers the task.
 type LeastToMost struct {
 	id, kind  string
-	model     agent.Model
-	decompose *agent.Template
-	solve     *agent.Template
+	model     llm.Model
+	decompose *node.Template
+	solve     *node.Template
 	max       int
 	opts      []llms.CallOption
 }
 
 // NewLeastToMost builds a `least_to_most` node.
-func NewLeastToMost(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewLeastToMost(env node.Env, spec node.Spec) (node.Built, error) {
 	var s LeastToMostSettings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
 	if s.MaxSubquestions < 0 {
-		return agent.Built{}, &agent.SettingError{Key: "max_subquestions", Err: fmt.Errorf("%w: max_subquestions must be positive, got %d", agent.ErrSettings, s.MaxSubquestions)}
+		return node.Built{}, &config.SettingError{Key: "max_subquestions", Err: fmt.Errorf("%w: max_subquestions must be positive, got %d", config.ErrSettings, s.MaxSubquestions)}
 	}
 	if s.MaxSubquestions == 0 {
 		s.MaxSubquestions = 6
 	}
 	dec, err := env.Template("decompose_prompt", s.DecomposePrompt, s.DecomposePromptFile, decomposePrompt)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
 	sol, err := env.Template("solve_prompt", s.SolvePrompt, s.SolvePromptFile, subSolvePrompt)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
 	n := &LeastToMost{id: spec.ID, kind: spec.Type, model: env.Model, max: s.MaxSubquestions, decompose: dec, solve: sol}
 	if s.Temperature != nil {
 		n.opts = append(n.opts, llms.WithTemperature(*s.Temperature))
 	}
-	return agent.Built{Node: n}, nil
+	return node.Built{Node: n}, nil
 }
 
 var numberedLine = regexp.MustCompile(`^\s*(?:\d+[.)、:]|[-*•])\s*(.+?)\s*$`)
@@ -128,7 +131,7 @@ func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "decompose"}, agent.Prompt(defaultSystem, prompt), n.opts...)
+	text, _, err := n.model.Call(ctx, st, llm.CallMeta{Node: n.id, Kind: n.kind, Role: "decompose"}, llm.Prompt(defaultSystem, prompt), n.opts...)
 	if err != nil {
 		return "", err
 	}
@@ -149,7 +152,7 @@ func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) 
 		if err != nil {
 			return "", err
 		}
-		text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "solve"}, agent.Prompt(defaultSystem, prompt), n.opts...)
+		text, _, err := n.model.Call(ctx, st, llm.CallMeta{Node: n.id, Kind: n.kind, Role: "solve"}, llm.Prompt(defaultSystem, prompt), n.opts...)
 		if err != nil {
 			return "", err
 		}

@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -44,7 +46,7 @@ func TestToTPrunesImpossibleBranchesBeforeExpanding(t *testing.T) {
 		{Role: "evaluate", Text: "sure", Times: 5},
 	}})
 	require.NoError(t, err)
-	built, err := nodes.NewToT(agent.Env{Model: agent.Model{LLM: model}}, agent.NodeSpec{ID: "tot", Type: "tot", Settings: map[string]any{"beam": 2, "depth": 3}})
+	built, err := nodes.NewToT(node.Env{Model: llm.Model{LLM: model}}, node.Spec{ID: "tot", Type: "tot", Settings: map[string]any{"beam": 2, "depth": 3}})
 	require.NoError(t, err)
 	st := agent.NewState(agent.Task{Question: "What is six times seven?"})
 	rec := &trace.Recorder{}

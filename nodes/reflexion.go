@@ -6,8 +6,11 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 )
 
 // Evaluation methods of the Reflexion `evaluate` node.
@@ -49,28 +52,28 @@ type EvaluateSettings struct {
 // trials run out it routes "pass" with the answer marked incomplete.
 type Evaluate struct {
 	id, kind string
-	model    agent.Model
+	model    llm.Model
 	method   string
 	max      int
 	scorer   verify.Scorer
-	judge    *agent.Template
+	judge    *node.Template
 }
 
 // NewEvaluate builds an `evaluate` node (routes pass, retry).
-func NewEvaluate(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewEvaluate(env node.Env, spec node.Spec) (node.Built, error) {
 	var s EvaluateSettings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
 	switch s.Method {
 	case "":
 		s.Method = MethodAuto
 	case MethodAuto, MethodExact, MethodJudge, MethodHeuristic:
 	default:
-		return agent.Built{}, &agent.SettingError{Key: "method", Err: fmt.Errorf("%w: want auto, exact, judge or heuristic, got %q", agent.ErrSettings, s.Method)}
+		return node.Built{}, &config.SettingError{Key: "method", Err: fmt.Errorf("%w: want auto, exact, judge or heuristic, got %q", config.ErrSettings, s.Method)}
 	}
 	if s.MaxTrials < 0 {
-		return agent.Built{}, &agent.SettingError{Key: "max_trials", Err: fmt.Errorf("%w: max_trials must be positive, got %d", agent.ErrSettings, s.MaxTrials)}
+		return node.Built{}, &config.SettingError{Key: "max_trials", Err: fmt.Errorf("%w: max_trials must be positive, got %d", config.ErrSettings, s.MaxTrials)}
 	}
 	if s.MaxTrials == 0 {
 		s.MaxTrials = 3
@@ -80,13 +83,13 @@ func NewEvaluate(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	}
 	scorer, err := verify.ByName(s.Scorer)
 	if err != nil {
-		return agent.Built{}, &agent.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", agent.ErrSettings, err)}
+		return node.Built{}, &config.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 	}
 	judge, err := env.Template("judge_prompt", s.JudgePrompt, s.JudgePromptFile, judgePrompt)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
-	return agent.Built{Node: &Evaluate{id: spec.ID, kind: spec.Type, model: env.Model, method: s.Method, max: s.MaxTrials, scorer: scorer, judge: judge},
+	return node.Built{Node: &Evaluate{id: spec.ID, kind: spec.Type, model: env.Model, method: s.Method, max: s.MaxTrials, scorer: scorer, judge: judge},
 		Routes: []string{"pass", "retry"}}, nil
 }
 
@@ -128,7 +131,7 @@ func (n *Evaluate) Run(ctx context.Context, st *agent.State) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "judge"}, agent.Prompt(defaultSystem, prompt))
+		text, _, err := n.model.Call(ctx, st, llm.CallMeta{Node: n.id, Kind: n.kind, Role: "judge"}, llm.Prompt(defaultSystem, prompt))
 		if err != nil {
 			return "", err
 		}
@@ -195,28 +198,28 @@ type ReflectSettings struct {
 // clears the trial's scratchpad and answer for the next attempt.
 type Reflect struct {
 	id, kind string
-	model    agent.Model
-	prompt   *agent.Template
+	model    llm.Model
+	prompt   *node.Template
 	memory   int
 }
 
 // NewReflect builds a `reflect` node.
-func NewReflect(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewReflect(env node.Env, spec node.Spec) (node.Built, error) {
 	var s ReflectSettings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
 	if s.Memory < 0 {
-		return agent.Built{}, &agent.SettingError{Key: "memory", Err: fmt.Errorf("%w: memory must be positive, got %d", agent.ErrSettings, s.Memory)}
+		return node.Built{}, &config.SettingError{Key: "memory", Err: fmt.Errorf("%w: memory must be positive, got %d", config.ErrSettings, s.Memory)}
 	}
 	if s.Memory == 0 {
 		s.Memory = 3
 	}
 	tmpl, err := env.Template("reflect_prompt", s.ReflectPrompt, s.ReflectPromptFile, reflectPrompt)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
-	return agent.Built{Node: &Reflect{id: spec.ID, kind: spec.Type, model: env.Model, prompt: tmpl, memory: s.Memory}}, nil
+	return node.Built{Node: &Reflect{id: spec.ID, kind: spec.Type, model: env.Model, prompt: tmpl, memory: s.Memory}}, nil
 }
 
 // Run writes the lesson.
@@ -240,7 +243,7 @@ func (n *Reflect) Run(ctx context.Context, st *agent.State) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	text, _, err := n.model.Call(ctx, st, agent.Caller{Node: n.id, Kind: n.kind, Role: "reflect"}, agent.Prompt(defaultSystem, prompt))
+	text, _, err := n.model.Call(ctx, st, llm.CallMeta{Node: n.id, Kind: n.kind, Role: "reflect"}, llm.Prompt(defaultSystem, prompt))
 	if err != nil {
 		return "", err
 	}

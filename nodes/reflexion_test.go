@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -145,7 +147,7 @@ func TestEvaluateJudgesByMethod(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := scripted.New(scripted.Script{Replies: tc.replies})
 			require.NoError(t, err)
-			built, err := nodes.NewEvaluate(agent.Env{Model: agent.Model{LLM: m}}, agent.NodeSpec{ID: "evaluate", Type: "evaluate", Settings: tc.settings})
+			built, err := nodes.NewEvaluate(node.Env{Model: llm.Model{LLM: m}}, node.Spec{ID: "evaluate", Type: "evaluate", Settings: tc.settings})
 			require.NoError(t, err)
 			assert.ElementsMatch(t, []string{"pass", "retry"}, built.Routes)
 			st := agent.NewState(tc.task)
@@ -176,7 +178,7 @@ func TestEvaluateJudgesByMethod(t *testing.T) {
 func TestReflexionNodesRejectBadSettings(t *testing.T) {
 	cases := []struct {
 		name     string
-		ctor     agent.Constructor
+		ctor     node.Constructor
 		settings map[string]any
 		key      string
 	}{
@@ -192,7 +194,7 @@ func TestReflexionNodesRejectBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.ctor(agent.Env{}, agent.NodeSpec{ID: "n", Type: "t", Settings: tc.settings})
+			_, err := tc.ctor(node.Env{}, node.Spec{ID: "n", Type: "t", Settings: tc.settings})
 			requireSettingError(t, err, tc.key)
 		})
 	}
@@ -203,7 +205,7 @@ func TestReflectUsesItsPromptAndKeepsABoundedMemory(t *testing.T) {
 		{Role: "reflect", Contains: "Earlier: old one | older | Feedback: off by one | Steps: - calculator[3 * 5] -> 15", Text: "Lesson: check the last addition"},
 	}})
 	require.NoError(t, err)
-	built, err := nodes.NewReflect(agent.Env{Model: agent.Model{LLM: m}}, agent.NodeSpec{ID: "reflect", Type: "reflect", Settings: map[string]any{
+	built, err := nodes.NewReflect(node.Env{Model: llm.Model{LLM: m}}, node.Spec{ID: "reflect", Type: "reflect", Settings: map[string]any{
 		"memory":         2,
 		"reflect_prompt": "Earlier: {{join .Reflections \" | \"}} | Feedback: {{.Extra.Feedback}} | Steps: {{trim .Extra.Steps}}",
 	}})

@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/node"
 )
 
 // ErrUnknownType means no node kind is registered under a type name.
@@ -25,7 +25,7 @@ type Kind struct {
 	// Summary is a one-line description for listings.
 	Summary string
 	// New builds a node from its spec.
-	New agent.Constructor
+	New node.Constructor
 }
 
 // Registry maps type names to kinds. Build one with NewRegistry or Default;
@@ -71,7 +71,7 @@ func (r *Registry) Lookup(name string) (Kind, error) {
 
 // Constructor returns the constructor of the kind registered under name; it
 // implements pipeline.Constructors.
-func (r *Registry) Constructor(name string) (agent.Constructor, error) {
+func (r *Registry) Constructor(name string) (node.Constructor, error) {
 	k, err := r.Lookup(name)
 	if err != nil {
 		return nil, err

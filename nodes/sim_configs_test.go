@@ -9,14 +9,15 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/corpus"
-	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -73,7 +74,7 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 	for _, tc := range cases {
 		for _, task := range tc.tasks {
 			t.Run(tc.config+"/"+task.ID, func(t *testing.T) {
-				m, err := sim.New("perfect", sim.WithSleeper(noSleep))
+				m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks([]agent.Task{task}))
 				require.NoError(t, err)
 				p := buildConfig(t, "../configs/"+tc.config+".yaml", m)
 				st, rec := runTask(t, p, task)
@@ -104,11 +105,11 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 // of the Game of 24 setup: with a fault-free oracle the BFS finds the gold
 // expression at depth 4 and never calls the evaluator for a leaf.
 func TestToTFollowsTheSimGame24GoldWithinThePaperBudget(t *testing.T) {
-	m, err := sim.New("perfect", sim.WithSleeper(noSleep))
+	task := game24Task(t, 4, 5, 6, 10)
+	m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks([]agent.Task{task}))
 	require.NoError(t, err)
 	rec := &recorder{Model: m}
 	p := buildConfig(t, "../configs/tot_game24.yaml", rec)
-	task := game24Task(t, 4, 5, 6, 10)
 	st, tr := runTask(t, p, task)
 	require.True(t, st.Complete)
 	assert.Equal(t, task.Gold.Answer, st.Answer)
@@ -152,7 +153,7 @@ func TestParadigmConfigsRunTheirScriptedDemos(t *testing.T) {
 			require.NoError(t, err)
 			script, err := filepath.Abs("../examples/scripts/" + tc.script + ".yaml")
 			require.NoError(t, err)
-			p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: llm.NewFactory(),
+			p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build)),
 				Tools: builtin.Factory{}, LLM: config.LLM{Provider: "scripted", Script: script}})
 			require.NoError(t, err)
 			st, _ := runTask(t, p, tc.task)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 )
 
@@ -27,7 +28,7 @@ Answer: <the final answer, as short as the task allows>`
 // skipped steps yields an answer marked incomplete (failure "tool", the
 // reason naming the steps); so does a state whose Reason says the work
 // stopped early.
-func NewSolver(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewSolver(env node.Env, spec node.Spec) (node.Built, error) {
 	return newCompose(env, spec, "solve", solveSystem, solvePrompt, true)
 }
 

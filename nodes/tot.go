@@ -11,6 +11,9 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
@@ -114,30 +117,30 @@ Can this still lead to a correct solution? Reply with one word — sure, likely 
 // of valued by the model, and failing ones are pruned.
 type ToT struct {
 	id, kind          string
-	model             agent.Model
+	model             llm.Model
 	s                 ToTSettings
 	prune, threshold  float64
-	propose, evaluate *agent.Template
+	propose, evaluate *node.Template
 	opts              []llms.CallOption
 }
 
 // NewToT builds a `tot` node.
-func NewToT(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewToT(env node.Env, spec node.Spec) (node.Built, error) {
 	var s ToTSettings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
 	switch s.Search {
 	case "":
 		s.Search = SearchBFS
 	case SearchBFS, SearchDFS:
 	default:
-		return agent.Built{}, &agent.SettingError{Key: "search", Err: fmt.Errorf("%w: want bfs or dfs, got %q", agent.ErrSettings, s.Search)}
+		return node.Built{}, &config.SettingError{Key: "search", Err: fmt.Errorf("%w: want bfs or dfs, got %q", config.ErrSettings, s.Search)}
 	}
 	switch s.Verify {
 	case "", VerifyGame24:
 	default:
-		return agent.Built{}, &agent.SettingError{Key: "verify", Err: fmt.Errorf("%w: want game24 or nothing, got %q", agent.ErrSettings, s.Verify)}
+		return node.Built{}, &config.SettingError{Key: "verify", Err: fmt.Errorf("%w: want game24 or nothing, got %q", config.ErrSettings, s.Verify)}
 	}
 	for _, f := range []struct {
 		key string
@@ -145,7 +148,7 @@ func NewToT(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 		def int
 	}{{"proposals", &s.Proposals, 3}, {"beam", &s.Beam, 2}, {"depth", &s.Depth, 3}, {"max_states", &s.MaxStates, 50}, {"concurrency", &s.Concurrency, 0}} {
 		if *f.v < 0 {
-			return agent.Built{}, &agent.SettingError{Key: f.key, Err: fmt.Errorf("%w: %s must be positive, got %d", agent.ErrSettings, f.key, *f.v)}
+			return node.Built{}, &config.SettingError{Key: f.key, Err: fmt.Errorf("%w: %s must be positive, got %d", config.ErrSettings, f.key, *f.v)}
 		}
 		if *f.v == 0 {
 			*f.v = f.def
@@ -163,15 +166,15 @@ func NewToT(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	}
 	var err error
 	if n.propose, err = env.Template("propose_prompt", s.ProposePrompt, s.ProposePromptFile, totPropose); err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
 	if n.evaluate, err = env.Template("evaluate_prompt", s.EvaluatePrompt, s.EvaluatePromptFile, totEvaluate); err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
 	if s.Temperature != nil {
 		n.opts = append(n.opts, llms.WithTemperature(*s.Temperature))
 	}
-	return agent.Built{Node: n}, nil
+	return node.Built{Node: n}, nil
 }
 
 var (
@@ -477,7 +480,7 @@ func (s *search) proposeOne(ctx context.Context, t thought, depth int) ([]string
 	if err != nil {
 		return nil, err
 	}
-	text, _, err := s.n.model.Call(ctx, s.st, agent.Caller{Node: s.n.id, Kind: s.n.kind, Role: "propose"}, agent.Prompt(defaultSystem, prompt), s.n.opts...)
+	text, _, err := s.n.model.Call(ctx, s.st, llm.CallMeta{Node: s.n.id, Kind: s.n.kind, Role: "propose"}, llm.Prompt(defaultSystem, prompt), s.n.opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -496,7 +499,7 @@ func (s *search) valueOne(ctx context.Context, c thought, depth int) (float64, e
 	if err != nil {
 		return 0, err
 	}
-	text, _, err := s.n.model.Call(ctx, s.st, agent.Caller{Node: s.n.id, Kind: s.n.kind, Role: "evaluate"}, agent.Prompt(defaultSystem, prompt), s.n.opts...)
+	text, _, err := s.n.model.Call(ctx, s.st, llm.CallMeta{Node: s.n.id, Kind: s.n.kind, Role: "evaluate"}, llm.Prompt(defaultSystem, prompt), s.n.opts...)
 	if err != nil {
 		return 0, err
 	}

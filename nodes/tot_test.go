@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -193,7 +195,7 @@ func TestToTRejectsBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
-			_, err := nodes.NewToT(agent.Env{}, agent.NodeSpec{ID: "tot", Type: "tot", Settings: tc.settings})
+			_, err := nodes.NewToT(node.Env{}, node.Spec{ID: "tot", Type: "tot", Settings: tc.settings})
 			requireSettingError(t, err, tc.key)
 		})
 	}
@@ -214,7 +216,7 @@ func TestToTDropsBranchesWhoseCallsFailButNotTheSearch(t *testing.T) {
 	rec, _ = script(t, false, scripted.Reply{Role: "propose", Error: "upstream 500", Times: 5})
 	_, _, err = runNode(t, nodes.NewToT, "tot", nil, rec, agent.Task{Question: "q"})
 	require.Error(t, err, "a level whose every call failed fails the search")
-	assert.ErrorIs(t, err, agent.ErrModel)
+	assert.ErrorIs(t, err, llm.ErrModel)
 }
 
 // latencyModel answers every ToT call after a fixed delay: k numbered
@@ -243,7 +245,7 @@ func (m *latencyModel) GenerateContent(ctx context.Context, msgs []llms.MessageC
 	m.calls++
 	m.mu.Unlock()
 	text := "likely"
-	if agent.CallerFrom(ctx).Role == "propose" {
+	if llm.CallMetaFrom(ctx).Role == "propose" {
 		var b strings.Builder
 		for i := 1; i <= m.k; i++ {
 			fmt.Fprintf(&b, "%d. step %d after %d earlier lines\n", i, i, len(msgs))
@@ -264,7 +266,7 @@ func BenchmarkToTConcurrency(b *testing.B) {
 		latency        = 50 * time.Millisecond
 	)
 	model := &latencyModel{delay: latency, k: k}
-	built, err := nodes.NewToT(agent.Env{Model: agent.Model{LLM: model}}, agent.NodeSpec{ID: "tot", Type: "tot",
+	built, err := nodes.NewToT(node.Env{Model: llm.Model{LLM: model}}, node.Spec{ID: "tot", Type: "tot",
 		Settings: map[string]any{"beam": beam, "proposals": k, "depth": depth}})
 	require.NoError(b, err)
 	var wall time.Duration

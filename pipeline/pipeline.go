@@ -16,6 +16,8 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 )
@@ -23,7 +25,7 @@ import (
 // ModelFactory builds the model for an llm block. baseDir resolves relative
 // paths (scripts, cassettes).
 type ModelFactory interface {
-	Model(ctx context.Context, cfg config.LLM, baseDir string) (agent.Model, error)
+	Model(ctx context.Context, cfg config.LLM, baseDir string) (llm.Model, error)
 }
 
 // ToolFactory builds the tools for one tools entry (an entry may yield
@@ -38,7 +40,7 @@ type ToolFactory interface {
 type Constructors interface {
 	// Constructor returns the constructor registered for kind, or an error
 	// that names the known types.
-	Constructor(kind string) (agent.Constructor, error)
+	Constructor(kind string) (node.Constructor, error)
 }
 
 // Options configure Build.
@@ -95,7 +97,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	}
 
 	base := OverrideLLM(p.LLM, opts.LLM)
-	var defModel agent.Model
+	var defModel llm.Model
 	if opts.Models != nil && base.Provider != "" {
 		m, err := opts.Models.Model(ctx, base, p.Dir())
 		if err != nil {
@@ -123,7 +125,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 				return nil, p.Errorf(fmt.Sprintf("nodes[%d].llm", i), nil, "node %q: llm must be a mapping", n.ID)
 			}
 			var override config.LLM
-			if err := agent.Decode(m, &override); err != nil {
+			if err := config.Decode(m, &override); err != nil {
 				return nil, p.Errorf(fmt.Sprintf("nodes[%d].llm", i), err, "node %q: llm: %v", n.ID, err)
 			}
 			merged := nodeLLM(base, override)
@@ -134,9 +136,9 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 				}
 			}
 		}
-		built, err := newNode(agent.Env{Model: model, Tools: reg, BaseDir: p.Dir()}, agent.NodeSpec{ID: n.ID, Type: n.Type, Settings: settings})
+		built, err := newNode(node.Env{Model: model, Tools: reg, BaseDir: p.Dir()}, node.Spec{ID: n.ID, Type: n.Type, Settings: settings})
 		if err != nil {
-			var se *agent.SettingError
+			var se *config.SettingError
 			line := p.NodeLine(i, "")
 			if errors.As(err, &se) {
 				line = p.NodeLine(i, strings.Split(se.Key, ".")[0])
@@ -327,7 +329,6 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 		defer cancel()
 	}
 	ctx = trace.WithTracer(ctx, tracer)
-	ctx = agent.WithTask(ctx, &st.Task)
 	began := time.Now()
 	tracer.Emit(trace.Event{Kind: trace.KindRunStart, Text: fmt.Sprintf("pipeline %s: %s", p.Config.Name, oneLine(task.Question)),
 		Data: map[string]any{"pipeline": p.Config.Name, "task_id": task.ID, "question": task.Question}})
@@ -342,7 +343,7 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 		case graph.EventError:
 			// A failed model call was reported where it failed, with its
 			// timing; reporting it again here would print it twice.
-			if !errors.Is(e.Err, agent.ErrModel) {
+			if !errors.Is(e.Err, llm.ErrModel) {
 				tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindError, Text: e.Err.Error()})
 			}
 		}
@@ -374,7 +375,7 @@ func classify(st *agent.State, err error) {
 		st.Failure = agent.FailureTimeout
 	case errors.Is(err, graph.ErrMaxSteps):
 		st.Failure = agent.FailureLoop
-	case errors.Is(err, agent.ErrModel):
+	case errors.Is(err, llm.ErrModel):
 		st.Failure = agent.FailureProvider
 	case errors.Is(err, tools.ErrToolPanic), errors.Is(err, tools.ErrToolTimeout):
 		st.Failure = agent.FailureTool

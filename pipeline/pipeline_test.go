@@ -12,6 +12,8 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -33,7 +35,7 @@ func build(t *testing.T, path string) (*pipeline.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: llm.NewFactory()})
+	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))})
 }
 
 const header = "name: t\nnodes:\n"
@@ -61,8 +63,8 @@ func TestInvalidPipelinesFailWithFileLineAndMessage(t *testing.T) {
 			cfg, err := config.Load(path)
 			if err == nil {
 				reg := nodes.Default()
-				require.NoError(t, reg.Register(nodes.Kind{Name: "test-router", New: func(agent.Env, agent.NodeSpec) (agent.Built, error) {
-					return agent.Built{Node: nil, Routes: []string{"continue", "finish"}}, nil
+				require.NoError(t, reg.Register(nodes.Kind{Name: "test-router", New: func(node.Env, node.Spec) (node.Built, error) {
+					return node.Built{Node: nil, Routes: []string{"continue", "finish"}}, nil
 				}}))
 				_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg})
 			}
@@ -121,7 +123,7 @@ func TestScriptedModelMismatchIsAProviderFailure(t *testing.T) {
 	res, err := p.Run(context.Background(), agent.Task{Question: "hi"}, nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, pipeline.ErrRun)
-	assert.ErrorIs(t, err, agent.ErrModel)
+	assert.ErrorIs(t, err, llm.ErrModel)
 	assert.Contains(t, err.Error(), "unexpected call")
 	assert.Equal(t, agent.FailureProvider, res.State.Failure)
 	var ne *graph.NodeError
@@ -131,8 +133,8 @@ func TestScriptedModelMismatchIsAProviderFailure(t *testing.T) {
 
 func TestRunTimeoutIsClassified(t *testing.T) {
 	reg := nodes.Default()
-	require.NoError(t, reg.Register(nodes.Kind{Name: "block", New: func(agent.Env, agent.NodeSpec) (agent.Built, error) {
-		return agent.Built{Node: blockNode{}}, nil
+	require.NoError(t, reg.Register(nodes.Kind{Name: "block", New: func(node.Env, node.Spec) (node.Built, error) {
+		return node.Built{Node: blockNode{}}, nil
 	}}))
 	cfgPath := write(t, "b.yaml", "name: b\nlimits: {timeout: 20ms}\nnodes:\n  - {id: wait, type: block}\nedges:\n  - {from: START, to: wait}\n  - {from: wait, to: END}\n")
 	cfg, err := config.Load(cfgPath)
@@ -175,9 +177,9 @@ func TestOverrideLLMKeepsProviderIndependentSettings(t *testing.T) {
 // recordingModels records the llm block each model is built from.
 type recordingModels struct{ seen []config.LLM }
 
-func (r *recordingModels) Model(_ context.Context, cfg config.LLM, _ string) (agent.Model, error) {
+func (r *recordingModels) Model(_ context.Context, cfg config.LLM, _ string) (llm.Model, error) {
 	r.seen = append(r.seen, cfg)
-	return agent.Model{}, nil
+	return llm.Model{}, nil
 }
 
 func TestNodeLLMBlocksApplyOnTopOfThePipelineModel(t *testing.T) {

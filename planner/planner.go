@@ -21,6 +21,9 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
@@ -133,9 +136,9 @@ func (e *InvalidPlanError) Unwrap() []error { return []error{ErrInvalidPlan, e.E
 // Planner is the planner node.
 type Planner struct {
 	id, kind   string
-	model      agent.Model
+	model      llm.Model
 	system     string
-	prompt     *agent.Template
+	prompt     *node.Template
 	maxRetries int
 	rules      plan.Rules
 	routeOnErr bool
@@ -146,14 +149,14 @@ type Planner struct {
 
 // New builds a `planner` node from its spec. It declares the `failed`
 // route when on_failure is "route".
-func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func New(env node.Env, spec node.Spec) (node.Built, error) {
 	var s Settings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
-	system, tmpl, err := env.Prompts(agent.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defaultSystem, defaultPrompt)
+	system, tmpl, err := env.Prompts(node.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defaultSystem, defaultPrompt)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
 	p := &Planner{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl, maxRetries: DefaultMaxRetries}
 	output := s.Output
@@ -162,18 +165,18 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 		output = OutputJSON
 	case OutputJSON, OutputTool, OutputText:
 	default:
-		return agent.Built{}, agent.SettingErrorf("output", "want json, tool or text, got %q", s.Output)
+		return node.Built{}, config.SettingErrorf("output", "want json, tool or text, got %q", s.Output)
 	}
 	maxSteps := s.MaxPlanSteps
 	switch {
 	case maxSteps == 0:
 		maxSteps = DefaultMaxPlanSteps
 	case maxSteps < 0:
-		return agent.Built{}, agent.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
+		return node.Built{}, config.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
 	}
 	if s.MaxRetries != nil {
 		if *s.MaxRetries < 0 {
-			return agent.Built{}, agent.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
+			return node.Built{}, config.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
 		}
 		p.maxRetries = *s.MaxRetries
 	}
@@ -185,20 +188,20 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 	var extraTools []tools.Info
 	if name := strings.TrimSpace(s.LLMTool); name != "" {
 		if _, clash := reg.Resolve(name); clash {
-			return agent.Built{}, agent.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
+			return node.Built{}, config.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
 		}
 		p.rules.Tools = reg.WithNames(name)
 		extraTools = []tools.Info{LLMToolInfo(name)}
 	}
 	if s.RequireTools && reg.Len() == 0 && len(extraTools) == 0 {
-		return agent.Built{}, agent.SettingErrorf("require_tools", "the pipeline has no tools, so no step could name one; list tools under tools:")
+		return node.Built{}, config.SettingErrorf("require_tools", "the pipeline has no tools, so no step could name one; list tools under tools:")
 	}
 	switch s.OnFailure {
 	case "", "error":
 	case "route":
 		p.routeOnErr = true
 	default:
-		return agent.Built{}, agent.SettingErrorf("on_failure", "want error or route, got %q", s.OnFailure)
+		return node.Built{}, config.SettingErrorf("on_failure", "want error or route, got %q", s.OnFailure)
 	}
 	if s.Temperature != nil {
 		p.opts = append(p.opts, llms.WithTemperature(*s.Temperature))
@@ -222,7 +225,7 @@ func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
 		"RequireTools": s.RequireTools,
 		"Output":       output,
 	}
-	b := agent.Built{Node: p}
+	b := node.Built{Node: p}
 	if p.routeOnErr {
 		b.Routes = []string{RouteFailed}
 	}
@@ -237,8 +240,8 @@ func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	msgs := agent.Prompt(p.system, user)
-	caller := agent.Caller{Node: p.id, Kind: p.kind}
+	msgs := llm.Prompt(p.system, user)
+	caller := llm.CallMeta{Node: p.id, Kind: p.kind}
 	var last *InvalidPlanError
 	for attempt := 1; attempt <= p.maxRetries+1; attempt++ {
 		text, resp, err := p.model.Call(ctx, st, caller, msgs, p.opts...)
@@ -266,8 +269,8 @@ func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
 		}
 		tr.Emit(trace.Event{Node: p.id, Kind: kind, Text: "plan rejected: " + err.Error(),
 			Data: map[string]any{"attempt": attempt, "retries_left": p.maxRetries + 1 - attempt}})
-		msgs = append(msgs, agent.Text(llms.ChatMessageTypeAI, reply),
-			agent.Text(llms.ChatMessageTypeHuman, fmt.Sprintf(feedbackPrompt, err)))
+		msgs = append(msgs, llm.Text(llms.ChatMessageTypeAI, reply),
+			llm.Text(llms.ChatMessageTypeHuman, fmt.Sprintf(feedbackPrompt, err)))
 	}
 	if p.routeOnErr {
 		st.Failure = agent.FailurePlan

@@ -8,7 +8,10 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/tools"
@@ -47,12 +50,12 @@ func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 	return r.Model.GenerateContent(ctx, msgs, options...)
 }
 
-func newPlanner(t *testing.T, settings map[string]any, replies ...scripted.Reply) (agent.Node, *recorder, *scripted.Model) {
+func newPlanner(t *testing.T, settings map[string]any, replies ...scripted.Reply) (node.Node, *recorder, *scripted.Model) {
 	t.Helper()
 	m, err := scripted.New(scripted.Script{Replies: replies})
 	require.NoError(t, err)
 	rec := &recorder{Model: m}
-	built, err := planner.New(agent.Env{Model: agent.Model{LLM: rec}, Tools: registry(t)}, agent.NodeSpec{ID: "plan", Type: "planner", Settings: settings})
+	built, err := planner.New(node.Env{Model: llm.Model{LLM: rec}, Tools: registry(t)}, node.Spec{ID: "plan", Type: "planner", Settings: settings})
 	require.NoError(t, err)
 	return built.Node, rec, m
 }
@@ -136,8 +139,8 @@ func TestPlannerRecoversWhenTheCorrectedPlanIsValid(t *testing.T) {
 
 func TestPlannerWithFailedRouteRecordsTheFailureInsteadOfErroring(t *testing.T) {
 	m := scripted.Texts("no plan", "still no plan")
-	built, err := planner.New(agent.Env{Model: agent.Model{LLM: m}, Tools: registry(t)},
-		agent.NodeSpec{ID: "plan", Type: "planner", Settings: map[string]any{"on_failure": "route", "max_retries": 1}})
+	built, err := planner.New(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t)},
+		node.Spec{ID: "plan", Type: "planner", Settings: map[string]any{"on_failure": "route", "max_retries": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{planner.RouteFailed}, built.Routes)
 	st := agent.NewState(agent.Task{Question: "q"})
@@ -209,10 +212,10 @@ func TestPlannerRejectsBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := planner.New(agent.Env{Tools: tc.reg}, agent.NodeSpec{ID: "p", Type: "planner", Settings: tc.settings})
+			_, err := planner.New(node.Env{Tools: tc.reg}, node.Spec{ID: "p", Type: "planner", Settings: tc.settings})
 			require.Error(t, err)
-			assert.ErrorIs(t, err, agent.ErrSettings)
-			var se *agent.SettingError
+			assert.ErrorIs(t, err, config.ErrSettings)
+			var se *config.SettingError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tc.key, se.Key)
 		})
@@ -223,7 +226,7 @@ func TestPlannerProviderErrorEndsTheRun(t *testing.T) {
 	node, _, _ := newPlanner(t, map[string]any{"on_failure": "route"}, scripted.Reply{Error: "HTTP 500"})
 	_, err := node.Run(context.Background(), agent.NewState(agent.Task{Question: "q"}))
 	require.Error(t, err)
-	assert.ErrorIs(t, err, agent.ErrModel)
+	assert.ErrorIs(t, err, llm.ErrModel)
 	assert.NotErrorIs(t, err, planner.ErrInvalidPlan)
 }
 

@@ -30,6 +30,9 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/tools"
@@ -94,9 +97,9 @@ type Settings struct {
 // Replanner is the replanner or joiner node.
 type Replanner struct {
 	id, kind   string
-	model      agent.Model
+	model      llm.Model
 	system     string
-	prompt     *agent.Template
+	prompt     *node.Template
 	maxReplans int
 	maxRetries int
 	rules      plan.Rules
@@ -106,37 +109,37 @@ type Replanner struct {
 }
 
 // New builds a `replanner` node (Plan-and-Execute's Re-Planner).
-func New(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func New(env node.Env, spec node.Spec) (node.Built, error) {
 	return build(env, spec, replanSystem, replanPrompt, false)
 }
 
 // NewJoiner builds a `joiner` node (LLMCompiler's joiner): the same
 // decision after each parallel wave, with a joiner prompt and
 // require_tools defaulting to true.
-func NewJoiner(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewJoiner(env node.Env, spec node.Spec) (node.Built, error) {
 	return build(env, spec, joinSystem, joinPrompt, true)
 }
 
-func build(env agent.Env, spec agent.NodeSpec, defSystem, defPrompt string, defRequire bool) (agent.Built, error) {
+func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire bool) (node.Built, error) {
 	var s Settings
-	if err := agent.Decode(spec.Settings, &s); err != nil {
-		return agent.Built{}, err
+	if err := config.Decode(spec.Settings, &s); err != nil {
+		return node.Built{}, err
 	}
-	system, tmpl, err := env.Prompts(agent.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defSystem, defPrompt)
+	system, tmpl, err := env.Prompts(node.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defSystem, defPrompt)
 	if err != nil {
-		return agent.Built{}, err
+		return node.Built{}, err
 	}
 	r := &Replanner{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl,
 		maxReplans: DefaultMaxReplans, maxRetries: DefaultMaxRetries}
 	if s.MaxReplans != nil {
 		if *s.MaxReplans < 0 {
-			return agent.Built{}, agent.SettingErrorf("max_replans", "must be 0 or more, got %d", *s.MaxReplans)
+			return node.Built{}, config.SettingErrorf("max_replans", "must be 0 or more, got %d", *s.MaxReplans)
 		}
 		r.maxReplans = *s.MaxReplans
 	}
 	if s.MaxRetries != nil {
 		if *s.MaxRetries < 0 {
-			return agent.Built{}, agent.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
+			return node.Built{}, config.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
 		}
 		r.maxRetries = *s.MaxRetries
 	}
@@ -145,7 +148,7 @@ func build(env agent.Env, spec agent.NodeSpec, defSystem, defPrompt string, defR
 	case maxSteps == 0:
 		maxSteps = planner.DefaultMaxPlanSteps
 	case maxSteps < 0:
-		return agent.Built{}, agent.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
+		return node.Built{}, config.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
 	}
 	reg := env.Tools
 	if reg == nil {
@@ -159,7 +162,7 @@ func build(env agent.Env, spec agent.NodeSpec, defSystem, defPrompt string, defR
 	var extraTools []tools.Info
 	if name := strings.TrimSpace(s.LLMTool); name != "" {
 		if _, clash := reg.Resolve(name); clash {
-			return agent.Built{}, agent.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
+			return node.Built{}, config.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
 		}
 		r.rules.Tools = reg.WithNames(name)
 		extraTools = []tools.Info{planner.LLMToolInfo(name)}
@@ -174,7 +177,7 @@ func build(env agent.Env, spec agent.NodeSpec, defSystem, defPrompt string, defR
 	if s.MaxTokens > 0 {
 		r.opts = append(r.opts, llms.WithMaxTokens(s.MaxTokens))
 	}
-	return agent.Built{Node: r, Routes: []string{RouteContinue, RouteFinish}}, nil
+	return node.Built{Node: r, Routes: []string{RouteContinue, RouteFinish}}, nil
 }
 
 // Run asks for a decision and applies it.
@@ -200,8 +203,8 @@ func (r *Replanner) Run(ctx context.Context, st *agent.State) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	msgs := agent.Prompt(r.system, user)
-	caller := agent.Caller{Node: r.id, Kind: r.kind}
+	msgs := llm.Prompt(r.system, user)
+	caller := llm.CallMeta{Node: r.id, Kind: r.kind}
 	var lastErr error
 	for attempt := 1; attempt <= r.maxRetries+1; attempt++ {
 		text, _, err := r.model.Call(ctx, st, caller, msgs, r.opts...)
@@ -222,8 +225,8 @@ func (r *Replanner) Run(ctx context.Context, st *agent.State) (string, error) {
 		}
 		tr.Emit(trace.Event{Node: r.id, Kind: kind, Text: "decision rejected: " + err.Error(),
 			Data: map[string]any{"attempt": attempt, "retries_left": r.maxRetries + 1 - attempt}})
-		msgs = append(msgs, agent.Text(llms.ChatMessageTypeAI, text),
-			agent.Text(llms.ChatMessageTypeHuman, fmt.Sprintf(feedbackPrompt, err)))
+		msgs = append(msgs, llm.Text(llms.ChatMessageTypeAI, text),
+			llm.Text(llms.ChatMessageTypeHuman, fmt.Sprintf(feedbackPrompt, err)))
 	}
 	reason := fmt.Sprintf("the %s's reply could not be used: %s", r.kind, strings.ReplaceAll(lastErr.Error(), "\n", "; "))
 	r.giveUp(st, reason, agent.FailureParse)

@@ -5,7 +5,10 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/replanner"
 	"github.com/planner-engine/planner/tools"
@@ -21,13 +24,13 @@ func (e echo) Name() string                                      { return string
 func (e echo) Description() string                               { return "echoes" }
 func (e echo) Call(_ context.Context, in string) (string, error) { return in, nil }
 
-func build(t *testing.T, ctor func(agent.Env, agent.NodeSpec) (agent.Built, error), settings map[string]any, replies ...scripted.Reply) (agent.Node, *scripted.Model) {
+func build(t *testing.T, ctor func(node.Env, node.Spec) (node.Built, error), settings map[string]any, replies ...scripted.Reply) (node.Node, *scripted.Model) {
 	t.Helper()
 	m, err := scripted.New(scripted.Script{Replies: replies})
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New(), echo("search")})
 	require.NoError(t, err)
-	built, err := ctor(agent.Env{Model: agent.Model{LLM: m}, Tools: reg}, agent.NodeSpec{ID: "replan", Type: "replanner", Settings: settings})
+	built, err := ctor(node.Env{Model: llm.Model{LLM: m}, Tools: reg}, node.Spec{ID: "replan", Type: "replanner", Settings: settings})
 	require.NoError(t, err)
 	assert.Equal(t, []string{replanner.RouteContinue, replanner.RouteFinish}, built.Routes)
 	return built.Node, m
@@ -43,7 +46,7 @@ func executedState() *agent.State {
 	return st
 }
 
-func runNode(t *testing.T, node agent.Node, st *agent.State) (string, *trace.Recorder) {
+func runNode(t *testing.T, node node.Node, st *agent.State) (string, *trace.Recorder) {
 	t.Helper()
 	rec := &trace.Recorder{}
 	route, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
@@ -172,9 +175,9 @@ func TestReplannerRejectsBadSettings(t *testing.T) {
 		t.Run(tc.key, func(t *testing.T) {
 			reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
 			require.NoError(t, err)
-			_, err = replanner.New(agent.Env{Tools: reg}, agent.NodeSpec{ID: "r", Type: "replanner", Settings: tc.settings})
+			_, err = replanner.New(node.Env{Tools: reg}, node.Spec{ID: "r", Type: "replanner", Settings: tc.settings})
 			require.Error(t, err)
-			var se *agent.SettingError
+			var se *config.SettingError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tc.key, se.Key)
 		})

@@ -11,10 +11,10 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/corpus"
 	"github.com/planner-engine/planner/eval/compare"
-	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/verify"
 	"github.com/spf13/cobra"
 )
 
@@ -139,7 +139,7 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 			llmCfg.Script, _ = filepath.Abs(llmCfg.Script)
 		}
 	}
-	a, err := app.New()
+	a, err := app.New(app.WithTasks(tasks))
 	if err != nil {
 		return err
 	}

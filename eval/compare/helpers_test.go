@@ -44,7 +44,7 @@ func (l *testLoader) ModelLabel(provider string) string { return l.models.Label(
 
 type loaderSettings struct {
 	outer func(llms.Model) llms.Model
-	meter agent.Meter
+	meter llm.Meter
 }
 
 type loaderOption func(*loaderSettings)
@@ -70,13 +70,17 @@ func (m tokenMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentRespon
 	return u.PromptTokens, u.CompletionTokens, u.Estimated
 }
 
-// newLoader returns a loader whose "sim" provider plays prof, seeded with
-// the comparison's seed, behind the command line's offline retry settings
+// newLoader returns a loader whose "sim" provider plays prof on the demo
+// suite's tasks, seeded with the comparison's seed, behind the command line's offline retry settings
 // (3 attempts, 1–10 ms backoff).
 func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 	var s loaderSettings
 	for _, o := range opts {
 		o(&s)
+	}
+	demo, err := corpus.DemoTasks()
+	if err != nil {
+		panic(err) // the embedded demo suite is covered by corpus's tests
 	}
 	mc := middleware.DefaultConfig()
 	mc.Retry.BaseDelay = time.Millisecond
@@ -84,7 +88,7 @@ func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 	fopts := []llm.FactoryOption{
 		llm.WithWrapper(func(_ config.LLM, m llms.Model) llms.Model { return middleware.Apply(m, mc) }),
 		llm.WithProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-			return sim.NewWithProfile(prof, sim.WithSeed(cfg.Seed))
+			return sim.NewWithProfile(prof, sim.WithSeed(cfg.Seed), sim.WithTasks(demo))
 		}),
 	}
 	if s.outer != nil {

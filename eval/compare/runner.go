@@ -40,10 +40,10 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 	"github.com/schollz/progressbar/v3"
 )
 

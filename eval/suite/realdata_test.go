@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/verify"
 )
 
 // sharedData is where the public datasets live next to the repository; the

@@ -18,8 +18,8 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/verify"
 )
 
 // Sentinel errors. Load's errors wrap one of them (or the os error for an

@@ -8,6 +8,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/executor/steps"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 )
@@ -39,7 +40,7 @@ func BenchmarkParallelSteps(b *testing.B) {
 	cases := []struct{ n, limit int }{{1, 1}, {4, 4}, {16, 16}, {64, 64}, {64, steps.DefaultMaxConcurrency}}
 	for _, tc := range cases {
 		b.Run(fmt.Sprintf("N=%d/max_concurrency=%d", tc.n, tc.limit), func(b *testing.B) {
-			built, err := steps.NewExecute(agent.Env{Tools: reg}, agent.NodeSpec{ID: "execute", Type: "execute",
+			built, err := steps.NewExecute(node.Env{Tools: reg}, node.Spec{ID: "execute", Type: "execute",
 				Settings: map[string]any{"strategy": "parallel", "max_concurrency": tc.limit}})
 			if err != nil {
 				b.Fatal(err)

@@ -37,6 +37,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
@@ -99,7 +102,7 @@ type Execute struct {
 	concurrency int
 	resultLimit int
 	tools       *tools.Registry
-	model       agent.Model
+	model       llm.Model
 	llmTool     string
 	workerSys   string
 	agent       StepAgent
@@ -107,21 +110,21 @@ type Execute struct {
 
 // NewExecute builds an `execute` node from its spec, using the ReAct loop
 // of package executor for the react strategy.
-func NewExecute(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewExecute(env node.Env, spec node.Spec) (node.Built, error) {
 	return NewExecuteWith(NewReActAgent)(env, spec)
 }
 
 // AgentFactory builds the agent that runs one step of the react strategy
 // from the node's environment and its `react:` settings.
-type AgentFactory func(env agent.Env, settings map[string]any) (StepAgent, error)
+type AgentFactory func(env node.Env, settings map[string]any) (StepAgent, error)
 
 // NewExecuteWith returns an `execute` constructor whose react strategy uses
 // agents built by factory; it exists so other step agents can be plugged in.
-func NewExecuteWith(factory AgentFactory) agent.Constructor {
-	return func(env agent.Env, spec agent.NodeSpec) (agent.Built, error) {
+func NewExecuteWith(factory AgentFactory) node.Constructor {
+	return func(env node.Env, spec node.Spec) (node.Built, error) {
 		var s Settings
-		if err := agent.Decode(spec.Settings, &s); err != nil {
-			return agent.Built{}, err
+		if err := config.Decode(spec.Settings, &s); err != nil {
+			return node.Built{}, err
 		}
 		reg := env.Tools
 		if reg == nil {
@@ -139,47 +142,47 @@ func NewExecuteWith(factory AgentFactory) agent.Constructor {
 			case s.MaxConcurrency == 0:
 				e.concurrency = DefaultMaxConcurrency
 			case s.MaxConcurrency < 0:
-				return agent.Built{}, agent.SettingErrorf("max_concurrency", "must be positive, got %d", s.MaxConcurrency)
+				return node.Built{}, config.SettingErrorf("max_concurrency", "must be positive, got %d", s.MaxConcurrency)
 			default:
 				e.concurrency = s.MaxConcurrency
 			}
 		default:
-			return agent.Built{}, agent.SettingErrorf("strategy", "want react, rewoo or parallel, got %q", s.Strategy)
+			return node.Built{}, config.SettingErrorf("strategy", "want react, rewoo or parallel, got %q", s.Strategy)
 		}
 		switch {
 		case e.resultLimit == 0:
 			e.resultLimit = DefaultResultLimit
 		case e.resultLimit < -1:
-			return agent.Built{}, agent.SettingErrorf("result_limit", "must be positive, or -1 for no limit, got %d", s.ResultLimit)
+			return node.Built{}, config.SettingErrorf("result_limit", "must be positive, or -1 for no limit, got %d", s.ResultLimit)
 		}
 		if e.workerSys == "" {
 			e.workerSys = defaultWorkerSystem
 		}
 		if e.llmTool != "" {
 			if e.strategy == StrategyReAct {
-				return agent.Built{}, agent.SettingErrorf("llm_tool", "applies to the rewoo and parallel strategies only; react steps already run a model")
+				return node.Built{}, config.SettingErrorf("llm_tool", "applies to the rewoo and parallel strategies only; react steps already run a model")
 			}
 			if _, clash := reg.Resolve(e.llmTool); clash {
-				return agent.Built{}, agent.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", e.llmTool)
+				return node.Built{}, config.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", e.llmTool)
 			}
 		}
 		if e.strategy == StrategyReAct {
 			if factory == nil {
-				return agent.Built{}, agent.SettingErrorf("strategy", "no step agent is available for the react strategy")
+				return node.Built{}, config.SettingErrorf("strategy", "no step agent is available for the react strategy")
 			}
 			a, err := factory(env, s.ReAct)
 			if err != nil {
-				var se *agent.SettingError
+				var se *config.SettingError
 				if errors.As(err, &se) {
-					return agent.Built{}, &agent.SettingError{Key: "react." + se.Key, Err: se.Err}
+					return node.Built{}, &config.SettingError{Key: "react." + se.Key, Err: se.Err}
 				}
-				return agent.Built{}, &agent.SettingError{Key: "react", Err: err}
+				return node.Built{}, &config.SettingError{Key: "react", Err: err}
 			}
 			e.agent = a
 		} else if len(s.ReAct) > 0 {
-			return agent.Built{}, agent.SettingErrorf("react", "applies to the react strategy only (strategy is %q)", e.strategy)
+			return node.Built{}, config.SettingErrorf("react", "applies to the react strategy only (strategy is %q)", e.strategy)
 		}
-		return agent.Built{Node: e}, nil
+		return node.Built{Node: e}, nil
 	}
 }
 
@@ -406,8 +409,8 @@ func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
 
 // runWorker is the model worker: one model call on the step's input.
 func (e *Execute) runWorker(ctx context.Context, st *agent.State, step plan.Step) result {
-	text, _, err := e.model.Call(agent.WithStepID(ctx, step.ID), st, agent.Caller{Node: e.id, Kind: e.kind, Role: "worker"},
-		agent.Prompt(e.workerSys, step.Input), llms.WithTemperature(0))
+	text, _, err := e.model.Call(llm.WithStep(ctx, step.ID), st, llm.CallMeta{Node: e.id, Kind: e.kind, Role: "worker"},
+		llm.Prompt(e.workerSys, step.Input), llms.WithTemperature(0))
 	if err != nil {
 		return result{err: err}
 	}

@@ -11,9 +11,12 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
@@ -77,9 +80,9 @@ func newRegistry(t *testing.T, ts ...tools.Tool) *tools.Registry {
 	return reg
 }
 
-func newExecute(t *testing.T, env agent.Env, settings map[string]any) agent.Node {
+func newExecute(t *testing.T, env node.Env, settings map[string]any) node.Node {
 	t.Helper()
-	built, err := steps.NewExecute(env, agent.NodeSpec{ID: "execute", Type: "execute", Settings: settings})
+	built, err := steps.NewExecute(env, node.Spec{ID: "execute", Type: "execute", Settings: settings})
 	require.NoError(t, err)
 	assert.Empty(t, built.Routes, "execute only takes its default edge")
 	return built.Node
@@ -94,7 +97,7 @@ func pending(ss ...plan.Step) []plan.Step {
 	return ss
 }
 
-func run(t *testing.T, node agent.Node, st *agent.State) *trace.Recorder {
+func run(t *testing.T, node node.Node, st *agent.State) *trace.Recorder {
 	t.Helper()
 	rec := &trace.Recorder{}
 	_, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
@@ -116,7 +119,7 @@ func TestReWOOSubstitutesEarlierResultsIntoInputs(t *testing.T) {
 	for _, strategy := range []string{steps.StrategyReWOO, steps.StrategyParallel} {
 		t.Run(strategy, func(t *testing.T) {
 			look := years()
-			node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
+			node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
 			st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 			st.Plan = pending(
 				plan.Step{ID: "1", Description: "birth", Tool: "lookup", Input: "Clyde Tombaugh born"},
@@ -142,7 +145,7 @@ func TestFailedStepsSkipTheirDependantsWithTheReason(t *testing.T) {
 	for _, strategy := range []string{steps.StrategyReWOO, steps.StrategyParallel} {
 		t.Run(strategy, func(t *testing.T) {
 			look := years()
-			node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
+			node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
 			st := agent.NewState(agent.Task{Question: "q"})
 			st.Plan = pending(
 				plan.Step{ID: "1", Description: "unknown fact", Tool: "lookup", Input: "Vulcan discovered"},
@@ -166,7 +169,7 @@ func TestFailedStepsSkipTheirDependantsWithTheReason(t *testing.T) {
 }
 
 func TestStepsThatCannotRunFailWithoutStoppingThePlan(t *testing.T) {
-	node := newExecute(t, agent.Env{Tools: newRegistry(t, panicTool{}, years())}, map[string]any{"strategy": "rewoo"})
+	node := newExecute(t, node.Env{Tools: newRegistry(t, panicTool{}, years())}, map[string]any{"strategy": "rewoo"})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "no tool"},
@@ -183,7 +186,7 @@ func TestStepsThatCannotRunFailWithoutStoppingThePlan(t *testing.T) {
 
 func TestFinishedStepsAreNotRunAgain(t *testing.T) {
 	look := years()
-	node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = []plan.Step{
 		{ID: "1", Description: "done before", Tool: "lookup", Input: "Uranus discovered", Status: plan.StatusDone, Result: "1781"},
@@ -207,7 +210,7 @@ func TestParallelResultsAndEventsFollowPlanOrderWhateverFinishesFirst(t *testing
 	}
 	pl = append(pl, plan.Step{ID: "7", Description: "join", Tool: "calculator", Input: "1", DependsOn: []string{"1", "6"}})
 	for round := 0; round < 3; round++ {
-		node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+		node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
 		st := agent.NewState(agent.Task{Question: "q"})
 		st.Plan = pending(append([]plan.Step(nil), pl...)...)
 		rec := run(t, node, st)
@@ -251,7 +254,7 @@ func TestParallelRespectsMaxConcurrency(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%d steps limit %d", tc.steps, tc.limit), func(t *testing.T) {
 			gate := &gateTool{want: int32(tc.want)}
-			node := newExecute(t, agent.Env{Tools: newRegistry(t, gate)}, map[string]any{"strategy": "parallel", "max_concurrency": tc.limit})
+			node := newExecute(t, node.Env{Tools: newRegistry(t, gate)}, map[string]any{"strategy": "parallel", "max_concurrency": tc.limit})
 			st := agent.NewState(agent.Task{Question: "q"})
 			for i := 1; i <= tc.steps; i++ {
 				st.Plan = append(st.Plan, plan.Step{ID: fmt.Sprint(i), Description: "wait", Tool: "gate", Input: fmt.Sprint(i), Status: plan.StatusPending})
@@ -268,7 +271,7 @@ func TestParallelRespectsMaxConcurrency(t *testing.T) {
 func TestParallelRunsDependentChainsInOrder(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"start": "a", "a": "b", "b": "c", "side": "s"},
 		delay: map[string]time.Duration{"side": 20 * time.Millisecond}}
-	node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "3", Description: "third", Tool: "lookup", Input: "#E2"},
@@ -295,7 +298,7 @@ type stepSpy struct {
 }
 
 func (s *stepSpy) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	s.ids = append(s.ids, agent.StepIDFrom(ctx))
+	s.ids = append(s.ids, llm.CallMetaFrom(ctx).StepID)
 	return s.Model.GenerateContent(ctx, msgs, opts...)
 }
 
@@ -304,7 +307,7 @@ func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 	require.NoError(t, err)
 	look := &lookupTool{name: "lookup", answers: map[string]string{"born": "born 1906", "found": "found 1930"}}
 	spy := &stepSpy{Model: m}
-	node := newExecute(t, agent.Env{Model: agent.Model{LLM: spy}, Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "llm_tool": "llm"})
+	node := newExecute(t, node.Env{Model: llm.Model{LLM: spy}, Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "llm_tool": "llm"})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "b", Tool: "lookup", Input: "born"},
@@ -323,7 +326,7 @@ func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 
 func TestResultsAreTruncatedToTheLimit(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"long": strings.Repeat("x", 50)}}
-	node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "result_limit": 10})
+	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "result_limit": 10})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "d", Tool: "lookup", Input: "long"})
 	run(t, node, st)
@@ -332,7 +335,7 @@ func TestResultsAreTruncatedToTheLimit(t *testing.T) {
 
 func TestCancellationStopsTheNodeWithAnError(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"slow": "x"}, delay: map[string]time.Duration{"slow": time.Minute}}
-	node := newExecute(t, agent.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "d", Tool: "lookup", Input: "slow"}, plan.Step{ID: "2", Description: "e", Tool: "lookup", Input: "#E1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -357,7 +360,7 @@ func (f *fakeAgent) Run(ctx context.Context, _ *agent.State, in executor.Input) 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inputs = append(f.inputs, in)
-	f.stepIDs = append(f.stepIDs, agent.StepIDFrom(ctx))
+	f.stepIDs = append(f.stepIDs, llm.CallMetaFrom(ctx).StepID)
 	if f.err != nil {
 		return executor.Outcome{}, f.err
 	}
@@ -369,10 +372,10 @@ func (f *fakeAgent) Run(ctx context.Context, _ *agent.State, in executor.Input) 
 	return executor.Outcome{Reason: "no scripted outcome", Failure: agent.FailureBudget}, nil
 }
 
-func newReActExecute(t *testing.T, fa *fakeAgent) agent.Node {
+func newReActExecute(t *testing.T, fa *fakeAgent) node.Node {
 	t.Helper()
-	built, err := steps.NewExecuteWith(func(agent.Env, map[string]any) (steps.StepAgent, error) { return fa, nil })(
-		agent.Env{Tools: newRegistry(t)}, agent.NodeSpec{ID: "execute", Type: "execute"})
+	built, err := steps.NewExecuteWith(func(node.Env, map[string]any) (steps.StepAgent, error) { return fa, nil })(
+		node.Env{Tools: newRegistry(t)}, node.Spec{ID: "execute", Type: "execute"})
 	require.NoError(t, err)
 	return built.Node
 }
@@ -429,13 +432,13 @@ func TestReActStepThatRunsOutOfBudgetFailsWithItsPartialAnswer(t *testing.T) {
 }
 
 func TestReActAgentErrorEndsTheNode(t *testing.T) {
-	fa := &fakeAgent{err: fmt.Errorf("%w: HTTP 500", agent.ErrModel)}
+	fa := &fakeAgent{err: fmt.Errorf("%w: HTTP 500", llm.ErrModel)}
 	node := newReActExecute(t, fa)
 	st := agent.NewState(agent.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "a"}, plan.Step{ID: "2", Description: "b"})
 	_, err := node.Run(context.Background(), st)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, agent.ErrModel)
+	assert.ErrorIs(t, err, llm.ErrModel)
 	assert.Len(t, fa.inputs, 1, "no further step starts after an error")
 }
 
@@ -458,12 +461,12 @@ func TestExecuteRejectsBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := steps.NewExecute(agent.Env{Tools: reg}, agent.NodeSpec{ID: "x", Type: "execute", Settings: tc.settings})
+			_, err := steps.NewExecute(node.Env{Tools: reg}, node.Spec{ID: "x", Type: "execute", Settings: tc.settings})
 			require.Error(t, err)
-			var se *agent.SettingError
+			var se *config.SettingError
 			require.True(t, errors.As(err, &se), "error %v", err)
 			assert.Equal(t, tc.key, se.Key)
-			assert.ErrorIs(t, err, agent.ErrSettings)
+			assert.ErrorIs(t, err, config.ErrSettings)
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/plan"
@@ -65,7 +66,7 @@ func runPipeline(t *testing.T, cfgPath, scriptPath string, task agent.Task) (*pi
 	require.NoError(t, err)
 	abs, err := filepath.Abs(scriptPath)
 	require.NoError(t, err)
-	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: kinds(t), Models: llm.NewFactory(),
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: kinds(t), Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build)),
 		Tools: builtin.Factory{}, LLM: config.LLM{Provider: "scripted", Script: abs}})
 	require.NoError(t, err)
 	rec := &trace.Recorder{}

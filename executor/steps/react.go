@@ -6,7 +6,10 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 )
 
@@ -22,9 +25,9 @@ const SubRunKind = "react"
 
 // NewReActAgent builds the ReAct loop of package executor from a `react:`
 // settings block (the keys of a `react` node; unknown keys are errors).
-func NewReActAgent(env agent.Env, settings map[string]any) (StepAgent, error) {
+func NewReActAgent(env node.Env, settings map[string]any) (StepAgent, error) {
 	var cfg executor.ReActConfig
-	if err := agent.Decode(settings, &cfg); err != nil {
+	if err := config.Decode(settings, &cfg); err != nil {
 		return nil, err
 	}
 	return executor.NewLoop(env, cfg)
@@ -35,7 +38,7 @@ func NewReActAgent(env agent.Env, settings map[string]any) (StepAgent, error) {
 // finalizer. An incomplete sub-run (budget, parse or loop guard) fails the
 // step and keeps its best-effort answer as a partial result.
 func (e *Execute) runAgent(ctx context.Context, st *agent.State, j job) result {
-	out, err := e.agent.Run(agent.WithStepID(ctx, j.step.ID), st, executor.Input{NodeID: e.id, Kind: SubRunKind, Task: stepTask(j.step),
+	out, err := e.agent.Run(llm.WithStep(ctx, j.step.ID), st, executor.Input{NodeID: e.id, Kind: SubRunKind, Task: stepTask(j.step),
 		Context: stepContext(st.Task.Question, j), Reflections: st.Reflections})
 	if err != nil {
 		return result{err: err}

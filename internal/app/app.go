@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodes"
@@ -35,7 +36,16 @@ type App struct {
 type Option func(*options)
 
 type options struct {
-	record string // cassette path; "" records nothing
+	record string       // cassette path; "" records nothing
+	tasks  []agent.Task // the suite's tasks, for offline models that play them
+}
+
+// WithTasks gives the suite's tasks (with their gold solutions, keyed by
+// task id) to the offline models that play them: the simulator follows the
+// gold solution of the task whose id its call metadata names. Production
+// providers never see them.
+func WithTasks(tasks []agent.Task) Option {
+	return func(o *options) { o.tasks = tasks }
 }
 
 // WithRecording makes the App record every model exchange of every model it
@@ -77,7 +87,7 @@ func New(opts ...Option) (*App, error) {
 			return nil, err
 		}
 	}
-	a.Models = newModels(newTokenMeter(), a.rec, a.replays)
+	a.Models = newModels(newTokenMeter(), a.rec, a.replays, o.tasks)
 	return a, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/cassette"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/stretchr/testify/assert"
@@ -130,7 +131,7 @@ func TestModelsOfOneAppShareTheCassette(t *testing.T) {
 	for i, text := range []string{"one", "two", "three"} {
 		m, err := a.Models.Model(t.Context(), config.LLM{Provider: "scripted", Script: writeScript(t, dir, text+".yaml", text)}, "")
 		require.NoError(t, err)
-		got, _, err := m.Call(t.Context(), nil, agent.Caller{Node: "n"}, agent.Prompt("", "question "+text))
+		got, _, err := m.Call(t.Context(), nil, llm.CallMeta{Node: "n"}, llm.Prompt("", "question "+text))
 		require.NoError(t, err, "call %d", i)
 		assert.Equal(t, text, got)
 	}

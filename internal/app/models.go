@@ -12,6 +12,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/provider"
+	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/trace"
@@ -22,7 +23,7 @@ import (
 // tiktoken estimate. The tokenizer is loaded on the first call that needs an
 // estimate (loading its ranks takes a noticeable fraction of a second), so
 // commands and runs whose providers report usage never pay for it. If it
-// cannot be loaded, the meter falls back to agent.ApproxMeter.
+// cannot be loaded, the meter falls back to llm.ApproxMeter.
 type tokenMeter struct {
 	est func() (*usage.Estimator, error)
 }
@@ -37,7 +38,7 @@ func (m tokenMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentRespon
 	}
 	est, err := m.est()
 	if err != nil {
-		return agent.ApproxMeter{}.Measure(msgs, resp)
+		return llm.ApproxMeter{}.Measure(msgs, resp)
 	}
 	u := est.Estimate(msgs, resp)
 	return u.PromptTokens, u.CompletionTokens, u.Estimated
@@ -117,10 +118,10 @@ func middlewareOptions() []middleware.Option {
 			if ev.Err != nil {
 				data["error"] = ev.Err.Error()
 			}
-			trace.From(ctx).Emit(trace.Event{Kind: trace.KindRetry, Node: agent.CallerFrom(ctx).Node, Text: ev.String(), Data: data})
+			trace.From(ctx).Emit(trace.Event{Kind: trace.KindRetry, Node: llm.CallMetaFrom(ctx).Node, Text: ev.String(), Data: data})
 		}),
 		middleware.WithOnTruncate(func(ctx context.Context, ev middleware.TruncateEvent) {
-			trace.From(ctx).Emit(trace.Event{Kind: trace.KindInfo, Node: agent.CallerFrom(ctx).Node,
+			trace.From(ctx).Emit(trace.Event{Kind: trace.KindInfo, Node: llm.CallMetaFrom(ctx).Node,
 				Text: fmt.Sprintf("model reply truncated: its %s had %d bytes, over the %d-byte limit (llm.max_reply_bytes)", ev.Field, ev.Size, ev.Limit),
 				Data: map[string]any{"truncated": ev.Field, "bytes": ev.Size, "limit_bytes": ev.Limit, "choice": ev.Choice}})
 		}),
@@ -130,7 +131,7 @@ func middlewareOptions() []middleware.Option {
 // newModels builds the model factory. With rec set, every built model is
 // recorded just around the provider, inside the middleware (see
 // WithRecording); the factory applies wrappers innermost first.
-func newModels(meter tokenMeter, rec *recording, cassettes *replays) *llm.Factory {
+func newModels(meter tokenMeter, rec *recording, cassettes *replays, tasks []agent.Task) *llm.Factory {
 	prices := usage.DefaultPriceTable()
 	real := func(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
 		pc := provider.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
@@ -148,16 +149,17 @@ func newModels(meter tokenMeter, rec *recording, cassettes *replays) *llm.Factor
 	}
 	opts = append(opts,
 		llm.WithMeter(meter),
-		llm.WithPricer(func(model string) agent.Pricer { return pricer{table: prices, model: model} }),
+		llm.WithPricer(func(model string) llm.Pricer { return pricer{table: prices, model: model} }),
 		llm.WithWrapper(func(cfg config.LLM, m llms.Model) llms.Model {
 			return middleware.Apply(m, middlewareFor(cfg), middlewareOptions()...)
 		}),
+		llm.WithProvider("scripted", scripted.Label, scripted.Build),
 		llm.WithProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
 			seed := cfg.Seed
 			if seed == 0 {
 				seed = 1
 			}
-			return sim.New(cfg.Profile, sim.WithSeed(seed))
+			return sim.New(cfg.Profile, sim.WithSeed(seed), sim.WithTasks(tasks))
 		}),
 		llm.WithProvider("replay", "replay: recorded responses played back offline", func(_ context.Context, cfg config.LLM, baseDir string) (llms.Model, error) {
 			path := cfg.Script

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -52,7 +52,7 @@ func TestRetryWaitsOfARealProviderAreTracedAndPrinted(t *testing.T) {
 	var term bytes.Buffer
 	ctx := trace.WithTracer(t.Context(), trace.New("run", rec, trace.NewTerminal(&term)))
 
-	_, _, err = m.Call(ctx, nil, agent.Caller{Node: "act", Kind: "react"}, agent.Prompt("", "hi"))
+	_, _, err = m.Call(ctx, nil, llm.CallMeta{Node: "act", Kind: "react"}, llm.Prompt("", "hi"))
 
 	require.ErrorIs(t, err, middleware.ErrRetriesExhausted)
 	require.ErrorIs(t, err, middleware.ErrCallTimeout, "each attempt is bounded by llm.timeout")
@@ -99,7 +99,7 @@ func TestRetryOfAnHTTP429IsTracedWithItsStatus(t *testing.T) {
 	rec := &trace.Recorder{}
 	ctx := trace.WithTracer(t.Context(), trace.New("run", rec))
 
-	_, _, err = m.Call(ctx, nil, agent.Caller{Node: "plan"}, agent.Prompt("", "hi"))
+	_, _, err = m.Call(ctx, nil, llm.CallMeta{Node: "plan"}, llm.Prompt("", "hi"))
 
 	require.ErrorIs(t, err, middleware.ErrRetriesExhausted)
 	assert.Equal(t, int32(2), hits.Load())
@@ -154,7 +154,7 @@ func TestReplyLimitCutsRepliesButTheCassetteKeepsThemRaw(t *testing.T) {
 	rec := &trace.Recorder{}
 	ctx := trace.WithTracer(t.Context(), trace.New("run", rec))
 
-	text, resp, err := m.Call(ctx, nil, agent.Caller{Node: "n"}, agent.Prompt("", "q"))
+	text, resp, err := m.Call(ctx, nil, llm.CallMeta{Node: "n"}, llm.Prompt("", "q"))
 
 	require.NoError(t, err)
 	assert.Equal(t, strings.Repeat("y", 64)+"\n[reply truncated: 136 of 200 bytes dropped; the limit is 64 bytes]", text)

@@ -10,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planner-engine/planner/llm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
-
-	"github.com/planner-engine/planner/agent"
 )
 
 // checkScript parses data as the script file path and checks parse's
@@ -47,7 +46,7 @@ func checkScript(t *testing.T, path string, data []byte) {
 	require.Equal(t, want, m.Remaining())
 	require.Zero(t, m.Calls())
 
-	ctx := agent.WithCaller(context.Background(), agent.Caller{Node: "act", Kind: "react", Role: "finalize"})
+	ctx := llm.WithCallMeta(context.Background(), llm.CallMeta{Node: "act", Kind: "react", Role: "finalize"})
 	resp, err := m.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "What is the capital of France? step 1")},
 		llms.WithStopWords([]string{"Observation:"}))
 	switch {

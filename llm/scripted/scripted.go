@@ -37,7 +37,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/tmc/langchaingo/llms"
 	"gopkg.in/yaml.v3"
 )
@@ -239,7 +240,7 @@ func promptText(msgs []llms.MessageContent) string {
 	return b.String()
 }
 
-func (r *Reply) matches(c agent.Caller, prompt string) bool {
+func (r *Reply) matches(c llm.CallMeta, prompt string) bool {
 	if r.Node != "" && r.Node != c.Node && r.Node != c.Kind {
 		return false
 	}
@@ -255,7 +256,7 @@ func (r *Reply) matches(c agent.Caller, prompt string) bool {
 	return true
 }
 
-func describe(c agent.Caller, prompt string) string {
+func describe(c llm.CallMeta, prompt string) string {
 	p := strings.TrimSpace(prompt)
 	if r := []rune(p); len(r) > 400 {
 		p = "…" + string(r[len(r)-400:])
@@ -282,7 +283,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	for _, o := range options {
 		o(&opts)
 	}
-	caller := agent.CallerFrom(ctx)
+	caller := llm.CallMetaFrom(ctx)
 	prompt := promptText(msgs)
 
 	m.mu.Lock()
@@ -416,4 +417,23 @@ func splitChunks(text string) []string {
 		r = r[n:]
 	}
 	return out
+}
+
+// Label describes the scripted provider in model listings and reports.
+const Label = "scripted: offline replies from a script, not a real model"
+
+// Build is the scripted provider's llm.Builder: it loads the script named by
+// cfg.Script (or cfg.Model), resolved against baseDir when relative.
+func Build(_ context.Context, cfg config.LLM, baseDir string) (llms.Model, error) {
+	path := cfg.Script
+	if path == "" {
+		path = cfg.Model
+	}
+	if path == "" {
+		return nil, fmt.Errorf("%w: the scripted provider needs a script file (llm.script, or --llm scripted:FILE)", llm.ErrBadSpec)
+	}
+	if !filepath.IsAbs(path) && baseDir != "" {
+		path = filepath.Join(baseDir, path)
+	}
+	return Load(path)
 }

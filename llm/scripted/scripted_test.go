@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +19,7 @@ func ask(ctx context.Context, m llms.Model, prompt string, opts ...llms.CallOpti
 }
 
 func caller(node, kind, role string) context.Context {
-	return agent.WithCaller(context.Background(), agent.Caller{Node: node, Kind: kind, Role: role})
+	return llm.WithCallMeta(context.Background(), llm.CallMeta{Node: node, Kind: kind, Role: role})
 }
 
 func TestStrictScriptMustMatchInOrderAndNamesTheUnexpectedCall(t *testing.T) {

@@ -9,8 +9,9 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -516,7 +517,7 @@ func (m *Model) subSolve(c call, fault string) *llms.ContentChoice {
 		}
 	}
 	if idx < 0 {
-		return m.respond(call{caller: agent.Caller{Kind: "cot"}, task: c.task, prompt: c.prompt, msgs: c.msgs, opts: c.opts}, "")
+		return m.respond(call{caller: llm.CallMeta{Kind: "cot"}, task: c.task, prompt: c.prompt, msgs: c.msgs, opts: c.opts}, "")
 	}
 	outs := outputs(g)
 	if len(g.Steps) == 0 {

@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/eval/suite"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/sim"
+	"github.com/planner-engine/planner/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -17,7 +18,7 @@ import (
 
 func roleCtx(task *agent.Task, kind, role string) context.Context {
 	ctx := agent.WithTask(context.Background(), task)
-	return agent.WithCaller(ctx, agent.Caller{Node: kind, Kind: kind, Role: role})
+	return llm.WithCallMeta(ctx, llm.CallMeta{Node: kind, Kind: kind, Role: role})
 }
 
 var itemRe = regexp.MustCompile(`(?m)^\d+\. (.+)$`)

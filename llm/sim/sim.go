@@ -15,7 +15,7 @@
 // parallel speed can be exercised offline.
 //
 // The roles are recognised from the caller's node kind and role
-// (agent.Caller); the paradigm roles also read labels of the nodes'
+// (llm.CallMeta); the paradigm roles also read labels of the nodes'
 // default prompts ("Steps so far:", "Candidate ...:", "Sub-question:",
 // "Proposed answer:"), so custom prompts without them get generic replies.
 //
@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/tmc/langchaingo/llms"
 	"gopkg.in/yaml.v3"
@@ -146,6 +147,7 @@ type Model struct {
 	profile Profile
 	seed    uint64
 	sleep   func(ctx context.Context, d time.Duration) error
+	tasks   map[string]*agent.Task
 
 	mu       sync.Mutex
 	attempts map[uint64]int
@@ -157,6 +159,20 @@ var _ llms.Model = (*Model)(nil)
 
 // Option configures the simulator.
 type Option func(*Model)
+
+// WithTasks gives the simulator the suite's tasks, with their gold
+// solutions, keyed by task id: a call plays the task whose id is in its
+// llm.CallMeta. A call for a task it was not given fails with ErrNoGold.
+func WithTasks(tasks []agent.Task) Option {
+	return func(m *Model) {
+		if m.tasks == nil {
+			m.tasks = make(map[string]*agent.Task, len(tasks))
+		}
+		for i := range tasks {
+			m.tasks[tasks[i].ID] = &tasks[i]
+		}
+	}
+}
 
 // WithSeed sets the seed of fault draws. Default 1.
 func WithSeed(seed uint64) Option { return func(m *Model) { m.seed = seed } }
@@ -234,7 +250,7 @@ func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOpt
 
 // call describes one request as the simulator sees it.
 type call struct {
-	caller   agent.Caller
+	caller   llm.CallMeta
 	task     *agent.Task
 	stepID   string
 	prompt   string
@@ -245,7 +261,8 @@ type call struct {
 
 // GenerateContent answers in the calling role's format.
 func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	c := call{caller: agent.CallerFrom(ctx), task: agent.TaskFrom(ctx), stepID: agent.StepIDFrom(ctx), msgs: msgs}
+	meta := llm.CallMetaFrom(ctx)
+	c := call{caller: meta, task: m.tasks[meta.TaskID], stepID: meta.StepID, msgs: msgs}
 	for _, o := range options {
 		o(&c.opts)
 	}

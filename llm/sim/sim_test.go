@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/plan"
@@ -30,7 +31,7 @@ func goldTask(id string) *agent.Task {
 
 func ctxFor(task *agent.Task, kind string) context.Context {
 	ctx := agent.WithTask(context.Background(), task)
-	return agent.WithCaller(ctx, agent.Caller{Node: kind, Kind: kind})
+	return llm.WithCallMeta(ctx, llm.CallMeta{Node: kind, Kind: kind})
 }
 
 func noSleep(context.Context, time.Duration) error { return nil }
@@ -68,7 +69,7 @@ func TestPerfectSimFollowsTheGoldProgramInEachRole(t *testing.T) {
 		"evidence-bound roles do not recite the gold answer")
 	assert.Contains(t, gen(t, m, ctxFor(task, "cot"), q), "Answer: 30")
 
-	stepCtx := agent.WithStepID(ctxFor(task, "react"), "2")
+	stepCtx := llm.WithStep(ctxFor(task, "react"), "2")
 	assert.Contains(t, gen(t, m, stepCtx, "Step: find B\n"), "Action Input: height of B")
 	assert.Contains(t, gen(t, m, stepCtx, "Step: find B\nObservation: [search] 100\n"), "Final Answer: 100")
 }
@@ -163,7 +164,7 @@ func TestSimPlansWorkerStepsWhenOfferedAModelWorker(t *testing.T) {
 	assert.Equal(t, []string{"1_v", "2_v"}, plan.Steps[4].DependsOn)
 
 	worker := func(stepID, text string) string {
-		ctx := agent.WithStepID(agent.WithCaller(agent.WithTask(context.Background(), task), agent.Caller{Node: "work", Kind: "execute", Role: "worker"}), stepID)
+		ctx := llm.WithStep(llm.WithCallMeta(agent.WithTask(context.Background(), task), llm.CallMeta{Node: "work", Kind: "execute", Role: "worker"}), stepID)
 		return gen(t, m, ctx, text)
 	}
 	assert.Equal(t, "130", worker("1_v", "From this text: A is 130 m tall."))

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/corpus"
 	"github.com/planner-engine/planner/tools"
@@ -70,7 +69,7 @@ func buildCalculator(_ context.Context, settings map[string]any, _ string) ([]to
 		// Precision is the digits shown for inexact results (calc default).
 		Precision int `mapstructure:"precision"`
 	}
-	if err := agent.Decode(settings, &s); err != nil {
+	if err := config.Decode(settings, &s); err != nil {
 		return nil, err
 	}
 	var opts []calc.Option
@@ -105,7 +104,7 @@ func buildSearch(ctx context.Context, settings map[string]any, baseDir string) (
 		// SnippetLength caps each snippet in characters (search default).
 		SnippetLength int `mapstructure:"snippet_length"`
 	}
-	if err := agent.Decode(settings, &s); err != nil {
+	if err := config.Decode(settings, &s); err != nil {
 		return nil, err
 	}
 	var opts []search.Option
@@ -123,7 +122,7 @@ func buildSearch(ctx context.Context, settings map[string]any, baseDir string) (
 }
 
 func buildClock(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
-	if err := agent.Decode(settings, &struct{}{}); err != nil {
+	if err := config.Decode(settings, &struct{}{}); err != nil {
 		return nil, err
 	}
 	return []tools.Tool{clock.New(nil)}, nil
@@ -131,11 +130,11 @@ func buildClock(_ context.Context, settings map[string]any, _ string) ([]tools.T
 
 func buildWeather(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
 	var cfg weather.Config
-	if err := agent.Decode(settings, &cfg); err != nil {
+	if err := config.Decode(settings, &cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Days < 0 || cfg.Days > 7 {
-		return nil, &agent.SettingError{Key: "days", Err: fmt.Errorf("%w: days must be 1 to 7, got %d", agent.ErrSettings, cfg.Days)}
+		return nil, &config.SettingError{Key: "days", Err: fmt.Errorf("%w: days must be 1 to 7, got %d", config.ErrSettings, cfg.Days)}
 	}
 	return []tools.Tool{weather.New(cfg)}, nil
 }
@@ -145,7 +144,7 @@ func buildWikipedia(_ context.Context, settings map[string]any, _ string) ([]too
 		// Timeout bounds one call. Default 20s.
 		Timeout time.Duration `mapstructure:"timeout"`
 	}
-	if err := agent.Decode(settings, &s); err != nil {
+	if err := config.Decode(settings, &s); err != nil {
 		return nil, err
 	}
 	w := wikipedia.New(UserAgent)
@@ -159,7 +158,7 @@ func buildWebSearch(_ context.Context, settings map[string]any, _ string) ([]too
 		// MaxResults caps the results. Default 5.
 		MaxResults int `mapstructure:"max_results"`
 	}
-	if err := agent.Decode(settings, &s); err != nil {
+	if err := config.Decode(settings, &s); err != nil {
 		return nil, err
 	}
 	if s.MaxResults <= 0 {

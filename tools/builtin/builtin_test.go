@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -64,8 +63,8 @@ func TestFactoryRejectsSettingsAToolDoesNotUse(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.tool, func(t *testing.T) {
 			_, err := builtin.Factory{}.Tools(context.Background(), config.Tool{Name: tc.tool, Settings: tc.settings}, "")
-			require.ErrorIs(t, err, agent.ErrSettings)
-			var se *agent.SettingError
+			require.ErrorIs(t, err, config.ErrSettings)
+			var se *config.SettingError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tc.key, se.Key)
 		})

@@ -1,10 +1,12 @@
-package agent
+package node
 
 import (
 	"fmt"
 	"strings"
 	"text/template"
 
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/plan"
 )
 
@@ -19,7 +21,7 @@ type Template struct {
 // {{.Reflections}}, {{.Notes.key}}, and node-specific Extra values.
 type PromptData struct {
 	Question    string
-	Task        Task
+	Task        agent.Task
 	Plan        []plan.Step
 	Reflections []string
 	Notes       map[string]string
@@ -37,7 +39,7 @@ func ParseTemplate(key, text string) (*Template, error) {
 		"numbered": numbered,
 	}).Parse(text)
 	if err != nil {
-		return nil, &SettingError{Key: key, Err: fmt.Errorf("%w: template: %w", ErrSettings, err)}
+		return nil, &config.SettingError{Key: key, Err: fmt.Errorf("%w: template: %w", config.ErrSettings, err)}
 	}
 	return &Template{name: key, t: t}, nil
 }
@@ -61,7 +63,7 @@ func numbered(items []string) string {
 }
 
 // Render executes the template on the state plus extra values.
-func (t *Template) Render(st *State, extra map[string]any) (string, error) {
+func (t *Template) Render(st *agent.State, extra map[string]any) (string, error) {
 	data := PromptData{Extra: extra}
 	if st != nil {
 		data.Question = st.Task.Question

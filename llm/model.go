@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"context"
@@ -7,47 +7,51 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Caller identifies the node making a model call. Offline models (scripted,
-// sim) read it to play the right role; traces attribute usage with it.
-type Caller struct {
-	// Node is the graph node id.
-	Node string
-	// Kind is the node type, for example "react" or "planner".
-	Kind string
+// CallMeta is the call metadata of one model call: who makes it and for
+// what. Model.Call puts it in the call's context, where any model may read
+// it with CallMetaFrom: the scripted model matches replies on it, cassettes
+// record it, traces attribute usage with it. It is the only per-call value
+// the engine passes to models besides the messages and call options.
+type CallMeta struct {
+	// Node is the calling graph node's id.
+	Node string `json:"node,omitempty"`
+	// Kind is the node's type, for example "react" or "planner".
+	Kind string `json:"kind,omitempty"`
 	// Role is a finer role inside a node, for example "finalize" or
 	// "evaluate"; empty for the node's main call.
-	Role string
+	Role string `json:"role,omitempty"`
+	// TaskID is the id of the task being run; empty for ad-hoc runs.
+	TaskID string `json:"task_id,omitempty"`
+	// StepID is the id of the plan step the call serves, when a plan-step
+	// executor runs it (see WithStep); else empty.
+	StepID string `json:"step_id,omitempty"`
 }
 
-type callerKey struct{}
-type taskKey struct{}
+type metaKey struct{}
 
-// WithCaller returns ctx carrying the calling node's identity.
-func WithCaller(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
+// WithCallMeta returns ctx carrying m.
+func WithCallMeta(ctx context.Context, m CallMeta) context.Context {
+	return context.WithValue(ctx, metaKey{}, m)
 }
 
-// CallerFrom returns the caller in ctx, or the zero Caller.
-func CallerFrom(ctx context.Context) Caller {
-	c, _ := ctx.Value(callerKey{}).(Caller)
-	return c
+// CallMetaFrom returns the call metadata in ctx, or the zero CallMeta.
+func CallMetaFrom(ctx context.Context) CallMeta {
+	m, _ := ctx.Value(metaKey{}).(CallMeta)
+	return m
 }
 
-// WithTask returns ctx carrying the task being run, so an oracle model can
-// follow its gold solution.
-func WithTask(ctx context.Context, t *Task) context.Context {
-	return context.WithValue(ctx, taskKey{}, t)
-}
-
-// TaskFrom returns the task in ctx, or nil.
-func TaskFrom(ctx context.Context) *Task {
-	t, _ := ctx.Value(taskKey{}).(*Task)
-	return t
+// WithStep returns ctx whose model calls serve plan step id: Model.Call
+// copies it into CallMeta.StepID.
+func WithStep(ctx context.Context, id string) context.Context {
+	m := CallMetaFrom(ctx)
+	m.StepID = id
+	return WithCallMeta(ctx, m)
 }
 
 // Meter measures the tokens of one model call. Implementations prefer the
@@ -78,17 +82,20 @@ type Model struct {
 	Pricer Pricer
 }
 
-// Call makes one model call on behalf of caller, records its usage in st,
-// and emits an llm_call trace event. The returned text is the first
+// Call makes one model call on behalf of caller (whose Node, Kind and Role
+// it uses; the task id comes from st and the step id from ctx, see
+// WithStep), records its usage in st, and emits an llm_call trace event. The returned text is the first
 // choice's content; resp holds every choice (tool calls may be in any).
-func (m Model) Call(ctx context.Context, st *State, caller Caller, msgs []llms.MessageContent, opts ...llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
+func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs []llms.MessageContent, opts ...llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
 	if m.LLM == nil {
 		return "", nil, fmt.Errorf("%w: no model configured (set llm: in the pipeline or pass --llm)", ErrModel)
 	}
-	ctx = WithCaller(ctx, caller)
+	caller.StepID = CallMetaFrom(ctx).StepID
+	caller.TaskID = ""
 	if st != nil {
-		ctx = WithTask(ctx, &st.Task)
+		caller.TaskID = st.Task.ID
 	}
+	ctx = WithCallMeta(ctx, caller)
 	ctx, attempts := middleware.WithAttemptCounter(ctx)
 	began := time.Now()
 	resp, err = m.LLM.GenerateContent(ctx, msgs, opts...)
@@ -167,18 +174,4 @@ func Prompt(system, user string) []llms.MessageContent {
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, system))
 	}
 	return append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, user))
-}
-
-type stepKey struct{}
-
-// WithStepID returns ctx carrying the id of the plan step being executed,
-// so an oracle model playing a per-step executor knows which step it is on.
-func WithStepID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, stepKey{}, id)
-}
-
-// StepIDFrom returns the plan step id in ctx, or "".
-func StepIDFrom(ctx context.Context) string {
-	s, _ := ctx.Value(stepKey{}).(string)
-	return s
 }

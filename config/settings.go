@@ -1,0 +1,88 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+)
+
+// ErrSettings marks invalid node settings.
+var ErrSettings = errors.New("invalid node settings")
+
+// SettingError names the setting at fault, so the config loader can point
+// at its line.
+type SettingError struct {
+	Key string
+	Err error
+}
+
+func (e *SettingError) Error() string { return fmt.Sprintf("setting %q: %v", e.Key, e.Err) }
+
+// Unwrap returns the cause.
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// Decode decodes node or tool settings into out (a pointer to a struct with
+// mapstructure tags), rejecting unknown keys. Durations accept strings such
+// as "30s". Errors are *SettingError wrapping ErrSettings.
+func Decode(settings map[string]any, out any) error {
+	var md mapstructure.Metadata
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		Result:           out,
+		Metadata:         &md,
+		WeaklyTypedInput: true,
+		DecodeHook:       mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(",")),
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSettings, err)
+	}
+	if err := dec.Decode(settings); err != nil {
+		key := ""
+		var de *mapstructure.DecodeError
+		if errors.As(err, &de) {
+			key = de.Name()
+		}
+		return &SettingError{Key: key, Err: fmt.Errorf("%w: %w", ErrSettings, err)}
+	}
+	if len(md.Unused) > 0 {
+		sort.Strings(md.Unused)
+		return &SettingError{Key: md.Unused[0], Err: fmt.Errorf("%w: unknown setting (known: %s)", ErrSettings, strings.Join(knownKeys(out), ", "))}
+	}
+	return nil
+}
+
+func knownKeys(out any) []string {
+	t := reflect.TypeOf(out)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := strings.Split(f.Tag.Get("mapstructure"), ",")[0]
+		if tag == "-" {
+			continue
+		}
+		if tag == "" {
+			tag = strings.ToLower(f.Name)
+		}
+		keys = append(keys, tag)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// SettingErrorf returns a *SettingError for key wrapping ErrSettings, with
+// a message formatted like fmt.Sprintf.
+func SettingErrorf(key, format string, args ...any) error {
+	return &SettingError{Key: key, Err: fmt.Errorf("%w: %s", ErrSettings, fmt.Sprintf(format, args...))}
+}

@@ -1,0 +1,38 @@
+package config_test
+
+import (
+	"testing"
+
+	"github.com/planner-engine/planner/config"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type nodeSettings struct {
+	MaxIterations int      `mapstructure:"max_iterations"`
+	Temperature   *float64 `mapstructure:"temperature"`
+	Tools         []string `mapstructure:"tools"`
+}
+
+func TestDecodeRejectsUnknownKeysNamingThem(t *testing.T) {
+	var s nodeSettings
+	err := config.Decode(map[string]any{"max_iterations": 3, "temprature": 0.2}, &s)
+	require.ErrorIs(t, err, config.ErrSettings)
+	var se *config.SettingError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "temprature", se.Key)
+	assert.Contains(t, err.Error(), "known: max_iterations, temperature, tools")
+}
+
+func TestDecodeAcceptsWeakTypesAndLists(t *testing.T) {
+	var s nodeSettings
+	require.NoError(t, config.Decode(map[string]any{"max_iterations": "5", "temperature": 0.5, "tools": "search,calculator"}, &s))
+	assert.Equal(t, 5, s.MaxIterations)
+	assert.Equal(t, 0.5, *s.Temperature)
+	assert.Equal(t, []string{"search", "calculator"}, s.Tools)
+
+	err := config.Decode(map[string]any{"max_iterations": "many"}, &s)
+	var se *config.SettingError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "max_iterations", se.Key)
+}

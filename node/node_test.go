@@ -1,0 +1,80 @@
+package node_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/node"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPromptsResolveInlineFileAndDefaults(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.tmpl"), []byte("Q: {{.Question}}"), 0o644))
+	env := node.Env{BaseDir: dir}
+
+	sys, tmpl, err := env.Prompts(node.PromptSources{PromptFile: "p.tmpl"}, "default system", "default {{.Question}}")
+	require.NoError(t, err)
+	assert.Equal(t, "default system", sys)
+	out, err := tmpl.Render(agent.NewState(agent.Task{Question: "why?"}), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "Q: why?", out)
+
+	_, _, err = env.Prompts(node.PromptSources{Prompt: "x", PromptFile: "p.tmpl"}, "", "")
+	var se *config.SettingError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "prompt", se.Key)
+
+	_, _, err = env.Prompts(node.PromptSources{PromptFile: "missing.tmpl"}, "", "")
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "prompt_file", se.Key)
+
+	_, _, err = env.Prompts(node.PromptSources{Prompt: "{{.Question"}, "", "")
+	require.ErrorIs(t, err, config.ErrSettings)
+}
+
+func TestEnvTemplateResolvesInlineFileOrDefaultAndNamesItsKey(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "j.tmpl"), []byte("file {{.Question}}"), 0o644))
+	env := node.Env{BaseDir: dir}
+	cases := []struct {
+		name, inline, file string
+		want               string
+		errKey             string
+	}{
+		{name: "inline", inline: "inline {{.Question}}", want: "inline q"},
+		{name: "file", file: "j.tmpl", want: "file q"},
+		{name: "blank falls back to the default", inline: "  \n", want: "default q"},
+		{name: "both set", inline: "x", file: "j.tmpl", errKey: "judge_prompt"},
+		{name: "missing file", file: "nope.tmpl", errKey: "judge_prompt_file"},
+		{name: "broken template", inline: "{{.Question", errKey: "judge_prompt"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tmpl, err := env.Template("judge_prompt", tc.inline, tc.file, "default {{.Question}}")
+			if tc.errKey != "" {
+				require.ErrorIs(t, err, config.ErrSettings)
+				var se *config.SettingError
+				require.ErrorAs(t, err, &se)
+				assert.Equal(t, tc.errKey, se.Key)
+				return
+			}
+			require.NoError(t, err)
+			out, err := tmpl.Render(agent.NewState(agent.Task{Question: "q"}), nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, out)
+		})
+	}
+}
+
+func TestTemplateTyposFailAtRenderWithTheKey(t *testing.T) {
+	tmpl, err := node.ParseTemplate("prompt", "{{.Extra.Missing}}")
+	require.NoError(t, err)
+	_, err = tmpl.Render(agent.NewState(agent.Task{}), map[string]any{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Missing")
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/node"
-	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
@@ -27,7 +26,7 @@ func buildDemo(t *testing.T, configPath, script string) *pipeline.Pipeline {
 	t.Helper()
 	cfg, err := config.Load(configPath)
 	require.NoError(t, err)
-	reg := nodes.NewRegistry().MustRegister(nodes.Kind{Name: "react", Summary: "ReAct loop", New: executor.NewReAct})
+	reg := node.NewRegistry().MustRegister(node.Kind{Name: "react", Summary: "ReAct loop", New: executor.NewReAct})
 	abs, err := filepath.Abs(script)
 	require.NoError(t, err)
 	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg, Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build)), Tools: builtin.Factory{},

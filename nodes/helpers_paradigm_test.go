@@ -13,7 +13,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/node"
-	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
@@ -94,7 +94,7 @@ func buildConfig(t *testing.T, path string, m llms.Model) *pipeline.Pipeline {
 	t.Helper()
 	cfg, err := config.Load(path)
 	require.NoError(t, err)
-	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: fixedModels{m}, Tools: builtin.Factory{}, LLM: config.LLM{Provider: "fixed"}})
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Models: fixedModels{m}, Tools: builtin.Factory{}, LLM: config.LLM{Provider: "fixed"}})
 	require.NoError(t, err)
 	return p
 }

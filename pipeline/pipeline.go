@@ -36,7 +36,7 @@ type ToolFactory interface {
 
 // Constructors finds the constructor of a node type. The compiler needs
 // nothing else from a node registry, so it does not depend on the
-// paradigms; the wiring layer passes nodes.Default() or its own.
+// paradigms; the wiring layer passes paradigms.Default() or its own.
 type Constructors interface {
 	// Constructor returns the constructor registered for kind, or an error
 	// that names the known types.
@@ -46,7 +46,7 @@ type Constructors interface {
 // Options configure Build.
 type Options struct {
 	// Registry finds the constructor of each node type. Required;
-	// *nodes.Registry (nodes.Default()) implements it.
+	// *node.Registry (paradigms.Default()) implements it.
 	Registry Constructors
 	// Models builds models. Nil builds no model: nodes get an empty Model
 	// (fine for validation; runs then fail on the first model call).

@@ -14,7 +14,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/node"
-	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
@@ -35,7 +35,7 @@ func build(t *testing.T, path string) (*pipeline.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))})
+	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))})
 }
 
 const header = "name: t\nnodes:\n"
@@ -62,8 +62,8 @@ func TestInvalidPipelinesFailWithFileLineAndMessage(t *testing.T) {
 			path := write(t, "p.yaml", tc.yaml)
 			cfg, err := config.Load(path)
 			if err == nil {
-				reg := nodes.Default()
-				require.NoError(t, reg.Register(nodes.Kind{Name: "test-router", New: func(node.Env, node.Spec) (node.Built, error) {
+				reg := paradigms.Default()
+				require.NoError(t, reg.Register(node.Kind{Name: "test-router", New: func(node.Env, node.Spec) (node.Built, error) {
 					return node.Built{Node: nil, Routes: []string{"continue", "finish"}}, nil
 				}}))
 				_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg})
@@ -88,7 +88,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 	for _, f := range files {
 		cfg, err := config.Load(f)
 		require.NoError(t, err, f)
-		_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Tools: builtin.Factory{}})
+		_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Tools: builtin.Factory{}})
 		assert.NoError(t, err, f)
 	}
 }
@@ -132,8 +132,8 @@ func TestScriptedModelMismatchIsAProviderFailure(t *testing.T) {
 }
 
 func TestRunTimeoutIsClassified(t *testing.T) {
-	reg := nodes.Default()
-	require.NoError(t, reg.Register(nodes.Kind{Name: "block", New: func(node.Env, node.Spec) (node.Built, error) {
+	reg := paradigms.Default()
+	require.NoError(t, reg.Register(node.Kind{Name: "block", New: func(node.Env, node.Spec) (node.Built, error) {
 		return node.Built{Node: blockNode{}}, nil
 	}}))
 	cfgPath := write(t, "b.yaml", "name: b\nlimits: {timeout: 20ms}\nnodes:\n  - {id: wait, type: block}\nedges:\n  - {from: START, to: wait}\n  - {from: wait, to: END}\n")
@@ -200,7 +200,7 @@ edges:
 	cfg, err := config.Load(cfgPath)
 	require.NoError(t, err)
 	models := &recordingModels{}
-	_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: nodes.Default(), Models: models})
+	_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Models: models})
 	require.NoError(t, err)
 	require.Len(t, models.seen, 3, "the pipeline's model, then one per node block")
 

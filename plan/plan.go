@@ -34,6 +34,10 @@ var (
 	ErrMissingTool = errors.New("step has no tool")
 )
 
+// DefaultMaxSteps is the default bound on the number of steps in a plan
+// (the planner's and re-planner's max_plan_steps).
+const DefaultMaxSteps = 8
+
 // refPattern matches a reference to an earlier step's result, "#E1".
 var refPattern = regexp.MustCompile(`#E([A-Za-z0-9_]+)`)
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
@@ -32,8 +33,6 @@ import (
 
 // Defaults of the planner's settings.
 const (
-	// DefaultMaxPlanSteps bounds the number of steps in a plan.
-	DefaultMaxPlanSteps = 8
 	// DefaultMaxRetries is how many rejected plans are fed back.
 	DefaultMaxRetries = 2
 )
@@ -61,17 +60,6 @@ const RouteFailed = "failed"
 // PlanToolName is the name of the function a planner with `output: tool`
 // forces the model to call.
 const PlanToolName = "plan"
-
-// LLMToolDescription describes the executor's built-in model worker to the
-// planner (see Settings.LLMTool).
-const LLMToolDescription = "Asks a language model to reason over text. The input is a complete instruction that may include earlier results as #E<id>, for example: Read the year in #E1 and the year in #E2 and write only the expression <second year> - <first year>. Use it to extract, combine or rephrase results; it knows nothing else."
-
-// LLMToolInfo describes the executor's built-in model worker, named name,
-// for the tool list of a planning prompt (see Settings.LLMTool).
-func LLMToolInfo(name string) tools.Info {
-	return tools.Info{Name: name, Description: LLMToolDescription,
-		Schema: map[string]any{"type": "object", "properties": map[string]any{"input": map[string]any{"type": "string"}}, "required": []string{"input"}}}
-}
 
 // Settings configure a `planner` node. Every field is optional.
 type Settings struct {
@@ -170,7 +158,7 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 	maxSteps := s.MaxPlanSteps
 	switch {
 	case maxSteps == 0:
-		maxSteps = DefaultMaxPlanSteps
+		maxSteps = plan.DefaultMaxSteps
 	case maxSteps < 0:
 		return node.Built{}, config.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
 	}
@@ -191,7 +179,7 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 			return node.Built{}, config.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
 		}
 		p.rules.Tools = reg.WithNames(name)
-		extraTools = []tools.Info{LLMToolInfo(name)}
+		extraTools = []tools.Info{steps.LLMToolInfo(name)}
 	}
 	if s.RequireTools && reg.Len() == 0 && len(extraTools) == 0 {
 		return node.Built{}, config.SettingErrorf("require_tools", "the pipeline has no tools, so no step could name one; list tools under tools:")
@@ -219,7 +207,7 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 			llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: PlanToolName}}))
 	}
 	p.extra = map[string]any{
-		"Tools":        ToolList(reg, extraTools...),
+		"Tools":        tools.PromptList(reg, extraTools...),
 		"Schema":       schemaText(),
 		"MaxSteps":     maxSteps,
 		"RequireTools": s.RequireTools,

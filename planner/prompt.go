@@ -2,11 +2,8 @@ package planner
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 
 	"github.com/planner-engine/planner/plan"
-	"github.com/planner-engine/planner/tools"
 )
 
 const defaultSystem = `You are the planner of an agent. You do not answer questions yourself: you write a short plan of steps that other workers carry out with the tools listed below. Reply with the plan only, in the requested format.`
@@ -48,23 +45,3 @@ func schemaText() string {
 	}
 	return string(b)
 }
-
-// ToolList renders tools for a prompt: one line per tool with its name,
-// description and input schema, followed by the pseudo-tools in extra.
-func ToolList(reg *tools.Registry, extra ...tools.Info) string {
-	var b strings.Builder
-	infos := append(reg.Infos(), extra...)
-	if len(infos) == 0 {
-		b.WriteString("(no tools: describe steps a worker can do by reasoning)\n")
-	}
-	for _, in := range infos {
-		schema, err := json.Marshal(in.Schema)
-		if err != nil {
-			schema = []byte("{}")
-		}
-		fmt.Fprintf(&b, "- %s: %s Input schema: %s\n", in.Name, oneLine(in.Description), schema)
-	}
-	return b.String()
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

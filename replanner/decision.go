@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/verify"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/verify"
 )
 
 // Actions a decision can take.

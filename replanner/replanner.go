@@ -31,10 +31,10 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
-	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -146,7 +146,7 @@ func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire
 	maxSteps := s.MaxPlanSteps
 	switch {
 	case maxSteps == 0:
-		maxSteps = planner.DefaultMaxPlanSteps
+		maxSteps = plan.DefaultMaxSteps
 	case maxSteps < 0:
 		return node.Built{}, config.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
 	}
@@ -165,9 +165,9 @@ func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire
 			return node.Built{}, config.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
 		}
 		r.rules.Tools = reg.WithNames(name)
-		extraTools = []tools.Info{planner.LLMToolInfo(name)}
+		extraTools = []tools.Info{steps.LLMToolInfo(name)}
 	}
-	r.toolList = planner.ToolList(reg, extraTools...)
+	r.toolList = tools.PromptList(reg, extraTools...)
 	if s.JSONMode == nil || *s.JSONMode {
 		r.opts = append(r.opts, llms.WithJSONMode())
 	}

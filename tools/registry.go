@@ -295,3 +295,21 @@ func SchemaJSON(t Tool) string {
 	}
 	return string(b)
 }
+
+// PromptList renders tools for a prompt: one line per tool with its name,
+// description and input schema, followed by the pseudo-tools in extra.
+func PromptList(reg *Registry, extra ...Info) string {
+	var b strings.Builder
+	infos := append(reg.Infos(), extra...)
+	if len(infos) == 0 {
+		b.WriteString("(no tools: describe steps a worker can do by reasoning)\n")
+	}
+	for _, in := range infos {
+		schema, err := json.Marshal(in.Schema)
+		if err != nil {
+			schema = []byte("{}")
+		}
+		fmt.Fprintf(&b, "- %s: %s Input schema: %s\n", in.Name, strings.Join(strings.Fields(in.Description), " "), schema)
+	}
+	return b.String()
+}

@@ -15,7 +15,8 @@ import (
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/llm/usage"
-	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,7 @@ import (
 // model of a profile chosen by the test. It implements compare.Loader.
 type testLoader struct {
 	models *llm.Factory
-	reg    *nodes.Registry
+	reg    *node.Registry
 }
 
 var _ compare.Loader = (*testLoader)(nil)
@@ -97,7 +98,7 @@ func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 	if s.meter != nil {
 		fopts = append(fopts, llm.WithMeter(s.meter))
 	}
-	return &testLoader{models: llm.NewFactory(fopts...), reg: nodes.Default()}
+	return &testLoader{models: llm.NewFactory(fopts...), reg: paradigms.Default()}
 }
 
 // configPath is the path of a shipped paradigm config.

@@ -15,7 +15,9 @@ import (
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
@@ -28,10 +30,10 @@ import (
 
 // kinds returns the default node kinds plus the Plan-and-Execute family,
 // whichever of them the default registry does not have yet.
-func kinds(t *testing.T) *nodes.Registry {
+func kinds(t *testing.T) *node.Registry {
 	t.Helper()
-	reg := nodes.Default()
-	for _, k := range []nodes.Kind{
+	reg := paradigms.Default()
+	for _, k := range []node.Kind{
 		{Name: "planner", Summary: "writes a validated plan", New: planner.New},
 		{Name: "execute", Summary: "runs plan steps", New: steps.NewExecute},
 		{Name: "replanner", Summary: "finishes or re-plans", New: replanner.New},

@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/planner-engine/planner/verify"
+	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/plan"
-	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -96,7 +96,7 @@ func (m *Model) worker(c call, fault string) *llms.ContentChoice {
 
 // workerLine matches the model worker's entry in a planner prompt's tool
 // list by the start of its description.
-var workerLine = regexp.MustCompile(`(?m)^- (\S+): ` + regexp.QuoteMeta(planner.LLMToolDescription[:40]))
+var workerLine = regexp.MustCompile(`(?m)^- (\S+): ` + regexp.QuoteMeta(steps.LLMToolDescription[:40]))
 
 // workerTool finds the model worker's name in a planner prompt's tool list,
 // or "" when the planner was not offered one.

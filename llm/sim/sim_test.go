@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/plan"
-	"github.com/planner-engine/planner/planner"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -149,7 +149,7 @@ func TestSimPlansWorkerStepsWhenOfferedAModelWorker(t *testing.T) {
 	m, err := sim.New("perfect", sim.WithSleeper(noSleep))
 	require.NoError(t, err)
 	task := goldTask("t1")
-	prompt := "Tools:\n- search: finds pages\n- llm: " + planner.LLMToolDescription + "\n"
+	prompt := "Tools:\n- search: finds pages\n- llm: " + steps.LLMToolDescription + "\n"
 	var plan struct {
 		Steps []plan.Step `json:"steps"`
 	}

@@ -1,19 +1,14 @@
-// Package nodes is the registry that maps a pipeline's node `type:` to a
-// constructor, and holds the nodes that need no package of their own: the
-// single-call generators (direct, chain of thought, Plan-and-Solve), the
-// finalizer and ReWOO solver, and the reasoning paradigms built from model
-// calls alone or around the ReAct executor: self-consistency, Least-to-Most,
-// Reflexion's evaluator and self-reflection, Tree of Thoughts (BFS and DFS,
-// with an exact Game of 24 verifier) and LATS.
-package nodes
+package node
 
 import (
 	"errors"
 	"fmt"
 	"sort"
-
-	"github.com/planner-engine/planner/node"
 )
+
+// ErrBadKind means a kind name is registered twice, or a kind lacks a
+// name or a constructor.
+var ErrBadKind = errors.New("bad node kind registration")
 
 // ErrUnknownType means no node kind is registered under a type name.
 var ErrUnknownType = errors.New("unknown node type")
@@ -25,11 +20,12 @@ type Kind struct {
 	// Summary is a one-line description for listings.
 	Summary string
 	// New builds a node from its spec.
-	New node.Constructor
+	New Constructor
 }
 
-// Registry maps type names to kinds. Build one with NewRegistry or Default;
-// it is not safe for concurrent registration, only for concurrent lookups.
+// Registry maps type names to kinds. Build one with NewRegistry; package
+// paradigms composes the built-in kinds. It is not safe for concurrent
+// registration, only for concurrent lookups.
 type Registry struct {
 	kinds map[string]Kind
 }
@@ -40,10 +36,10 @@ func NewRegistry() *Registry { return &Registry{kinds: map[string]Kind{}} }
 // Register adds a kind; registering a name twice is an error.
 func (r *Registry) Register(k Kind) error {
 	if k.Name == "" || k.New == nil {
-		return fmt.Errorf("node kind needs a name and a constructor")
+		return fmt.Errorf("%w: a node kind needs a name and a constructor", ErrBadKind)
 	}
 	if _, dup := r.kinds[k.Name]; dup {
-		return fmt.Errorf("node kind %q registered twice", k.Name)
+		return fmt.Errorf("%w: node kind %q registered twice", ErrBadKind, k.Name)
 	}
 	r.kinds[k.Name] = k
 	return nil
@@ -71,7 +67,7 @@ func (r *Registry) Lookup(name string) (Kind, error) {
 
 // Constructor returns the constructor of the kind registered under name; it
 // implements pipeline.Constructors.
-func (r *Registry) Constructor(name string) (node.Constructor, error) {
+func (r *Registry) Constructor(name string) (Constructor, error) {
 	k, err := r.Lookup(name)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,165 @@
+package layout_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/planner-engine/planner"
+
+// imports lists every package of the module (tests excluded) with its
+// direct imports inside the module, as `go list` reports them.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	cmd := exec.CommandContext(ctx, "go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", out)
+	graph := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := rel(fields[0])
+		graph[pkg] = nil
+		for _, imp := range fields[1:] {
+			if imp == module || strings.HasPrefix(imp, module+"/") {
+				graph[pkg] = append(graph[pkg], rel(imp))
+			}
+		}
+	}
+	require.Contains(t, graph, "graph", "go list found the module's packages")
+	return graph
+}
+
+// rel is an import path relative to the module ("." for the root package).
+func rel(path string) string {
+	if path == module {
+		return "."
+	}
+	return strings.TrimPrefix(path, module+"/")
+}
+
+// deps returns every module package pkg imports, directly or not.
+func deps(graph map[string][]string, pkg string) []string {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(p string) {
+		for _, d := range graph[p] {
+			if !seen[d] {
+				seen[d] = true
+				walk(d)
+			}
+		}
+	}
+	walk(pkg)
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// under reports whether pkg is one of prefixes or inside one of them.
+func under(pkg string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if pkg == p || strings.HasPrefix(pkg, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// paradigms are the packages that implement node kinds. They may use the
+// executor (for ReAct sub-loops) but not each other.
+var paradigms = []string{"executor", "planner", "replanner", "nodes"}
+
+func TestFloorOnePackagesImportOnlyEachOthersLowerOnes(t *testing.T) {
+	graph := imports(t)
+	allowed := map[string][]string{
+		"graph":  nil,
+		"config": nil,
+		"redact": nil,
+		"trace":  {"redact"},
+		"plan":   nil,
+		"verify": nil,
+	}
+	for pkg, ok := range allowed {
+		require.Contains(t, graph, pkg)
+		for _, d := range deps(graph, pkg) {
+			if !slices.Contains(ok, d) {
+				t.Errorf("%s imports %s; floor-1 packages import only %v", pkg, d, ok)
+			}
+		}
+	}
+}
+
+func TestLowerPackagesImportNoParadigmAndNothingAbove(t *testing.T) {
+	graph := imports(t)
+	above := append([]string{"pipeline", "paradigms", "eval", "internal", "cmd", "."}, paradigms...)
+	for pkg := range graph {
+		if !under(pkg, "llm", "agent", "node", "tools", "corpus") || under(pkg, "llm/sim") {
+			continue
+		}
+		for _, d := range deps(graph, pkg) {
+			if under(d, above...) {
+				t.Errorf("%s imports %s, which sits above it", pkg, d)
+			}
+		}
+	}
+}
+
+func TestParadigmsDoNotImportEachOther(t *testing.T) {
+	graph := imports(t)
+	for pkg := range graph {
+		if !under(pkg, paradigms...) {
+			continue
+		}
+		own := strings.SplitN(pkg, "/", 2)[0]
+		for _, d := range deps(graph, pkg) {
+			if !under(d, paradigms...) || under(d, own) || under(d, "executor") {
+				continue
+			}
+			t.Errorf("paradigm %s imports paradigm %s (only the executor may be shared)", pkg, d)
+		}
+		for _, d := range deps(graph, pkg) {
+			if under(d, "pipeline", "paradigms", "eval", "internal", "cmd", ".") {
+				t.Errorf("paradigm %s imports %s, which sits above it", pkg, d)
+			}
+		}
+	}
+}
+
+func TestOnlyTheWiringAndEvaluationKnowTheSimulator(t *testing.T) {
+	graph := imports(t)
+	for pkg := range graph {
+		if under(pkg, "eval", "internal/app", "cmd") {
+			continue
+		}
+		for _, d := range deps(graph, pkg) {
+			if under(d, "eval") {
+				t.Errorf("%s imports %s: production code below the evaluation layer must not know the simulator or the suites", pkg, d)
+			}
+		}
+	}
+}
+
+func TestPipelineImportsNoParadigm(t *testing.T) {
+	graph := imports(t)
+	for _, d := range deps(graph, "pipeline") {
+		if under(d, append([]string{"paradigms"}, paradigms...)...) {
+			t.Errorf("pipeline imports %s; it takes node constructors through pipeline.Constructors", d)
+		}
+	}
+}

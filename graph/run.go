@@ -57,7 +57,6 @@ type RunOption func(*runConfig)
 type runConfig struct {
 	maxSteps  int
 	observers []Observer
-	start     string
 }
 
 // WithMaxSteps bounds the number of node executions. Optional. Defaults to
@@ -73,12 +72,6 @@ func WithMaxSteps(n int) RunOption {
 // WithObserver adds an observer of run events.
 func WithObserver(o Observer) RunOption {
 	return func(c *runConfig) { c.observers = append(c.observers, o) }
-}
-
-// WithStartAt starts the run at the given node instead of START's target,
-// for resuming from a checkpoint.
-func WithStartAt(node string) RunOption {
-	return func(c *runConfig) { c.start = node }
 }
 
 // Result describes a finished run.
@@ -128,12 +121,6 @@ func (c *Compiled[S]) Run(ctx context.Context, state S, opts ...RunOption) (Resu
 		o(&cfg)
 	}
 	cur := c.first
-	if cfg.start != "" {
-		if _, ok := c.nodes[cfg.start]; !ok {
-			return Result{}, &Error{Err: ErrUnknownNode, Node: START, Target: cfg.start}
-		}
-		cur = cfg.start
-	}
 	res := Result{Steps: make([]string, 0, 16)}
 	emit := func(e Event) {
 		for _, o := range cfg.observers {

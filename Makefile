@@ -16,7 +16,12 @@ help: ## list targets
 build: ## build bin/planner
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/planner
 
-test: lint unit ## lint, then every test with the race detector
+test: lint unit example ## lint, every test with the race detector, then the embedding example
+
+.PHONY: example
+example: ## build and run examples/embed, an outside module using the public Go API (package planner), and check its answer
+	@out=$$(cd examples/embed && $(GO) run .) || exit 1; echo "$$out"; \
+	echo "$$out" | grep -q '^answer: 1173$$' || { echo "examples/embed: expected 'answer: 1173'"; exit 1; }
 
 unit: ## go test -race over every package
 	$(GO) test -race -count=1 $(PKGS)

@@ -7,18 +7,16 @@
 // are written without thousands separators ("142984 km") so that an agent can
 // pass them to the calculator verbatim.
 //
-// The demo suite is a JSON Lines file of agent.Task values, one per line, each
-// with a gold program of "search" and "calculator" steps over that corpus.
+// The demo suite is a JSON Lines file of tasks, one per line, each with its
+// reference answer and a gold program of "search" and "calculator" steps
+// over that corpus; package eval/suite decodes it (suite.Demo). The package
+// imports no other package of the module.
 package corpus
 
 import (
-	"bytes"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"io/fs"
-
-	"github.com/planner-engine/planner/agent"
 )
 
 // demoFiles holds the demo pages under demo/.
@@ -26,7 +24,7 @@ import (
 //go:embed demo/*.md
 var demoFiles embed.FS
 
-// demoSuite is the demo task suite, one JSON-encoded agent.Task per line.
+// demoSuite is the demo task suite, one JSON-encoded task per line.
 //
 //go:embed demo_suite.jsonl
 var demoSuite string
@@ -44,22 +42,3 @@ func Demo() fs.FS {
 
 // DemoSuite returns a copy of the demo task suite in JSON Lines form.
 func DemoSuite() []byte { return []byte(demoSuite) }
-
-// DemoTasks decodes the demo task suite. Unknown fields are rejected.
-func DemoTasks() ([]agent.Task, error) {
-	var tasks []agent.Task
-	for i, line := range bytes.Split([]byte(demoSuite), []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		var t agent.Task
-		if err := dec.Decode(&t); err != nil {
-			return nil, fmt.Errorf("demo suite line %d: %w", i+1, err)
-		}
-		tasks = append(tasks, t)
-	}
-	return tasks, nil
-}

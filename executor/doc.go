@@ -4,7 +4,14 @@
 //
 // The loop is exported (NewLoop, Loop.Run) so other paradigms can run it as
 // a sub-agent, for example per plan step or as a Reflexion actor; NewReAct
-// wraps it as the `react` node.
+// wraps it as the `react` node. A paradigm that searches over ReAct
+// trajectories takes the loop one turn at a time: Loop.Begin starts a
+// Branch and Branch.Next extends a copy of it by one turn, with every guard
+// below, so several next steps can be sampled from one state (LATS does).
+//
+// Tools are called through node.CallTool, as every node calls them: usage,
+// trace events, timeouts, panics and unknown tools are handled there, and
+// the loop passes its localized messages and ObservationLimit.
 //
 // # Modes
 //

@@ -3,31 +3,7 @@ package executor
 import (
 	"encoding/json"
 	"strings"
-
-	"github.com/planner-engine/planner/tools"
 )
-
-// unwrapInput adapts a JSON argument object to a tool without its own
-// schema: such tools are described to the model with one string argument
-// "input", so {"input": "x"} becomes x. Other inputs pass unchanged.
-func unwrapInput(t tools.Tool, input string) string {
-	if _, ok := t.(tools.Schemer); ok {
-		return input
-	}
-	s := strings.TrimSpace(input)
-	if !strings.HasPrefix(s, "{") {
-		return input
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s), &obj); err != nil || len(obj) != 1 {
-		return input
-	}
-	var v string
-	if err := json.Unmarshal(obj["input"], &v); err != nil {
-		return input
-	}
-	return v
-}
 
 // normalizeInput is the form of a tool input the repeat guard compares:
 // JSON re-encoded canonically (keys sorted, no spaces; a JSON string

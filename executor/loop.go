@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
@@ -60,6 +61,10 @@ type Input struct {
 	// Kind is the calling node's type, passed to the model as the caller
 	// kind. Default "react".
 	Kind string
+	// Role is the role of the loop's model calls (llm.CallMeta.Role), for
+	// a node that runs ReAct turns as one of its roles (LATS's "expand").
+	// Default empty. The finalizer's call has the role "finalize".
+	Role string
 	// Task is what to solve: the question, or a plan step's description.
 	// Required.
 	Task string
@@ -238,8 +243,10 @@ type step struct {
 type call struct {
 	id   string // native tool call id
 	name string // the tool name as the model wrote it
-	tool tools.Tool
-	// input is the tool input; args the raw native arguments.
+	// tc is the call resolved against the loop's tools.
+	tc node.ToolCall
+	// input is the tool input (unwrapped for the tool); args the raw
+	// native arguments.
 	input, args string
 	// obs is what the model is shown (already truncated).
 	obs string
@@ -248,19 +255,14 @@ type call struct {
 	fromTool bool
 	// guard is the guard message (unknown tool, repeat), also in obs.
 	guard string
-	// run is true when the tool must be called.
+	// run is true when the tool must be called (an unknown tool is
+	// "called" too: node.CallTool answers it).
 	run bool
-	// errText is the tool's error, when it failed.
-	errText   string
-	truncated int
 }
 
-func (c *call) toolName() string {
-	if c.tool != nil {
-		return c.tool.Name()
-	}
-	return c.name
-}
+// toolName is the tool's registered name, or the name as written when
+// there is no such tool.
+func (c *call) toolName() string { return c.tc.Name }
 
 // seenCall remembers the first occurrence of a (tool, input) call.
 type seenCall struct {
@@ -274,13 +276,14 @@ type halt struct {
 	failure, reason, why string
 }
 
-// run is the state of one Run.
+// run is the state of one Run, or of one Branch.
 type run struct {
 	l          *Loop
 	st         *agent.State
 	in         Input
 	caller     llm.CallMeta
 	tr         *trace.Tracer
+	system     string
 	head       []llms.MessageContent
 	steps      []*step
 	out        Outcome
@@ -300,24 +303,43 @@ type run struct {
 // Run changes st only through its Usage (model and tool calls), so
 // concurrent runs may share one state.
 func (l *Loop) Run(ctx context.Context, st *agent.State, in Input) (Outcome, error) {
+	r, err := l.begin(st, in)
+	if err != nil {
+		return Outcome{}, err
+	}
+	r.tr = trace.From(ctx)
+	return r.loop(ctx)
+}
+
+// begin checks in and renders the head of the prompt: nothing is asked
+// yet.
+func (l *Loop) begin(st *agent.State, in Input) (*run, error) {
 	if strings.TrimSpace(in.Task) == "" {
-		return Outcome{}, ErrEmptyTask
+		return nil, ErrEmptyTask
 	}
 	if in.Kind == "" {
 		in.Kind = "react"
 	}
-	r := &run{l: l, st: st, in: in, caller: llm.CallMeta{Node: in.NodeID, Kind: in.Kind},
-		tr: trace.From(ctx), seen: map[string]*seenCall{}}
-	system, err := l.system.Render(st, l.systemData())
-	if err != nil {
-		return r.out, err
+	r := &run{l: l, st: st, in: in, caller: llm.CallMeta{Node: in.NodeID, Kind: in.Kind, Role: in.Role}, seen: map[string]*seenCall{}}
+	var err error
+	if r.system, err = l.system.Render(st, l.systemData()); err != nil {
+		return nil, err
 	}
-	task, err := l.prompt.Render(st, taskData(in))
-	if err != nil {
-		return r.out, err
+	if err := r.renderHead(); err != nil {
+		return nil, err
 	}
-	r.head = llm.Prompt(system, strings.TrimSpace(task))
-	return r.loop(ctx)
+	return r, nil
+}
+
+// renderHead renders the system message and the task (with r.in's
+// lessons): the part of the prompt that is never dropped.
+func (r *run) renderHead() error {
+	task, err := r.l.prompt.Render(r.st, taskData(r.in))
+	if err != nil {
+		return err
+	}
+	r.head = llm.Prompt(r.system, strings.TrimSpace(task))
+	return nil
 }
 
 func (r *run) emit(kind trace.Kind, text string, data map[string]any) {
@@ -334,22 +356,7 @@ func (r *run) guard(name string, step int, text string, extra map[string]any) {
 
 func (r *run) loop(ctx context.Context) (Outcome, error) {
 	for r.out.Iterations < r.l.s.maxIter {
-		if err := ctx.Err(); err != nil {
-			return r.out, err
-		}
-		rep, err := r.ask(ctx)
-		if err != nil {
-			return r.out, fmt.Errorf("react step %d: %w", len(r.steps)+1, err)
-		}
-		r.out.Iterations++
-		n := len(r.steps) + 1
-		var done bool
-		var h *halt
-		if r.l.s.mode == ModeTools {
-			done, h, err = r.toolsTurn(ctx, n, rep)
-		} else {
-			done, h, err = r.textTurn(ctx, n, rep)
-		}
+		done, h, err := r.turn(ctx, nil)
 		switch {
 		case err != nil:
 			return r.out, err
@@ -359,11 +366,34 @@ func (r *run) loop(ctx context.Context) (Outcome, error) {
 		case h != nil:
 			return r.stop(ctx, *h)
 		}
-		r.compact()
 	}
 	return r.stop(ctx, halt{failure: agent.FailureBudget,
 		reason: fmt.Sprintf("the iteration budget ran out: %d model turns (max_iterations) without a final answer", r.l.s.maxIter),
 		why:    fmt.Sprintf(r.l.lb.whyBudget, r.l.s.maxIter)})
+}
+
+// turn asks the model for one turn, with opts after the loop's call
+// options, and handles the reply: a final answer (done), a stop by a guard
+// (h), or a step to go on from.
+func (r *run) turn(ctx context.Context, opts []llms.CallOption) (done bool, h *halt, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, nil, err
+	}
+	rep, err := r.ask(ctx, opts)
+	if err != nil {
+		return false, nil, fmt.Errorf("react step %d: %w", len(r.steps)+1, err)
+	}
+	r.out.Iterations++
+	n := len(r.steps) + 1
+	if r.l.s.mode == ModeTools {
+		done, h, err = r.toolsTurn(ctx, n, rep)
+	} else {
+		done, h, err = r.textTurn(ctx, n, rep)
+	}
+	if err == nil && !done && h == nil {
+		r.compact()
+	}
+	return done, h, err
 }
 
 // reply is one model turn's output.
@@ -376,9 +406,13 @@ type reply struct {
 // ask calls the model, retrying empty replies up to MaxEmptyRetries times.
 // Tool calls are read from every choice: Anthropic returns them in a
 // choice of their own.
-func (r *run) ask(ctx context.Context) (reply, error) {
+func (r *run) ask(ctx context.Context, opts []llms.CallOption) (reply, error) {
+	callOpts := r.l.callOpts
+	if len(opts) > 0 {
+		callOpts = append(slices.Clip(callOpts), opts...)
+	}
 	for attempt := 0; ; attempt++ {
-		text, resp, err := r.l.model.Call(ctx, r.st, r.caller, r.messages(), r.l.callOpts...)
+		text, resp, err := r.l.model.Call(ctx, r.st, r.caller, r.messages(), callOpts...)
 		if err != nil {
 			return reply{}, err
 		}
@@ -425,19 +459,19 @@ func (r *run) textTurn(ctx context.Context, n int, rep reply) (bool, *halt, erro
 		r.parseFails = 0
 		r.thought(n, res.Thought, res.Notes)
 		c := &call{name: res.Tool, input: res.Input}
-		r.resolve(c)
+		r.resolve(n, c)
 		s := &step{n: n, kind: stepAction, thought: res.Thought, calls: []*call{c}}
 		if h := r.prepare(n, c); h != nil {
 			r.out.Entries = append(r.out.Entries, agent.Entry{Thought: res.Thought, Tool: c.toolName(), Input: c.input, Raw: rep.text, Error: h.reason})
 			return false, h, nil
 		}
 		if c.run {
-			r.action(n, c)
-			if err := r.exec(ctx, c); err != nil {
+			res, err := c.tc.Call(ctx, r.st)
+			if err != nil {
 				return false, nil, err
 			}
+			c.observe(res)
 		}
-		r.observed(n, c)
 		r.steps = append(r.steps, s)
 		r.out.Entries = append(r.out.Entries, entryOf(s.thought, c, rep.text))
 		return false, nil, nil
@@ -472,9 +506,10 @@ func (r *run) thought(n int, text string, notes []string) {
 	r.emit(trace.KindThought, text, data)
 }
 
-// prepare applies the unknown-tool and repeat guards to c. It sets c.run
-// when the tool should be called, or c.obs to the guard's message, and
-// returns a halt when the call was repeated more than MaxRepeats times.
+// prepare applies the repeat guard to c. It sets c.run when the tool
+// should be called (an unknown tool is answered by the call), or c.obs to
+// the guard's message, and returns a halt when the call was repeated more
+// than MaxRepeats times.
 func (r *run) prepare(n int, c *call) *halt {
 	l := r.l
 	key := tools.NormalizeName(c.toolName()) + "\x00" + normalizeInput(c.input)
@@ -489,9 +524,9 @@ func (r *run) prepare(n int, c *call) *halt {
 		}
 	}
 	switch {
-	case c.tool == nil:
-		c.guard = fmt.Sprintf(l.lb.unknownTool, c.name, l.toolNames)
-		r.guard("unknown_tool", n, c.guard, map[string]any{"tool": c.name})
+	case c.tc.Tool == nil:
+		c.run = true
+		return nil
 	case prior != nil:
 		c.guard = fmt.Sprintf(l.lb.repeated, c.toolName(), prior.step)
 		// When the earlier result is no longer shown in full, show it
@@ -509,59 +544,27 @@ func (r *run) prepare(n int, c *call) *halt {
 	return nil
 }
 
-// resolve looks up the tool c names; a tool without its own schema gets
-// its input unwrapped from {"input": ...}. An unknown tool leaves c.tool nil.
-func (r *run) resolve(c *call) {
-	if t, ok := r.l.tools.Resolve(c.name); ok {
-		c.tool = t
-		c.input = unwrapInput(t, c.input)
-	}
-}
-
-// action emits the trace event of a call about to run.
-func (r *run) action(n int, c *call) {
-	data := map[string]any{"step": n, "tool": c.toolName(), "input": c.input}
+// resolve prepares c's tool call (node.PrepareTool): the tool c names, if
+// the loop has it, and the input unwrapped for it. The call's trace
+// events carry the step number and the native call id.
+func (r *run) resolve(n int, c *call) {
+	data := map[string]any{"step": n}
 	if c.id != "" {
 		data["tool_call_id"] = c.id
 	}
-	r.emit(trace.KindAction, c.toolName()+": "+c.input, data)
+	c.tc = node.PrepareTool(r.l.tools, r.caller, c.name, c.input, node.ToolOptions{Limit: r.l.s.obsLimit, Messages: r.l.lb.tool, Trace: data})
+	c.input = c.tc.Input
 }
 
-// exec calls c's tool. A tool error, panic or timeout becomes the
-// observation; only the end of ctx aborts.
-func (r *run) exec(ctx context.Context, c *call) error {
-	out, err := r.l.tools.Call(ctx, c.tool.Name(), c.input)
-	r.st.Usage.AddToolCall(r.in.NodeID)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		msg := err.Error()
-		if errors.Is(err, tools.ErrToolPanic) {
-			msg, _, _ = strings.Cut(msg, "\n") // drop the stack
-		}
-		c.errText = msg
-		out = r.l.lb.toolError + msg
-	} else if strings.TrimSpace(out) == "" {
-		out = r.l.lb.noOutput
+// observe records the result of c's call: a tool's output or failure is
+// the observation, the answer to an unknown tool a guard message.
+func (c *call) observe(res node.ToolResult) {
+	c.obs = res.Observation
+	if res.Unknown() {
+		c.guard = res.Observation
+		return
 	}
 	c.fromTool = true
-	c.obs, c.truncated = truncate(out, r.l.s.obsLimit, r.l.lb)
-	return nil
-}
-
-// observed emits the trace events for c's result.
-func (r *run) observed(n int, c *call) {
-	if c.errText != "" {
-		r.guard("tool_error", n, c.errText, map[string]any{"tool": c.toolName()})
-	}
-	if c.truncated > 0 {
-		r.guard("observation_truncated", n, fmt.Sprintf("observation of %s cut to %d chars (%d dropped)", c.toolName(), r.l.s.obsLimit, c.truncated),
-			map[string]any{"tool": c.toolName(), "dropped": c.truncated})
-	}
-	if c.fromTool {
-		r.emit(trace.KindObservation, c.obs, map[string]any{"step": n, "tool": c.toolName()})
-	}
 }
 
 func entryOf(thought string, c *call, raw string) agent.Entry {
@@ -602,7 +605,7 @@ func (r *run) stop(ctx context.Context, h halt) (Outcome, error) {
 	if !r.l.s.finalize {
 		return r.out, nil
 	}
-	user, err := r.l.finalize.Render(r.st, finalizeData(r.in, h.why, r.transcript()))
+	user, err := r.l.finalize.Render(r.st, finalizeData(r.in, h.why, r.transcript(true)))
 	if err != nil {
 		return r.out, err
 	}

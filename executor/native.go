@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/par"
 )
 
 // toolsTurn handles one native tool-calling reply: the text is the thought,
@@ -41,23 +42,17 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 			}
 		}
 		c.input = c.args
-		r.resolve(c)
+		r.resolve(n, c)
 		if h := r.prepare(n, c); h != nil {
 			r.out.Entries = append(r.out.Entries, agent.Entry{Thought: thought, Tool: c.toolName(), Input: c.input, ToolCallID: c.id, Raw: rep.text, Error: h.reason})
 			return false, h, nil
 		}
 		s.calls = append(s.calls, c)
 	}
-	for _, c := range s.calls {
-		if c.run {
-			r.action(n, c)
-		}
-	}
 	if err := r.execAll(ctx, s.calls); err != nil {
 		return false, nil, err
 	}
 	for i, c := range s.calls {
-		r.observed(n, c)
 		th, raw := "", ""
 		if i == 0 {
 			th, raw = thought, rep.text
@@ -68,21 +63,28 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 	return false, nil, nil
 }
 
-// execAll runs the calls that passed the guards concurrently; each writes
-// only its own call, so the results keep the model's call order.
+// execAll runs the calls that passed the guards concurrently (par.Map,
+// unbounded: the model chose how many) and traces them in the model's
+// call order: every action first, then each result.
 func (r *run) execAll(ctx context.Context, calls []*call) error {
-	errs := make([]error, len(calls))
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		if !c.run {
-			continue
+	for _, c := range calls {
+		if c.run {
+			c.tc.Announce(ctx)
 		}
-		wg.Go(func() { errs[i] = r.exec(ctx, c) })
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
+	results, errs := par.Map(ctx, 0, len(calls), func(ctx context.Context, i int) (node.ToolResult, error) {
+		if !calls[i].run {
+			return node.ToolResult{}, nil
+		}
+		return calls[i].tc.Run(ctx, r.st)
+	})
+	if err := par.First(errs); err != nil {
+		return err
+	}
+	for i, c := range calls {
+		if c.run {
+			c.tc.Report(ctx, results[i])
+			c.observe(results[i])
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+	"github.com/planner-engine/planner/node"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -48,20 +49,19 @@ func defaultExamples(mode, lang, format string) string {
 
 // labels are the words the loop writes into the conversation, per language.
 type labels struct {
-	// thought, action, actionInput and observation are the labels with
-	// their separator ("Thought: ", "思考：").
-	thought, action, actionInput, observation string
+	// thought, action, actionInput, observation and final are the labels
+	// with their separator ("Thought: ", "思考：").
+	thought, action, actionInput, observation, final string
 	// stops are the stop words of text mode (at most four: OpenAI's limit).
 	stops []string
-	// truncated formats the marker after a cut observation (chars dropped).
-	truncated string
+	// tool are the texts of tool calls: the prefix of a failed call's
+	// observation, the stand-in for an empty result, the answer to an
+	// unknown tool (name, names) and the marker after a cut observation
+	// (chars dropped).
+	tool node.ToolMessages
 	// elided formats the line that replaces an old observation (step,
 	// chars, first words).
 	elided string
-	// noOutput stands for an empty tool result.
-	noOutput string
-	// unknownTool formats the observation for an unknown tool (name, names).
-	unknownTool string
 	// repeated formats the warning for a repeated call (tool, step).
 	repeated string
 	// repeatedResult formats the earlier result when it is no longer shown
@@ -69,8 +69,6 @@ type labels struct {
 	repeatedResult string
 	// emptyReply is the feedback after empty replies in tools mode.
 	emptyReply string
-	// toolError prefixes a failed tool call's observation.
-	toolError string
 	// nothingYet is the transcript when no step was completed.
 	nothingYet string
 	// why* complete "You were solving the task..., but ..." in the
@@ -81,16 +79,14 @@ type labels struct {
 func labelsFor(lang string) labels {
 	if lang == LanguageChinese {
 		return labels{
-			thought: "思考：", action: "行动：", actionInput: "行动输入：", observation: "观察：",
-			stops:          []string{"\nObservation:", "Observation:", "\n观察：", "\n观察:"},
-			truncated:      "…[已截断 %s 字符]",
+			thought: "思考：", action: "行动：", actionInput: "行动输入：", observation: "观察：", final: "最终答案：",
+			stops: []string{"\nObservation:", "Observation:", "\n观察：", "\n观察:"},
+			tool: node.ToolMessages{Error: "错误：", NoOutput: "[工具没有输出]",
+				UnknownTool: "错误：没有名为 %q 的工具。可用的工具：%s。", Truncated: "…[已截断 %s 字符]"},
 			elided:         "[第 %d 步的观察结果已省略：%s 字符；开头为“%s”]",
-			noOutput:       "[工具没有输出]",
-			unknownTool:    "错误：没有名为 %q 的工具。可用的工具：%s。",
 			repeated:       "你在第 %[2]d 步已经用同样的输入调用过 %[1]s，结果不会改变。请利用那次的结果、换一个输入或工具，或者给出最终答案。",
 			repeatedResult: "第 %d 步的结果是：%s",
 			emptyReply:     "你的回复是空的。请调用一个工具，或者不调用工具、直接给出最终答案。",
-			toolError:      "错误：",
 			nothingYet:     "（还没有完成任何步骤）",
 			whyBudget:      "你已经用完了允许的 %d 步",
 			whyParse:       "你最近的回复都不符合要求的格式",
@@ -98,16 +94,14 @@ func labelsFor(lang string) labels {
 		}
 	}
 	return labels{
-		thought: "Thought: ", action: "Action: ", actionInput: "Action Input: ", observation: "Observation: ",
-		stops:          []string{"\nObservation:", "Observation:"},
-		truncated:      "…[truncated %s chars]",
+		thought: "Thought: ", action: "Action: ", actionInput: "Action Input: ", observation: "Observation: ", final: "Final Answer: ",
+		stops: []string{"\nObservation:", "Observation:"},
+		tool: node.ToolMessages{Error: node.DefaultToolError, NoOutput: node.DefaultNoOutput,
+			UnknownTool: node.DefaultUnknownTool, Truncated: node.DefaultTruncated},
 		elided:         "[observation of step %d elided: %s chars; it began %q]",
-		noOutput:       "[the tool returned no output]",
-		unknownTool:    "Error: there is no tool named %q. Use one of: %s.",
 		repeated:       "You already called %s with this input in step %d, and the result will not change. Use that result, call a tool with a different input, or give your final answer.",
 		repeatedResult: "The result of step %d was: %s",
 		emptyReply:     "Your reply was empty. Call a tool, or reply without a tool call to give your final answer.",
-		toolError:      "Error: ",
 		nothingYet:     "(no step was completed)",
 		whyBudget:      "you used all %d steps you were allowed",
 		whyParse:       "your last replies did not follow the required format",
@@ -130,24 +124,6 @@ type promptTool struct {
 	Description string
 	// Schema is the tool's input JSON schema as compact JSON.
 	Schema string
-}
-
-// truncate cuts s to limit runes and appends the marker; it returns the
-// number of runes dropped.
-func truncate(s string, limit int, lb labels) (string, int) {
-	n := utf8.RuneCountInString(s)
-	if n <= limit {
-		return s, 0
-	}
-	i, k := 0, 0
-	for i = range s {
-		if k == limit {
-			break
-		}
-		k++
-	}
-	dropped := n - limit
-	return s[:i] + fmt.Sprintf(lb.truncated, humanize.Comma(int64(dropped))), dropped
 }
 
 // elision is the line that replaces an old observation in the prompt.
@@ -245,9 +221,25 @@ func (r *run) messages() []llms.MessageContent {
 	return msgs
 }
 
-// transcript renders the steps as text for the finalizer, compacted like
-// the prompt; format errors are left out.
-func (r *run) transcript() string {
+// finalText is the final answer of a run that gave one, in the text
+// format: its thought and the answer line.
+func (r *run) finalText() string {
+	l := r.l
+	var b strings.Builder
+	if e := r.out.Entries; len(e) > 0 && e[len(e)-1].Thought != "" && e[len(e)-1].Final != "" {
+		b.WriteString(l.lb.thought + e[len(e)-1].Thought + "\n")
+	}
+	if l.s.format == FormatPaper {
+		b.WriteString(l.lb.action + "Finish[" + r.out.Answer + "]")
+	} else {
+		b.WriteString(l.lb.final + r.out.Answer)
+	}
+	return b.String()
+}
+
+// transcript renders the steps as text, for the finalizer compacted like
+// the prompt (compact); format errors are left out.
+func (r *run) transcript(compact bool) string {
 	l := r.l
 	var b strings.Builder
 	n := len(r.steps)
@@ -255,7 +247,7 @@ func (r *run) transcript() string {
 		if s.kind != stepAction {
 			continue
 		}
-		old := l.old(i, n)
+		old := compact && l.old(i, n)
 		for k, c := range s.calls {
 			thought := s.thought
 			if k > 0 {

@@ -1,6 +1,7 @@
 // Package llm builds models from pipeline llm blocks and --llm specs: real
-// providers through langchaingo, and the offline scripted, replay and sim
-// models. Every model is wrapped in the configured middleware and metered.
+// providers through langchaingo and offline models (scripted, replayed,
+// simulated), each registered with the Kind of model it is. Every model is
+// wrapped in the configured middleware and metered.
 package llm
 
 import (
@@ -27,11 +28,34 @@ type Builder func(ctx context.Context, cfg config.LLM, baseDir string) (llms.Mod
 // Wrapper wraps a built model (middleware such as retries and recording).
 type Wrapper func(cfg config.LLM, m llms.Model) llms.Model
 
+// Kind says what kind of model a provider builds, so that outputs can say
+// what their numbers measure and offline models can skip what only a
+// network needs.
+type Kind string
+
+// The kinds of models.
+const (
+	// KindReal is a language model behind a provider's API.
+	KindReal Kind = "real"
+	// KindScripted replies from a fixed script.
+	KindScripted Kind = "scripted"
+	// KindReplayed plays recorded responses back.
+	KindReplayed Kind = "replayed"
+	// KindSimulated is a simulator: its numbers measure the engine, never
+	// the quality of a language model.
+	KindSimulated Kind = "simulated"
+)
+
+// Offline reports whether models of kind k call no network, their failures
+// being scripted, replayed or simulated.
+func (k Kind) Offline() bool { return k == KindScripted || k == KindReplayed || k == KindSimulated }
+
 // Factory builds metered models by provider name. Build one with
 // NewFactory; it is safe for concurrent use once configured.
 type Factory struct {
 	builders map[string]Builder
 	labels   map[string]string
+	kinds    map[string]Kind
 	wrappers []Wrapper
 	meter    Meter
 	pricer   func(model string) Pricer
@@ -53,19 +77,38 @@ func WithWrapper(w Wrapper) FactoryOption {
 	return func(f *Factory) { f.wrappers = append(f.wrappers, w) }
 }
 
-// WithProvider registers a builder. label says what kind of model it is in
-// outputs ("real", "scripted (offline replay of a script)", "simulated").
-func WithProvider(name, label string, b Builder) FactoryOption {
+// ProviderOption adjusts one provider's registration (WithProvider).
+type ProviderOption func(*registration)
+
+// registration is what the options of one WithProvider set.
+type registration struct {
+	kind Kind
+}
+
+// AsKind registers the provider as building models of kind k. Default
+// KindReal.
+func AsKind(k Kind) ProviderOption { return func(r *registration) { r.kind = k } }
+
+// WithProvider registers a builder. label says what the model is in
+// outputs ("real: openai", "scripted (offline replay of a script)", "sim:
+// SIMULATED ..."); the options say what kind of model it is (AsKind). A
+// later registration of the same name replaces an earlier one.
+func WithProvider(name, label string, b Builder, opts ...ProviderOption) FactoryOption {
+	r := registration{kind: KindReal}
+	for _, o := range opts {
+		o(&r)
+	}
 	return func(f *Factory) {
 		f.builders[name] = b
 		f.labels[name] = label
+		f.kinds[name] = r.kind
 	}
 }
 
 // NewFactory returns a factory with the scripted model registered; add the
 // others with WithProvider.
 func NewFactory(opts ...FactoryOption) *Factory {
-	f := &Factory{builders: map[string]Builder{}, labels: map[string]string{}}
+	f := &Factory{builders: map[string]Builder{}, labels: map[string]string{}, kinds: map[string]Kind{}}
 	for _, o := range opts {
 		o(f)
 	}
@@ -88,6 +131,16 @@ func (f *Factory) Label(provider string) string {
 		return l
 	}
 	return provider
+}
+
+// Kind says what kind of model a provider builds: the kind it was
+// registered as, KindReal when it was registered without AsKind or is not
+// registered.
+func (f *Factory) Kind(provider string) Kind {
+	if k, ok := f.kinds[provider]; ok {
+		return k
+	}
+	return KindReal
 }
 
 // Model builds the metered, wrapped model for cfg. It fails with

@@ -56,3 +56,23 @@ func TestFactoryRejectsInvalidSettingsBeforeBuilding(t *testing.T) {
 	assert.Contains(t, err.Error(), "llm.max_reply_bytes")
 	assert.False(t, built, "an invalid block is reported before the model is built")
 }
+
+func TestFactoryKnowsTheKindEachProviderWasRegisteredAs(t *testing.T) {
+	build := func(context.Context, config.LLM, string) (llms.Model, error) { return nil, nil }
+	f := llm.NewFactory(
+		llm.WithProvider("api", "real: api", build),
+		llm.WithProvider("scripted", scripted.Label, scripted.Build, llm.AsKind(llm.KindScripted)),
+		llm.WithProvider("oracle", "SIMULATED", build, llm.AsKind(llm.KindSimulated)),
+		llm.WithProvider("tape", "replay", build, llm.AsKind(llm.KindReplayed)),
+	)
+	assert.Equal(t, llm.KindReal, f.Kind("api"), "real by default")
+	assert.Equal(t, llm.KindScripted, f.Kind("scripted"))
+	assert.Equal(t, llm.KindSimulated, f.Kind("oracle"))
+	assert.Equal(t, llm.KindReplayed, f.Kind("tape"))
+	assert.Equal(t, llm.KindReal, f.Kind("unregistered"))
+	for k, offline := range map[llm.Kind]bool{llm.KindReal: false, llm.KindScripted: true, llm.KindReplayed: true, llm.KindSimulated: true, "": false} {
+		assert.Equal(t, offline, k.Offline(), k)
+	}
+	f = llm.NewFactory(llm.WithProvider("x", "x", build, llm.AsKind(llm.KindSimulated)), llm.WithProvider("x", "x", build))
+	assert.Equal(t, llm.KindReal, f.Kind("x"), "a later registration replaces the kind too")
+}

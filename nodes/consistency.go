@@ -3,14 +3,15 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
@@ -110,31 +111,20 @@ func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, err
 		return "", err
 	}
 	msgs := llm.Prompt(n.gen.system, user)
-	answers := make([]string, n.samples)
-	texts := make([]string, n.samples)
-	errs := make([]error, n.samples)
-	sem := make(chan struct{}, n.concurrency)
-	var wg sync.WaitGroup
-	for i := 0; i < n.samples; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			opts := append([]llms.CallOption{}, n.gen.opts...)
-			opts = append(opts, llms.WithSeed(i+1))
-			text, _, err := n.gen.model.Call(ctx, st, llm.CallMeta{Node: n.gen.id, Kind: n.gen.kind, Role: fmt.Sprintf("sample-%d", i+1)}, msgs, opts...)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			texts[i] = text
-			if a, ok := verify.Extract(text); ok {
-				answers[i] = a
-			}
-		}(i)
+	texts, errs := par.Map(ctx, n.concurrency, n.samples, func(ctx context.Context, i int) (string, error) {
+		opts := append(slices.Clip(n.gen.opts), llms.WithSeed(i+1))
+		text, _, err := n.gen.model.Call(ctx, st, llm.CallMeta{Node: n.gen.id, Kind: n.gen.kind, Role: fmt.Sprintf("sample-%d", i+1)}, msgs, opts...)
+		return text, err
+	})
+	if ctx.Err() != nil {
+		return "", context.Cause(ctx)
 	}
-	wg.Wait()
+	answers := make([]string, n.samples)
+	for i, text := range texts {
+		if a, ok := verify.Extract(text); ok && errs[i] == nil {
+			answers[i] = a
+		}
+	}
 	failed := 0
 	var firstErr error
 	for i, e := range errs {

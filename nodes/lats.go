@@ -2,22 +2,27 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/executor/parse"
+	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // LATSSettings configure `lats`, Language Agent Tree Search: Monte-Carlo
-// tree search over ReAct trajectories.
+// tree search over ReAct trajectories. Each step of a trajectory is one
+// turn of package executor's ReAct loop, configured by the `react:` block,
+// with all of its guards.
 type LATSSettings struct {
 	// Iterations is the number of MCTS iterations (select, expand,
 	// evaluate, simulate, backpropagate). Default 8.
@@ -37,39 +42,29 @@ type LATSSettings struct {
 	// answers are valued by the model.
 	Scorer string `mapstructure:"scorer"`
 	// Memory is how many reflections on failed trajectories are kept and
-	// shown in later prompts. Default 3.
+	// shown in later prompts (as the ReAct prompt's lessons). Default 3.
 	Memory int `mapstructure:"memory"`
-	// ExpandPrompt overrides the ReAct step template. It sees
-	// {{.Question}}, {{.Extra.Tools}} (one "- name: description" line per
-	// tool), {{.Extra.Lessons}} (reflections, a []string) and
-	// {{.Extra.Trajectory}} (the steps so far as Thought / Action / Action
-	// Input / Observation lines).
-	ExpandPrompt string `mapstructure:"expand_prompt"`
+	// ReAct holds the settings of the ReAct turns that expand the tree:
+	// the keys of a `react` node (tools, mode, language, format, system,
+	// prompt, examples, max_parse_failures, max_repeats,
+	// observation_limit, keep_steps, max_tokens, temperature...). The
+	// expansions' own Temperature applies on top. max_iterations and the
+	// finalizer keys have no effect: MaxDepth bounds a trajectory.
+	ReAct map[string]any `mapstructure:"react"`
 	// ValuePrompt overrides the value template. It sees {{.Question}} and
-	// {{.Extra.Trajectory}}; the reply is read with ParseValue.
+	// {{.Extra.Trajectory}} (the steps so far in the ReAct text format,
+	// ending with the final answer if there is one); the reply is read
+	// with ParseValue.
 	ValuePrompt string `mapstructure:"value_prompt"`
 	// ReflectPrompt overrides the reflection template. It sees
-	// {{.Question}}, {{.Extra.Trajectory}}, {{.Extra.Answer}} and
-	// {{.Extra.Feedback}}.
+	// {{.Question}}, {{.Extra.Trajectory}} (the steps before the answer,
+	// as for ValuePrompt), {{.Extra.Answer}} and {{.Extra.Feedback}}.
 	ReflectPrompt string `mapstructure:"reflect_prompt"`
-	// Concurrency bounds model and tool calls in flight. Default Children.
+	// Concurrency bounds the expansion turns (each a model call and its
+	// tool calls) and value calls in flight, across the whole search.
+	// Default Children.
 	Concurrency int `mapstructure:"concurrency"`
 }
-
-const latsExpand = `Answer the question by reasoning in steps and using tools. Available tools:
-{{.Extra.Tools}}
-Write exactly one next step, either
-Thought: <your reasoning>
-Action: <tool name>
-Action Input: <tool input>
-or, once you know the answer,
-Thought: <your reasoning>
-Final Answer: <the answer>
-{{with .Extra.Lessons}}
-Lessons from earlier attempts at this task (do not repeat these mistakes):
-{{numbered .}}{{end}}
-Question: {{.Question}}
-{{.Extra.Trajectory}}`
 
 const latsValue = `Question: {{.Question}}
 {{.Extra.Trajectory}}
@@ -85,21 +80,26 @@ Evaluation: {{.Extra.Feedback}}
 Lesson:`
 
 // LATS searches the space of ReAct trajectories with Monte-Carlo tree
-// search: UCT selection, expansion by sampling several next steps (tool
-// calls are executed), model-valued states, a greedy rollout to a final
+// search: UCT selection, expansion by sampling several next steps (each a
+// turn of the ReAct loop: its prompt, its parser and its guards, tool
+// calls executed), model-valued states, a greedy rollout to a final
 // answer, and backpropagation of the rollout's reward. A failed final
 // answer is reflected on, and the lesson is shown in later prompts. The
 // search stops at the first answer whose reward is 1.
+//
+// A reply in the wrong format is answered with the loop's feedback in the
+// next step of its branch (the state is kept, valued 0); a branch that the
+// loop's guards stop (too many format errors in a row, a call repeated too
+// often) ends with reward 0, like one that reaches MaxDepth.
 type LATS struct {
-	id, kind                string
-	model                   llm.Model
-	env                     node.Env
-	s                       LATSSettings
-	c                       float64
-	scorer                  verify.Scorer
-	expand, value, reflectT *node.Template
-	tools                   string
-	opts                    []llms.CallOption
+	id, kind        string
+	model           llm.Model
+	loop            *executor.Loop
+	s               LATSSettings
+	c               float64
+	scorer          verify.Scorer
+	value, reflectT *node.Template
+	opts            []llms.CallOption
 }
 
 // NewLATS builds a `lats` node.
@@ -123,7 +123,7 @@ func NewLATS(env node.Env, spec node.Spec) (node.Built, error) {
 	if s.Concurrency == 0 {
 		s.Concurrency = s.Children
 	}
-	n := &LATS{id: spec.ID, kind: spec.Type, model: env.Model, env: env, s: s, c: 1}
+	n := &LATS{id: spec.ID, kind: spec.Type, model: env.Model, s: s, c: 1}
 	if s.Exploration != nil {
 		if *s.Exploration < 0 {
 			return node.Built{}, &config.SettingError{Key: "exploration", Err: fmt.Errorf("%w: exploration must not be negative", config.ErrSettings)}
@@ -145,38 +145,53 @@ func NewLATS(env node.Env, spec node.Spec) (node.Built, error) {
 	for _, t := range []struct {
 		key, text, def string
 		dst            **node.Template
-	}{{"expand_prompt", s.ExpandPrompt, latsExpand, &n.expand}, {"value_prompt", s.ValuePrompt, latsValue, &n.value}, {"reflect_prompt", s.ReflectPrompt, latsReflect, &n.reflectT}} {
+	}{{"value_prompt", s.ValuePrompt, latsValue, &n.value}, {"reflect_prompt", s.ReflectPrompt, latsReflect, &n.reflectT}} {
 		if *t.dst, err = env.Template(t.key, t.text, "", t.def); err != nil {
 			return node.Built{}, err
 		}
 	}
-	var lines []string
-	if env.Tools != nil {
-		for _, info := range env.Tools.Infos() {
-			lines = append(lines, fmt.Sprintf("- %s: %s", info.Name, info.Description))
-		}
+	if n.loop, err = newReActLoop(env, s.ReAct); err != nil {
+		return node.Built{}, err
 	}
-	if len(lines) == 0 {
-		lines = []string{"(none: answer from what you know)"}
-	}
-	n.tools = strings.Join(lines, "\n")
 	return node.Built{Node: n}, nil
 }
 
-// latsNode is one state of the search tree: the trajectory up to it is the
-// path of steps from the root.
+// newReActLoop builds the ReAct loop of a `react:` settings block; errors
+// name the key under "react.".
+func newReActLoop(env node.Env, settings map[string]any) (*executor.Loop, error) {
+	var cfg executor.ReActConfig
+	err := config.Decode(settings, &cfg)
+	var l *executor.Loop
+	if err == nil {
+		l, err = executor.NewLoop(env, cfg)
+	}
+	if err != nil {
+		var se *config.SettingError
+		if errors.As(err, &se) {
+			return nil, &config.SettingError{Key: "react." + se.Key, Err: se.Err}
+		}
+		return nil, &config.SettingError{Key: "react", Err: err}
+	}
+	return l, nil
+}
+
+// latsNode is one state of the search tree: the ReAct branch that the
+// path of turns from the root has grown.
 type latsNode struct {
 	parent   *latsNode
 	children []*latsNode
-	step     agent.Entry
-	depth    int
+	// branch is the ReAct run up to and including this node's turn.
+	branch *executor.Branch
+	// turn is what the node's own turn did (zero for the root).
+	turn  executor.Turn
+	depth int
 	// value is the model's (or the scorer's) estimate in [0, 1].
 	value float64
 	// visits and total are the MCTS statistics of backpropagation.
 	visits int
 	total  float64
-	// terminal is set for a final answer, a format error that ends the
-	// branch, or the depth limit; reward is then the node's reward.
+	// terminal is set for a final answer, a branch the loop's guards
+	// stopped, or the depth limit; reward is then the node's reward.
 	terminal bool
 	reward   float64
 	// dead marks an expanded node none of whose children can be selected
@@ -192,15 +207,12 @@ type latsNode struct {
 // in a failure.
 const latsMaxExpansions = 2
 
-func (n *latsNode) trajectory() []agent.Entry {
-	var out []agent.Entry
-	for x := n; x != nil && x.parent != nil; x = x.parent {
-		out = append(out, x.step)
+// answer is the node's final answer, or "".
+func (n *latsNode) answer() string {
+	if n.turn.Final {
+		return n.turn.Answer
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
+	return ""
 }
 
 // uct is the selection score: the mean of the rewards backpropagated
@@ -211,38 +223,26 @@ func (n *latsNode) uct(c float64) float64 {
 	return mean + c*math.Sqrt(math.Log(float64(n.parent.visits+1))/float64(n.visits+1))
 }
 
-func formatTrajectory(steps []agent.Entry) string {
-	var b strings.Builder
-	for _, e := range steps {
-		if e.Thought != "" {
-			fmt.Fprintf(&b, "Thought: %s\n", e.Thought)
-		}
-		switch {
-		case e.Final != "":
-			fmt.Fprintf(&b, "Final Answer: %s\n", e.Final)
-		case e.Tool != "":
-			fmt.Fprintf(&b, "Action: %s\nAction Input: %s\nObservation: [%s] %s\n", e.Tool, e.Input, e.Tool, clip(e.Observation, 1500))
-		case e.Error != "":
-			fmt.Fprintf(&b, "(format error: %s)\n", clip(e.Error, 200))
-		}
-	}
-	return b.String()
-}
-
 // latsRun is one run of the node.
 type latsRun struct {
-	n       *LATS
-	st      *agent.State
-	tr      *trace.Tracer
-	sem     chan struct{}
+	n  *LATS
+	st *agent.State
+	tr *trace.Tracer
+	// bound is shared by every model call (with its tool calls) of the
+	// run: at most Concurrency are in flight.
+	bound   *par.Bound
 	lessons []string
 	nodes   int
 }
 
 // Run searches and sets the answer.
 func (n *LATS) Run(ctx context.Context, st *agent.State) (string, error) {
-	r := &latsRun{n: n, st: st, tr: trace.From(ctx), sem: make(chan struct{}, n.s.Concurrency)}
-	root := &latsNode{idx: -1}
+	r := &latsRun{n: n, st: st, tr: trace.From(ctx), bound: par.NewBound(n.s.Concurrency)}
+	start, err := n.loop.Begin(st, executor.Input{NodeID: n.id, Kind: n.kind, Role: "expand", Task: st.Task.Question})
+	if err != nil {
+		return "", err
+	}
+	root := &latsNode{idx: -1, branch: start}
 	var best *latsNode
 	iter := 0
 	for ; iter < n.s.Iterations && !root.dead; iter++ {
@@ -301,14 +301,14 @@ func (n *LATS) Run(ctx context.Context, st *agent.State) (string, error) {
 	}
 	switch {
 	case best != nil:
-		st.SetAnswer(best.step.Final)
+		st.SetAnswer(best.answer())
 	case end != nil:
-		st.SetPartial(end.step.Final, fmt.Sprintf("lats found no answer the evaluator accepted in %d iterations", iter), agent.FailureWrong)
+		st.SetPartial(end.answer(), fmt.Sprintf("lats found no answer the evaluator accepted in %d iterations", iter), agent.FailureWrong)
 	default:
 		st.SetPartial("", fmt.Sprintf("lats reached no final answer in %d iterations", iter), agent.FailureBudget)
 	}
 	if end != nil {
-		st.Scratchpad = end.trajectory()
+		st.Scratchpad = end.branch.Entries()
 	}
 	data["complete"] = st.Complete
 	r.tr.Emit(trace.Event{Node: n.id, Kind: trace.KindAnswer, Text: st.Answer, Data: data})
@@ -321,7 +321,7 @@ func bestTerminal(root *latsNode) *latsNode {
 	var best *latsNode
 	var walk func(*latsNode)
 	walk = func(x *latsNode) {
-		if x.terminal && x.step.Final != "" && (best == nil || x.reward > best.reward) {
+		if x.terminal && x.turn.Final && (best == nil || x.reward > best.reward) {
 			best = x
 		}
 		for _, c := range x.children {
@@ -369,34 +369,32 @@ func (r *latsRun) selectLeaf(root *latsNode) *latsNode {
 func (r *latsRun) expandNode(ctx context.Context, leaf *latsNode) ([]*latsNode, error) {
 	leaf.expansions++
 	k := r.n.s.Children
-	steps := make([]agent.Entry, k)
-	errs := make([]error, k)
-	r.parallel(k, func(i int) {
-		steps[i], errs[i] = r.sample(ctx, leaf, i+1)
+	samples, errs := par.MapBound(ctx, r.bound, k, func(ctx context.Context, i int) (*latsNode, error) {
+		return r.sample(ctx, leaf, i+1)
 	})
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
 	}
 	seen := map[string]bool{}
 	for _, c := range leaf.children {
-		seen[sampleKey(c.step)] = true
+		seen[sampleKey(c.turn)] = true
 	}
 	var kids []*latsNode
 	failed := 0
-	for i, e := range steps {
+	for i, c := range samples {
 		if errs[i] != nil {
 			failed++
 			continue
 		}
-		key := sampleKey(e)
+		key := sampleKey(c.turn)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		kids = append(kids, &latsNode{parent: leaf, step: e, depth: leaf.depth + 1})
+		kids = append(kids, c)
 	}
 	if failed == k {
-		return nil, fmt.Errorf("lats: all %d expansions failed: %w", k, errs[0])
+		return nil, fmt.Errorf("lats: all %d expansions failed: %w", k, par.First(errs))
 	}
 	if err := r.evaluate(ctx, kids); err != nil {
 		return nil, err
@@ -408,21 +406,24 @@ func (r *latsRun) expandNode(ctx context.Context, leaf *latsNode) ([]*latsNode, 
 	return kids, nil
 }
 
-// sampleKey identifies a sampled step for de-duplication: two samples with
-// the same call, answer or format error make one child.
-func sampleKey(e agent.Entry) string {
-	return e.Tool + "\x00" + e.Input + "\x00" + e.Final + "\x00" + e.Error
+// sampleKey identifies a sampled turn for de-duplication: two samples with
+// the same calls, answer or format error make one child.
+func sampleKey(t executor.Turn) string {
+	var b strings.Builder
+	for _, e := range t.Entries {
+		b.WriteString(e.Tool + "\x00" + e.Input + "\x00" + e.Final + "\x00" + e.Error + "\x01")
+	}
+	return b.String()
 }
 
 // rollout continues greedily from x, one sampled step at a time, until a
 // terminal state, adding the steps to the tree, and returns the last node.
 func (r *latsRun) rollout(ctx context.Context, x *latsNode) (*latsNode, error) {
 	for !x.terminal {
-		e, err := r.sample(ctx, x, 0)
+		c, err := r.sample(ctx, x, 0)
 		if err != nil {
 			return nil, err
 		}
-		c := &latsNode{parent: x, step: e, depth: x.depth + 1}
 		if err := r.evaluate(ctx, []*latsNode{c}); err != nil {
 			return nil, err
 		}
@@ -433,60 +434,37 @@ func (r *latsRun) rollout(ctx context.Context, x *latsNode) (*latsNode, error) {
 	return x, nil
 }
 
-// sample asks the model for one next step after x and runs its tool call.
-func (r *latsRun) sample(ctx context.Context, x *latsNode, seed int) (agent.Entry, error) {
-	prompt, err := r.n.expand.Render(r.st, map[string]any{"Tools": r.n.tools, "Lessons": r.lessons, "Trajectory": formatTrajectory(x.trajectory())})
-	if err != nil {
-		return agent.Entry{}, err
-	}
-	opts := append([]llms.CallOption{}, r.n.opts...)
+// sample takes one ReAct turn from x's branch (the model's next step and
+// its tool calls, under the loop's guards) and returns the new node, not
+// yet attached. A seed above 0 is passed to the model, so concurrent
+// samples differ.
+func (r *latsRun) sample(ctx context.Context, x *latsNode, seed int) (*latsNode, error) {
+	opts := slices.Clone(r.n.opts)
 	if seed > 0 {
 		opts = append(opts, llms.WithSeed(seed))
 	}
-	text, _, err := r.n.model.Call(ctx, r.st, llm.CallMeta{Node: r.n.id, Kind: r.n.kind, Role: "expand"}, llm.Prompt(defaultSystem, prompt), opts...)
+	b, t, err := x.branch.Next(ctx, executor.TurnOptions{Reflections: slices.Clone(r.lessons), CallOptions: opts})
 	if err != nil {
-		return agent.Entry{}, err
+		return nil, err
 	}
-	res := parse.Parse(text)
-	e := agent.Entry{Thought: res.Thought, Raw: text}
-	switch res.Kind {
-	case parse.KindFinal:
-		e.Final = res.Answer
-	case parse.KindAction:
-		e.Tool, e.Input = parse.NormalizeToolName(res.Tool), res.Input
-		if r.n.env.Tools == nil {
-			e.Observation = "error: no tools are available"
-			break
-		}
-		r.st.Usage.AddToolCall(r.n.id)
-		r.tr.Emit(trace.Event{Node: r.n.id, Kind: trace.KindAction, Text: e.Tool + ": " + e.Input, Data: map[string]any{"tool": e.Tool, "input": e.Input, "depth": x.depth + 1}})
-		out, err := r.n.env.Tools.Call(ctx, e.Tool, e.Input)
-		if err != nil {
-			if ctx.Err() != nil {
-				return agent.Entry{}, ctx.Err()
-			}
-			out = "error: " + err.Error()
-		}
-		e.Observation = out
-		r.tr.Emit(trace.Event{Node: r.n.id, Kind: trace.KindObservation, Text: out, Data: map[string]any{"tool": e.Tool, "depth": x.depth + 1}})
-	default:
-		e.Error = res.Error
-	}
-	return e, nil
+	return &latsNode{parent: x, branch: b, turn: t, depth: x.depth + 1}, nil
 }
 
 // evaluate sets each node's value: a final answer is scored against the
-// task when it can be, else every state is valued by the model. A format
-// error ends its branch with reward 0, and so does the depth limit.
+// task when it can be, else every state is valued by the model. A branch
+// the loop's guards stopped ends with reward 0, and so does the depth
+// limit; a format error answered with feedback is a state valued 0.
 func (r *latsRun) evaluate(ctx context.Context, kids []*latsNode) error {
 	var ask []*latsNode
 	for _, c := range kids {
 		switch {
-		case c.step.Error != "":
+		case c.turn.Failure != "":
 			c.terminal, c.reward, c.value = true, 0, 0
-		case c.step.Final != "":
+		case c.turn.Invalid:
+			c.value = 0
+		case c.turn.Final:
 			c.terminal = true
-			if v := r.n.scorer.Score(c.step.Final, r.st.Task.Reference()); !v.Unscorable {
+			if v := r.n.scorer.Score(c.turn.Answer, r.st.Task.Reference()); !v.Unscorable {
 				c.reward = 0
 				if v.Correct {
 					c.reward = 1
@@ -499,26 +477,22 @@ func (r *latsRun) evaluate(ctx context.Context, kids []*latsNode) error {
 			ask = append(ask, c)
 		}
 	}
-	values := make([]float64, len(ask))
-	errs := make([]error, len(ask))
-	r.parallel(len(ask), func(i int) {
-		prompt, err := r.n.value.Render(r.st, map[string]any{"Trajectory": formatTrajectory(ask[i].trajectory())})
+	values, errs := par.MapBound(ctx, r.bound, len(ask), func(ctx context.Context, i int) (float64, error) {
+		prompt, err := r.n.value.Render(r.st, map[string]any{"Trajectory": ask[i].branch.Transcript()})
 		if err != nil {
-			errs[i] = err
-			return
+			return 0, err
 		}
 		text, _, err := r.n.model.Call(ctx, r.st, llm.CallMeta{Node: r.n.id, Kind: r.n.kind, Role: "value"}, llm.Prompt(defaultSystem, prompt))
 		if err != nil {
-			errs[i] = err
-			return
+			return 0, err
 		}
-		values[i] = math.Min(1, ParseValue(text)/2)
+		return math.Min(1, ParseValue(text)/2), nil
 	})
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	for i, c := range ask {
 		if errs[i] != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
 			values[i] = 0 // an unvalued state is not worth exploring first
 		}
 		c.value = values[i]
@@ -533,7 +507,7 @@ func (r *latsRun) evaluate(ctx context.Context, kids []*latsNode) error {
 	}
 	// Reflect on failed answers, so later expansions see the lessons.
 	for _, c := range kids {
-		if c.step.Final != "" && c.reward < 1 {
+		if c.turn.Final && c.reward < 1 {
 			if err := r.reflect(ctx, c); err != nil {
 				return err
 			}
@@ -543,7 +517,7 @@ func (r *latsRun) evaluate(ctx context.Context, kids []*latsNode) error {
 }
 
 func (r *latsRun) reflect(ctx context.Context, c *latsNode) error {
-	prompt, err := r.n.reflectT.Render(r.st, map[string]any{"Trajectory": formatTrajectory(c.trajectory()[:c.depth-1]), "Answer": c.step.Final,
+	prompt, err := r.n.reflectT.Render(r.st, map[string]any{"Trajectory": c.parent.branch.Transcript(), "Answer": c.answer(),
 		"Feedback": fmt.Sprintf("reward %.2f", c.reward)})
 	if err != nil {
 		return err
@@ -551,7 +525,7 @@ func (r *latsRun) reflect(ctx context.Context, c *latsNode) error {
 	text, _, err := r.n.model.Call(ctx, r.st, llm.CallMeta{Node: r.n.id, Kind: r.n.kind, Role: "reflect"}, llm.Prompt(defaultSystem, prompt))
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
 		return nil // a missing lesson does not stop the search
 	}
@@ -564,7 +538,7 @@ func (r *latsRun) reflect(ctx context.Context, c *latsNode) error {
 		r.lessons = r.lessons[len(r.lessons)-r.n.s.Memory:]
 	}
 	r.st.Reflections = append([]string(nil), r.lessons...)
-	r.tr.Emit(trace.Event{Node: r.n.id, Kind: trace.KindReflection, Text: lesson, Data: map[string]any{"answer": c.step.Final}})
+	r.tr.Emit(trace.Event{Node: r.n.id, Kind: trace.KindReflection, Text: lesson, Data: map[string]any{"answer": c.answer()}})
 	return nil
 }
 
@@ -584,29 +558,28 @@ func (r *latsRun) record(c *latsNode) {
 		parent = c.parent.idx
 	}
 	c.idx = len(r.st.Candidates)
-	text := c.step.Final
-	switch {
-	case c.step.Tool != "":
-		text = fmt.Sprintf("%s[%s]", c.step.Tool, c.step.Input)
-	case c.step.Error != "":
-		text = "(format error)"
-	}
-	r.st.Candidates = append(r.st.Candidates, agent.Candidate{Text: text, Answer: c.step.Final, Score: c.value, Depth: c.depth, Parent: parent})
+	text := latsText(c.turn)
+	r.st.Candidates = append(r.st.Candidates, agent.Candidate{Text: text, Answer: c.answer(), Score: c.value, Depth: c.depth, Parent: parent})
 	r.tr.Emit(trace.Event{Node: r.n.id, Kind: trace.KindCandidate, Text: text,
 		Data: map[string]any{"depth": c.depth, "value": c.value, "terminal": c.terminal, "reward": c.reward, "parent": parent, "index": c.idx}})
 }
 
-// parallel runs f(0..n-1) concurrently under the node's bound.
-func (r *latsRun) parallel(n int, f func(i int)) {
-	done := make(chan struct{}, n)
-	for i := 0; i < n; i++ {
-		go func(i int) {
-			r.sem <- struct{}{}
-			defer func() { <-r.sem; done <- struct{}{} }()
-			f(i)
-		}(i)
+// latsText is a turn as a candidate's text: its calls as tool[input],
+// its answer, or what went wrong.
+func latsText(t executor.Turn) string {
+	switch {
+	case t.Final:
+		return t.Answer
+	case t.Failure != "":
+		return fmt.Sprintf("(stopped: %s)", t.Failure)
+	case t.Invalid:
+		return "(format error)"
 	}
-	for i := 0; i < n; i++ {
-		<-done
+	var calls []string
+	for _, e := range t.Entries {
+		if e.Tool != "" {
+			calls = append(calls, fmt.Sprintf("%s[%s]", e.Tool, e.Input))
+		}
 	}
+	return strings.Join(calls, "; ")
 }

@@ -1,6 +1,8 @@
 package nodes_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
@@ -129,4 +131,102 @@ func TestLATSRejectsBadSettings(t *testing.T) {
 			requireSettingError(t, err, tc.key)
 		})
 	}
+}
+
+func TestLATSStepsAreReActTurnsWithTheRepeatGuard(t *testing.T) {
+	rec, _ := script(t, false,
+		scripted.Reply{Role: "expand", Text: "Thought: again.\nAction: calculator\nAction Input: `1 + 1`", Times: 50},
+		scripted.Reply{Role: "value", Text: "Score: 5/10", Times: 50},
+	)
+	st, tr := runLATS(t, map[string]any{"children": 1, "iterations": 1}, rec, arithmeticTask)
+	assert.Equal(t, 1, st.Usage.Snapshot().ToolCalls, "repeated calls are answered by the guard, not run")
+
+	expands := rec.requests("expand")
+	require.Len(t, expands, 4, "one run, two tolerated repeats, then the guard stops the branch")
+	assert.Contains(t, expands[1].prompt, "Action: calculator\nAction Input: 1 + 1\nObservation: [calculator] 2", "the input was unwrapped")
+	assert.Contains(t, expands[2].prompt, "You already called calculator with this input in step 1")
+
+	var repeats, loops int
+	for _, e := range tr.OfKind(trace.KindGuard) {
+		switch e.Data["guard"] {
+		case "repeat":
+			repeats++
+		case agent.FailureLoop:
+			loops++
+		}
+	}
+	assert.Equal(t, 2, repeats)
+	assert.Equal(t, 1, loops)
+	last := st.Candidates[len(st.Candidates)-1]
+	assert.Equal(t, "(stopped: loop)", last.Text)
+	assert.Equal(t, 4, last.Depth)
+	assert.False(t, st.Complete)
+}
+
+func TestLATSAnswersAFormatErrorWithFeedbackAndGoesOn(t *testing.T) {
+	rec, _ := script(t, false,
+		scripted.Reply{Role: "expand", Contains: `no "Action:" or "Final Answer:" found`, Text: "Thought: fixed.\nFinal Answer: 18"},
+		scripted.Reply{Role: "expand", Text: "I believe it is eighteen"},
+	)
+	st, tr := runLATS(t, map[string]any{"children": 1}, rec, arithmeticTask)
+	assert.True(t, st.Complete)
+	assert.Equal(t, "18", st.Answer)
+	require.Len(t, rec.requests("expand"), 2)
+	assert.Empty(t, rec.requests("value"), "a format error is valued 0 without asking the model")
+	require.Len(t, tr.OfKind(trace.KindParseError), 1)
+	require.Len(t, st.Scratchpad, 2)
+	assert.NotEmpty(t, st.Scratchpad[0].Error, "the format error and its feedback stay on the winning branch")
+	assert.Equal(t, "18", st.Scratchpad[1].Final)
+	assert.Equal(t, "(format error)", st.Candidates[0].Text)
+}
+
+func TestLATSStopsWhenTheContextEnds(t *testing.T) {
+	rec, _ := script(t, false, scripted.Reply{Role: "expand", Text: "Final Answer: 17", Times: 20})
+	reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
+	require.NoError(t, err)
+	built, err := nodes.NewLATS(node.Env{Model: llm.Model{LLM: rec}, Tools: reg}, node.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"children": 3}})
+	require.NoError(t, err)
+	cause := errors.New("deadline of the run")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	_, err = built.Node.Run(ctx, agent.NewState(arithmeticTask))
+	require.ErrorIs(t, err, cause)
+	assert.Empty(t, rec.requests(""), "no sample starts once the context has ended")
+}
+
+func TestLATSNeedsTheToolsOfItsReActTurns(t *testing.T) {
+	_, err := nodes.NewLATS(node.Env{}, node.Spec{ID: "lats", Type: "lats"})
+	requireSettingError(t, err, "react.tools")
+	reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
+	require.NoError(t, err)
+	_, err = nodes.NewLATS(node.Env{Tools: reg}, node.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"react": map[string]any{"max_repeats": -1}}})
+	requireSettingError(t, err, "react.max_repeats")
+}
+
+// explodeTool panics on every call.
+type explodeTool struct{}
+
+func (explodeTool) Name() string                                 { return "explode" }
+func (explodeTool) Description() string                          { return "panics" }
+func (explodeTool) Call(context.Context, string) (string, error) { panic("boom") }
+
+func TestLATSShowsAPanickingToolAsAnErrorWithoutItsStack(t *testing.T) {
+	rec, _ := script(t, false,
+		scripted.Reply{Role: "expand", Contains: "tool panicked", Text: "Thought: the tool is broken.\nFinal Answer: 18"},
+		scripted.Reply{Role: "expand", Text: "Thought: try it.\nAction: explode\nAction Input: now"},
+		scripted.Reply{Role: "value", Text: "Score: 5/10", Times: 5},
+	)
+	reg, err := tools.NewRegistry([]tools.Tool{calc.New(), explodeTool{}})
+	require.NoError(t, err)
+	built, err := nodes.NewLATS(node.Env{Model: llm.Model{LLM: rec}, Tools: reg}, node.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"children": 1}})
+	require.NoError(t, err)
+	st := agent.NewState(arithmeticTask)
+	_, err = built.Node.Run(context.Background(), st)
+	require.NoError(t, err)
+	assert.Equal(t, "18", st.Answer)
+	expands := rec.requests("expand")
+	require.Len(t, expands, 2)
+	assert.Contains(t, expands[1].prompt, "Observation: [explode] Error: tool \"explode\": tool panicked: boom\n")
+	assert.NotContains(t, expands[1].prompt, "goroutine")
+	assert.NotContains(t, st.Scratchpad[0].Observation, ".go:", "no stack frames in the scratchpad")
 }

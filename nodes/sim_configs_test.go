@@ -8,11 +8,10 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/corpus"
+	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -24,11 +23,11 @@ import (
 
 func noSleep(context.Context, time.Duration) error { return nil }
 
-func demoTasks(t *testing.T, ids ...string) []agent.Task {
+func demoTasks(t *testing.T, ids ...string) []suite.Task {
 	t.Helper()
-	all, err := corpus.DemoTasks()
+	all, err := suite.Demo()
 	require.NoError(t, err)
-	var out []agent.Task
+	var out []suite.Task
 	for _, id := range ids {
 		for _, task := range all {
 			if task.ID == id {
@@ -40,11 +39,11 @@ func demoTasks(t *testing.T, ids ...string) []agent.Task {
 	return out
 }
 
-func game24Task(t *testing.T, nums ...int) agent.Task {
+func game24Task(t *testing.T, nums ...int) suite.Task {
 	t.Helper()
 	expr, steps, ok := verify.Solve24Steps(nums)
 	require.True(t, ok)
-	return agent.Task{ID: "g24", Question: suite.Game24Question(nums), Gold: &agent.Gold{Answer: expr, Reasoning: steps}}
+	return suite.Task{Task: agent.Task{ID: "g24", Question: suite.Game24Question(nums)}, Gold: &suite.Gold{Answer: expr, Reasoning: steps}}
 }
 
 // TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike runs every
@@ -55,10 +54,10 @@ func game24Task(t *testing.T, nums ...int) agent.Task {
 // the model served.
 func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) {
 	demo := demoTasks(t, "demo-01", "demo-21", "demo-29")
-	g24 := []agent.Task{game24Task(t, 4, 5, 6, 10), game24Task(t, 1, 1, 4, 6)}
+	g24 := []suite.Task{game24Task(t, 4, 5, 6, 10), game24Task(t, 1, 1, 4, 6)}
 	cases := []struct {
 		config string
-		tasks  []agent.Task
+		tasks  []suite.Task
 		scorer verify.Scorer
 	}{
 		{"cot_sc", demo, verify.ExactMatch{}},
@@ -74,10 +73,10 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 	for _, tc := range cases {
 		for _, task := range tc.tasks {
 			t.Run(tc.config+"/"+task.ID, func(t *testing.T) {
-				m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks([]agent.Task{task}))
+				m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks([]suite.Task{task}))
 				require.NoError(t, err)
 				p := buildConfig(t, "../configs/"+tc.config+".yaml", m)
-				st, rec := runTask(t, p, task)
+				st, rec := runTask(t, p, task.Task)
 				v := tc.scorer.Score(st.Answer, task.Reference())
 				assert.True(t, v.Correct, "answer %q: %s", st.Answer, v.Detail)
 				assert.True(t, st.Complete, "reason: %s", st.Reason)
@@ -106,11 +105,11 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 // expression at depth 4 and never calls the evaluator for a leaf.
 func TestToTFollowsTheSimGame24GoldWithinThePaperBudget(t *testing.T) {
 	task := game24Task(t, 4, 5, 6, 10)
-	m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks([]agent.Task{task}))
+	m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks([]suite.Task{task}))
 	require.NoError(t, err)
 	rec := &recorder{Model: m}
 	p := buildConfig(t, "../configs/tot_game24.yaml", rec)
-	st, tr := runTask(t, p, task)
+	st, tr := runTask(t, p, task.Task)
 	require.True(t, st.Complete)
 	assert.Equal(t, task.Gold.Answer, st.Answer)
 	for _, r := range rec.requests("evaluate") {

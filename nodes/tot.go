@@ -8,12 +8,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
@@ -238,10 +238,12 @@ func (t thought) last() string {
 
 // search is one run of the node.
 type search struct {
-	n      *ToT
-	st     *agent.State
-	tr     *trace.Tracer
-	sem    chan struct{}
+	n  *ToT
+	st *agent.State
+	tr *trace.Tracer
+	// bound is shared by every batch of the run: at most Concurrency model
+	// calls are in flight, however batches are nested or repeated.
+	bound  *par.Bound
 	nums   []int // Game of 24 numbers when verifying
 	states int   // states expanded
 	// exhausted is set when DFS stopped at its MaxStates budget.
@@ -253,7 +255,7 @@ type search struct {
 
 // Run searches and sets the answer from the best leaf.
 func (n *ToT) Run(ctx context.Context, st *agent.State) (string, error) {
-	s := &search{n: n, st: st, tr: trace.From(ctx), sem: make(chan struct{}, n.s.Concurrency)}
+	s := &search{n: n, st: st, tr: trace.From(ctx), bound: par.NewBound(n.s.Concurrency)}
 	if n.s.Verify == VerifyGame24 {
 		nums, err := verify.PuzzleNumbers(st.Task.Question)
 		if err != nil {
@@ -371,11 +373,8 @@ func (s *search) dfs(ctx context.Context, t thought) (bool, error) {
 // failed.
 func (s *search) expand(ctx context.Context, parents []thought, depth int) ([]thought, error) {
 	s.states += len(parents)
-	proposals := make([][]string, len(parents))
-	err := s.batch(ctx, len(parents), func(i int) error {
-		items, err := s.proposeOne(ctx, parents[i], depth)
-		proposals[i] = items
-		return err
+	proposals, _, err := batch(ctx, s, len(parents), func(ctx context.Context, i int) ([]string, error) {
+		return s.proposeOne(ctx, parents[i], depth)
 	})
 	if err != nil {
 		return nil, err
@@ -405,19 +404,15 @@ func (s *search) expand(ctx context.Context, parents []thought, depth int) ([]th
 		}
 		ask = append(ask, i)
 	}
-	values := make([]float64, len(ask))
-	valued := make([]bool, len(ask))
-	err = s.batch(ctx, len(ask), func(j int) error {
-		v, err := s.valueOne(ctx, children[ask[j]], depth)
-		values[j], valued[j] = v, err == nil
-		return err
+	values, errs, err := batch(ctx, s, len(ask), func(ctx context.Context, j int) (float64, error) {
+		return s.valueOne(ctx, children[ask[j]], depth)
 	})
 	if err != nil {
 		return nil, err
 	}
 	for j, i := range ask {
 		children[i].value = values[j]
-		if !valued[j] {
+		if errs[j] != nil {
 			verdicts[i] = "evaluation failed"
 		}
 	}
@@ -436,32 +431,13 @@ func (s *search) expand(ctx context.Context, parents []thought, depth int) ([]th
 	return children, nil
 }
 
-// batch runs f(0..n-1) concurrently under the node's concurrency bound. It
-// fails when the context ends or when every call failed; single failures
-// only drop their branch.
-func (s *search) batch(ctx context.Context, n int, f func(i int) error) error {
-	if n == 0 {
-		return nil
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			select {
-			case s.sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[i] = ctx.Err()
-				return
-			}
-			defer func() { <-s.sem }()
-			errs[i] = f(i)
-		}(i)
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
+// batch runs f(0..n-1) concurrently under the search's shared bound and
+// returns each call's result and error by index. It fails when the context
+// ends or when every call failed; single failures only drop their branch.
+func batch[T any](ctx context.Context, s *search, n int, f par.Func[T]) ([]T, []error, error) {
+	out, errs := par.MapBound(ctx, s.bound, n, f)
+	if ctx.Err() != nil {
+		return nil, nil, context.Cause(ctx)
 	}
 	failed := 0
 	for _, e := range errs {
@@ -469,10 +445,10 @@ func (s *search) batch(ctx context.Context, n int, f func(i int) error) error {
 			failed++
 		}
 	}
-	if failed == n {
-		return fmt.Errorf("tot: all %d calls at one step failed: %w", n, errs[0])
+	if n > 0 && failed == n {
+		return nil, nil, fmt.Errorf("tot: all %d calls at one step failed: %w", n, par.First(errs))
 	}
-	return nil
+	return out, errs, nil
 }
 
 func (s *search) proposeOne(ctx context.Context, t thought, depth int) ([]string, error) {

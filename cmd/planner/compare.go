@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/corpus"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
@@ -68,9 +66,10 @@ model; every output says so.`,
 	return c
 }
 
-// loadSuite loads the --suite tasks, sliced and limited, and the scorer
-// that judges them: --scorer, or the suite format's default.
-func loadSuite(c *cobra.Command, f *compareFlags) ([]agent.Task, verify.Scorer, error) {
+// loadSuite loads the --suite tasks (with their gold solutions, for the
+// simulator), sliced and limited, and the scorer that judges them:
+// --scorer, or the suite format's default.
+func loadSuite(c *cobra.Command, f *compareFlags) ([]suite.Task, verify.Scorer, error) {
 	var opts []suite.Option
 	if f.slice != "" {
 		a, b, err := suite.ParseSlice(f.slice)
@@ -82,10 +81,10 @@ func loadSuite(c *cobra.Command, f *compareFlags) ([]agent.Task, verify.Scorer, 
 	if f.limit > 0 {
 		opts = append(opts, suite.WithLimit(f.limit))
 	}
-	var tasks []agent.Task
+	var tasks []suite.Task
 	format := suite.FormatJSONL
 	if f.suite == "demo" {
-		all, err := corpus.DemoTasks()
+		all, err := suite.Demo()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -148,7 +147,7 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 	if !f.quiet && !f.json {
 		opts.Progress = c.ErrOrStderr()
 	}
-	rep, err := compare.Run(c.Context(), a, tasks, opts)
+	rep, err := compare.Run(c.Context(), a, suite.AgentTasks(tasks), opts)
 	if err != nil {
 		return err
 	}

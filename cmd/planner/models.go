@@ -7,9 +7,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/provider"
-	"github.com/planner-engine/planner/llm/sim"
 	"github.com/spf13/cobra"
 )
 
@@ -39,22 +40,31 @@ type modelsOutput struct {
 	Offline   []offlineInfo  `json:"offline"`
 }
 
-// offlineModels describes the models that need no network. The notes say
-// how each one treats the call options the provider table covers.
-func offlineModels() []offlineInfo {
-	return []offlineInfo{
-		{Provider: "scripted", Spec: "scripted:FILE",
-			Notes: "Replies come from a YAML script in order, each optionally matched on the calling node and a prompt " +
+// offlineKind describes the offline models of one kind for `planner
+// models`: how --llm names one (spec, a format of the provider's name) and
+// how it treats the call options the provider table covers.
+type offlineKind struct {
+	kind  llm.Kind
+	spec  string
+	notes string
+}
+
+// offlineKinds lists the kinds of models that need no network, in the
+// order `planner models` shows them.
+func offlineKinds() []offlineKind {
+	return []offlineKind{
+		{kind: llm.KindScripted, spec: "%s:FILE",
+			notes: "Replies come from a YAML script in order, each optionally matched on the calling node and a prompt " +
 				"substring or regex; replies may be text or tool calls. Stop words cut a reply as an API would " +
 				"(ignore_stop: true keeps the text, to test parsers). Replies are streamed in chunks. JSON mode " +
 				"is not enforced: a reply is returned as written. No usage is reported, so tokens are estimated."},
-		{Provider: "sim", Spec: "sim[:PROFILE]",
-			Notes: "SIMULATED oracle for suite tasks with a gold solution: plays the calling role in its real output " +
+		{kind: llm.KindSimulated, spec: "%s[:PROFILE]",
+			notes: "SIMULATED oracle for suite tasks with a gold solution: plays the calling role in its real output " +
 				"format and injects faults at seeded rates (profiles: " + strings.Join(sim.ProfileNames(), ", ") + "). Its numbers " +
 				"measure the engine's recovery and cost structure, never a model's quality. Tasks without a gold " +
 				"solution fail."},
-		{Provider: "replay", Spec: "replay:FILE",
-			Notes: "Plays back a cassette written by planner run --record, offline and through the same retry " +
+		{kind: llm.KindReplayed, spec: "%s:FILE",
+			notes: "Plays back a cassette written by planner run --record, offline and through the same retry " +
 				"middleware, so recorded failed attempts are retried as they were. A request that differs from " +
 				"every unused recording fails with a diff. Supports whatever the recorded provider did; a " +
 				"streaming caller gets the reply as one chunk."},
@@ -104,9 +114,13 @@ func listModels(a *app.App) (modelsOutput, error) {
 		doc.Providers = append(doc.Providers, providerInfo{Provider: name, Spec: name + ":MODEL", Label: a.ModelLabel(name),
 			StopWords: caps.StopWords, ToolCalls: caps.ToolCalls, JSONMode: caps.JSONMode, Streaming: caps.Streaming, Notes: caps.Notes})
 	}
-	for _, m := range offlineModels() {
-		m.Label = a.ModelLabel(m.Provider)
-		doc.Offline = append(doc.Offline, m)
+	for _, k := range offlineKinds() {
+		for _, name := range a.Models.Providers() {
+			if a.ModelKind(name) == k.kind {
+				doc.Offline = append(doc.Offline, offlineInfo{Provider: name, Spec: fmt.Sprintf(k.spec, name),
+					Label: a.ModelLabel(name), Notes: k.notes})
+			}
+		}
 	}
 	return doc, nil
 }

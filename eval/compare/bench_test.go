@@ -10,8 +10,9 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
+	"github.com/planner-engine/planner/eval/sim"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/verify"
-	"github.com/planner-engine/planner/llm/sim"
 	"github.com/stretchr/testify/require"
 )
 
@@ -60,12 +61,13 @@ var meters = []struct {
 // iteration is one whole comparison; run it with -benchtime=1x. It reports
 // runs/s, the peak live heap (sampled every 10 ms) and allocations.
 func BenchmarkCompareZeroLatency(b *testing.B) {
-	tasks := repeatTasks(demoTasks(b), 1000)
+	played := repeatTasks(demoSuite(b), 1000)
+	tasks := suite.AgentTasks(played)
 	configs := configPaths("direct", "cot", "react", "plan_execute", "rewoo", "llmcompiler")
 	runs := len(tasks) * len(configs)
 	for _, m := range meters {
 		b.Run(m.name, func(b *testing.B) {
-			loader := newLoader(sim.Profile{Name: "zero"}, m.opt(b)...)
+			loader := newLoader(sim.Profile{Name: "zero"}, append(m.opt(b), withTasks(played))...)
 			b.ReportAllocs()
 			var peak uint64
 			var elapsed time.Duration
@@ -98,11 +100,12 @@ func BenchmarkCompareZeroLatency(b *testing.B) {
 // one whole comparison; run it with -benchtime=1x.
 func BenchmarkCompareConcurrentLatency(b *testing.B) {
 	const latency = 100 * time.Millisecond
-	tasks := repeatTasks(demoTasks(b), 1000)
+	played := repeatTasks(demoSuite(b), 1000)
+	tasks := suite.AgentTasks(played)
 	for _, m := range meters {
 		for _, name := range []string{"direct", "react"} {
 			b.Run(m.name+"/"+name, func(b *testing.B) {
-				loader := newLoader(sim.Profile{Name: "latency", Latency: sim.Latency{Base: latency}}, m.opt(b)...)
+				loader := newLoader(sim.Profile{Name: "latency", Latency: sim.Latency{Base: latency}}, append(m.opt(b), withTasks(played))...)
 				var elapsed, ideal time.Duration
 				for b.Loop() {
 					out := b.TempDir()

@@ -8,7 +8,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
-	"github.com/planner-engine/planner/llm/sim"
+	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

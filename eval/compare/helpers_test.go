@@ -9,11 +9,11 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/corpus"
 	"github.com/planner-engine/planner/eval/compare"
+	"github.com/planner-engine/planner/eval/sim"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
-	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/paradigms"
@@ -43,9 +43,17 @@ func (l *testLoader) LoadWith(ctx context.Context, path string, llmCfg config.LL
 
 func (l *testLoader) ModelLabel(provider string) string { return l.models.Label(provider) }
 
+func (l *testLoader) ModelKind(provider string) llm.Kind { return l.models.Kind(provider) }
+
 type loaderSettings struct {
 	outer func(llms.Model) llms.Model
 	meter llm.Meter
+	tasks []suite.Task
+}
+
+// withTasks gives the sim the tasks to play instead of the demo suite's.
+func withTasks(tasks []suite.Task) loaderOption {
+	return func(s *loaderSettings) { s.tasks = tasks }
 }
 
 type loaderOption func(*loaderSettings)
@@ -71,17 +79,21 @@ func (m tokenMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentRespon
 	return u.PromptTokens, u.CompletionTokens, u.Estimated
 }
 
-// newLoader returns a loader whose "sim" provider plays prof on the demo
-// suite's tasks, seeded with the comparison's seed, behind the command line's offline retry settings
-// (3 attempts, 1–10 ms backoff).
+// newLoader returns a loader whose "sim" provider, registered as a
+// simulated model, plays prof on the demo suite's tasks (or withTasks'),
+// seeded with the comparison's seed, behind the command line's offline
+// retry settings (3 attempts, 1–10 ms backoff).
 func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 	var s loaderSettings
 	for _, o := range opts {
 		o(&s)
 	}
-	demo, err := corpus.DemoTasks()
-	if err != nil {
-		panic(err) // the embedded demo suite is covered by corpus's tests
+	if s.tasks == nil {
+		demo, err := suite.Demo()
+		if err != nil {
+			panic(err) // the embedded demo suite is covered by suite's tests
+		}
+		s.tasks = demo
 	}
 	mc := middleware.DefaultConfig()
 	mc.Retry.BaseDelay = time.Millisecond
@@ -89,8 +101,8 @@ func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 	fopts := []llm.FactoryOption{
 		llm.WithWrapper(func(_ config.LLM, m llms.Model) llms.Model { return middleware.Apply(m, mc) }),
 		llm.WithProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-			return sim.NewWithProfile(prof, sim.WithSeed(cfg.Seed), sim.WithTasks(demo))
-		}),
+			return sim.NewWithProfile(prof, sim.WithSeed(cfg.Seed), sim.WithTasks(s.tasks))
+		}, llm.AsKind(llm.KindSimulated)),
 	}
 	if s.outer != nil {
 		fopts = append(fopts, llm.WithWrapper(func(_ config.LLM, m llms.Model) llms.Model { return s.outer(m) }))
@@ -112,17 +124,24 @@ func configPaths(names ...string) []string {
 	return out
 }
 
-func demoTasks(tb testing.TB) []agent.Task {
+// demoSuite returns the demo suite's tasks with their gold solutions.
+func demoSuite(tb testing.TB) []suite.Task {
 	tb.Helper()
-	tasks, err := corpus.DemoTasks()
+	tasks, err := suite.Demo()
 	require.NoError(tb, err)
 	require.NotEmpty(tb, tasks)
 	return tasks
 }
 
+// demoTasks returns the demo suite's tasks as the agents see them.
+func demoTasks(tb testing.TB) []agent.Task {
+	tb.Helper()
+	return suite.AgentTasks(demoSuite(tb))
+}
+
 // repeatTasks returns n tasks cycling through base, each with a new id.
-func repeatTasks(base []agent.Task, n int) []agent.Task {
-	out := make([]agent.Task, n)
+func repeatTasks(base []suite.Task, n int) []suite.Task {
+	out := make([]suite.Task, n)
 	for i := range out {
 		t := base[i%len(base)]
 		t.ID = fmt.Sprintf("%s-r%04d", t.ID, i)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
-	"github.com/planner-engine/planner/verify"
+	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/llm/middleware"
-	"github.com/planner-engine/planner/llm/sim"
+	"github.com/planner-engine/planner/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"

@@ -26,9 +26,11 @@ import (
 type Report struct {
 	// Model says which model produced the numbers, labelled by kind.
 	Model string `json:"model"`
-	// Simulated is true when the sim oracle produced them.
+	// Simulated is true when a simulated model (llm.KindSimulated, the
+	// oracle of package eval/sim) produced them.
 	Simulated bool `json:"simulated"`
-	// Scripted is true when the scripted model produced them.
+	// Scripted is true when a scripted model (llm.KindScripted) produced
+	// them.
 	Scripted bool `json:"scripted"`
 	// Suite names the task suite.
 	Suite string `json:"suite"`

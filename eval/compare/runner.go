@@ -40,6 +40,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
@@ -47,10 +48,17 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// Loader builds pipelines; *app.App implements it.
+// Loader builds pipelines and says what their models are; *app.App
+// implements it.
 type Loader interface {
+	// LoadWith builds the pipeline at path; llm, when its Provider is set,
+	// replaces the pipeline's llm block.
 	LoadWith(ctx context.Context, path string, llm config.LLM, maxSteps int) (*pipeline.Pipeline, error)
+	// ModelLabel says what a provider's model is, for reports.
 	ModelLabel(provider string) string
+	// ModelKind says what kind of model a provider builds; a simulated or
+	// scripted one is announced as such by every report.
+	ModelKind(provider string) llm.Kind
 }
 
 // Options configure a comparison.
@@ -63,7 +71,9 @@ type Options struct {
 	Concurrency int
 	// Timeout bounds each run. Default 2m.
 	Timeout time.Duration
-	// Seed is recorded with each result and seeds the sim model. Default 1.
+	// Seed is recorded with each result and, with LLM, seeds the model's
+	// random draws where its provider makes any (the simulator's faults).
+	// Default 1.
 	Seed uint64
 	// OutDir receives results.db, the traces (traces/<config>.jsonl, runs
 	// appended whole) and the reports. Required.
@@ -126,8 +136,8 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		opts.Scrubber = redact.New()
 	}
 	llmCfg := opts.LLM
-	if llmCfg.Provider == "sim" {
-		llmCfg.Seed = opts.Seed
+	if llmCfg.Provider != "" {
+		llmCfg.Seed = opts.Seed // providers without random draws ignore it
 	}
 	tasks = slices.Clone(tasks) // ids are filled in below; leave the caller's slice alone
 	ids := map[string]int{}
@@ -263,8 +273,9 @@ feed:
 	}
 	rep := Summarize(mine, order)
 	rep.Model = opts.Scrubber.String(loader.ModelLabel(provider))
-	rep.Simulated = provider == "sim"
-	rep.Scripted = provider == "scripted"
+	kind := loader.ModelKind(provider)
+	rep.Simulated = kind == llm.KindSimulated
+	rep.Scripted = kind == llm.KindScripted
 	rep.Suite = opts.Scrubber.String(opts.Suite)
 	rep.Seed = opts.Seed
 	rep.Tasks = len(tasks)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/verify"
 )
 
@@ -83,7 +82,7 @@ func checkLoad(t *testing.T, format Format, data []byte) {
 	}
 }
 
-func checkGSM8KTask(t *testing.T, i int, task agent.Task) {
+func checkGSM8KTask(t *testing.T, i int, task Task) {
 	require.Equal(t, "gsm8k-"+strconv.Itoa(i), task.ID)
 	require.NotNil(t, task.Gold)
 	require.NotEmpty(t, task.Answer)
@@ -94,7 +93,7 @@ func checkGSM8KTask(t *testing.T, i int, task agent.Task) {
 	}
 }
 
-func checkGame24Task(t *testing.T, i int, task agent.Task) {
+func checkGame24Task(t *testing.T, i int, task Task) {
 	require.Equal(t, "game24-"+strconv.Itoa(i), task.ID)
 	nums, err := verify.PuzzleNumbers(task.Question)
 	require.NoError(t, err)

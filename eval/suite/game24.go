@@ -33,10 +33,11 @@ const maxSolvedNumbers = 4
 
 // game24 reads the Tree of Thoughts CSV. Task ids are game24-<index>, the
 // 0-based data row (so rows 900-999, the paper's test set, are
-// game24-900 ... game24-999). A task has no single reference Answer; its
+// game24-900 ... game24-999). A puzzle has no single reference answer; its
 // Gold holds a Solve24 solution and its steps when the puzzle is solvable
-// and has at most maxSolvedNumbers numbers.
-func (s source) game24() ([]agent.Task, error) {
+// and has at most maxSolvedNumbers numbers. Answer stays empty:
+// verify.Game24 accepts any expression that makes 24.
+func (s source) game24() ([]Task, error) {
 	r := csv.NewReader(bytes.NewReader(s.data))
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
@@ -52,7 +53,7 @@ func (s source) game24() ([]agent.Task, error) {
 	if col < 0 {
 		return nil, fmt.Errorf("%s:1: %w: header %q has no \"Puzzles\" column", s.path, ErrBadRecord, strings.Join(header, ","))
 	}
-	var tasks []agent.Task
+	var tasks []Task
 	for index := 0; ; index++ {
 		if index%256 == 0 {
 			if err := s.ctx.Err(); err != nil {
@@ -86,10 +87,10 @@ func (s source) game24() ([]agent.Task, error) {
 				return nil, s.badRecord(line, index, "puzzle %q: %q is not a non-negative integer", row[col], f)
 			}
 		}
-		t := agent.Task{ID: "game24-" + strconv.Itoa(index), Question: Game24Question(nums)}
+		t := Task{Task: agent.Task{ID: "game24-" + strconv.Itoa(index), Question: Game24Question(nums)}}
 		if len(nums) <= maxSolvedNumbers {
 			if expr, steps, ok := verify.Solve24Steps(nums); ok {
-				t.Gold = &agent.Gold{Answer: expr, Reasoning: steps}
+				t.Gold = &Gold{Answer: expr, Reasoning: steps}
 			}
 		}
 		tasks = append(tasks, t)

@@ -46,7 +46,7 @@ var errNoFinalAnswer = errors.New(`no final "#### <answer>" line`)
 //
 // It fails when the "####" line is missing or an annotation has no "=".
 // Its time is linear in the length of the solution.
-func GSM8KGold(solution string) (*agent.Gold, error) {
+func GSM8KGold(solution string) (*Gold, error) {
 	body, final, found := cutLast(solution, "####")
 	if !found {
 		return nil, errNoFinalAnswer
@@ -58,7 +58,7 @@ func GSM8KGold(solution string) (*agent.Gold, error) {
 	if ans == "" {
 		return nil, errNoFinalAnswer
 	}
-	g := &agent.Gold{Answer: ans}
+	g := &Gold{Answer: ans}
 	latest := map[string]int{} // decimalKey of an output to its latest step id
 	for line := range strings.SplitSeq(body, "\n") {
 		for _, m := range calcRe.FindAllStringSubmatch(line, -1) {
@@ -66,7 +66,7 @@ func GSM8KGold(solution string) (*agent.Gold, error) {
 			if !ok {
 				return nil, fmt.Errorf("calculator annotation %q has no \"=\"", m[0])
 			}
-			step := agent.GoldStep{
+			step := GoldStep{
 				ID:     strconv.Itoa(len(g.Steps) + 1),
 				Tool:   "calculator",
 				Output: strings.TrimSpace(output),
@@ -178,8 +178,8 @@ func cutLast(s, sep string) (before, after string, found bool) {
 }
 
 // gsm8k reads GSM8K JSON lines; task ids are gsm8k-<index>, 0-based.
-func (s source) gsm8k() ([]agent.Task, error) {
-	var tasks []agent.Task
+func (s source) gsm8k() ([]Task, error) {
+	var tasks []Task
 	err := s.lines(func(lineNo int, line []byte) error {
 		index := len(tasks)
 		var rec struct {
@@ -199,11 +199,9 @@ func (s source) gsm8k() ([]agent.Task, error) {
 		if err != nil {
 			return s.badRecord(lineNo, index, "answer: %v", err)
 		}
-		tasks = append(tasks, agent.Task{
-			ID:       "gsm8k-" + strconv.Itoa(index),
-			Question: *rec.Question,
-			Answer:   gold.Answer,
-			Gold:     gold,
+		tasks = append(tasks, Task{
+			Task: agent.Task{ID: "gsm8k-" + strconv.Itoa(index), Question: *rec.Question, Answer: gold.Answer},
+			Gold: gold,
 		})
 		return nil
 	})

@@ -62,8 +62,8 @@ func rawID(raw json.RawMessage) (string, error) {
 
 // hotpotqa reads a HotpotQA-style array. Ids are the record's "_id" or
 // "id" when present, else hotpotqa-<index>; "type" and "level" become tags.
-func (s source) hotpotqa() ([]agent.Task, error) {
-	var tasks []agent.Task
+func (s source) hotpotqa() ([]Task, error) {
+	var tasks []Task
 	err := s.records(func(index, line int, raw json.RawMessage) error {
 		rec, id, err := s.decodeQA(index, line, raw)
 		if err != nil {
@@ -72,7 +72,7 @@ func (s source) hotpotqa() ([]agent.Task, error) {
 		if id == "" {
 			id = "hotpotqa-" + strconv.Itoa(index)
 		}
-		t := agent.Task{ID: id, Question: *rec.Question, Answer: *rec.Answer}
+		t := Task{Task: agent.Task{ID: id, Question: *rec.Question, Answer: *rec.Answer}}
 		for _, tag := range []string{rec.Type, rec.Level} {
 			if tag = strings.TrimSpace(tag); tag != "" {
 				t.Tags = append(t.Tags, tag)
@@ -87,8 +87,8 @@ func (s source) hotpotqa() ([]agent.Task, error) {
 // parallelqa reads LLMCompiler's ParallelQA array. Ids are
 // parallelqa-<id> (parallelqa-<index> without an id); "branch", the number
 // of independent lookups, becomes the tag branch-<n>.
-func (s source) parallelqa() ([]agent.Task, error) {
-	var tasks []agent.Task
+func (s source) parallelqa() ([]Task, error) {
+	var tasks []Task
 	err := s.records(func(index, line int, raw json.RawMessage) error {
 		rec, id, err := s.decodeQA(index, line, raw)
 		if err != nil {
@@ -97,7 +97,7 @@ func (s source) parallelqa() ([]agent.Task, error) {
 		if id == "" {
 			id = strconv.Itoa(index)
 		}
-		t := agent.Task{ID: "parallelqa-" + id, Question: *rec.Question, Answer: *rec.Answer}
+		t := Task{Task: agent.Task{ID: "parallelqa-" + id, Question: *rec.Question, Answer: *rec.Answer}}
 		if rec.Branch != nil {
 			t.Tags = append(t.Tags, "branch-"+strconv.Itoa(*rec.Branch))
 		}

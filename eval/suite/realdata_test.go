@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/verify"
 )
@@ -120,7 +119,7 @@ func TestRealGSM8KGoldProgramsReproduceAnnotations(t *testing.T) {
 }
 
 // stepReproduces reports whether a gold step evaluates to its Output.
-func stepReproduces(t *testing.T, g *agent.Gold, st agent.GoldStep) bool {
+func stepReproduces(t *testing.T, g *Gold, st GoldStep) bool {
 	t.Helper()
 	got, err := evalGoldStep(g, st)
 	if err != nil {
@@ -132,7 +131,7 @@ func stepReproduces(t *testing.T, g *agent.Gold, st agent.GoldStep) bool {
 
 // evalGoldStep evaluates a calculator step with #E<id> replaced by the
 // output of step id.
-func evalGoldStep(g *agent.Gold, st agent.GoldStep) (*big.Rat, error) {
+func evalGoldStep(g *Gold, st GoldStep) (*big.Rat, error) {
 	outputs := map[string]string{}
 	for _, s := range g.Steps {
 		outputs[s.ID] = s.Output

@@ -1,7 +1,15 @@
-// Package suite loads evaluation suites into agent.Task values: the
-// project's own JSONL format and the public GSM8K, Game of 24 (Tree of
-// Thoughts), HotpotQA and ParallelQA (LLMCompiler) files, with slicing and
-// limits, and names the scorer each format is judged by.
+// Package suite loads evaluation suites into Task values, each an
+// agent.Task with the gold solution a perfect agent would follow where the
+// suite has one: the built-in demo suite (Demo), the project's own JSONL
+// format and the public GSM8K, Game of 24 (Tree of Thoughts), HotpotQA and
+// ParallelQA (LLMCompiler) files, with slicing and limits, and names the
+// scorer each format is judged by.
+//
+// A JSONL or demo task with a gold solution but no reference answer gets
+// the gold answer as its reference (agent.Task.Answer), so scorers, which
+// read only the agent.Task, judge it against the gold solution; GSM8K tasks
+// get their final answer. A Game of 24 puzzle has no single reference
+// answer: its Answer stays empty and verify.Game24 checks any expression.
 package suite
 
 import (
@@ -17,7 +25,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/verify"
 )
@@ -48,9 +55,10 @@ const (
 	// JSON lines the project's JSONL; a .csv file, or one whose header names
 	// a "Puzzles" column, is Game of 24.
 	FormatAuto Format = "auto"
-	// FormatJSONL is one agent.Task per line:
+	// FormatJSONL is one Task per line:
 	// {"id","question","answer","gold","tags"}. Unknown fields are ignored;
-	// a missing id becomes "<file stem>-<index>".
+	// a missing id becomes "<file stem>-<index>", a missing answer the gold
+	// solution's.
 	FormatJSONL Format = "jsonl"
 	// FormatGSM8K is GSM8K's JSON lines {"question","answer"}; see
 	// GSM8KGold for how the worked answer becomes a gold program.
@@ -185,14 +193,14 @@ func pyBounds(n, start, end int) (lo, hi int) {
 // task gets a unique id. Errors name the file and the line or record at
 // fault and wrap ErrUnknownFormat or ErrBadRecord; a cancelled ctx stops the
 // load with ctx's error.
-func Load(ctx context.Context, path string, opts ...Option) ([]agent.Task, error) {
+func Load(ctx context.Context, path string, opts ...Option) ([]Task, error) {
 	tasks, _, err := LoadFormat(ctx, path, opts...)
 	return tasks, err
 }
 
 // LoadFormat is Load that also returns the file's format: the WithFormat
 // one, or the format FormatAuto was detected as, ready for DefaultScorer.
-func LoadFormat(ctx context.Context, path string, opts ...Option) ([]agent.Task, Format, error) {
+func LoadFormat(ctx context.Context, path string, opts ...Option) ([]Task, Format, error) {
 	o := newOptions(opts)
 	format, err := ParseFormat(string(o.format))
 	if err != nil {
@@ -210,7 +218,7 @@ func LoadFormat(ctx context.Context, path string, opts ...Option) ([]agent.Task,
 
 // loadData is LoadFormat on the contents of the file at path, read
 // already; format is a Format constant.
-func loadData(ctx context.Context, path string, data []byte, format Format, o options) ([]agent.Task, Format, error) {
+func loadData(ctx context.Context, path string, data []byte, format Format, o options) ([]Task, Format, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var err error
 	if format == FormatAuto {
@@ -219,7 +227,7 @@ func loadData(ctx context.Context, path string, data []byte, format Format, o op
 		}
 	}
 	src := source{ctx: ctx, path: path, data: data}
-	var tasks []agent.Task
+	var tasks []Task
 	switch format {
 	case FormatJSONL:
 		tasks, err = src.jsonl()
@@ -244,7 +252,7 @@ func loadData(ctx context.Context, path string, data []byte, format Format, o op
 // Select applies WithSlice and then WithLimit to tasks already in memory
 // (such as the built-in demo suite), with the same rules as Load; other
 // options are ignored. The result shares tasks' backing array.
-func Select(tasks []agent.Task, opts ...Option) []agent.Task {
+func Select(tasks []Task, opts ...Option) []Task {
 	return newOptions(opts).selectTasks(tasks)
 }
 
@@ -257,7 +265,7 @@ func newOptions(opts []Option) options {
 }
 
 // selectTasks applies the slice, then the limit.
-func (o options) selectTasks(tasks []agent.Task) []agent.Task {
+func (o options) selectTasks(tasks []Task) []Task {
 	if o.sliced {
 		lo, hi := pyBounds(len(tasks), o.start, o.end)
 		tasks = tasks[lo:hi]
@@ -319,7 +327,7 @@ func looksGSM8K(rec map[string]json.RawMessage) bool {
 }
 
 // uniqueIDs rejects duplicate task ids: results are stored and resumed by id.
-func uniqueIDs(path string, tasks []agent.Task) error {
+func uniqueIDs(path string, tasks []Task) error {
 	seen := make(map[string]int, len(tasks))
 	for i, t := range tasks {
 		if j, dup := seen[t.ID]; dup {
@@ -428,11 +436,11 @@ func (s source) badRecord(line, index int, format string, args ...any) error {
 }
 
 // jsonl reads the project's own format.
-func (s source) jsonl() ([]agent.Task, error) {
-	var tasks []agent.Task
+func (s source) jsonl() ([]Task, error) {
+	var tasks []Task
 	err := s.lines(func(lineNo int, line []byte) error {
 		index := len(tasks)
-		var t agent.Task
+		var t Task
 		if err := json.Unmarshal(line, &t); err != nil {
 			return fmt.Errorf("%s:%d: record %d: %w: %w", s.path, lineNo, index, ErrBadRecord, err)
 		}
@@ -447,6 +455,7 @@ func (s source) jsonl() ([]agent.Task, error) {
 				return s.badRecord(lineNo, index, "gold program: %v", err)
 			}
 		}
+		answerFromGold(&t)
 		tasks = append(tasks, t)
 		return nil
 	})
@@ -455,7 +464,7 @@ func (s source) jsonl() ([]agent.Task, error) {
 
 // checkGold verifies a gold program's step ids are unique and that every
 // dependency, declared or referenced as #E<id>, names an earlier step.
-func checkGold(g *agent.Gold) error {
+func checkGold(g *Gold) error {
 	seen := map[string]bool{}
 	for i, st := range g.Steps {
 		if st.ID == "" {

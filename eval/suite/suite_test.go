@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/verify"
 )
 
@@ -25,7 +24,7 @@ func writeFile(t *testing.T, name, content string) string {
 	return path
 }
 
-func ids(tasks []agent.Task) []string {
+func ids(tasks []Task) []string {
 	out := make([]string, len(tasks))
 	for i, t := range tasks {
 		out[i] = t.ID
@@ -95,6 +94,22 @@ func TestLoadJSONLKeepsTasksAndFillsMissingIDs(t *testing.T) {
 	assert.Equal(t, "#E1 - #E2", tasks[2].Gold.Steps[2].Input)
 }
 
+func TestLoadJSONLTakesTheGoldAnswerWhenTheRecordHasNone(t *testing.T) {
+	path := writeFile(t, "gold.jsonl", `{"id":"none","question":"q","gold":{"steps":[{"id":"1","tool":"calculator","input":"6*7","output":"42"}],"answer":"42"}}
+{"id":"blank","question":"q","answer":"  ","gold":{"answer":"7"}}
+{"id":"own","question":"q","answer":"41","gold":{"answer":"42"}}
+{"id":"nogold","question":"q"}
+`)
+	tasks, err := Load(context.Background(), path)
+	require.NoError(t, err)
+	require.Len(t, tasks, 4)
+	assert.Equal(t, "42", tasks[0].Answer, "no answer: the gold answer")
+	assert.Equal(t, "7", tasks[1].Answer, "a blank answer is no answer")
+	assert.Equal(t, "41", tasks[2].Answer, "a stated answer is kept")
+	assert.Empty(t, tasks[3].Answer)
+	assert.True(t, verify.ExactMatch{}.Score("Answer: 42", tasks[0].Reference()).Correct, "scorers judge against the gold answer")
+}
+
 func TestLoadReportsBadRecordsWithFileAndLine(t *testing.T) {
 	tests := []struct {
 		name, file, content string
@@ -135,14 +150,14 @@ func TestGSM8KGoldBuildsCalculatorProgram(t *testing.T) {
 		name      string
 		solution  string
 		answer    string
-		steps     []agent.GoldStep
+		steps     []GoldStep
 		reasoning []string
 	}{
 		{
 			name:     "chained steps reference earlier outputs",
 			solution: "Half of 48 is 48/2 = <<48/2=24>>24.\nAdd 48: 24 + 48 = <<24+48=72>>72.\n#### 72",
 			answer:   "72",
-			steps: []agent.GoldStep{
+			steps: []GoldStep{
 				{ID: "1", Tool: "calculator", Input: "48/2", Output: "24"},
 				{ID: "2", Tool: "calculator", Input: "#E1+48", DependsOn: []string{"1"}, Output: "72"},
 			},
@@ -152,7 +167,7 @@ func TestGSM8KGoldBuildsCalculatorProgram(t *testing.T) {
 			name:     "two dependencies and decimals",
 			solution: "A = <<4*2.50=10>>10\nB = <<2*1.25=2.5>>2.50\nC = <<10+.5*0+2.50=12.5>>12.5\n#### 12.5",
 			answer:   "12.5",
-			steps: []agent.GoldStep{
+			steps: []GoldStep{
 				{ID: "1", Tool: "calculator", Input: "4*2.50", Output: "10"},
 				{ID: "2", Tool: "calculator", Input: "2*1.25", Output: "2.5"},
 				{ID: "3", Tool: "calculator", Input: "#E1+.5*0+#E2", DependsOn: []string{"1", "2"}, Output: "12.5"},
@@ -163,7 +178,7 @@ func TestGSM8KGoldBuildsCalculatorProgram(t *testing.T) {
 			name:     "most recent equal output wins",
 			solution: "<<1+1=2>>2\n<<4-2=2>>2\n<<2*3=6>>6\n#### 6",
 			answer:   "6",
-			steps: []agent.GoldStep{
+			steps: []GoldStep{
 				{ID: "1", Tool: "calculator", Input: "1+1", Output: "2"},
 				{ID: "2", Tool: "calculator", Input: "4-#E1", DependsOn: []string{"1"}, Output: "2"},
 				{ID: "3", Tool: "calculator", Input: "#E2*3", DependsOn: []string{"2"}, Output: "6"},
@@ -174,7 +189,7 @@ func TestGSM8KGoldBuildsCalculatorProgram(t *testing.T) {
 			name:      "thousands separators removed from the answer",
 			solution:  "1,200 * 2 = <<1200*2=2400>>2,400\n#### 2,400",
 			answer:    "2400",
-			steps:     []agent.GoldStep{{ID: "1", Tool: "calculator", Input: "1200*2", Output: "2400"}},
+			steps:     []GoldStep{{ID: "1", Tool: "calculator", Input: "1200*2", Output: "2400"}},
 			reasoning: []string{"1,200 * 2 = 2,400"},
 		},
 		{
@@ -280,7 +295,7 @@ func TestLoadSlicesLikePythonThenLimits(t *testing.T) {
 	}
 	whole, err := Load(context.Background(), fixture("24.csv"))
 	require.NoError(t, err)
-	positions := func(tasks []agent.Task) []string {
+	positions := func(tasks []Task) []string {
 		got := []string{}
 		for _, task := range tasks {
 			got = append(got, strings.TrimPrefix(task.ID, "game24-"))

@@ -40,6 +40,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
@@ -247,9 +248,12 @@ type scheduler struct {
 	durations map[int]time.Duration
 }
 
+// run starts every step that is ready, in dependency order, as long as
+// fewer than the concurrency bound are running, and starts more as running
+// steps finish (par.Pool); a step becomes ready when its dependencies are
+// done, so a slow step delays only the steps that depend on it.
 func (s *scheduler) run(ctx context.Context) error {
-	results := make(chan result, len(s.order))
-	running := 0
+	pool := par.NewPool[result](s.e.concurrency)
 	var abort error
 	abortAt := len(s.st.Plan)
 	for {
@@ -258,7 +262,7 @@ func (s *scheduler) run(ctx context.Context) error {
 		}
 		if abort == nil {
 			for _, i := range s.order {
-				if running >= s.e.concurrency {
+				if pool.Full() {
 					break
 				}
 				if !s.todo[i] {
@@ -279,17 +283,21 @@ func (s *scheduler) run(ctx context.Context) error {
 						s.tr.Emit(trace.Event{Node: s.e.id, Kind: trace.KindInfo, Text: fmt.Sprintf("step %s started: %s", j.step.ID, j.step.Description),
 							Data: map[string]any{"id": j.step.ID, "status": plan.StatusRunning}})
 					}
-					running++
-					go func() { results <- s.e.work(ctx, s.st, j) }()
+					pool.Go(ctx, i, func(ctx context.Context, _ int) (result, error) { return s.e.work(ctx, s.st, j), nil })
 				}
 			}
 			s.emit()
 		}
-		if running == 0 {
+		done, ok := pool.Wait()
+		if !ok {
 			break
 		}
-		r := <-results
-		running--
+		r := done.Value
+		if done.Err != nil {
+			// The step's worker panicked: a bug, which ends the node
+			// like a provider failure rather than the process.
+			r = result{index: done.Key, err: fmt.Errorf("step %s: %w", s.st.Plan[done.Key].ID, done.Err)}
+		}
 		if r.err != nil {
 			if abort == nil || r.index < abortAt {
 				abort, abortAt = r.err, r.index
@@ -396,15 +404,16 @@ func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
 	if e.llmTool != "" && tools.NormalizeName(step.Tool) == tools.NormalizeName(e.llmTool) {
 		return e.runWorker(ctx, st, step)
 	}
-	st.Usage.AddToolCall(e.id)
-	out, err := e.tools.Call(ctx, step.Tool, step.Input)
+	// Run, not Call: the step event reports the call, in plan order,
+	// whichever concurrent step finishes first.
+	res, err := node.PrepareTool(e.tools, llm.CallMeta{Node: e.id, Kind: e.kind}, step.Tool, step.Input, node.ToolOptions{}).Run(ctx, st)
 	if err != nil {
-		if ctx.Err() != nil {
-			return result{err: context.Cause(ctx)}
-		}
-		return result{status: plan.StatusFailed, output: out, errText: "tool error: " + err.Error(), failure: agent.FailureTool}
+		return result{err: err}
 	}
-	return result{status: plan.StatusDone, output: out}
+	if res.Err != nil {
+		return result{status: plan.StatusFailed, output: res.Output, errText: "tool error: " + res.Err.Error(), failure: agent.FailureTool}
+	}
+	return result{status: plan.StatusDone, output: res.Output}
 }
 
 // runWorker is the model worker: one model call on the step's input.

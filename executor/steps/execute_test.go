@@ -17,6 +17,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
@@ -469,4 +470,41 @@ func TestExecuteRejectsBadSettings(t *testing.T) {
 			assert.ErrorIs(t, err, config.ErrSettings)
 		})
 	}
+}
+
+// panicAgent is a step agent with a bug.
+type panicAgent struct{}
+
+func (panicAgent) Run(context.Context, *agent.State, executor.Input) (executor.Outcome, error) {
+	panic("nil map in the step agent")
+}
+
+func TestAPanickingStepEndsTheNodeWithAnError(t *testing.T) {
+	built, err := steps.NewExecuteWith(func(node.Env, map[string]any) (steps.StepAgent, error) { return panicAgent{}, nil })(
+		node.Env{Tools: newRegistry(t)}, node.Spec{ID: "execute", Type: "execute"})
+	require.NoError(t, err)
+	st := agent.NewState(agent.Task{Question: "q"})
+	st.Plan = pending(plan.Step{ID: "1", Description: "a"}, plan.Step{ID: "2", Description: "b", DependsOn: []string{"1"}})
+	_, err = built.Node.Run(context.Background(), st)
+	require.ErrorIs(t, err, par.ErrPanic)
+	assert.Contains(t, err.Error(), "step 1: worker panicked: nil map in the step agent")
+	assert.Equal(t, plan.StatusFailed, st.Plan[0].Status)
+	assert.NotContains(t, st.Plan[0].Error, "goroutine", "no stack in the plan")
+}
+
+func TestDirectToolStepsCallToolsLikeEveryNode(t *testing.T) {
+	look := years()
+	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+	st := agent.NewState(agent.Task{Question: "q"})
+	st.Plan = pending(
+		plan.Step{ID: "1", Description: "quoted", Tool: "lookup", Input: `"Pluto discovered"`},
+		plan.Step{ID: "2", Description: "wrapped", Tool: "LOOKUP", Input: `{"input": "Uranus discovered"}`},
+		plan.Step{ID: "3", Description: "unknown", Tool: "almanac", Input: "x"},
+	)
+	rec := run(t, node, st)
+	assert.Equal(t, []stepOutcome{{"1", "done", "1930"}, {"2", "done", "1781"}, {"3", "failed", ""}}, outcomes(st.Plan))
+	assert.ElementsMatch(t, []string{"Pluto discovered", "Uranus discovered"}, look.Calls(), "inputs are unwrapped")
+	assert.Contains(t, st.Plan[2].Error, `tool error: unknown tool "almanac"; available tools: calculator, lookup`)
+	assert.Equal(t, 2, st.Usage.Snapshot().ToolCalls, "an unknown tool is not a call")
+	assert.Empty(t, rec.OfKind(trace.KindAction), "the step events report direct calls, in plan order")
 }

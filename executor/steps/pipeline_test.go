@@ -10,7 +10,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/corpus"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
@@ -51,11 +51,11 @@ func kinds(t *testing.T) *node.Registry {
 
 func demoTask(t *testing.T, id string) agent.Task {
 	t.Helper()
-	tasks, err := corpus.DemoTasks()
+	tasks, err := suite.Demo()
 	require.NoError(t, err)
 	for _, task := range tasks {
 		if task.ID == id {
-			return task
+			return task.Task
 		}
 	}
 	t.Fatalf("demo task %s not found", id)

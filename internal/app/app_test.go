@@ -1,20 +1,21 @@
 package app
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/llm/cassette"
+	"github.com/planner-engine/planner/eval/sim"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tmc/langchaingo/llms"
 )
+
+// The recording, replay, metering and middleware behind the App are tested
+// in the public package (the module's root); these tests cover what the
+// App adds: the simulator and the command-line wording.
 
 const (
 	cotConfig = "../../configs/cot.yaml"
@@ -22,34 +23,62 @@ const (
 	cotTask   = "A farmer has 3 fields of 17 rows with 23 plants each. How many plants?"
 )
 
-func readCassette(t *testing.T, path string) []cassette.Entry {
-	t.Helper()
-	f, err := os.Open(path)
+func TestTheSimulatorPlaysTheGivenTasks(t *testing.T) {
+	t.Parallel()
+	tasks, err := suite.Demo()
 	require.NoError(t, err)
-	defer f.Close()
-	entries, err := cassette.ReadEntries(f)
+	require.NotEmpty(t, tasks)
+	task := tasks[0]
+	a, err := New(WithTasks(tasks))
 	require.NoError(t, err)
-	return entries
+	p, err := a.Load(t.Context(), cotConfig, "sim", 0)
+	require.NoError(t, err)
+
+	res, err := p.Run(t.Context(), task.Task, nil)
+
+	require.NoError(t, err)
+	assert.True(t, res.State.Complete)
+	assert.Equal(t, task.Answer, res.State.Answer, "the perfect profile follows the gold solution")
 }
 
-// runOnce loads the cot pipeline with llmSpec in a and runs the demo task.
-func runOnce(t *testing.T, a *App, llmSpec string) (*agent.State, error) {
-	t.Helper()
-	p, err := a.Load(t.Context(), cotConfig, llmSpec, 0)
+func TestTheSimulatorIsRegisteredNextToTheDefaults(t *testing.T) {
+	t.Parallel()
+	a, err := New()
 	require.NoError(t, err)
-	res, err := p.Run(t.Context(), agent.Task{Question: cotTask}, nil)
-	require.NotNil(t, res)
-	return res.State, err
+	assert.Equal(t, sim.Label, a.ModelLabel("sim"))
+	for _, p := range []string{"sim", "scripted", "replay", "openai"} {
+		assert.Contains(t, a.Models.Providers(), p)
+	}
+	assert.Equal(t, a.Engine.Providers(), a.Models.Providers())
 }
 
-func TestRecordingCreatesTheCassetteOnTheFirstCall(t *testing.T) {
+func TestModelsRejectAnAbsurdReplyLimit(t *testing.T) {
+	t.Parallel()
+	a, err := New()
+	require.NoError(t, err)
+	_, err = a.Models.Model(t.Context(), config.LLM{Provider: "sim", MaxReplyBytes: 1 << 30}, "")
+	require.ErrorIs(t, err, config.ErrInvalid)
+	assert.Contains(t, err.Error(), "llm.max_reply_bytes")
+}
+
+func TestLoadWithoutAModelNamesTheFlag(t *testing.T) {
+	t.Parallel()
+	a, err := New()
+	require.NoError(t, err)
+
+	_, err = a.Load(t.Context(), cotConfig, "", 0)
+
+	require.ErrorIs(t, err, ErrNoModel)
+	assert.Contains(t, err.Error(), cotConfig+" has no llm block; pass --llm provider:model")
+}
+
+func TestRecordingGoesThroughTheApp(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	a, err := New(WithRecording(path))
 	require.NoError(t, err)
 	p, err := a.Load(t.Context(), cotConfig, "scripted:"+cotScript, 0)
 	require.NoError(t, err)
-	assert.NoFileExists(t, path, "building the pipeline records nothing")
 	assert.Empty(t, a.Recording())
 
 	res, err := p.Run(t.Context(), agent.Task{Question: cotTask}, nil)
@@ -59,190 +88,8 @@ func TestRecordingCreatesTheCassetteOnTheFirstCall(t *testing.T) {
 	require.NoError(t, a.Close())
 	require.NoError(t, a.Close(), "closing twice is harmless")
 
-	entries := readCassette(t, path)
-	require.Len(t, entries, 1)
-	assert.Equal(t, 0, entries[0].Seq)
-	require.NotNil(t, entries[0].Response)
-	assert.Contains(t, entries[0].Response.Choices[0].Content, "Answer: 1173")
-}
-
-func TestWithRecordingNeedsAnExistingFolder(t *testing.T) {
-	t.Parallel()
-	_, err := New(WithRecording(filepath.Join(t.TempDir(), "absent", "run.jsonl")))
+	_, err = New(WithRecording(filepath.Join(t.TempDir(), "absent", "run.jsonl")))
 	require.ErrorIs(t, err, ErrRecording)
-}
-
-func TestReplayReproducesTheRecordedRun(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "run.jsonl")
-	rec, err := New(WithRecording(path))
-	require.NoError(t, err)
-	want, err := runOnce(t, rec, "scripted:"+cotScript)
-	require.NoError(t, err)
-	require.NoError(t, rec.Close())
-
-	a, err := New()
-	require.NoError(t, err)
-	got, err := runOnce(t, a, "replay:"+path)
-	require.NoError(t, err)
-	assert.Equal(t, want.Answer, got.Answer)
-	assert.Equal(t, want.Usage.Snapshot(), got.Usage.Snapshot())
-	assert.Zero(t, a.UnusedRecordings())
-}
-
-func TestReplayersAreSharedWithinAnApp(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "run.jsonl")
-	rec, err := New(WithRecording(path))
-	require.NoError(t, err)
-	_, err = runOnce(t, rec, "scripted:"+cotScript)
-	require.NoError(t, err)
-	require.NoError(t, rec.Close())
-
-	a, err := New()
-	require.NoError(t, err)
-	first, err := a.Load(t.Context(), cotConfig, "replay:"+path, 0)
-	require.NoError(t, err)
-	second, err := a.Load(t.Context(), cotConfig, "replay:"+path, 0)
-	require.NoError(t, err)
-	assert.Equal(t, 1, a.UnusedRecordings(), "one cassette opened once")
-
-	_, err = first.Run(t.Context(), agent.Task{Question: cotTask}, nil)
-	require.NoError(t, err)
-	assert.Zero(t, a.UnusedRecordings())
-	_, err = second.Run(t.Context(), agent.Task{Question: cotTask}, nil)
-	require.ErrorIs(t, err, cassette.ErrExhausted, "the one recording was played by the first pipeline")
-}
-
-// writeScript writes a non-strict scripted-model script answering text.
-func writeScript(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	require.NoError(t, os.WriteFile(path, []byte("strict: false\nreplies:\n  - text: "+text+"\n"), 0o600))
-	return path
-}
-
-func TestModelsOfOneAppShareTheCassette(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "run.jsonl")
-	a, err := New(WithRecording(path))
-	require.NoError(t, err)
-	for i, text := range []string{"one", "two", "three"} {
-		m, err := a.Models.Model(t.Context(), config.LLM{Provider: "scripted", Script: writeScript(t, dir, text+".yaml", text)}, "")
-		require.NoError(t, err)
-		got, _, err := m.Call(t.Context(), nil, llm.CallMeta{Node: "n"}, llm.Prompt("", "question "+text))
-		require.NoError(t, err, "call %d", i)
-		assert.Equal(t, text, got)
-	}
-	require.NoError(t, a.Close())
-
-	entries := readCassette(t, path)
-	require.Len(t, entries, 3)
-	for i, e := range entries {
-		assert.Equal(t, i, e.Seq, "one numbering for every model")
-		require.NotNil(t, e.Response)
-		assert.Equal(t, []string{"one", "two", "three"}[i], e.Response.Choices[0].Content)
-	}
-}
-
-// fixedModel answers every call with a response carrying info.
-type fixedModel struct{ info map[string]any }
-
-func (m fixedModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	info := map[string]any{}
-	for k, v := range m.info {
-		info[k] = v
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok", GenerationInfo: info}}}, nil
-}
-
-func (m fixedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-func TestRecordingNamesTheModelUnlessTheProviderDid(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name     string
-		cfgModel string
-		info     map[string]any
-		want     any
-	}{
-		{name: "named from the llm block", cfgModel: "gpt-4o-mini", info: map[string]any{"PromptTokens": 3}, want: "gpt-4o-mini"},
-		{name: "provider's name kept", cfgModel: "alias", info: map[string]any{"model": "gpt-4o-mini-2024-07-18"}, want: "gpt-4o-mini-2024-07-18"},
-		{name: "no model configured", info: map[string]any{"PromptTokens": 3}, want: nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			path := filepath.Join(t.TempDir(), "run.jsonl")
-			rec, err := newRecording(path)
-			require.NoError(t, err)
-			m := rec.wrap(config.LLM{Provider: "openai", Model: tt.cfgModel}, fixedModel{info: tt.info})
-			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, resp.Choices[0].GenerationInfo[modelInfoKey])
-			require.NoError(t, rec.close())
-			entries := readCassette(t, path)
-			require.Len(t, entries, 1)
-			assert.Equal(t, tt.want, entries[0].Response.Choices[0].GenerationInfo[modelInfoKey])
-		})
-	}
-}
-
-// recordModels writes a cassette whose calls were answered by models with
-// the given names ("" for none) and returns its path.
-func recordModels(t *testing.T, dir string, names ...string) string {
-	t.Helper()
-	path := filepath.Join(dir, "models.jsonl")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	for i, name := range names {
-		info := map[string]any{}
-		if name != "" {
-			info[modelInfoKey] = name
-		}
-		r := cassette.NewRecorder(fixedModel{info: info}, f)
-		_, err := r.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, string(rune('a'+i)))})
-		require.NoError(t, err)
-	}
-	require.NoError(t, f.Close())
-	return path
-}
-
-func TestFillReplayModelPricesLikeTheRecording(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		models []string
-		cfg    func(path string) config.LLM
-		want   string
-	}{
-		{name: "one model", models: []string{"gpt-4o-mini", "gpt-4o-mini", ""},
-			cfg: func(p string) config.LLM { return config.LLM{Provider: "replay", Script: p} }, want: "gpt-4o-mini"},
-		{name: "relative to the pipeline folder", models: []string{"gpt-4o"},
-			cfg: func(p string) config.LLM { return config.LLM{Provider: "replay", Script: filepath.Base(p)} }, want: "gpt-4o"},
-		{name: "several models", models: []string{"gpt-4o-mini", "gpt-4o"},
-			cfg: func(p string) config.LLM { return config.LLM{Provider: "replay", Script: p} }, want: ""},
-		{name: "no model named", models: []string{""},
-			cfg: func(p string) config.LLM { return config.LLM{Provider: "replay", Script: p} }, want: ""},
-		{name: "model already set", models: []string{"gpt-4o-mini"},
-			cfg: func(p string) config.LLM { return config.LLM{Provider: "replay", Script: p, Model: "o3"} }, want: "o3"},
-		{name: "not a replay", models: []string{"gpt-4o-mini"},
-			cfg: func(p string) config.LLM { return config.LLM{Provider: "scripted", Script: p} }, want: ""},
-		{name: "missing cassette", models: nil,
-			cfg: func(p string) config.LLM { return config.LLM{Provider: "replay", Script: p + ".absent"} }, want: ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			cfg := tt.cfg(recordModels(t, dir, tt.models...))
-			fillReplayModel(&cfg, dir)
-			assert.Equal(t, tt.want, cfg.Model)
-		})
-	}
 }
 
 func TestBuiltinToolsListsEveryBuiltinTool(t *testing.T) {

@@ -14,10 +14,14 @@
 // latency model. It exists so that comparisons, recovery paths and
 // parallel speed can be exercised offline.
 //
-// The roles are recognised from the caller's node kind and role
-// (llm.CallMeta); the paradigm roles also read labels of the nodes'
-// default prompts ("Steps so far:", "Candidate ...:", "Sub-question:",
-// "Proposed answer:"), so custom prompts without them get generic replies.
+// The simulator is given the suite's tasks with their gold solutions
+// (WithTasks) and plays the one whose id the call's llm.CallMeta names. The
+// roles are recognised from the caller's node kind and role (also
+// llm.CallMeta); the paradigm roles also read labels of the nodes' default
+// prompts ("Steps so far:", "Candidate ...:", "Sub-question:", "Proposed
+// answer:"), so custom prompts without them get generic replies, and the
+// planner role finds the plan executor's model worker in the prompt's tool
+// list by its description, as a model would. It imports no node package.
 //
 // Its accuracy numbers describe the engine's handling of faults, never the
 // quality of any language model; every output that uses it says
@@ -35,7 +39,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/tmc/langchaingo/llms"
@@ -147,7 +151,7 @@ type Model struct {
 	profile Profile
 	seed    uint64
 	sleep   func(ctx context.Context, d time.Duration) error
-	tasks   map[string]*agent.Task
+	tasks   map[string]*suite.Task
 
 	mu       sync.Mutex
 	attempts map[uint64]int
@@ -162,14 +166,17 @@ type Option func(*Model)
 
 // WithTasks gives the simulator the suite's tasks, with their gold
 // solutions, keyed by task id: a call plays the task whose id is in its
-// llm.CallMeta. A call for a task it was not given fails with ErrNoGold.
-func WithTasks(tasks []agent.Task) Option {
+// llm.CallMeta. A call for a task it was not given, or one without a gold
+// solution, fails with ErrNoGold. Options accumulate; a later task of the
+// same id wins.
+func WithTasks(tasks []suite.Task) Option {
 	return func(m *Model) {
 		if m.tasks == nil {
-			m.tasks = make(map[string]*agent.Task, len(tasks))
+			m.tasks = make(map[string]*suite.Task, len(tasks))
 		}
 		for i := range tasks {
-			m.tasks[tasks[i].ID] = &tasks[i]
+			t := tasks[i]
+			m.tasks[t.ID] = &t
 		}
 	}
 }
@@ -251,7 +258,7 @@ func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOpt
 // call describes one request as the simulator sees it.
 type call struct {
 	caller   llm.CallMeta
-	task     *agent.Task
+	task     *suite.Task
 	stepID   string
 	prompt   string
 	msgs     []llms.MessageContent

@@ -1,8 +1,9 @@
-package app
+package planner
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,12 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // hangingServer accepts every request and never answers it, until the
@@ -40,9 +44,9 @@ func hangingServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
 func TestRetryWaitsOfARealProviderAreTracedAndPrinted(t *testing.T) {
 	t.Setenv("PLANNER_TEST_OPENAI_KEY", "sk-test")
 	srv, hits := hangingServer(t)
-	a, err := New()
+	e, err := New()
 	require.NoError(t, err)
-	m, err := a.Models.Model(t.Context(), config.LLM{
+	m, err := e.Models().Model(t.Context(), config.LLM{
 		Provider: "openai", Model: "gpt-4o-mini", BaseURL: srv.URL + "/v1", APIKeyEnv: "PLANNER_TEST_OPENAI_KEY",
 		Timeout: 100 * time.Millisecond,
 		Retry:   config.Retry{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
@@ -89,9 +93,9 @@ func TestRetryOfAnHTTP429IsTracedWithItsStatus(t *testing.T) {
 		_, _ = io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"rate_limit"}}`)
 	}))
 	t.Cleanup(srv.Close)
-	a, err := New()
+	e, err := New()
 	require.NoError(t, err)
-	m, err := a.Models.Model(t.Context(), config.LLM{
+	m, err := e.Models().Model(t.Context(), config.LLM{
 		Provider: "openai", Model: "gpt-4o-mini", BaseURL: srv.URL + "/v1", APIKeyEnv: "PLANNER_TEST_OPENAI_KEY",
 		Retry: config.Retry{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
 	}, "")
@@ -115,31 +119,38 @@ func TestMiddlewareForBoundsEveryRealAttempt(t *testing.T) {
 	tests := []struct {
 		name        string
 		cfg         config.LLM
+		offline     bool
 		wantTimeout time.Duration
 	}{
-		{"real provider gets the default", config.LLM{Provider: "openai"}, middleware.DefaultCallTimeout},
-		{"real provider keeps its own", config.LLM{Provider: "anthropic", Timeout: 5 * time.Minute}, 5 * time.Minute},
-		{"sim has none", config.LLM{Provider: "sim"}, 0},
-		{"scripted has none", config.LLM{Provider: "scripted"}, 0},
-		{"replay has none", config.LLM{Provider: "replay"}, 0},
-		{"offline keeps its own", config.LLM{Provider: "sim", Timeout: time.Second}, time.Second},
+		{"real provider gets the default", config.LLM{Provider: "openai"}, false, middleware.DefaultCallTimeout},
+		{"real provider keeps its own", config.LLM{Provider: "anthropic", Timeout: 5 * time.Minute}, false, 5 * time.Minute},
+		{"offline has none", config.LLM{Provider: "scripted"}, true, 0},
+		{"offline keeps its own", config.LLM{Provider: "replay", Timeout: time.Second}, true, time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.wantTimeout, middlewareFor(tt.cfg).Timeout)
+			assert.Equal(t, tt.wantTimeout, middlewareFor(tt.cfg, tt.offline).Timeout)
 		})
 	}
 	assert.Equal(t, 2*time.Minute, middleware.DefaultCallTimeout)
 }
 
 func TestMiddlewareForMapsReplyLimitAndMaxRetryAfter(t *testing.T) {
-	mc := middlewareFor(config.LLM{Provider: "openai"})
+	mc := middlewareFor(config.LLM{Provider: "openai"}, false)
 	assert.Equal(t, config.DefaultMaxReplyBytes, mc.MaxReplyBytes)
 	assert.Zero(t, mc.Retry.MaxRetryAfter, "the middleware's own default (2m) applies")
 
-	mc = middlewareFor(config.LLM{Provider: "sim", MaxReplyBytes: 1024, Retry: config.Retry{MaxRetryAfter: 10 * time.Minute}})
+	mc = middlewareFor(config.LLM{Provider: "scripted", MaxReplyBytes: 1024, Retry: config.Retry{MaxRetryAfter: 10 * time.Minute}}, true)
 	assert.Equal(t, 1024, mc.MaxReplyBytes)
 	assert.Equal(t, 10*time.Minute, mc.Retry.MaxRetryAfter)
+}
+
+func TestMiddlewareForRetriesOfflineModelsQuickly(t *testing.T) {
+	real := middlewareFor(config.LLM{Provider: "openai"}, false)
+	assert.Equal(t, middleware.DefaultConfig().Retry, real.Retry)
+	off := middlewareFor(config.LLM{Provider: "scripted"}, true)
+	assert.Equal(t, time.Millisecond, off.Retry.BaseDelay)
+	assert.Equal(t, 10*time.Millisecond, off.Retry.MaxDelay)
 }
 
 func TestReplyLimitCutsRepliesButTheCassetteKeepsThemRaw(t *testing.T) {
@@ -147,9 +158,9 @@ func TestReplyLimitCutsRepliesButTheCassetteKeepsThemRaw(t *testing.T) {
 	dir := t.TempDir()
 	path := dir + "/run.jsonl"
 	long := strings.Repeat("y", 200)
-	a, err := New(WithRecording(path))
+	e, err := New(WithRecording(path))
 	require.NoError(t, err)
-	m, err := a.Models.Model(t.Context(), config.LLM{Provider: "scripted", Script: writeScript(t, dir, "long.yaml", long), MaxReplyBytes: 64}, "")
+	m, err := e.Models().Model(t.Context(), config.LLM{Provider: "scripted", Script: writeScript(t, dir, "long.yaml", long), MaxReplyBytes: 64}, "")
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
 	ctx := trace.WithTracer(t.Context(), trace.New("run", rec))
@@ -163,7 +174,7 @@ func TestReplyLimitCutsRepliesButTheCassetteKeepsThemRaw(t *testing.T) {
 	require.Len(t, infos, 1)
 	assert.Equal(t, "n", infos[0].Node)
 	assert.Contains(t, infos[0].Text, "model reply truncated")
-	require.NoError(t, a.Close())
+	require.NoError(t, e.Close())
 
 	entries := readCassette(t, path)
 	require.Len(t, entries, 1)
@@ -173,18 +184,94 @@ func TestReplyLimitCutsRepliesButTheCassetteKeepsThemRaw(t *testing.T) {
 
 func TestModelsRejectAnAbsurdReplyLimit(t *testing.T) {
 	t.Parallel()
-	a, err := New()
+	e, err := New()
 	require.NoError(t, err)
-	_, err = a.Models.Model(t.Context(), config.LLM{Provider: "sim", MaxReplyBytes: 1 << 30}, "")
+	_, err = e.Models().Model(t.Context(), config.LLM{Provider: "scripted", Script: "unused.yaml", MaxReplyBytes: 1 << 30}, "")
 	require.ErrorIs(t, err, config.ErrInvalid)
 	assert.Contains(t, err.Error(), "llm.max_reply_bytes")
 }
 
 func TestMistralIsBuiltWithoutAnHTTPClient(t *testing.T) {
 	t.Setenv("PLANNER_TEST_MISTRAL_KEY", "test")
-	a, err := New()
+	e, err := New()
 	require.NoError(t, err)
-	m, err := a.Models.Model(context.Background(), config.LLM{Provider: "mistral", Model: "mistral-small-latest", APIKeyEnv: "PLANNER_TEST_MISTRAL_KEY"}, "")
+	m, err := e.Models().Model(context.Background(), config.LLM{Provider: "mistral", Model: "mistral-small-latest", APIKeyEnv: "PLANNER_TEST_MISTRAL_KEY"}, "")
 	require.NoError(t, err, "the mistral SDK refuses a caller's HTTP client")
 	assert.NotNil(t, m.LLM)
+}
+
+func TestModelsAreMeteredWithTheTokenizerAndPricedFromTheTable(t *testing.T) {
+	t.Parallel()
+	prices := usage.PriceTable{"house-model": {InputPerMTok: 1e6, OutputPerMTok: 2e6}} // $1 and $2 a token
+	e, err := New(WithPriceTable(prices))
+	require.NoError(t, err)
+	const reply = "The tokenizer counts tokens, not characters, 1173 plants."
+	m, err := e.Models().Model(t.Context(), config.LLM{Provider: "scripted", Model: "house-model", Script: writeScript(t, t.TempDir(), "s.yaml", reply)}, "")
+	require.NoError(t, err)
+	st := agent.NewState(agent.Task{Question: "q"})
+	msgs := llm.Prompt("You are terse.", "How many plants do 3 fields of 17 rows of 23 plants hold?")
+
+	_, resp, err := m.Call(t.Context(), st, llm.CallMeta{Node: "n"}, msgs)
+
+	require.NoError(t, err)
+	est, err := usage.NewEstimator()
+	require.NoError(t, err)
+	want := est.Estimate(msgs, resp)
+	got := st.Usage.Snapshot()
+	assert.Equal(t, want.PromptTokens, got.PromptTokens, "the o200k tokenizer, not characters/4")
+	assert.Equal(t, want.CompletionTokens, got.CompletionTokens)
+	approxPrompt, approxCompletion, _ := llm.ApproxMeter{}.Measure(msgs, resp)
+	assert.NotEqual(t, [2]int{approxPrompt, approxCompletion}, [2]int{got.PromptTokens, got.CompletionTokens})
+	assert.True(t, got.Estimated)
+	assert.InDelta(t, float64(want.PromptTokens)+2*float64(want.CompletionTokens), got.CostUSD, 1e-9)
+}
+
+// failingModel fails every call with an HTTP 500, which the middleware
+// retries.
+type failingModel struct{}
+
+func (failingModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	return nil, &middleware.HTTPError{StatusCode: http.StatusInternalServerError, Err: errors.New("server error")}
+}
+
+func (m failingModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+func TestOfflineProvidersRetryQuickly(t *testing.T) {
+	t.Parallel()
+	build := func(context.Context, config.LLM, string) (llms.Model, error) { return failingModel{}, nil }
+	tests := []struct {
+		name    string
+		opt     Option
+		offline bool
+	}{
+		{"WithProvider", WithProvider("p", "p", build), false},
+		{"WithOfflineProvider", WithOfflineProvider("p", "p", build), true},
+		{"an offline kind", WithProvider("p", "p", build, llm.AsKind(llm.KindSimulated)), true},
+		{"a later registration decides", func(o *options) {
+			WithOfflineProvider("p", "p", build)(o)
+			WithProvider("p", "p", build)(o)
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := New(tt.opt)
+			require.NoError(t, err)
+			m, err := e.Models().Model(t.Context(), config.LLM{Provider: "p", Retry: config.Retry{MaxAttempts: 2}}, "")
+			require.NoError(t, err)
+			rec := &trace.Recorder{}
+			_, _, err = m.Call(trace.WithTracer(t.Context(), trace.New("run", rec)), nil, llm.CallMeta{Node: "n"}, llm.Prompt("", "hi"))
+			require.ErrorIs(t, err, middleware.ErrRetriesExhausted)
+			retries := rec.OfKind(trace.KindRetry)
+			require.Len(t, retries, 1)
+			delay := retries[0].Data["delay_ms"].(int64)
+			if tt.offline {
+				assert.LessOrEqual(t, delay, int64(10))
+			} else {
+				assert.GreaterOrEqual(t, delay, int64(100), "the real providers' backoff")
+			}
+		})
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/verify"
@@ -29,7 +29,7 @@ var (
 )
 
 // stepLine is how a reasoning model states a gold tool step and its result.
-func stepLine(s agent.GoldStep, outs map[string]string) string {
+func stepLine(s suite.GoldStep, outs map[string]string) string {
 	if s.Tool == "calculator" {
 		return fmt.Sprintf("%s = %s", substitute(s.Input, outs), s.Output)
 	}
@@ -39,7 +39,7 @@ func stepLine(s agent.GoldStep, outs map[string]string) string {
 // thoughts is the gold solution as a chain of thoughts, one per step: the
 // tool steps that have a known result, or else the reasoning lines. The
 // last thought of a Tree of Thoughts path is the answer line, not included.
-func thoughts(g *agent.Gold) []string {
+func thoughts(g *suite.Gold) []string {
 	outs := outputs(g)
 	var out []string
 	for _, s := range resultSteps(g) {
@@ -53,7 +53,7 @@ func thoughts(g *agent.Gold) []string {
 
 // isGame24 reports whether the gold solution is a Game of 24 derivation:
 // no tool steps and every reasoning line a "a op b = c (left: ...)" step.
-func isGame24(g *agent.Gold) bool {
+func isGame24(g *suite.Gold) bool {
 	if len(g.Steps) > 0 || len(g.Reasoning) == 0 {
 		return false
 	}
@@ -120,7 +120,7 @@ func onGold(path, gold []string) bool {
 
 // totGold is the full gold path of a Tree of Thoughts search: the thoughts
 // and the answer line.
-func totGold(g *agent.Gold) []string {
+func totGold(g *suite.Gold) []string {
 	return append(thoughts(g), "Answer: "+g.Answer)
 }
 
@@ -180,7 +180,7 @@ func (m *Model) propose(c call, fault string) *llms.ContentChoice {
 }
 
 // wrongFinal is a plausible wrong final answer for the task.
-func wrongFinal(t *agent.Task) string {
+func wrongFinal(t *suite.Task) string {
 	if isGame24(t.Gold) {
 		if nums, err := verify.PuzzleNumbers(t.Question); err == nil {
 			parts := make([]string, len(nums))
@@ -212,7 +212,7 @@ func without(items []string, s string) []string {
 // genericDistractors are wrong next steps for a task that is not a Game of
 // 24: a premature wrong answer, the next step with a wrong result, and a
 // step that makes no progress.
-func genericDistractors(t *agent.Task, next string) []string {
+func genericDistractors(t *suite.Task, next string) []string {
 	out := []string{"Answer: " + wrongAnswer(t.Gold.Answer)}
 	if i := strings.LastIndex(next, " = "); i >= 0 {
 		out = append(out, next[:i]+" = "+wrongAnswer(next[i+3:]))
@@ -440,8 +440,8 @@ func reaches24(vals []*big.Rat) bool {
 }
 
 // resultSteps are the gold steps with a known result, in order.
-func resultSteps(g *agent.Gold) []agent.GoldStep {
-	var out []agent.GoldStep
+func resultSteps(g *suite.Gold) []suite.GoldStep {
+	var out []suite.GoldStep
 	for _, s := range g.Steps {
 		if s.Output != "" {
 			out = append(out, s)
@@ -454,7 +454,7 @@ func resultSteps(g *agent.Gold) []agent.GoldStep {
 // from the gold solution, one per step with a result, without the task
 // itself. References to earlier results read "the answer to sub-question
 // N".
-func subQuestions(g *agent.Gold) []string {
+func subQuestions(g *suite.Gold) []string {
 	var out []string
 	number := map[string]int{} // gold step id -> sub-question number
 	for _, s := range resultSteps(g) {
@@ -533,7 +533,7 @@ func (m *Model) subSolve(c call, fault string) *llms.ContentChoice {
 }
 
 // judgeCorrect reports whether a proposed answer solves the task.
-func judgeCorrect(t *agent.Task, proposed string) bool {
+func judgeCorrect(t *suite.Task, proposed string) bool {
 	if isGame24(t.Gold) {
 		nums, err := verify.PuzzleNumbers(t.Question)
 		return err == nil && verify.Verify24(nums, proposed) == nil

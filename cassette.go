@@ -1,4 +1,4 @@
-package app
+package planner
 
 import (
 	"context"
@@ -26,9 +26,9 @@ var ErrRecording = errors.New("cannot record the cassette")
 
 // errNoRoute means the recording router was called without a model in the
 // context, which only a wiring mistake in this package can cause.
-var errNoRoute = errors.New("app: recording router called without a target model")
+var errNoRoute = errors.New("planner: recording router called without a target model")
 
-// recording is an App's cassette. Every model the App builds while
+// recording is an Engine's cassette. Every model the Engine builds while
 // recording sends its calls through the one cassette.Recorder, so that the
 // cassette has a single call numbering and a single writer. A Recorder wraps
 // one model; to serve several, it wraps a router that forwards each call to
@@ -158,7 +158,7 @@ func (r *recording) close() error {
 }
 
 // replays holds the cassettes opened by the replay provider, one Replayer
-// per file for the whole App, so that every model replaying a file (the
+// per file for the whole Engine, so that every model replaying a file (the
 // pipeline's and any node-level one) draws from the same recordings.
 type replays struct {
 	mu   sync.Mutex

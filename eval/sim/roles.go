@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/plan"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -212,7 +212,7 @@ func roleOf(c call) role {
 }
 
 // outputs maps gold step ids to their outputs.
-func outputs(g *agent.Gold) map[string]string {
+func outputs(g *suite.Gold) map[string]string {
 	out := make(map[string]string, len(g.Steps))
 	for _, s := range g.Steps {
 		out[s.ID] = s.Output
@@ -303,7 +303,7 @@ func (m *Model) react(c call, fault string) *llms.ContentChoice {
 		steps = nil
 		for _, s := range g.Steps {
 			if s.ID == c.stepID {
-				steps = []agent.GoldStep{s}
+				steps = []suite.GoldStep{s}
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
@@ -94,15 +93,21 @@ func (m *Model) worker(c call, fault string) *llms.ContentChoice {
 	return &llms.ContentChoice{Content: unknownAnswer, StopReason: "stop"}
 }
 
-// workerLine matches the model worker's entry in a planner prompt's tool
-// list by the start of its description.
-var workerLine = regexp.MustCompile(`(?m)^- (\S+): ` + regexp.QuoteMeta(steps.LLMToolDescription[:40]))
+// toolLine is one entry of a planning prompt's tool list as
+// tools.PromptList writes it: "- NAME: DESCRIPTION Input schema: {...}".
+var toolLine = regexp.MustCompile(`(?m)^- ([^\s:]+): (.*)$`)
 
-// workerTool finds the model worker's name in a planner prompt's tool list,
-// or "" when the planner was not offered one.
+// workerTool finds the plan executor's model worker in a planner prompt's
+// tool list, or "" when the planner was not offered one: it is the listed
+// tool whose description says it asks a language model, as the executor's
+// worker description does and no real tool's does. Reading the prompt, as
+// a model would, keeps the simulator free of the executor's package; the
+// tests pin the match against the executor's real description.
 func workerTool(prompt string) string {
-	if mm := workerLine.FindStringSubmatch(prompt); mm != nil {
-		return mm[1]
+	for _, mm := range toolLine.FindAllStringSubmatch(prompt, -1) {
+		if strings.Contains(strings.ToLower(mm[2]), "language model") {
+			return mm[1]
+		}
 	}
 	return ""
 }

@@ -8,19 +8,23 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/eval/sim"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
-	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
-func goldTask(id string) *agent.Task {
-	return &agent.Task{ID: id, Question: "How much taller is A than B?", Answer: "30", Gold: &agent.Gold{
-		Steps: []agent.GoldStep{
+func goldTask(id string) suite.Task {
+	return suite.Task{Task: agent.Task{ID: id, Question: "How much taller is A than B?", Answer: "30"}, Gold: &suite.Gold{
+		Steps: []suite.GoldStep{
 			{ID: "1", Tool: "search", Input: "height of A", Output: "130"},
 			{ID: "2", Tool: "search", Input: "height of B", Output: "100"},
 			{ID: "3", Tool: "calculator", Input: "#E1 - #E2", DependsOn: []string{"1", "2"}, Output: "30"},
@@ -29,12 +33,30 @@ func goldTask(id string) *agent.Task {
 	}}
 }
 
-func ctxFor(task *agent.Task, kind string) context.Context {
-	ctx := agent.WithTask(context.Background(), task)
-	return llm.WithCallMeta(ctx, llm.CallMeta{Node: kind, Kind: kind})
+// ctxFor is the context of a call by a node of the given kind (its id too)
+// working on task.
+func ctxFor(task suite.Task, kind string) context.Context {
+	return llm.WithCallMeta(context.Background(), llm.CallMeta{Node: kind, Kind: kind, TaskID: task.ID})
 }
 
 func noSleep(context.Context, time.Duration) error { return nil }
+
+// goldTasks returns n gold tasks with the ids t0, t1, ...
+func goldTasks(n int) []suite.Task {
+	out := make([]suite.Task, n)
+	for i := range out {
+		out[i] = goldTask(fmt.Sprintf("t%d", i))
+	}
+	return out
+}
+
+// perfect returns a simulator without faults or latency playing tasks.
+func perfect(t *testing.T, tasks ...suite.Task) *sim.Model {
+	t.Helper()
+	m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks(tasks))
+	require.NoError(t, err)
+	return m
+}
 
 func gen(t *testing.T, m llms.Model, ctx context.Context, prompt string, opts ...llms.CallOption) string {
 	t.Helper()
@@ -44,9 +66,8 @@ func gen(t *testing.T, m llms.Model, ctx context.Context, prompt string, opts ..
 }
 
 func TestPerfectSimFollowsTheGoldProgramInEachRole(t *testing.T) {
-	m, err := sim.New("perfect", sim.WithSleeper(noSleep))
-	require.NoError(t, err)
 	task := goldTask("t1")
+	m := perfect(t, task)
 	q := task.Question
 
 	out := gen(t, m, ctxFor(task, "react"), "Examples...\nObservation: [search] example\nQuestion: "+q+"\n")
@@ -75,8 +96,7 @@ func TestPerfectSimFollowsTheGoldProgramInEachRole(t *testing.T) {
 }
 
 func TestSimUsesNativeToolCallsWhenToolsAreOffered(t *testing.T) {
-	m, err := sim.New("perfect", sim.WithSleeper(noSleep))
-	require.NoError(t, err)
+	m := perfect(t, goldTask("t"))
 	tool := llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: "search", Parameters: map[string]any{
 		"type": "object", "properties": map[string]any{"query": map[string]any{"type": "string"}}, "required": []string{"query"}}}}
 	resp, err := m.GenerateContent(ctxFor(goldTask("t"), "react"), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "q")}, llms.WithTools([]llms.Tool{tool}))
@@ -89,13 +109,13 @@ func TestSimUsesNativeToolCallsWhenToolsAreOffered(t *testing.T) {
 func TestFaultsAreInjectedAtTheirSeededRates(t *testing.T) {
 	for _, fault := range sim.FaultKinds() {
 		t.Run(fault, func(t *testing.T) {
-			p := sim.Profile{Name: "t", Faults: map[string]float64{fault: 0.2}}
-			m, err := sim.NewWithProfile(p, sim.WithSeed(7), sim.WithSleeper(noSleep))
-			require.NoError(t, err)
 			const n = 2000
+			tasks := goldTasks(n)
+			p := sim.Profile{Name: "t", Faults: map[string]float64{fault: 0.2}}
+			m, err := sim.NewWithProfile(p, sim.WithSeed(7), sim.WithSleeper(noSleep), sim.WithTasks(tasks))
+			require.NoError(t, err)
 			httpErrs := 0
-			for i := 0; i < n; i++ {
-				task := goldTask(fmt.Sprintf("t%d", i))
+			for _, task := range tasks {
 				_, err := m.GenerateContent(ctxFor(task, "react"), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Question: "+task.Question+"\nObservation: [search] 130\n")})
 				if err != nil {
 					httpErrs++
@@ -113,11 +133,11 @@ func TestFaultsAreInjectedAtTheirSeededRates(t *testing.T) {
 }
 
 func TestSameSeedSameFaults(t *testing.T) {
+	tasks := goldTasks(500)
 	run := func(seed uint64) map[string]int {
-		m, err := sim.New("noisy", sim.WithSeed(seed), sim.WithSleeper(noSleep))
+		m, err := sim.New("noisy", sim.WithSeed(seed), sim.WithSleeper(noSleep), sim.WithTasks(tasks))
 		require.NoError(t, err)
-		for i := 0; i < 500; i++ {
-			task := goldTask(fmt.Sprintf("t%d", i))
+		for _, task := range tasks {
 			_, _ = m.GenerateContent(ctxFor(task, "react"), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, task.Question)})
 		}
 		return m.Injected()
@@ -127,11 +147,19 @@ func TestSameSeedSameFaults(t *testing.T) {
 }
 
 func TestSimRefusesTasksWithoutGold(t *testing.T) {
-	m, err := sim.New("")
+	plain := suite.Task{Task: agent.Task{ID: "plain", Question: "q"}}
+	m, err := sim.New("", sim.WithTasks([]suite.Task{plain, goldTask("gold")}))
 	require.NoError(t, err)
-	ctx := agent.WithTask(context.Background(), &agent.Task{Question: "q"})
-	_, err = m.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "q")})
-	assert.ErrorIs(t, err, sim.ErrNoGold)
+	for _, ctx := range []context.Context{
+		ctxFor(plain, "cot"),             // given, without a gold solution
+		ctxFor(goldTask("other"), "cot"), // not given
+		context.Background(),             // no call metadata
+		llm.WithCallMeta(context.Background(), llm.CallMeta{Kind: "cot"}), // no task id
+	} {
+		_, err = m.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "q")})
+		assert.ErrorIs(t, err, sim.ErrNoGold)
+	}
+	assert.Contains(t, gen(t, m, ctxFor(goldTask("gold"), "cot"), "q"), "Answer: 30", "the task of the call's id is played")
 	_, err = sim.New("nope")
 	assert.ErrorIs(t, err, sim.ErrUnknownProfile)
 }
@@ -139,17 +167,34 @@ func TestSimRefusesTasksWithoutGold(t *testing.T) {
 func TestLatencyModelSleepsBasePlusTokens(t *testing.T) {
 	var slept time.Duration
 	p := sim.Profile{Name: "t", Latency: sim.Latency{Base: 50 * time.Millisecond, PerPromptToken: time.Millisecond}}
-	m, err := sim.NewWithProfile(p, sim.WithSleeper(func(_ context.Context, d time.Duration) error { slept = d; return nil }))
+	m, err := sim.NewWithProfile(p, sim.WithTasks([]suite.Task{goldTask("t")}),
+		sim.WithSleeper(func(_ context.Context, d time.Duration) error { slept = d; return nil }))
 	require.NoError(t, err)
 	gen(t, m, ctxFor(goldTask("t"), "cot"), string(make([]byte, 400)))
 	assert.Equal(t, 50*time.Millisecond+100*time.Millisecond+0, slept.Truncate(time.Millisecond))
 }
 
-func TestSimPlansWorkerStepsWhenOfferedAModelWorker(t *testing.T) {
-	m, err := sim.New("perfect", sim.WithSleeper(noSleep))
+// builtinTools lists every built-in tool with its default settings, as a
+// planning prompt does.
+func builtinTools(t *testing.T) *tools.Registry {
+	t.Helper()
+	var all []tools.Tool
+	for _, name := range builtin.Names() {
+		ts, err := builtin.Factory{}.Tools(context.Background(), config.Tool{Name: name}, "")
+		require.NoError(t, err, name)
+		all = append(all, ts...)
+	}
+	reg, err := tools.NewRegistry(all)
 	require.NoError(t, err)
+	return reg
+}
+
+func TestSimPlansWorkerStepsWhenOfferedAModelWorker(t *testing.T) {
 	task := goldTask("t1")
-	prompt := "Tools:\n- search: finds pages\n- llm: " + steps.LLMToolDescription + "\n"
+	m := perfect(t, task)
+	reg := builtinTools(t)
+	// The planner's tool list with the executor's real model worker.
+	prompt := "Task: " + task.Question + "\n\nTools:\n" + tools.PromptList(reg, steps.LLMToolInfo("llm"))
 	var plan struct {
 		Steps []plan.Step `json:"steps"`
 	}
@@ -163,8 +208,15 @@ func TestSimPlansWorkerStepsWhenOfferedAModelWorker(t *testing.T) {
 	assert.Equal(t, "#E1_v - #E2_v", plan.Steps[4].Input)
 	assert.Equal(t, []string{"1_v", "2_v"}, plan.Steps[4].DependsOn)
 
+	// Without the worker no real tool is taken for one.
+	prompt = "Task: " + task.Question + "\n\nTools:\n" + tools.PromptList(reg)
+	plan.Steps = nil
+	require.NoError(t, json.Unmarshal([]byte(gen(t, m, ctxFor(task, "planner"), prompt)), &plan))
+	require.Len(t, plan.Steps, 3)
+	assert.Equal(t, "#E1 - #E2", plan.Steps[2].Input)
+
 	worker := func(stepID, text string) string {
-		ctx := llm.WithStep(llm.WithCallMeta(agent.WithTask(context.Background(), task), llm.CallMeta{Node: "work", Kind: "execute", Role: "worker"}), stepID)
+		ctx := llm.WithStep(llm.WithCallMeta(context.Background(), llm.CallMeta{Node: "work", Kind: "execute", Role: "worker", TaskID: task.ID}), stepID)
 		return gen(t, m, ctx, text)
 	}
 	assert.Equal(t, "130", worker("1_v", "From this text: A is 130 m tall."))

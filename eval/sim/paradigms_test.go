@@ -3,22 +3,24 @@ package sim_test
 import (
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
-func roleCtx(task *agent.Task, kind, role string) context.Context {
-	ctx := agent.WithTask(context.Background(), task)
-	return llm.WithCallMeta(ctx, llm.CallMeta{Node: kind, Kind: kind, Role: role})
+// roleCtx is the context of a call in role by a node of the given kind
+// working on task.
+func roleCtx(task suite.Task, kind, role string) context.Context {
+	return llm.WithCallMeta(context.Background(), llm.CallMeta{Node: kind, Kind: kind, Role: role, TaskID: task.ID})
 }
 
 var itemRe = regexp.MustCompile(`(?m)^\d+\. (.+)$`)
@@ -45,18 +47,17 @@ func evaluatePrompt(question, candidate string, path ...string) string {
 	return "Problem: " + question + "\nSteps so far:\n" + strings.Join(path, "\n") + "\nCandidate next step: " + candidate + "\n\nCan this still lead to a correct solution?"
 }
 
-func perfect(t *testing.T) *sim.Model {
-	t.Helper()
-	m, err := sim.New("perfect", sim.WithSleeper(noSleep))
-	require.NoError(t, err)
-	return m
-}
-
-func game24(t *testing.T, nums ...int) *agent.Task {
+// game24 is the Game of 24 task of nums with a Solve24 gold solution; its
+// id names the numbers ("g-4-5-6-10").
+func game24(t *testing.T, nums ...int) suite.Task {
 	t.Helper()
 	expr, steps, ok := verify.Solve24Steps(nums)
 	require.True(t, ok)
-	return &agent.Task{ID: "g", Question: suite.Game24Question(nums), Gold: &agent.Gold{Answer: expr, Reasoning: steps}}
+	id := "g"
+	for _, n := range nums {
+		id += "-" + strconv.Itoa(n)
+	}
+	return suite.Task{Task: agent.Task{ID: id, Question: suite.Game24Question(nums)}, Gold: &suite.Gold{Answer: expr, Reasoning: steps}}
 }
 
 var goldThoughts = []string{
@@ -67,8 +68,8 @@ var goldThoughts = []string{
 }
 
 func TestSimProposesTheGoldNextStepAmongDistractors(t *testing.T) {
-	m := perfect(t)
 	task := goldTask("t1")
+	m := perfect(t, task)
 	for depth, next := range goldThoughts {
 		out := gen(t, m, roleCtx(task, "tot", "propose"), proposePrompt(task.Question, 3, goldThoughts[:depth]...))
 		got := items(out)
@@ -88,8 +89,9 @@ func TestSimProposesTheGoldNextStepAmongDistractors(t *testing.T) {
 }
 
 func TestSimProposesLegalGame24Moves(t *testing.T) {
-	m := perfect(t)
 	task := game24(t, 4, 5, 6, 10)
+	t2 := game24(t, 1, 2, 3, 4)
+	m := perfect(t, task, t2)
 	out := gen(t, m, roleCtx(task, "tot", "propose"), proposePrompt(task.Question, 8))
 	got := items(out)
 	require.Len(t, got, 8)
@@ -104,7 +106,6 @@ func TestSimProposesLegalGame24Moves(t *testing.T) {
 	assert.Equal(t, []string{"Answer: " + task.Gold.Answer}, items(out), "with one value left the only step is the answer")
 
 	// An off-gold path that ends in 10 proposes the expression it built.
-	t2 := game24(t, 1, 2, 3, 4)
 	out = gen(t, m, roleCtx(t2, "tot", "propose"), proposePrompt(t2.Question, 3, "1 + 2 = 3 (left: 3 3 4)", "3 + 3 = 6 (left: 4 6)", "4 + 6 = 10 (left: 10)"))
 	got = items(out)
 	require.Len(t, got, 1)
@@ -114,9 +115,11 @@ func TestSimProposesLegalGame24Moves(t *testing.T) {
 }
 
 func TestSimValuesCandidatesByTheGoldSolution(t *testing.T) {
-	m := perfect(t)
 	task := goldTask("t1")
-	verdict := func(task *agent.Task, candidate string, path ...string) string {
+	g := game24(t, 4, 5, 6, 10)
+	f := game24(t, 3, 3, 8, 8)
+	m := perfect(t, task, g, f)
+	verdict := func(task suite.Task, candidate string, path ...string) string {
 		out := gen(t, m, roleCtx(task, "tot", "evaluate"), evaluatePrompt(task.Question, candidate, path...))
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		return lines[len(lines)-1]
@@ -126,13 +129,11 @@ func TestSimValuesCandidatesByTheGoldSolution(t *testing.T) {
 	assert.Equal(t, "impossible", verdict(task, "Answer: 31", goldThoughts[:3]...))
 	assert.Equal(t, "impossible", verdict(task, "From what I know, height of A: unknown"))
 
-	g := game24(t, 4, 5, 6, 10)
 	assert.Equal(t, "sure", verdict(g, g.Gold.Reasoning[0]))
 	assert.Equal(t, "likely", verdict(g, "10 - 4 = 6 (left: 5 6 6)"), "off the gold path but 5 6 6 still make 24")
 	assert.Equal(t, "impossible", verdict(g, "4 + 6 = 10 (left: 5 10 10)"), "5 10 10 cannot make 24")
 	assert.Equal(t, "impossible", verdict(g, "4 * 5 = 20 (left: 6 10 20)", "5 + 6 = 11 (left: 4 10 11)"), "5 was used already")
 	assert.Equal(t, "impossible", verdict(g, "4 * 5 = 21 (left: 6 10 21)"), "miscalculated")
-	f := game24(t, 3, 3, 8, 8)
 	require.Equal(t, "8 / 3 = 8/3 (left: 8/3 3 8)", f.Gold.Reasoning[0])
 	assert.Equal(t, "likely", verdict(f, "8 / 3 = 8/3 (left: 3 8 8/3)"), "the gold state written differently; fractions count")
 	assert.Equal(t, "impossible", verdict(f, "8 - 8/3 = 16/3 (left: 3 16/3)", f.Gold.Reasoning[0]))
@@ -140,8 +141,8 @@ func TestSimValuesCandidatesByTheGoldSolution(t *testing.T) {
 }
 
 func TestSimDecomposesIntoSubquestionsAndSolvesThemWithEarlierAnswers(t *testing.T) {
-	m := perfect(t)
 	task := goldTask("t1")
+	m := perfect(t, task)
 	subs := items(gen(t, m, roleCtx(task, "least_to_most", "decompose"), "Question: "+task.Question))
 	require.Len(t, subs, 4)
 	assert.Equal(t, task.Question, subs[3], "the task itself comes last")
@@ -158,9 +159,10 @@ func TestSimDecomposesIntoSubquestionsAndSolvesThemWithEarlierAnswers(t *testing
 }
 
 func TestSimJudgesAgainstTheGoldWithoutRevealingIt(t *testing.T) {
-	m := perfect(t)
 	task := goldTask("t1")
-	judge := func(task *agent.Task, proposed string) string {
+	g := game24(t, 4, 5, 6, 10)
+	m := perfect(t, task, g)
+	judge := func(task suite.Task, proposed string) string {
 		return gen(t, m, roleCtx(task, "evaluate", "judge"), "Question: "+task.Question+"\nProposed answer: "+proposed+"\n\nReply with PASS or FAIL.")
 	}
 	assert.True(t, strings.HasPrefix(judge(task, "30"), "PASS"))
@@ -168,14 +170,13 @@ func TestSimJudgesAgainstTheGoldWithoutRevealingIt(t *testing.T) {
 	fail := judge(task, "31")
 	assert.True(t, strings.HasPrefix(fail, "FAIL"))
 	assert.NotContains(t, fail, "30")
-	g := game24(t, 4, 5, 6, 10)
 	assert.True(t, strings.HasPrefix(judge(g, "(10 - 6) * 5 + 4"), "PASS"), "any verified expression passes")
 	assert.True(t, strings.HasPrefix(judge(g, "4 + 5 + 6 + 10"), "FAIL"))
 }
 
 func TestSimReflectsWithALessonFromTheGoldPlan(t *testing.T) {
-	m := perfect(t)
 	task := goldTask("t1")
+	m := perfect(t, task)
 	out := gen(t, m, roleCtx(task, "reflect", "reflect"), "Task: "+task.Question+"\nYour answer: 31\nEvaluation: wrong\nLesson:")
 	assert.True(t, strings.HasPrefix(out, "Lesson: I answered 31"))
 	assert.Contains(t, out, `search "height of A", then search "height of B", then calculator "#E1 - #E2"`)
@@ -185,7 +186,7 @@ func TestSimReflectsWithALessonFromTheGoldPlan(t *testing.T) {
 func TestSimFaultsApplyToParadigmRolesWhereMeaningful(t *testing.T) {
 	task := goldTask("t1")
 	withFault := func(t *testing.T, fault string) *sim.Model {
-		m, err := sim.NewWithProfile(sim.Profile{Name: "t", Faults: map[string]float64{fault: 1}}, sim.WithSleeper(noSleep))
+		m, err := sim.NewWithProfile(sim.Profile{Name: "t", Faults: map[string]float64{fault: 1}}, sim.WithSleeper(noSleep), sim.WithTasks([]suite.Task{task}))
 		require.NoError(t, err)
 		return m
 	}
@@ -220,8 +221,8 @@ func TestSimFaultsApplyToParadigmRolesWhereMeaningful(t *testing.T) {
 }
 
 func TestSimPlaysLATSExpansionAsReActAndValuesTrajectories(t *testing.T) {
-	m := perfect(t)
 	task := goldTask("t1")
+	m := perfect(t, task)
 	q := "Question: " + task.Question + "\n"
 	assert.Contains(t, gen(t, m, roleCtx(task, "lats", "expand"), q), "Action: search\nAction Input: height of A")
 	assert.Contains(t, gen(t, m, roleCtx(task, "lats", "expand"), q+"Action: search\nAction Input: height of A\nObservation: [search] 130\n"), "Action Input: height of B")
@@ -236,7 +237,7 @@ func TestSimPlaysLATSExpansionAsReActAndValuesTrajectories(t *testing.T) {
 	assert.Equal(t, "Score: 10/10", value("Observation: [search] 130\nFinal Answer: 30\n"))
 	assert.Equal(t, "Score: 1/10", value("Final Answer: 31\n"))
 
-	flip, err := sim.NewWithProfile(sim.Profile{Name: "t", Faults: map[string]float64{sim.FaultEarlyWrongAnswer: 1}}, sim.WithSleeper(noSleep))
+	flip, err := sim.NewWithProfile(sim.Profile{Name: "t", Faults: map[string]float64{sim.FaultEarlyWrongAnswer: 1}}, sim.WithSleeper(noSleep), sim.WithTasks([]suite.Task{task}))
 	require.NoError(t, err)
 	assert.Equal(t, "Score: 1/10", gen(t, flip, roleCtx(task, "lats", "value"), q+"Final Answer: 30\n"), "a misjudged right answer")
 }

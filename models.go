@@ -1,4 +1,4 @@
-package app
+package planner
 
 import (
 	"context"
@@ -7,16 +7,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/provider"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/llm/sim"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
+)
+
+// Names and labels of the offline providers every Engine registers.
+const (
+	providerScripted = "scripted"
+	providerReplay   = "replay"
+	replayLabel      = "replay: recorded responses played back offline"
 )
 
 // tokenMeter measures usage with the provider's report, falling back to a
@@ -44,6 +49,7 @@ func (m tokenMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentRespon
 	return u.PromptTokens, u.CompletionTokens, u.Estimated
 }
 
+// pricer prices one model's usage from a price table.
 type pricer struct {
 	table usage.PriceTable
 	model string
@@ -53,17 +59,11 @@ func (p pricer) Cost(prompt, completion int) (float64, bool) {
 	return p.table.Cost(p.model, usage.Usage{PromptTokens: prompt, CompletionTokens: completion})
 }
 
-// offline reports whether provider is one of the offline models, whose
-// failures are simulated or replayed.
-func offline(provider string) bool {
-	return provider == "sim" || provider == "scripted" || provider == "replay"
-}
-
 // callTimeout is the per-attempt timeout of cfg's model: llm.timeout, else
 // middleware.DefaultCallTimeout for real providers and none (0) for offline
 // ones.
-func callTimeout(cfg config.LLM) time.Duration {
-	if cfg.Timeout > 0 || offline(cfg.Provider) {
+func callTimeout(cfg config.LLM, offline bool) time.Duration {
+	if cfg.Timeout > 0 || offline {
 		return cfg.Timeout
 	}
 	return middleware.DefaultCallTimeout
@@ -77,9 +77,9 @@ const httpTimeoutMargin = 5 * time.Second
 
 // middlewareFor turns an llm block into the middleware stack. Offline models
 // get quick retries: their failures are simulated, so waiting serves nothing.
-func middlewareFor(cfg config.LLM) middleware.Config {
+func middlewareFor(cfg config.LLM, offline bool) middleware.Config {
 	mc := middleware.DefaultConfig()
-	if offline(cfg.Provider) {
+	if offline {
 		mc.Retry.BaseDelay = time.Millisecond
 		mc.Retry.MaxDelay = 10 * time.Millisecond
 	}
@@ -95,7 +95,7 @@ func middlewareFor(cfg config.LLM) middleware.Config {
 	if cfg.Retry.MaxRetryAfter > 0 {
 		mc.Retry.MaxRetryAfter = cfg.Retry.MaxRetryAfter
 	}
-	mc.Timeout = callTimeout(cfg)
+	mc.Timeout = callTimeout(cfg, offline)
 	mc.RateLimit.RequestsPerSecond = cfg.RateLimit.RequestsPerSecond
 	mc.RateLimit.MaxConcurrent = cfg.RateLimit.MaxConcurrent
 	mc.MaxReplyBytes = cfg.ReplyLimit()
@@ -128,52 +128,69 @@ func middlewareOptions() []middleware.Option {
 	}
 }
 
-// newModels builds the model factory. With rec set, every built model is
-// recorded just around the provider, inside the middleware (see
-// WithRecording); the factory applies wrappers innermost first.
-func newModels(meter tokenMeter, rec *recording, cassettes *replays, tasks []agent.Task) *llm.Factory {
-	prices := usage.DefaultPriceTable()
-	real := func(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-		pc := provider.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
-			APIKeyEnv: cfg.APIKeyEnv, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
-			Timeout: callTimeout(cfg) + httpTimeoutMargin}
-		if cfg.Provider != provider.Mistral {
-			// The mistral SDK builds its own client and refuses one.
-			pc.HTTPClient = middleware.NewObservingClient(nil)
-		}
-		return provider.New(ctx, pc)
+// realModel builds a model of one of the real providers of package
+// llm/provider, with an HTTP client whose timeout backs up the per-attempt
+// timeout.
+func realModel(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
+	pc := provider.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
+		APIKeyEnv: cfg.APIKeyEnv, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
+		Timeout: callTimeout(cfg, false) + httpTimeoutMargin}
+	if cfg.Provider != provider.Mistral {
+		// The mistral SDK builds its own client and refuses one.
+		pc.HTTPClient = middleware.NewObservingClient(nil)
 	}
+	return provider.New(ctx, pc)
+}
+
+// newModels builds the model factory: the real providers, the scripted and
+// replay models, then the extra providers of o (which replace built-in ones
+// of the same name). With rec set, every built model is recorded just
+// around the provider, inside the middleware (see WithRecording); the
+// factory applies wrappers innermost first.
+func newModels(o *options, rec *recording, cassettes *replays) *llm.Factory {
+	prices := o.prices
+	if prices == nil {
+		prices = usage.DefaultPriceTable()
+	}
+	// A provider is offline when it was registered WithOfflineProvider or
+	// as an offline kind of model (scripted, replayed, simulated); a later
+	// registration of a name decides.
+	offlineOpt := map[string]bool{}
+	for _, p := range o.providers {
+		offlineOpt[p.name] = p.offline
+	}
+	var f *llm.Factory // set below, before any model is built
+	offline := func(provider string) bool { return offlineOpt[provider] || f.Kind(provider).Offline() }
 	var opts []llm.FactoryOption
 	if rec != nil {
 		opts = append(opts, llm.WithWrapper(rec.wrap))
 	}
 	opts = append(opts,
-		llm.WithMeter(meter),
+		llm.WithMeter(newTokenMeter()),
 		llm.WithPricer(func(model string) llm.Pricer { return pricer{table: prices, model: model} }),
 		llm.WithWrapper(func(cfg config.LLM, m llms.Model) llms.Model {
-			return middleware.Apply(m, middlewareFor(cfg), middlewareOptions()...)
+			return middleware.Apply(m, middlewareFor(cfg, offline(cfg.Provider)), middlewareOptions()...)
 		}),
-		llm.WithProvider("scripted", scripted.Label, scripted.Build),
-		llm.WithProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-			seed := cfg.Seed
-			if seed == 0 {
-				seed = 1
-			}
-			return sim.New(cfg.Profile, sim.WithSeed(seed), sim.WithTasks(tasks))
-		}),
-		llm.WithProvider("replay", "replay: recorded responses played back offline", func(_ context.Context, cfg config.LLM, baseDir string) (llms.Model, error) {
+	)
+	for _, p := range provider.Providers() {
+		opts = append(opts, llm.WithProvider(p, "real: "+p, realModel))
+	}
+	opts = append(opts,
+		llm.WithProvider(providerScripted, scripted.Label, scripted.Build, llm.AsKind(llm.KindScripted)),
+		llm.WithProvider(providerReplay, replayLabel, func(_ context.Context, cfg config.LLM, baseDir string) (llms.Model, error) {
 			path := cfg.Script
 			if path == "" {
-				return nil, fmt.Errorf("%w: replay needs a cassette (--llm replay:FILE)", llm.ErrBadSpec)
+				return nil, fmt.Errorf("%w: replay needs a cassette (replay:FILE)", llm.ErrBadSpec)
 			}
 			if !filepath.IsAbs(path) && baseDir != "" {
 				path = filepath.Join(baseDir, path)
 			}
 			return cassettes.get(path)
-		}),
+		}, llm.AsKind(llm.KindReplayed)),
 	)
-	for _, p := range provider.Providers() {
-		opts = append(opts, llm.WithProvider(p, "real: "+p, real))
+	for _, p := range o.providers {
+		opts = append(opts, llm.WithProvider(p.name, p.label, p.build, p.opts...))
 	}
-	return llm.NewFactory(opts...)
+	f = llm.NewFactory(opts...)
+	return f
 }

@@ -1,0 +1,256 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// funcTool is a tool without a schema that runs fn.
+type funcTool struct {
+	name string
+	fn   func(ctx context.Context, input string) (string, error)
+}
+
+func (f funcTool) Name() string                                        { return f.name }
+func (f funcTool) Description() string                                 { return "test tool " + f.name }
+func (f funcTool) Call(ctx context.Context, in string) (string, error) { return f.fn(ctx, in) }
+
+// schemaTool is a funcTool that declares a JSON schema.
+type schemaTool struct{ funcTool }
+
+func (schemaTool) Schema() map[string]any { return map[string]any{"type": "object"} }
+
+func echo(name string) funcTool {
+	return funcTool{name: name, fn: func(_ context.Context, in string) (string, error) { return "got " + in, nil }}
+}
+
+var meta = llm.CallMeta{Node: "act", Kind: "react"}
+
+func testRegistry(t *testing.T, ts ...tools.Tool) *tools.Registry {
+	t.Helper()
+	reg, err := tools.NewRegistry(ts, tools.WithTimeout(time.Second))
+	require.NoError(t, err)
+	return reg
+}
+
+func traced() (context.Context, *trace.Recorder) {
+	rec := &trace.Recorder{}
+	return trace.WithTracer(context.Background(), trace.New("run", rec)), rec
+}
+
+func TestCallToolRunsTheToolCountsItAndTracesIt(t *testing.T) {
+	reg := testRegistry(t, echo("web_search"))
+	st := agent.NewState(agent.Task{Question: "q"})
+	ctx, rec := traced()
+	res, err := node.CallTool(ctx, st, meta, reg, "Web-Search", "Kyoto", node.ToolOptions{Trace: map[string]any{"step": 2}})
+	require.NoError(t, err)
+	assert.Equal(t, "got Kyoto", res.Observation)
+	assert.Equal(t, "got Kyoto", res.Output)
+	assert.NoError(t, res.Err)
+
+	u := st.Usage.Snapshot()
+	assert.Equal(t, 1, u.ToolCalls)
+	assert.Equal(t, 1, u.PerNode["act"].ToolCalls, "the call counts for the calling node")
+
+	events := rec.Events()
+	require.Len(t, events, 2)
+	assert.Equal(t, trace.KindAction, events[0].Kind)
+	assert.Equal(t, "act", events[0].Node)
+	assert.Equal(t, "web_search: Kyoto", events[0].Text, "the registered name")
+	assert.Equal(t, map[string]any{"tool": "web_search", "input": "Kyoto", "step": 2}, events[0].Data)
+	assert.Equal(t, trace.KindObservation, events[1].Kind)
+	assert.Equal(t, "got Kyoto", events[1].Text)
+	assert.Equal(t, map[string]any{"tool": "web_search", "step": 2}, events[1].Data)
+}
+
+func TestCallToolTurnsFailuresIntoObservations(t *testing.T) {
+	boom := funcTool{name: "boom", fn: func(context.Context, string) (string, error) { panic("index out of range [3]") }}
+	fail := funcTool{name: "fail", fn: func(context.Context, string) (string, error) { return "", errors.New("quota exceeded") }}
+	slow := funcTool{name: "slow", fn: func(ctx context.Context, _ string) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}}
+	mute := funcTool{name: "mute", fn: func(context.Context, string) (string, error) { return " \n", nil }}
+	cases := []struct {
+		name       string
+		tool, in   string
+		opts       node.ToolOptions
+		obs        string // the exact observation, or
+		obsPrefix  string // its start
+		is         error
+		guard      string
+		countsCall bool
+	}{
+		{name: "tool error", tool: "fail", obs: "Error: quota exceeded", guard: node.GuardToolError, countsCall: true},
+		{name: "panic", tool: "boom", obs: `Error: tool "boom": tool panicked: index out of range [3]`, is: tools.ErrToolPanic, guard: node.GuardToolError, countsCall: true},
+		{name: "timeout of the call", tool: "slow", opts: node.ToolOptions{Timeout: 20 * time.Millisecond},
+			obs: `Error: tool "slow": tool timed out after 20ms`, is: tools.ErrToolTimeout, guard: node.GuardToolError, countsCall: true},
+		{name: "unknown tool", tool: "lookup", obs: `Error: there is no tool named "lookup". Use one of: boom, fail, mute, slow.`,
+			is: tools.ErrUnknownTool, guard: node.GuardUnknownTool},
+		{name: "empty output", tool: "mute", obs: "[the tool returned no output]", countsCall: true},
+		{name: "own messages", tool: "fail", opts: node.ToolOptions{Messages: node.ToolMessages{Error: "错误："}}, obs: "错误：quota exceeded",
+			guard: node.GuardToolError, countsCall: true},
+		{name: "own unknown-tool message", tool: "x", opts: node.ToolOptions{Messages: node.ToolMessages{UnknownTool: "no %q; try %s"}},
+			obs: `no "x"; try boom, fail, mute, slow`, is: tools.ErrUnknownTool, guard: node.GuardUnknownTool},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := testRegistry(t, boom, fail, slow, mute)
+			st := agent.NewState(agent.Task{Question: "q"})
+			ctx, rec := traced()
+			res, err := node.CallTool(ctx, st, meta, reg, tc.tool, "x", tc.opts)
+			require.NoError(t, err, "a failing tool is an observation, not an error")
+			assert.Equal(t, tc.obs, res.Observation)
+			assert.NotContains(t, res.Observation, "goroutine", "never a stack in the observation")
+			if tc.is != nil {
+				assert.ErrorIs(t, res.Err, tc.is)
+			}
+			if tc.guard != "" {
+				require.Error(t, res.Err)
+				assert.NotContains(t, res.Err.Error(), "\n", "the error is one line")
+				guards := rec.OfKind(trace.KindGuard)
+				require.Len(t, guards, 1)
+				assert.Equal(t, tc.guard, guards[0].Data["guard"])
+			}
+			want := 0
+			if tc.countsCall {
+				want = 1
+			}
+			assert.Equal(t, want, st.Usage.Snapshot().ToolCalls)
+			if tc.guard == node.GuardUnknownTool {
+				assert.Empty(t, rec.OfKind(trace.KindAction), "an unknown tool is not announced")
+				assert.Empty(t, rec.OfKind(trace.KindObservation))
+				assert.True(t, res.Unknown())
+			} else {
+				obs := rec.OfKind(trace.KindObservation)
+				require.Len(t, obs, 1)
+				assert.Equal(t, res.Observation, obs[0].Text)
+			}
+		})
+	}
+}
+
+func TestCallToolKeepsAPanicsStackForTheTraceOnly(t *testing.T) {
+	boom := funcTool{name: "boom", fn: func(context.Context, string) (string, error) { panic("kaput") }}
+	ctx, rec := traced()
+	res, err := node.CallTool(ctx, nil, meta, testRegistry(t, boom), "boom", "x", node.ToolOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, `tool "boom": tool panicked: kaput`, res.Err.Error())
+	guards := rec.OfKind(trace.KindGuard)
+	require.Len(t, guards, 1)
+	assert.Equal(t, res.Err.Error(), guards[0].Text)
+	detail, _ := guards[0].Data["detail"].(string)
+	assert.Contains(t, detail, "goroutine", "the trace carries the stack frames")
+}
+
+func TestCallToolReturnsTheContextsCauseInsteadOfAnObservation(t *testing.T) {
+	cause := errors.New("the run was stopped")
+	t.Run("ended before the call", func(t *testing.T) {
+		called := false
+		tool := funcTool{name: "t", fn: func(context.Context, string) (string, error) { called = true; return "", nil }}
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(cause)
+		st := agent.NewState(agent.Task{})
+		_, err := node.CallTool(ctx, st, meta, testRegistry(t, tool), "t", "x", node.ToolOptions{})
+		require.ErrorIs(t, err, cause)
+		assert.False(t, called)
+		assert.Zero(t, st.Usage.Snapshot().ToolCalls)
+	})
+	t.Run("ended during the call", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		tool := funcTool{name: "t", fn: func(ctx context.Context, _ string) (string, error) {
+			cancel(cause)
+			<-ctx.Done()
+			return "", ctx.Err()
+		}}
+		tctx, rec := traced()
+		ctx = trace.WithTracer(ctx, trace.From(tctx))
+		st := agent.NewState(agent.Task{})
+		_, err := node.CallTool(ctx, st, meta, testRegistry(t, tool), "t", "x", node.ToolOptions{Timeout: time.Minute})
+		require.ErrorIs(t, err, cause)
+		assert.NotErrorIs(t, err, tools.ErrToolTimeout)
+		assert.Equal(t, 1, st.Usage.Snapshot().ToolCalls, "the tool ran")
+		assert.Empty(t, rec.OfKind(trace.KindObservation), "nothing to observe")
+	})
+}
+
+func TestCallToolCutsLongObservations(t *testing.T) {
+	long := funcTool{name: "long", fn: func(context.Context, string) (string, error) { return strings.Repeat("é", 5000), nil }}
+	ctx, rec := traced()
+	res, err := node.CallTool(ctx, nil, meta, testRegistry(t, long), "long", "x", node.ToolOptions{Limit: 100})
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("é", 100)+"…[truncated 4,900 chars]", res.Observation)
+	assert.Equal(t, 4900, res.Dropped)
+	assert.Len(t, []rune(res.Output), 5000, "the output stays whole")
+	guards := rec.OfKind(trace.KindGuard)
+	require.Len(t, guards, 1)
+	assert.Equal(t, node.GuardTruncated, guards[0].Data["guard"])
+	assert.Equal(t, 4900, guards[0].Data["dropped"])
+}
+
+func TestUnwrapToolInput(t *testing.T) {
+	plain, schema := echo("plain"), schemaTool{echo("schema")}
+	cases := []struct {
+		name, in, plain, schema string
+	}{
+		{"unchanged", "  capital of France ", "  capital of France ", "  capital of France "},
+		{"double quotes", `"capital of France"`, "capital of France", "capital of France"},
+		{"single quotes", `'Kyoto'`, "Kyoto", "Kyoto"},
+		{"backticks", "`3 * 7`", "3 * 7", "3 * 7"},
+		{"nested wrapping", "\"'x'\"", "x", "x"},
+		{"quotes that belong to the input stay", `"a" and "b"`, `"a" and "b"`, `"a" and "b"`},
+		{"code fence with a tag", "```json\n{\"input\": \"q\"}\n```", "q", `{"input": "q"}`},
+		{"code fence without a tag", "```\n2 + 2\n```", "2 + 2", "2 + 2"},
+		{"json input object", `{"input": "Kyoto"}`, "Kyoto", `{"input": "Kyoto"}`},
+		{"json with other keys", `{"input": "a", "k": 1}`, `{"input": "a", "k": 1}`, `{"input": "a", "k": 1}`},
+		{"json input not a string", `{"input": 3}`, `{"input": 3}`, `{"input": 3}`},
+		{"json in quotes", `'{"input": "x"}'`, "x", `{"input": "x"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.plain, node.UnwrapToolInput(plain, tc.in), "tool without a schema")
+			assert.Equal(t, tc.schema, node.UnwrapToolInput(schema, tc.in), "tool with a schema")
+		})
+	}
+	res, err := node.CallTool(context.Background(), nil, meta, testRegistry(t, plain), "plain", "```\n\"Kyoto\"\n```", node.ToolOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "got Kyoto", res.Observation, "CallTool unwraps the input")
+}
+
+func TestAToolCallsPhasesTraceInTheCallersOrder(t *testing.T) {
+	reg := testRegistry(t, echo("a"), echo("b"))
+	ctx, rec := traced()
+	calls := []node.ToolCall{
+		node.PrepareTool(reg, meta, "a", "1", node.ToolOptions{Trace: map[string]any{"tool_call_id": "c1"}}),
+		node.PrepareTool(reg, meta, "b", `{"input": "2"}`, node.ToolOptions{Trace: map[string]any{"tool_call_id": "c2"}}),
+	}
+	assert.Equal(t, "2", calls[1].Input, "prepared calls hold the unwrapped input")
+	for _, c := range calls {
+		c.Announce(ctx)
+	}
+	results := make([]node.ToolResult, len(calls))
+	for i := len(calls) - 1; i >= 0; i-- { // run in reverse: Run emits nothing
+		var err error
+		results[i], err = calls[i].Run(ctx, nil)
+		require.NoError(t, err)
+	}
+	for i, c := range calls {
+		c.Report(ctx, results[i])
+	}
+	var got []string
+	for _, e := range rec.Events() {
+		got = append(got, string(e.Kind)+" "+e.Data["tool_call_id"].(string))
+	}
+	assert.Equal(t, []string{"action c1", "action c2", "observation c1", "observation c2"}, got)
+}

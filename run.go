@@ -1,0 +1,190 @@
+package planner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/trace"
+)
+
+// Pipeline is a loaded, built pipeline, ready to run tasks. It is safe to
+// run concurrently; runs share its models (and so a scripted model's
+// replies or a rate limit).
+type Pipeline struct {
+	engine   *Engine
+	built    *pipeline.Pipeline
+	provider string // the model's provider; "" for a validated pipeline
+}
+
+// Name returns the pipeline's name (its `name:` field).
+func (p *Pipeline) Name() string { return p.built.Config.Name }
+
+// Config returns the pipeline's decoded settings. Treat them as read-only.
+func (p *Pipeline) Config() *config.Pipeline { return p.built.Config }
+
+// Model says what kind of model the pipeline's llm block (or the WithLLM
+// override) names, as Engine.ModelLabel: "real: openai", "scripted: ...".
+// It is "" for a pipeline built by Validate.
+func (p *Pipeline) Model() string {
+	if p.provider == "" {
+		return ""
+	}
+	return p.engine.ModelLabel(p.provider)
+}
+
+// Built returns the compiled pipeline of package pipeline, for programs
+// that drive runs themselves (their own tracer, the graph, the tools).
+func (p *Pipeline) Built() *pipeline.Pipeline { return p.built }
+
+// RunOption configures Pipeline.Run.
+type RunOption func(*runOptions)
+
+type runOptions struct {
+	task      agent.Task
+	sinks     []trace.Sink
+	traceFile string
+	runID     string
+}
+
+// WithTask runs t rather than a bare question: its ID (in the trace), its
+// reference Answer (used by evaluators such as Reflexion's exact match)
+// and its Tags reach the nodes. A non-empty question argument of Run replaces
+// t.Question. Default: a task holding only the question.
+func WithTask(t agent.Task) RunOption {
+	return func(o *runOptions) { o.task = t }
+}
+
+// WithTraceSink adds sinks that receive every event of the run, after the
+// Engine's scrubber removed secrets from it; for example
+// trace.NewTerminal(os.Stderr) prints the command line's trace stream.
+// Options accumulate. Default: none; the events are still collected in
+// Result.Trace.
+func WithTraceSink(sinks ...trace.Sink) RunOption {
+	return func(o *runOptions) { o.sinks = append(o.sinks, sinks...) }
+}
+
+// WithTraceFile writes every event of the run, scrubbed, to the file at
+// path as JSON Lines (the command line's --trace), creating or truncating
+// it before the run starts. Default: no file.
+func WithTraceFile(path string) RunOption {
+	return func(o *runOptions) { o.traceFile = path }
+}
+
+// WithRunID sets the run id stamped on every trace event. Default: 12
+// random hexadecimal digits.
+func WithRunID(id string) RunOption {
+	return func(o *runOptions) { o.runID = id }
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	// RunID is the id stamped on the run's trace events.
+	RunID string
+	// Answer is the final answer, scrubbed of secrets; a best effort when
+	// Complete is false.
+	Answer string
+	// Complete is true when the run ended normally with a final answer;
+	// false when the answer is a best effort after a budget ran out or a
+	// step failed, or when the run failed.
+	Complete bool
+	// Reason explains an incomplete answer, scrubbed of secrets.
+	Reason string
+	// Failure classifies an unsuccessful run: one of the agent.Failure*
+	// constants, or "" for a complete one.
+	Failure string
+	// Usage counts the run's model calls, attempts, tokens (measured by the
+	// provider or estimated with the o200k tokenizer, see Estimated), cost
+	// in US dollars from the price table, and tool calls, in total and per
+	// node.
+	Usage agent.UsageSnapshot
+	// Steps are the ids of the nodes executed, in order.
+	Steps []string
+	// Duration is the run's wall time.
+	Duration time.Duration
+	// Trace holds every event of the run, scrubbed, in order.
+	Trace []trace.Event
+	// State is the run's final state (plan, scratchpad, candidates,
+	// notes, ...). It is not scrubbed: scrub before writing it anywhere.
+	State *agent.State
+}
+
+// Run runs the pipeline on question with the command line's run defaults:
+// a tracer whose events are scrubbed by the Engine's scrubber, the
+// pipeline's limits (max_steps, timeout) and ctx's deadline and
+// cancellation. Run fails with ErrEmptyQuestion when there is no question,
+// and with the os error when the WithTraceFile file cannot be created;
+// then no run happens and the Result is nil. A run that fails returns its
+// Result so far (Complete false, Failure set) and an error wrapping ErrRun
+// and the cause (context.Canceled for a cancelled ctx). A run that ends
+// with an incomplete best-effort answer is not an error: check
+// Result.Complete.
+func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) (*Result, error) {
+	var o runOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	task := o.task
+	if question != "" {
+		task.Question = question
+	}
+	if strings.TrimSpace(task.Question) == "" {
+		return nil, ErrEmptyQuestion
+	}
+	if o.runID == "" {
+		o.runID = newRunID()
+	}
+	rec := &trace.Recorder{}
+	topts := []trace.Option{trace.WithScrubber(p.engine.scrub), trace.WithSinks(rec), trace.WithSinks(o.sinks...)}
+	var jsonl *trace.JSONL
+	if o.traceFile != "" {
+		f, err := os.Create(o.traceFile)
+		if err != nil {
+			return nil, fmt.Errorf("opening trace file: %w", err)
+		}
+		jsonl = trace.NewJSONL(f)
+		topts = append(topts, trace.WithSinks(jsonl))
+	}
+	out, runErr := p.built.Run(ctx, task, trace.NewWithOptions(o.runID, topts...))
+	if jsonl != nil {
+		if cerr := jsonl.Close(); cerr != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("writing trace file: %w", cerr))
+		}
+	}
+	st := out.State
+	return &Result{
+		RunID:    o.runID,
+		Answer:   p.scrub(st.Answer),
+		Complete: st.Complete && runErr == nil,
+		Reason:   p.scrub(st.Reason),
+		Failure:  st.Failure,
+		Usage:    st.Usage.Snapshot(),
+		Steps:    out.Steps,
+		Duration: out.Duration,
+		Trace:    rec.Events(),
+		State:    st,
+	}, runErr
+}
+
+// scrub removes secrets from s with the Engine's scrubber, if any.
+func (p *Pipeline) scrub(s string) string {
+	if p.engine.scrub == nil {
+		return s
+	}
+	return p.engine.scrub.String(s)
+}
+
+// newRunID returns a random id for a run's trace events.
+func newRunID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
+}

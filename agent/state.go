@@ -24,8 +24,17 @@ type State struct {
 	Trials []Trial `json:"trials,omitempty"`
 	// Candidates are sampled answers or thoughts (self-consistency, ToT).
 	Candidates []Candidate `json:"candidates,omitempty"`
-	// Notes are named intermediate outputs of nodes (for example a CoT
-	// rationale or a list of sub-questions), keyed by name.
+	// SelfConsistency is the vote of a self_consistency node.
+	SelfConsistency *Tally `json:"self_consistency,omitempty"`
+	// SubQuestions are a least_to_most node's decomposition, in solving
+	// order (the task itself last), each with its answer once solved.
+	SubQuestions []SubQuestion `json:"subquestions,omitempty"`
+	// ThoughtPath is the path of thoughts a tot node followed to its answer
+	// (or to its deepest state when no answer was reached).
+	ThoughtPath []string `json:"thought_path,omitempty"`
+	// Notes are named intermediate outputs that pipelines pass between
+	// nodes through templates (for example a CoT rationale saved under a
+	// node's note key), keyed by name.
 	Notes map[string]string `json:"notes,omitempty"`
 	// Replans counts re-planning rounds.
 	Replans int `json:"replans,omitempty"`
@@ -126,6 +135,29 @@ type Trial struct {
 	Feedback string `json:"feedback,omitempty"`
 	// Lesson is the reflection written after a failed trial.
 	Lesson string `json:"lesson,omitempty"`
+}
+
+// Tally is a self-consistency vote: how many samples were drawn, how many
+// failed, and the votes per distinct answer, most votes first.
+type Tally struct {
+	Samples int    `json:"samples"`
+	Failed  int    `json:"failed,omitempty"`
+	Votes   []Vote `json:"votes,omitempty"`
+}
+
+// Vote is the count of one distinct answer among the samples.
+type Vote struct {
+	Answer string `json:"answer"`
+	Count  int    `json:"count"`
+	// First is the index of the first sample that gave this answer.
+	First int `json:"first"`
+}
+
+// SubQuestion is one Least-to-Most sub-question and its answer ("" until
+// solved).
+type SubQuestion struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer,omitempty"`
 }
 
 // Candidate is a sampled answer or a thought with a score.

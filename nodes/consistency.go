@@ -60,14 +60,6 @@ func NewSelfConsistency(env node.Env, spec node.Spec) (node.Built, error) {
 	return node.Built{Node: &SelfConsistency{gen: g, samples: s.Samples, concurrency: s.Concurrency}}, nil
 }
 
-// Vote is one distinct answer's tally.
-type Vote struct {
-	Answer string `json:"answer"`
-	Count  int    `json:"count"`
-	// First is the index of the first sample that gave this answer.
-	First int `json:"first"`
-}
-
 // voteKey normalises an answer for voting: numbers compare by value, text
 // by the HotpotQA normalisation.
 func voteKey(a string) string {
@@ -80,9 +72,9 @@ func voteKey(a string) string {
 // MajorityVote tallies answers (empty ones are ignored) and returns the
 // votes sorted by count, ties broken by the earliest sample: the result is
 // deterministic for a given list.
-func MajorityVote(answers []string) []Vote {
+func MajorityVote(answers []string) []agent.Vote {
 	idx := map[string]int{}
-	var votes []Vote
+	var votes []agent.Vote
 	for i, a := range answers {
 		if strings.TrimSpace(a) == "" {
 			continue
@@ -93,7 +85,7 @@ func MajorityVote(answers []string) []Vote {
 			continue
 		}
 		idx[k] = len(votes)
-		votes = append(votes, Vote{Answer: strings.TrimSpace(a), Count: 1, First: i})
+		votes = append(votes, agent.Vote{Answer: strings.TrimSpace(a), Count: 1, First: i})
 	}
 	sort.SliceStable(votes, func(i, j int) bool {
 		if votes[i].Count != votes[j].Count {
@@ -141,6 +133,7 @@ func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, err
 		return "", fmt.Errorf("all %d samples failed: %w", n.samples, firstErr)
 	}
 	votes := MajorityVote(answers)
+	st.SelfConsistency = &agent.Tally{Samples: n.samples, Failed: failed, Votes: votes}
 	var table strings.Builder
 	for _, v := range votes {
 		fmt.Fprintf(&table, "%s: %d\n", v.Answer, v.Count)
@@ -152,9 +145,6 @@ func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, err
 		return "", nil
 	}
 	st.SetAnswer(votes[0].Answer)
-	if failed > 0 {
-		st.Note("self_consistency", fmt.Sprintf("%d of %d samples failed", failed, n.samples))
-	}
 	trace.From(ctx).Emit(trace.Event{Node: n.gen.id, Kind: trace.KindAnswer, Text: votes[0].Answer})
 	return "", nil
 }

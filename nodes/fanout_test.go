@@ -104,7 +104,8 @@ func TestSelfConsistencyCountsAPanickingSampleAsFailed(t *testing.T) {
 	st, _, err := runNode(t, nodes.NewSelfConsistency, "self_consistency", map[string]any{"samples": 3}, g, arithmeticTask)
 	require.NoError(t, err)
 	assert.Equal(t, "18", st.Answer)
-	assert.Equal(t, "1 of 3 samples failed", st.Notes["self_consistency"])
+	require.NotNil(t, st.SelfConsistency)
+	assert.Equal(t, 1, st.SelfConsistency.Failed)
 }
 
 func scriptedModel(t *testing.T, replies ...scripted.Reply) llms.Model {

@@ -143,7 +143,10 @@ func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) 
 		// Keep the first, simplest sub-questions and the task itself.
 		subs = append(subs[:n.max-1:n.max-1], subs[len(subs)-1])
 	}
-	st.Note("subquestions", strings.Join(subs, "\n"))
+	st.SubQuestions = make([]agent.SubQuestion, len(subs))
+	for i, q := range subs {
+		st.SubQuestions[i].Question = q
+	}
 	trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindPlan, Text: numberedList(subs)})
 	var solved []SubAnswer
 	last := ""
@@ -161,6 +164,7 @@ func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) 
 			a = strings.TrimSpace(text)
 		}
 		solved = append(solved, SubAnswer{Q: q, A: a})
+		st.SubQuestions[i].Answer = a
 		trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindStep, Text: fmt.Sprintf("%d. %s → %s", i+1, q, a)})
 		last = a
 	}

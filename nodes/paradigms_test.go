@@ -98,10 +98,10 @@ func TestCoTAndSelfConsistencyExtractAnswersFromFreeText(t *testing.T) {
 		assert.Equal(t, "18", st.Answer)
 		votes := rec.OfKind(trace.KindVote)
 		require.Len(t, votes, 1)
-		table, ok := votes[0].Data["votes"].([]nodes.Vote)
+		table, ok := votes[0].Data["votes"].([]agent.Vote)
 		require.True(t, ok)
 		require.Len(t, table, 2)
-		assert.Equal(t, nodes.Vote{Answer: "18", Count: len(cases), First: table[0].First}, table[0])
+		assert.Equal(t, agent.Vote{Answer: "18", Count: len(cases), First: table[0].First}, table[0])
 		assert.Equal(t, 1, table[1].Count)
 		assert.Len(t, st.Candidates, len(replies), "every sample is kept as a candidate")
 		u := st.Usage.Snapshot()
@@ -121,7 +121,9 @@ func TestSelfConsistencySurvivesSomeFailedSamples(t *testing.T) {
 	st, _, err := runNode(t, nodes.NewSelfConsistency, "self_consistency", map[string]any{"samples": 3, "concurrency": 1}, m, arithmeticTask)
 	require.NoError(t, err)
 	assert.Equal(t, "18", st.Answer)
-	assert.Equal(t, "1 of 3 samples failed", st.Notes["self_consistency"])
+	require.NotNil(t, st.SelfConsistency)
+	assert.Equal(t, 3, st.SelfConsistency.Samples)
+	assert.Equal(t, 1, st.SelfConsistency.Failed)
 	assert.Equal(t, 2, st.Usage.Snapshot().ModelCalls, "failed calls carry no usage")
 }
 
@@ -170,7 +172,12 @@ func TestLeastToMostAppendsTheTaskAndBoundsTheSubquestions(t *testing.T) {
 	rec := &recorder{Model: m}
 	st, _, err := runNode(t, nodes.NewLeastToMost, "least_to_most", map[string]any{"max_subquestions": 3}, rec, arithmeticTask)
 	require.NoError(t, err)
-	assert.Equal(t, "first\nsecond\n"+arithmeticTask.Question, st.Notes["subquestions"], "the first sub-questions and the task are kept")
+	questions := make([]string, len(st.SubQuestions))
+	for i, q := range st.SubQuestions {
+		questions[i] = q.Question
+		assert.NotEmpty(t, q.Answer, "sub-question %d was solved", i+1)
+	}
+	assert.Equal(t, []string{"first", "second", arithmeticTask.Question}, questions, "the first sub-questions and the task are kept")
 	assert.Len(t, rec.requests("solve"), 3)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -275,10 +276,10 @@ func (n *ToT) Run(ctx context.Context, st *agent.State) (string, error) {
 	}
 	switch {
 	case s.best != nil:
-		st.Note("tot_path", strings.Join(s.best.path, "\n"))
+		st.ThoughtPath = slices.Clone(s.best.path)
 		st.SetAnswer(s.best.answer)
 	case s.deepest != nil:
-		st.Note("tot_path", strings.Join(s.deepest.path, "\n"))
+		st.ThoughtPath = slices.Clone(s.deepest.path)
 		reason := fmt.Sprintf("no %s state reached an answer within depth %d", n.s.Search, n.s.Depth)
 		if s.exhausted {
 			reason = fmt.Sprintf("dfs expanded its max_states budget of %d states without reaching an answer", n.s.MaxStates)

@@ -73,7 +73,7 @@ func TestToTDFSBacktracksFromADeadEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "42", st.Answer)
 	assert.True(t, st.Complete)
-	assert.Equal(t, "beta\nAnswer: 42", st.Notes["tot_path"])
+	assert.Equal(t, []string{"beta", "Answer: 42"}, st.ThoughtPath)
 
 	var expanded []string
 	for _, r := range rec.requests("propose") {

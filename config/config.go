@@ -85,7 +85,8 @@ type LLM struct {
 	Script string `mapstructure:"script"`
 	// Profile selects the sim model's fault profile (perfect, noisy, ...).
 	Profile string `mapstructure:"profile"`
-	// Seed seeds the sim model's fault draws. Default 1.
+	// Seed seeds the offline models that draw at random (the simulator's
+	// faults); compare sets it from --seed. Default 1.
 	Seed uint64 `mapstructure:"seed"`
 	// Retry configures retries of failed calls.
 	Retry Retry `mapstructure:"retry"`

@@ -20,45 +20,52 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The tests in this package run the real planner binary, built once by
-// TestMain, from the repository root, so exit codes, stdout and stderr are
-// what a user sees.
-var (
-	// binary is the path of the built planner binary.
-	binary string
-	// repoRoot is the repository root, the working directory of every run.
-	repoRoot string
-)
+// Almost every test here runs the command line in-process through execute,
+// the function main calls, with buffers for the standard streams, so exit
+// codes, stdout and stderr are what a user sees. Only the tests that need a
+// separate process (signals, and one smoke test of main itself) run main in
+// a process of its own (see mainCommand).
+
+// repoRoot is the repository root; go test runs in the package folder.
+// Tests pass absolute paths, so nothing depends on the working directory.
+var repoRoot = func() string {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		panic(fmt.Sprintf("finding the repository root: %v", err))
+	}
+	return root
+}()
+
+// configPath returns the absolute path of a shipped pipeline file.
+func configPath(name string) string { return filepath.Join(repoRoot, "configs", name) }
+
+// runMainEnv, set to 1 in the environment of this package's test binary,
+// makes the binary run the planner's main instead of the tests. The tests
+// that need a separate process (signals, the exit code of main) re-run
+// their own binary that way: it is main, compiled as the tests are (with
+// the race detector under -race), without building a second binary. The
+// real binary is built and run by make run and make demo.
+const runMainEnv = "PLANNER_CLI_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
 }
 
-func buildAndRun(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "planner-cli-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "creating a temp folder:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if repoRoot, err = filepath.Abs(filepath.Join("..", "..")); err != nil {
-		fmt.Fprintln(os.Stderr, "finding the repository root:", err)
-		return 1
-	}
-	binary = filepath.Join(dir, "planner")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	args := []string{"build", "-o", binary}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.CommandContext(ctx, "go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the planner binary:", err)
-		return 1
-	}
-	return m.Run()
+// mainCommand returns a command that runs the planner's main in a separate
+// process with args, in the repository root, with only the environment in
+// env (plus what makes the test binary run main).
+func mainCommand(ctx context.Context, t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Dir = repoRoot
+	cmd.Env = append(env, runMainEnv+"=1")
+	return cmd
 }
 
 // result is one finished planner run.
@@ -76,13 +83,78 @@ func (r result) lastJSON(t *testing.T, v any) {
 
 // invocation describes one planner run.
 type invocation struct {
-	args  []string
-	env   []string // extra NAME=value entries
+	args []string
+	// env holds NAME=value entries, the only variables the command's own
+	// lookups see (PLANNER_* flags, NO_COLOR). Model providers and the
+	// secret scrubber read the process environment: set OPENAI_* with
+	// useOpenAI, in a test that is not parallel.
+	env   []string
 	stdin string
 }
 
+// lockedBuffer is a bytes.Buffer safe for concurrent writes, as the
+// *os.File it stands in for is.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// execPlanner runs the command line in-process, as main does, and waits
+// for it.
+func execPlanner(t *testing.T, in invocation) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	env := map[string]string{"NO_COLOR": "1"}
+	for _, kv := range in.env {
+		name, value, ok := strings.Cut(kv, "=")
+		require.True(t, ok, "env entry %q is not NAME=value", kv)
+		env[name] = value
+	}
+	var stdout, stderr lockedBuffer
+	code := execute(ctx, in.args, process{
+		stdin:  strings.NewReader(in.stdin),
+		stdout: &stdout,
+		stderr: &stderr,
+		lookupEnv: func(key string) (string, bool) {
+			v, ok := env[key]
+			return v, ok
+		},
+	})
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// cli runs the command line with arguments only.
+func cli(t *testing.T, args ...string) result {
+	t.Helper()
+	return execPlanner(t, invocation{args: args})
+}
+
+// useOpenAI points the openai provider at baseURL with key ("" leaves no
+// key) for the rest of the test. Providers read the process environment,
+// so the test cannot be parallel.
+func useOpenAI(t *testing.T, baseURL, key string) {
+	t.Helper()
+	t.Setenv("OPENAI_BASE_URL", baseURL)
+	// Empty counts as unset, so a key of the developer's shell is not sent.
+	t.Setenv("OPENAI_API_KEY", key)
+}
+
 // isolatedEnv is the test process environment without any variable that
-// could change what planner does (keys, endpoints, PLANNER_* flags).
+// could change what the planner binary does (keys, endpoints, PLANNER_*
+// flags), for the tests that run it.
 func isolatedEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -100,33 +172,6 @@ func isolatedEnv() []string {
 	// A race-enabled binary otherwise sleeps a second at exit; a race it
 	// detects still makes it exit with status 66, failing the test.
 	return append(env, "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
-}
-
-// execPlanner runs the binary in the repository root and waits for it.
-func execPlanner(t *testing.T, in invocation) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, in.args...)
-	cmd.Dir = repoRoot
-	cmd.Env = append(isolatedEnv(), in.env...)
-	cmd.Stdin = strings.NewReader(in.stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		var ee *exec.ExitError
-		require.ErrorAs(t, err, &ee, "planner %v did not run: %v\nstderr: %s", in.args, err, stderr.String())
-		code = ee.ExitCode()
-	}
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
-}
-
-// cli runs the binary with arguments only.
-func cli(t *testing.T, args ...string) result {
-	t.Helper()
-	return execPlanner(t, invocation{args: args})
 }
 
 // chatMessage is one message of a chat-completions request.

@@ -14,15 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// shippedConfigs returns configs/*.yaml relative to the repository root.
+// shippedConfigs returns the absolute paths of configs/*.yaml.
 func shippedConfigs(t *testing.T) []string {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(repoRoot, "configs", "*.yaml"))
+	paths, err := filepath.Glob(configPath("*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, paths)
-	for i, p := range paths {
-		paths[i] = filepath.Join("configs", filepath.Base(p))
-	}
 	return paths
 }
 
@@ -47,17 +44,17 @@ edges:
 		wantCode   int
 		wantStderr string // regexp
 	}{
-		{name: "unknown flag", args: []string{"run", "--config", "configs/cot.yaml", "--bogus", "task"},
+		{name: "unknown flag", args: []string{"run", "--config", configPath("cot.yaml"), "--bogus", "task"},
 			wantCode: 2, wantStderr: `unknown flag: --bogus`},
 		{name: "run without --config", args: []string{"run", "task"},
 			wantCode: 2, wantStderr: `--config is required`},
-		{name: "run without a task", args: []string{"run", "--config", "configs/cot.yaml"},
+		{name: "run without a task", args: []string{"run", "--config", configPath("cot.yaml")},
 			wantCode: 2, wantStderr: `expected a task`},
-		{name: "--llm without a model", args: []string{"run", "--config", "configs/cot.yaml", "--llm", "openai", "task"},
+		{name: "--llm without a model", args: []string{"run", "--config", configPath("cot.yaml"), "--llm", "openai", "task"},
 			wantCode: 2, wantStderr: `bad llm spec: "openai" has no model`},
-		{name: "--llm with an unknown provider", args: []string{"run", "--config", "configs/cot.yaml", "--llm", "gpt:4", "task"},
+		{name: "--llm with an unknown provider", args: []string{"run", "--config", configPath("cot.yaml"), "--llm", "gpt:4", "task"},
 			wantCode: 2, wantStderr: `unknown llm provider "gpt"`},
-		{name: "pipeline without llm block and no --llm", args: []string{"run", "--config", "configs/cot.yaml", "task"},
+		{name: "pipeline without llm block and no --llm", args: []string{"run", "--config", configPath("cot.yaml"), "task"},
 			wantCode: 2, wantStderr: `no model configured`},
 		{name: "typo'd key fails validation with file:line", args: []string{"validate", typo},
 			wantCode: 1, wantStderr: `(?m)^` + regexp.QuoteMeta(typo) + `:3: .*max_step`},
@@ -65,13 +62,13 @@ edges:
 			wantCode: 1, wantStderr: regexp.QuoteMeta(typo) + `:3: `},
 		{name: "missing pipeline file", args: []string{"validate", filepath.Join(dir, "absent.yaml")},
 			wantCode: 1, wantStderr: `absent.yaml`},
-		{name: "graph with an unknown format", args: []string{"graph", "configs/cot.yaml", "--format", "png"},
+		{name: "graph with an unknown format", args: []string{"graph", configPath("cot.yaml"), "--format", "png"},
 			wantCode: 2, wantStderr: `--format must be dot or mermaid`},
 		{name: "paradigms with an unknown format", args: []string{"paradigms", "--format", "png"},
 			wantCode: 2, wantStderr: `--format must be text or mermaid`},
 		{name: "compare without --config", args: []string{"compare", "--llm", "sim"},
 			wantCode: 2, wantStderr: `give at least one --config`},
-		{name: "compare has no --record", args: []string{"compare", "--config", "configs/cot.yaml", "--record", "x.jsonl"},
+		{name: "compare has no --record", args: []string{"compare", "--config", configPath("cot.yaml"), "--record", "x.jsonl"},
 			wantCode: 2, wantStderr: `unknown flag: --record`},
 		{name: "tools call with one argument", args: []string{"tools", "call", "calculator"},
 			wantCode: 2, wantStderr: `a tool name and one input`},
@@ -110,7 +107,7 @@ func TestGraphRendersRouteLabels(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
 			t.Parallel()
-			res := cli(t, "graph", "configs/plan_execute.yaml", "--format", tt.format)
+			res := cli(t, "graph", configPath("plan_execute.yaml"), "--format", tt.format)
 			require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
 			for _, w := range tt.want {
 				assert.Contains(t, res.stdout, w)
@@ -183,10 +180,13 @@ func TestModelsListsEveryProviderWithItsCapabilities(t *testing.T) {
 
 func TestParadigmsListsEveryShippedConfig(t *testing.T) {
 	t.Parallel()
-	res := cli(t, "paradigms")
+	// Without --dir it lists configs in the working directory.
+	assert.Equal(t, "configs", newParadigmsCmd().Flags().Lookup("dir").DefValue)
+	dir := filepath.Join(repoRoot, "configs")
+	res := cli(t, "paradigms", "--dir", dir)
 	require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
 	for _, path := range shippedConfigs(t) {
-		cfg, err := config.Load(filepath.Join(repoRoot, path))
+		cfg, err := config.Load(path)
 		require.NoError(t, err)
 		assert.Contains(t, res.stdout, cfg.Name+" ("+path+")")
 		assert.Contains(t, res.stdout, strings.Join(strings.Fields(cfg.Description), " "))
@@ -197,7 +197,7 @@ func TestParadigmsListsEveryShippedConfig(t *testing.T) {
 	assert.Contains(t, res.stdout, "    replan -> execute [continue]\n")
 	assert.Contains(t, res.stdout, "    START -> plan\n")
 
-	mermaid := cli(t, "paradigms", "--format", "mermaid")
+	mermaid := cli(t, "paradigms", "--dir", dir, "--format", "mermaid")
 	require.Equal(t, 0, mermaid.code, "stderr: %s", mermaid.stderr)
 	assert.Equal(t, len(shippedConfigs(t)), strings.Count(mermaid.stdout, "flowchart TD\n"))
 }
@@ -205,7 +205,7 @@ func TestParadigmsListsEveryShippedConfig(t *testing.T) {
 func TestParadigmsReportsInvalidFilesAndListsTheRest(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	good, err := os.ReadFile(filepath.Join(repoRoot, "configs", "direct.yaml"))
+	good, err := os.ReadFile(configPath("direct.yaml"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a_good.yaml"), good, 0o600))
 	bad := filepath.Join(dir, "b_bad.yaml")
@@ -224,7 +224,7 @@ func TestParadigmsReportsInvalidFilesAndListsTheRest(t *testing.T) {
 func TestCompareWithTheSimModelReportsJSON(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	res := cli(t, "compare", "--suite", "demo", "--config", "configs/react.yaml", "--config", "configs/cot.yaml",
+	res := cli(t, "compare", "--suite", "demo", "--config", configPath("react.yaml"), "--config", configPath("cot.yaml"),
 		"--llm", "sim", "--limit", "5", "--out", out, "--json")
 	require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
 	var rep struct {
@@ -263,7 +263,7 @@ func TestCompareSlicesTheDemoSuiteLikeAFileAndReadsTheEnvironment(t *testing.T) 
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			res := execPlanner(t, invocation{env: []string{"PLANNER_LLM=sim"}, args: []string{"compare", "--suite", "demo",
-				"--config", "configs/direct.yaml", "--slice", tt.slice, "--out", t.TempDir(), "--json"}})
+				"--config", configPath("direct.yaml"), "--slice", tt.slice, "--out", t.TempDir(), "--json"}})
 			require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
 			var rep struct {
 				Simulated bool `json:"simulated"`
@@ -272,6 +272,35 @@ func TestCompareSlicesTheDemoSuiteLikeAFileAndReadsTheEnvironment(t *testing.T) 
 			require.NoError(t, json.Unmarshal([]byte(res.stdout), &rep), "stdout: %s", res.stdout)
 			assert.True(t, rep.Simulated, "PLANNER_LLM=sim set --llm")
 			assert.Equal(t, tt.tasks, rep.Tasks)
+		})
+	}
+}
+
+func TestPlannerVariablesFillTheFlagsNotGiven(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		env, args  []string
+		wantCode   int
+		wantStdout string
+		wantStderr string // regexp
+	}{
+		{name: "a variable sets a flag", env: []string{"PLANNER_FORMAT=png"}, args: []string{"graph", configPath("cot.yaml")},
+			wantCode: 2, wantStderr: `--format must be dot or mermaid, got "png"`},
+		{name: "a flag wins over its variable", env: []string{"PLANNER_FORMAT=png"},
+			args: []string{"graph", configPath("cot.yaml"), "--format", "mermaid"}, wantCode: 0, wantStdout: "flowchart TD"},
+		{name: "a bad value names the variable", env: []string{"PLANNER_MAX_STEPS=lots"},
+			args: []string{"run", "--config", configPath("cot.yaml"), "--llm", "sim", "task"}, wantCode: 2, wantStderr: `PLANNER_MAX_STEPS: `},
+		{name: "an empty variable counts as unset", env: []string{"PLANNER_LLM="},
+			args: []string{"run", "--config", configPath("cot.yaml"), "task"}, wantCode: 2, wantStderr: `no model configured`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := execPlanner(t, invocation{env: tt.env, args: tt.args})
+			assert.Equal(t, tt.wantCode, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			assert.Contains(t, res.stdout, tt.wantStdout)
+			assert.Regexp(t, tt.wantStderr, res.stderr)
 		})
 	}
 }

@@ -43,7 +43,7 @@ func TestIncompleteAnswersExitWithCode4(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			args := []string{"run", "--config", "configs/react.yaml", "--llm", "scripted:" + script, "How tall is the Eiffel Tower?"}
+			args := []string{"run", "--config", configPath("react.yaml"), "--llm", "scripted:" + script, "How tall is the Eiffel Tower?"}
 			if asJSON {
 				args = append(args, "--json")
 			}
@@ -60,6 +60,27 @@ func TestIncompleteAnswersExitWithCode4(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTheBinaryMapsARunToItsExitCode is the smoke test of main itself: the
+// planner, run as a process of its own, reads the task from stdin and PLANNER_LLM from its
+// environment, prints the incomplete answer and exits with code 4.
+func TestTheBinaryMapsARunToItsExitCode(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "loop.yaml")
+	require.NoError(t, os.WriteFile(script, []byte(loopScript), 0o600))
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := mainCommand(ctx, t, append(isolatedEnv(), "PLANNER_LLM=scripted:"+script), "run", "--config", "configs/react.yaml", "-")
+	cmd.Stdin = strings.NewReader("How tall is the Eiffel Tower?\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	assert.Equal(t, exitIncomplete, ee.ExitCode(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	assert.Contains(t, stdout.String(), "How tall is the Eiffel Tower?", "the task came from stdin")
+	assert.Contains(t, stdout.String(), "(incomplete: ")
 }
 
 // hangingServer accepts chat-completions requests and never answers them
@@ -98,10 +119,8 @@ func TestSignalsStopARunCleanlyWithShellExitCodes(t *testing.T) {
 			tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, binary, "run", "--config", "configs/cot.yaml", "--llm", "openai:gpt-4o-mini",
-				"--trace", tracePath, "What is 2 + 2?")
-			cmd.Dir = repoRoot
-			cmd.Env = append(isolatedEnv(), "OPENAI_BASE_URL="+url, "OPENAI_API_KEY=sk-test-signal-0000000000")
+			cmd := mainCommand(ctx, t, append(isolatedEnv(), "OPENAI_BASE_URL="+url, "OPENAI_API_KEY=sk-test-signal-0000000000"),
+				"run", "--config", "configs/cot.yaml", "--llm", "openai:gpt-4o-mini", "--trace", tracePath, "What is 2 + 2?")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			require.NoError(t, cmd.Start())
@@ -160,15 +179,13 @@ func TestSignalWatcherExitsOnASecondSignal(t *testing.T) {
 	assert.Contains(t, stderr.String(), "received again")
 }
 
+// Not parallel: the provider reads OPENAI_* from the process environment.
 func TestAProviderErrorIsPrintedOnceAndEveryAttemptIsCounted(t *testing.T) {
-	t.Parallel()
 	srv := newFakeOpenAI(t, func(int, chatRequest) reply {
 		return reply{status: http.StatusServiceUnavailable, errMessage: "the upstream is overloaded"}
 	})
-	res := execPlanner(t, invocation{
-		args: []string{"run", "--config", "configs/cot.yaml", "--llm", "openai:gpt-4o-mini", "--json", "What is 2 + 2?"},
-		env:  []string{"OPENAI_BASE_URL=" + srv.baseURL(), "OPENAI_API_KEY=sk-test-once-000000000000"},
-	})
+	useOpenAI(t, srv.baseURL(), "sk-test-once-000000000000")
+	res := cli(t, "run", "--config", configPath("cot.yaml"), "--llm", "openai:gpt-4o-mini", "--json", "What is 2 + 2?")
 	require.Equal(t, exitFail, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	require.Len(t, srv.requests(), 3, "503 is retried up to retry.max_attempts")
 	assert.Equal(t, 1, strings.Count(res.stderr, "the upstream is overloaded"), "stderr: %s", res.stderr)

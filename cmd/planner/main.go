@@ -44,9 +44,28 @@ func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go watchSignals(sigs, cancel, os.Stderr, os.Exit)
-	code := run(ctx, os.Args[1:])
+	code := execute(ctx, os.Args[1:], process{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv})
 	signal.Stop(sigs)
 	os.Exit(code)
+}
+
+// process is what one invocation of the command line takes from the
+// process around it: the standard streams and the environment lookup for
+// the PLANNER_* flag variables and NO_COLOR. main passes the real ones;
+// tests pass buffers and their own variables. Model providers and the
+// secret scrubber still read the process environment (API keys,
+// OPENAI_BASE_URL), and relative paths are taken from the working directory.
+type process struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// lookupEnv looks up an environment variable as os.LookupEnv does.
+	lookupEnv func(key string) (string, bool)
+}
+
+// getenv returns the value of the variable key, or "" when it is unset.
+func (p process) getenv(key string) string {
+	v, _ := p.lookupEnv(key)
+	return v
 }
 
 // interrupted is the cancellation cause of a command stopped by a signal.
@@ -94,13 +113,23 @@ func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, stderr 
 	exit(cause.exitCode())
 }
 
-func run(ctx context.Context, args []string) int {
-	root := newRoot()
-	root.SetArgs(args)
+// execute runs the command line args (without the program name) with a
+// fresh command tree bound to p, and returns the process exit code: exitOK,
+// exitFail, exitUsage, exitIncomplete, or exitSIGINT / exitSIGTERM when
+// ctx was cancelled with an *interrupted cause. Errors are printed to
+// p.stderr, scrubbed of secrets. It keeps no state between calls, so
+// invocations may run concurrently.
+func execute(ctx context.Context, args []string, p process) int {
+	root := newRoot(p)
+	// A nil slice would make cobra read os.Args.
+	root.SetArgs(append([]string{}, args...))
+	root.SetIn(p.stdin)
+	root.SetOut(p.stdout)
+	root.SetErr(p.stderr)
 	err := root.ExecuteContext(ctx)
 	var sig *interrupted
 	if errors.As(context.Cause(ctx), &sig) {
-		fmt.Fprintf(os.Stderr, "planner: %s; stopped cleanly\n", sig.Error())
+		fmt.Fprintf(p.stderr, "planner: %s; stopped cleanly\n", sig.Error())
 		return sig.exitCode()
 	}
 	if err == nil {
@@ -110,7 +139,7 @@ func run(ctx context.Context, args []string) int {
 	msg := redact.New().String(err.Error())
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(os.Stderr, "planner: %s\nRun 'planner %s --help' for usage.\n", msg, ue.cmd)
+		fmt.Fprintf(p.stderr, "planner: %s\nRun 'planner %s --help' for usage.\n", msg, ue.cmd)
 		return exitUsage
 	}
 	var inc *incompleteError
@@ -119,7 +148,7 @@ func run(ctx context.Context, args []string) int {
 	}
 	var se *silentError
 	if !errors.As(err, &se) {
-		fmt.Fprintf(os.Stderr, "planner: %s\n", msg)
+		fmt.Fprintf(p.stderr, "planner: %s\n", msg)
 	}
 	return exitFail
 }

@@ -6,14 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 )
 
-func newRoot() *cobra.Command {
-	v := viper.New()
-	v.SetEnvPrefix("PLANNER")
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
-	v.AutomaticEnv()
+// newRoot builds the whole command tree. Every call builds fresh commands
+// with their own flag values, bound to p.
+func newRoot(p process) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "planner",
 		Short: "Run and compare LLM agent reasoning paradigms declared as YAML graphs",
@@ -33,26 +30,27 @@ Flags can also be set through the environment as PLANNER_<FLAG>, e.g. PLANNER_LL
 		return &usageError{cmd: c.Name(), err: err}
 	})
 	// Every command reads PLANNER_* for the flags the user did not set.
-	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return bindFlags(c, v) }
-	root.AddCommand(newRunCmd(), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(), newModelsCmd(), newParadigmsCmd(), newVersionCmd())
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return bindFlags(c, p.lookupEnv) }
+	root.AddCommand(newRunCmd(p), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(), newModelsCmd(), newParadigmsCmd(), newVersionCmd())
 	return root
 }
 
 // bindFlags lets PLANNER_* environment variables fill flags the user did
-// not set.
-func bindFlags(c *cobra.Command, v *viper.Viper) error {
+// not set: --max-steps reads PLANNER_MAX_STEPS. An empty variable counts as
+// unset.
+func bindFlags(c *cobra.Command, lookupEnv func(string) (string, bool)) error {
 	var err error
 	c.Flags().VisitAll(func(f *pflag.Flag) {
 		if err != nil || f.Changed {
 			return
 		}
-		if !v.IsSet(f.Name) {
-			_ = v.BindEnv(f.Name)
+		name := "PLANNER_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		val, ok := lookupEnv(name)
+		if !ok || val == "" {
+			return
 		}
-		if v.IsSet(f.Name) {
-			if e := c.Flags().Set(f.Name, fmt.Sprint(v.Get(f.Name))); e != nil {
-				err = &usageError{cmd: c.Name(), err: fmt.Errorf("PLANNER_%s: %w", strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")), e)}
-			}
+		if e := c.Flags().Set(f.Name, val); e != nil {
+			err = &usageError{cmd: c.Name(), err: fmt.Errorf("%s: %w", name, e)}
 		}
 	})
 	return err

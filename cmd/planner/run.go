@@ -47,7 +47,7 @@ type runOutput struct {
 	Pipeline string              `json:"pipeline"`
 }
 
-func newRunCmd() *cobra.Command {
+func newRunCmd(p process) *cobra.Command {
 	f := &runFlags{}
 	c := &cobra.Command{
 		Use:   "run --config FILE [flags] TASK...",
@@ -94,7 +94,7 @@ that waits for approval.`,
 			if task == "" {
 				return &usageError{cmd: "run", err: errors.New("the task is empty")}
 			}
-			return runTask(c, f, task)
+			return runTask(c, p, f, task)
 		},
 	}
 	fl := c.Flags()
@@ -111,7 +111,7 @@ that waits for approval.`,
 	return c
 }
 
-func runTask(c *cobra.Command, f *runFlags, question string) (err error) {
+func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err error) {
 	ctx := c.Context()
 	var spec config.LLM
 	if f.llm != "" {
@@ -163,7 +163,7 @@ func runTask(c *cobra.Command, f *runFlags, question string) (err error) {
 		if f.json {
 			w = c.ErrOrStderr()
 		}
-		tracer.AddSink(trace.NewTerminal(w, trace.WithColor(tty && os.Getenv("NO_COLOR") == ""), trace.WithVerbose(f.verbose)))
+		tracer.AddSink(trace.NewTerminal(w, trace.WithColor(tty && proc.getenv("NO_COLOR") == ""), trace.WithVerbose(f.verbose)))
 	}
 	var jsonl *trace.JSONL
 	if f.traceFile != "" {

@@ -16,35 +16,32 @@ import (
 
 const model = "gpt-4o-mini"
 
+// The tests that call the openai provider are not parallel: it reads
+// OPENAI_BASE_URL and OPENAI_API_KEY from the process environment.
+
 func TestRunTalksToAnOpenAICompatibleServer(t *testing.T) {
-	t.Parallel()
 	tests := []struct {
 		name, config, task, content string
 		apiKey                      string // "" leaves OPENAI_API_KEY unset
 		wantAnswer, wantAuth        string
 		wantSteps                   []string
 	}{
-		{name: "direct", config: "configs/direct.yaml", task: "What is the capital of France?",
+		{name: "direct", config: configPath("direct.yaml"), task: "What is the capital of France?",
 			content: "Paris", apiKey: "sk-test-direct-0123456789", wantAnswer: "Paris",
 			wantAuth: "Bearer sk-test-direct-0123456789", wantSteps: []string{"answer"}},
-		{name: "cot", config: "configs/cot.yaml", task: "What is 17 * 23 + 4?",
+		{name: "cot", config: configPath("cot.yaml"), task: "What is 17 * 23 + 4?",
 			content: "17 * 23 = 391, and 391 + 4 = 395.\nAnswer: 395", apiKey: "sk-test-cot-0123456789",
 			wantAnswer: "395", wantAuth: "Bearer sk-test-cot-0123456789", wantSteps: []string{"reason"}},
-		{name: "loopback server without a key", config: "configs/direct.yaml", task: "Name a prime number.",
+		{name: "loopback server without a key", config: configPath("direct.yaml"), task: "Name a prime number.",
 			content: "7", wantAnswer: "7", wantSteps: []string{"answer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			srv := newFakeOpenAI(t, func(int, chatRequest) reply {
 				return reply{content: tt.content, promptTokens: 31, completion: 12}
 			})
-			env := []string{"OPENAI_BASE_URL=" + srv.baseURL()}
-			if tt.apiKey != "" {
-				env = append(env, "OPENAI_API_KEY="+tt.apiKey)
-			}
-			res := execPlanner(t, invocation{env: env,
-				args: []string{"run", "--config", tt.config, "--llm", "openai:" + model, "--json", tt.task}})
+			useOpenAI(t, srv.baseURL(), tt.apiKey)
+			res := cli(t, "run", "--config", tt.config, "--llm", "openai:"+model, "--json", tt.task)
 			require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
 
 			var out runOutput
@@ -84,7 +81,6 @@ func uniqueSecret(t *testing.T) string {
 }
 
 func TestSecretsAppearInNoOutput(t *testing.T) {
-	t.Parallel()
 	tests := []struct {
 		name     string
 		status   int
@@ -103,7 +99,6 @@ func TestSecretsAppearInNoOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			secret := uniqueSecret(t)
 			srv := newFakeOpenAI(t, func(_ int, req chatRequest) reply {
 				// Echo the whole key back, as a careless server would, so
@@ -117,13 +112,13 @@ func TestSecretsAppearInNoOutput(t *testing.T) {
 			})
 			dir := t.TempDir()
 			tracePath, cassettePath := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "run.cassette.jsonl")
-			args := []string{"run", "--config", "configs/cot.yaml", "--llm", "openai:" + model, "--verbose",
+			args := []string{"run", "--config", configPath("cot.yaml"), "--llm", "openai:" + model, "--verbose",
 				"--trace", tracePath, "--record", cassettePath, "What is 2 + 2?"}
 			if tt.json {
 				args = append(args, "--json")
 			}
-			res := execPlanner(t, invocation{args: args,
-				env: []string{"OPENAI_BASE_URL=" + srv.baseURL(), "OPENAI_API_KEY=" + secret}})
+			useOpenAI(t, srv.baseURL(), secret)
+			res := cli(t, args...)
 			require.Equal(t, tt.wantCode, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 
 			// The secret really was used, and each output holds the run.
@@ -158,12 +153,11 @@ func TestSecretsAppearInNoOutput(t *testing.T) {
 }
 
 func TestRecordedRunReplaysOfflineAndFlagsChangedPrompts(t *testing.T) {
-	t.Parallel()
 	const task = "What is 17 * 23 + 4?"
 	dir := t.TempDir()
 	// A pipeline with its own llm block, so its fast retry settings apply
 	// while recording (--llm would replace the whole block).
-	src, err := os.ReadFile(filepath.Join(repoRoot, "configs", "cot.yaml"))
+	src, err := os.ReadFile(configPath("cot.yaml"))
 	require.NoError(t, err)
 	cfgPath := filepath.Join(dir, "cot.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, append(src,
@@ -177,8 +171,8 @@ func TestRecordedRunReplaysOfflineAndFlagsChangedPrompts(t *testing.T) {
 		}
 		return reply{content: "17 * 23 = 391, and 391 + 4 = 395.\nAnswer: 395", promptTokens: 40, completion: 15}
 	})
-	recorded := execPlanner(t, invocation{args: []string{"run", "--config", cfgPath, "--record", cassettePath, "--json", "-q", task},
-		env: []string{"OPENAI_BASE_URL=" + srv.baseURL(), "OPENAI_API_KEY=" + uniqueSecret(t)}})
+	useOpenAI(t, srv.baseURL(), uniqueSecret(t))
+	recorded := cli(t, "run", "--config", cfgPath, "--record", cassettePath, "--json", "-q", task)
 	require.Equal(t, 0, recorded.code, "stderr: %s", recorded.stderr)
 	require.Len(t, srv.requests(), 2, "one 429, then the retried call")
 	var want runOutput
@@ -197,8 +191,7 @@ func TestRecordedRunReplaysOfflineAndFlagsChangedPrompts(t *testing.T) {
 	srv.srv.Close()
 
 	t.Run("same task replays to the identical result", func(t *testing.T) {
-		t.Parallel()
-		res := execPlanner(t, invocation{args: []string{"run", "--config", cfgPath, "--llm", "replay:" + cassettePath, "--json", "-q", task}})
+		res := cli(t, "run", "--config", cfgPath, "--llm", "replay:"+cassettePath, "--json", "-q", task)
 		require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
 		var got runOutput
 		res.lastJSON(t, &got)
@@ -211,9 +204,8 @@ func TestRecordedRunReplaysOfflineAndFlagsChangedPrompts(t *testing.T) {
 	})
 
 	t.Run("changed task fails with a diff of the prompt", func(t *testing.T) {
-		t.Parallel()
 		const changed = "What is 17 * 24 + 4?"
-		res := execPlanner(t, invocation{args: []string{"run", "--config", cfgPath, "--llm", "replay:" + cassettePath, "-q", changed}})
+		res := cli(t, "run", "--config", cfgPath, "--llm", "replay:"+cassettePath, "-q", changed)
 		require.Equal(t, 1, res.code, "stdout: %s", res.stdout)
 		assert.Contains(t, res.stderr, "does not match the recording")
 		_, err := findLine(res.stderr, "-", task)
@@ -223,7 +215,6 @@ func TestRecordedRunReplaysOfflineAndFlagsChangedPrompts(t *testing.T) {
 	})
 
 	t.Run("recording over the replayed cassette is refused", func(t *testing.T) {
-		t.Parallel()
 		before, err := os.ReadFile(cassettePath)
 		require.NoError(t, err)
 		res := cli(t, "run", "--config", cfgPath, "--llm", "replay:"+cassettePath, "--record", cassettePath, task)
@@ -239,7 +230,7 @@ func TestRecordLeavesTheFileAloneWhenNoModelIsCalled(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "keep.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte("precious\n"), 0o600))
-	res := cli(t, "run", "--config", "configs/does-not-exist.yaml", "--llm", "sim", "--record", path, "task")
+	res := cli(t, "run", "--config", configPath("does-not-exist.yaml"), "--llm", "sim", "--record", path, "task")
 	require.Equal(t, 1, res.code)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)

@@ -1,11 +1,13 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestUsageIsSafeForConcurrentUpdates(t *testing.T) {
@@ -28,6 +30,28 @@ func TestUsageIsSafeForConcurrentUpdates(t *testing.T) {
 	assert.InDelta(t, 25.0, u.CostUSD, 1e-9)
 	assert.Equal(t, []string{"a", "b"}, u.Nodes())
 	assert.Equal(t, 50, u.PerNode["b"].ToolCalls)
+}
+
+func TestUsageMarshalsFlatCountersInAFixedOrder(t *testing.T) {
+	st := agent.NewState(agent.Task{})
+	st.Usage.AddModelCall("plan", 100, 20, true, 0.25)
+	st.Usage.AddAttempts("plan", 3, false)
+	st.Usage.AddAttempts("act", 2, true)
+	st.Usage.AddToolCall("act")
+	const want = `{"model_calls":1,"model_attempts":5,"failed_model_calls":1,"prompt_tokens":100,"completion_tokens":20,"tool_calls":1,"estimated":true,"cost_usd":0.25,` +
+		`"per_node":{"act":{"model_calls":0,"model_attempts":2,"failed_model_calls":1,"prompt_tokens":0,"completion_tokens":0,"tool_calls":1},` +
+		`"plan":{"model_calls":1,"model_attempts":3,"prompt_tokens":100,"completion_tokens":20,"tool_calls":0}}}`
+	snap, err := json.Marshal(st.Usage.Snapshot())
+	require.NoError(t, err)
+	assert.JSONEq(t, want, string(snap))
+	assert.Equal(t, want, string(snap), "the snapshot's JSON is byte for byte what reports and --json print")
+	live, err := json.Marshal(&st.Usage)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(live), "the live counters marshal as their snapshot")
+
+	empty, err := json.Marshal(agent.NewState(agent.Task{}).Usage.Snapshot())
+	require.NoError(t, err)
+	assert.Equal(t, `{"model_calls":0,"model_attempts":0,"prompt_tokens":0,"completion_tokens":0,"tool_calls":0}`, string(empty))
 }
 
 func TestSetPartialKeepsTheFirstFailureKind(t *testing.T) {

@@ -169,9 +169,8 @@ type Candidate struct {
 	Depth  int     `json:"depth"`
 }
 
-// Usage counts a run's consumption. Methods are safe for concurrent use.
-type Usage struct {
-	mu sync.Mutex
+// Counters are the counts Usage keeps for the whole run and for each node.
+type Counters struct {
 	// ModelCalls counts model calls that returned a reply.
 	ModelCalls int `json:"model_calls"`
 	// ModelAttempts counts provider attempts, failed and retried ones
@@ -179,24 +178,36 @@ type Usage struct {
 	// ModelCalls and 3 here.
 	ModelAttempts int `json:"model_attempts"`
 	// FailedCalls counts model calls that failed after every attempt.
-	FailedCalls      int                   `json:"failed_model_calls,omitempty"`
-	PromptTokens     int                   `json:"prompt_tokens"`
-	CompletionTokens int                   `json:"completion_tokens"`
-	ToolCalls        int                   `json:"tool_calls"`
-	Estimated        bool                  `json:"estimated,omitempty"`
-	CostUSD          float64               `json:"cost_usd,omitempty"`
-	PerNode          map[string]*NodeUsage `json:"per_node,omitempty"`
-}
-
-// NodeUsage is the usage of one node.
-type NodeUsage struct {
-	ModelCalls       int `json:"model_calls"`
-	ModelAttempts    int `json:"model_attempts"`
 	FailedCalls      int `json:"failed_model_calls,omitempty"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	ToolCalls        int `json:"tool_calls"`
 }
+
+func (c *Counters) addModelCall(prompt, completion int) {
+	c.ModelCalls++
+	c.PromptTokens += prompt
+	c.CompletionTokens += completion
+}
+
+func (c *Counters) addAttempts(attempts int, failed bool) {
+	c.ModelAttempts += attempts
+	if failed {
+		c.FailedCalls++
+	}
+}
+
+// Usage counts a run's consumption. Methods are safe for concurrent use.
+type Usage struct {
+	mu sync.Mutex
+	Counters
+	Estimated bool                  `json:"estimated,omitempty"`
+	CostUSD   float64               `json:"cost_usd,omitempty"`
+	PerNode   map[string]*NodeUsage `json:"per_node,omitempty"`
+}
+
+// NodeUsage is the usage of one node.
+type NodeUsage = Counters
 
 func (u *Usage) node(id string) *NodeUsage {
 	if u.PerNode == nil {
@@ -214,15 +225,10 @@ func (u *Usage) node(id string) *NodeUsage {
 func (u *Usage) AddModelCall(node string, prompt, completion int, estimated bool, cost float64) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.ModelCalls++
-	u.PromptTokens += prompt
-	u.CompletionTokens += completion
+	u.addModelCall(prompt, completion)
 	u.Estimated = u.Estimated || estimated
 	u.CostUSD += cost
-	n := u.node(node)
-	n.ModelCalls++
-	n.PromptTokens += prompt
-	n.CompletionTokens += completion
+	u.node(node).addModelCall(prompt, completion)
 }
 
 // AddAttempts counts provider attempts of one model call of node, and
@@ -230,13 +236,8 @@ func (u *Usage) AddModelCall(node string, prompt, completion int, estimated bool
 func (u *Usage) AddAttempts(node string, attempts int, failed bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.ModelAttempts += attempts
-	n := u.node(node)
-	n.ModelAttempts += attempts
-	if failed {
-		u.FailedCalls++
-		n.FailedCalls++
-	}
+	u.addAttempts(attempts, failed)
+	u.node(node).addAttempts(attempts, failed)
 }
 
 // AddToolCall counts one tool call attributed to node.
@@ -252,8 +253,7 @@ func (u *Usage) AddToolCall(node string) {
 func (u *Usage) Snapshot() UsageSnapshot {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	s := UsageSnapshot{ModelCalls: u.ModelCalls, ModelAttempts: u.ModelAttempts, FailedCalls: u.FailedCalls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
-		ToolCalls: u.ToolCalls, Estimated: u.Estimated, CostUSD: u.CostUSD}
+	s := UsageSnapshot{Counters: u.Counters, Estimated: u.Estimated, CostUSD: u.CostUSD}
 	if len(u.PerNode) > 0 {
 		s.PerNode = make(map[string]NodeUsage, len(u.PerNode))
 		for k, v := range u.PerNode {
@@ -265,15 +265,10 @@ func (u *Usage) Snapshot() UsageSnapshot {
 
 // UsageSnapshot is an immutable copy of Usage.
 type UsageSnapshot struct {
-	ModelCalls       int                  `json:"model_calls"`
-	ModelAttempts    int                  `json:"model_attempts"`
-	FailedCalls      int                  `json:"failed_model_calls,omitempty"`
-	PromptTokens     int                  `json:"prompt_tokens"`
-	CompletionTokens int                  `json:"completion_tokens"`
-	ToolCalls        int                  `json:"tool_calls"`
-	Estimated        bool                 `json:"estimated,omitempty"`
-	CostUSD          float64              `json:"cost_usd,omitempty"`
-	PerNode          map[string]NodeUsage `json:"per_node,omitempty"`
+	Counters
+	Estimated bool                 `json:"estimated,omitempty"`
+	CostUSD   float64              `json:"cost_usd,omitempty"`
+	PerNode   map[string]NodeUsage `json:"per_node,omitempty"`
 }
 
 // Nodes returns the node ids with usage, sorted.

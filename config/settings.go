@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,22 +55,38 @@ func Decode(settings map[string]any, out any) error {
 	return nil
 }
 
+// knownKeys lists the setting keys of out, a pointer to a settings struct,
+// sorted; the keys of embedded structs tagged ",squash" count as out's own.
 func knownKeys(out any) []string {
 	t := reflect.TypeOf(out)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	keys := fieldKeys(t)
+	sort.Strings(keys)
+	return keys
+}
+
+func fieldKeys(t reflect.Type) []string {
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
 	var keys []string
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
+		tag, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if tag == "-" {
 			continue
 		}
-		tag := strings.Split(f.Tag.Get("mapstructure"), ",")[0]
-		if tag == "-" {
+		if slices.Contains(strings.Split(opts, ","), "squash") {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			keys = append(keys, fieldKeys(ft)...)
+			continue
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if tag == "" {
@@ -77,7 +94,6 @@ func knownKeys(out any) []string {
 		}
 		keys = append(keys, tag)
 	}
-	sort.Strings(keys)
 	return keys
 }
 

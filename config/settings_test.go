@@ -36,3 +36,38 @@ func TestDecodeAcceptsWeakTypesAndLists(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "max_iterations", se.Key)
 }
+
+type promptKeys struct {
+	System string `mapstructure:"system"`
+	Prompt string `mapstructure:"prompt"`
+}
+
+// PromptKeys is exported, as the embedded settings of nodes are.
+type PromptKeys = promptKeys
+
+type squashedSettings struct {
+	PromptKeys  `mapstructure:",squash"`
+	Temperature *float64 `mapstructure:"temperature"`
+}
+
+type squashedUnexported struct {
+	promptKeys `mapstructure:",squash"`
+	MaxTokens  int `mapstructure:"max_tokens"`
+}
+
+func TestDecodeListsTheKeysOfSquashedStructsAsKnown(t *testing.T) {
+	var s squashedSettings
+	require.NoError(t, config.Decode(map[string]any{"system": "s", "prompt": "p", "temperature": 0.5}, &s))
+	assert.Equal(t, "s", s.System)
+	assert.Equal(t, "p", s.Prompt)
+
+	err := config.Decode(map[string]any{"sytem": "s"}, &s)
+	require.ErrorIs(t, err, config.ErrSettings)
+	assert.Contains(t, err.Error(), "(known: prompt, system, temperature)")
+
+	var u squashedUnexported
+	require.NoError(t, config.Decode(map[string]any{"system": "s", "max_tokens": 3}, &u))
+	assert.Equal(t, "s", u.System)
+	err = config.Decode(map[string]any{"promt": "p"}, &u)
+	assert.Contains(t, err.Error(), "(known: max_tokens, prompt, system)")
+}

@@ -1,6 +1,9 @@
 package executor
 
-import "github.com/planner-engine/planner/config"
+import (
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/node"
+)
 
 // Modes of the loop (ReActConfig.Mode).
 const (
@@ -93,15 +96,10 @@ type ReActConfig struct {
 	// older format errors are dropped. The system prompt, the task and the
 	// tool list are never dropped. Unset means 3; 0 keeps every step.
 	KeepSteps *int `mapstructure:"keep_steps"`
-	// System replaces the embedded system prompt template.
-	System string `mapstructure:"system"`
-	// SystemFile reads the system prompt template from a file (relative to
-	// the pipeline file).
-	SystemFile string `mapstructure:"system_file"`
-	// Prompt replaces the embedded template of the first user message.
-	Prompt string `mapstructure:"prompt"`
-	// PromptFile reads the first user message template from a file.
-	PromptFile string `mapstructure:"prompt_file"`
+	// PromptSources are the system, system_file, prompt and prompt_file
+	// keys: system replaces the embedded system prompt template, prompt
+	// the embedded template of the first user message.
+	node.PromptSources `mapstructure:",squash"`
 	// Examples replaces the embedded few-shot examples (plain text shown in
 	// the system prompt). Default: examples for the language and format in
 	// text mode, none in tools mode.
@@ -141,26 +139,24 @@ func (c ReActConfig) resolve() (settings, error) {
 		maxEmpty: c.MaxEmptyRetries, obsLimit: c.ObservationLimit, keepSteps: DefaultKeepSteps,
 		finalize: c.Finalize == nil || *c.Finalize,
 	}
-	switch s.mode {
-	case "":
-		s.mode = ModeText
-	case ModeText, ModeTools:
-	default:
-		return s, config.SettingErrorf("mode", "want %q or %q, got %q", ModeText, ModeTools, c.Mode)
+	choices := []struct {
+		key string
+		v   *string
+		// def is the default; alt the one other value.
+		def, alt string
+	}{
+		{"mode", &s.mode, ModeText, ModeTools},
+		{"language", &s.language, LanguageEnglish, LanguageChinese},
+		{"format", &s.format, FormatReAct, FormatPaper},
 	}
-	switch s.language {
-	case "":
-		s.language = LanguageEnglish
-	case LanguageEnglish, LanguageChinese:
-	default:
-		return s, config.SettingErrorf("language", "want %q or %q, got %q", LanguageEnglish, LanguageChinese, c.Language)
-	}
-	switch s.format {
-	case "":
-		s.format = FormatReAct
-	case FormatReAct, FormatPaper:
-	default:
-		return s, config.SettingErrorf("format", "want %q or %q, got %q", FormatReAct, FormatPaper, c.Format)
+	for _, f := range choices {
+		switch *f.v {
+		case "":
+			*f.v = f.def
+		case f.def, f.alt:
+		default:
+			return s, config.SettingErrorf(f.key, "want %q or %q, got %q", f.def, f.alt, *f.v)
+		}
 	}
 	ints := []struct {
 		key string

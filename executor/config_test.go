@@ -115,7 +115,7 @@ func TestPromptOverrides(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ex.txt"), []byte("EXAMPLE FROM FILE"), 0o644))
 	env := node.Env{Tools: registry(t, echoTool()), BaseDir: dir}
-	sys := systemPrompt(t, env, executor.ReActConfig{System: "Tools: {{.Extra.ToolNames}}. {{.Extra.Examples}} ({{.Extra.Format}}, {{.Extra.Mode}})", ExamplesFile: "ex.txt"})
+	sys := systemPrompt(t, env, executor.ReActConfig{PromptSources: node.PromptSources{System: "Tools: {{.Extra.ToolNames}}. {{.Extra.Examples}} ({{.Extra.Format}}, {{.Extra.Mode}})"}, ExamplesFile: "ex.txt"})
 	assert.Equal(t, "Tools: echo. EXAMPLE FROM FILE (react, text)", sys)
 	sys = systemPrompt(t, env, executor.ReActConfig{Mode: executor.ModeTools, Examples: "TOOLS EXAMPLE"})
 	assert.Contains(t, sys, "Examples:\n\nTOOLS EXAMPLE")

@@ -12,6 +12,7 @@ import (
 	"github.com/planner-engine/planner/executor/parse"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -486,7 +487,7 @@ func (r *run) invalid(n int, thought, text, feedback, raw string) *halt {
 	r.parseFails++
 	r.steps = append(r.steps, &step{n: n, kind: stepInvalid, thought: thought, text: text, feedback: feedback})
 	r.out.Entries = append(r.out.Entries, agent.Entry{Thought: thought, Raw: raw, Error: feedback})
-	r.emit(trace.KindParseError, feedback, map[string]any{"step": n, "consecutive": r.parseFails, "raw": clip(raw, 500)})
+	r.emit(trace.KindParseError, feedback, map[string]any{"step": n, "consecutive": r.parseFails, "raw": textutil.Clip(raw, 500)})
 	if r.parseFails < r.l.s.maxParse {
 		return nil
 	}
@@ -519,7 +520,7 @@ func (r *run) prepare(n int, c *call) *halt {
 	} else {
 		prior.count++
 		if prior.count > l.s.maxRepeats {
-			reason := fmt.Sprintf("the model repeated the call %s(%s) %d times (max_repeats %d)", c.toolName(), clip(c.input, 80), prior.count, l.s.maxRepeats)
+			reason := fmt.Sprintf("the model repeated the call %s(%s) %d times (max_repeats %d)", c.toolName(), textutil.Clip(c.input, 80), prior.count, l.s.maxRepeats)
 			return &halt{failure: agent.FailureLoop, reason: reason, why: l.lb.whyLoop}
 		}
 	}
@@ -534,7 +535,7 @@ func (r *run) prepare(n int, c *call) *halt {
 		if l.s.keepSteps > 0 && prior.step <= n-l.s.keepSteps && prior.c.fromTool {
 			c.guard += "\n" + fmt.Sprintf(l.lb.repeatedResult, prior.step, prior.c.obs)
 		}
-		r.guard("repeat", n, fmt.Sprintf("repeated call %s(%s), repeat %d of %d tolerated", c.toolName(), clip(c.input, 80), prior.count, l.s.maxRepeats),
+		r.guard("repeat", n, fmt.Sprintf("repeated call %s(%s), repeat %d of %d tolerated", c.toolName(), textutil.Clip(c.input, 80), prior.count, l.s.maxRepeats),
 			map[string]any{"tool": c.toolName(), "input": c.input, "repeats": prior.count, "first_step": prior.step})
 	default:
 		c.run = true
@@ -628,12 +629,4 @@ func finalReply(text string) (answer, thought string) {
 		return res.Answer, res.Thought
 	}
 	return strings.TrimSpace(text), ""
-}
-
-// clip shortens s to at most n runes for trace data.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -128,10 +129,7 @@ type promptTool struct {
 
 // elision is the line that replaces an old observation in the prompt.
 func elision(step int, obs string, lb labels) string {
-	head := strings.Join(strings.Fields(obs), " ")
-	if utf8.RuneCountInString(head) > headLen {
-		head = string([]rune(head)[:headLen]) + "…"
-	}
+	head := textutil.Clip(textutil.OneLine(obs), headLen)
 	return fmt.Sprintf(lb.elided, step, humanize.Comma(int64(utf8.RuneCountInString(obs))), head)
 }
 

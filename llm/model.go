@@ -175,3 +175,25 @@ func Prompt(system, user string) []llms.MessageContent {
 	}
 	return append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, user))
 }
+
+// MessagesText is the text of msgs as a model reads it, for offline models
+// that match or parse their prompt: each text part and each tool result,
+// one per line, in order; a tool result is preceded by toolPrefix (such as
+// "Observation: ", or ""). Other parts (tool calls, images) are left out.
+func MessagesText(msgs []llms.MessageContent, toolPrefix string) string {
+	var b strings.Builder
+	for _, msg := range msgs {
+		for _, p := range msg.Parts {
+			switch v := p.(type) {
+			case llms.TextContent:
+				b.WriteString(v.Text)
+				b.WriteByte('\n')
+			case llms.ToolCallResponse:
+				b.WriteString(toolPrefix)
+				b.WriteString(v.Content)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
+}

@@ -131,3 +131,15 @@ func TestModelCallCountsEveryAttemptIncludingFailedOnes(t *testing.T) {
 		})
 	}
 }
+
+func TestMessagesTextListsTextAndToolResultsWithThePrefix(t *testing.T) {
+	msgs := []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeSystem, "sys"),
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "calc", Arguments: "{}"}}}},
+		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "1", Name: "calc", Content: "42"}}},
+		llms.TextParts(llms.ChatMessageTypeHuman, "q"),
+	}
+	assert.Equal(t, "sys\n42\nq\n", llm.MessagesText(msgs, ""))
+	assert.Equal(t, "sys\nObservation: 42\nq\n", llm.MessagesText(msgs, "Observation: "))
+	assert.Empty(t, llm.MessagesText(nil, "x"))
+}

@@ -70,9 +70,20 @@ func (env Env) LoadText(inline, file, key string) (string, error) {
 }
 
 // PromptSources are a node's system and prompt overrides as written in
-// YAML: inline text or a file, for each.
+// YAML: inline text or a file, for each. Settings structs embed it with
+// `mapstructure:",squash"`, so its keys sit beside the node's own; what
+// the prompt template sees is documented by each node's settings.
 type PromptSources struct {
-	System, SystemFile, Prompt, PromptFile string
+	// System replaces the node's system message. Default: the node's own.
+	System string `mapstructure:"system"`
+	// SystemFile reads the system message from a file instead (relative
+	// to the pipeline file).
+	SystemFile string `mapstructure:"system_file"`
+	// Prompt replaces the node's user message template (Go text/template).
+	// Default: the node's built-in prompt.
+	Prompt string `mapstructure:"prompt"`
+	// PromptFile reads the prompt template from a file instead.
+	PromptFile string `mapstructure:"prompt_file"`
 }
 
 // Template compiles a prompt template given inline or as a file (key and

@@ -17,19 +17,17 @@ import (
 
 // ComposeSettings configure the answer-composing nodes `finalizer` and
 // `solver`. Every field is optional.
+//
+// The system message defaults to the role of the node type. The prompt
+// template sees {{.Question}}, {{.Extra.Plan}} (the steps with their
+// results; for the solver, ReWOO's "#E<id> = tool[input]" form with the
+// evidence), {{.Extra.Scratchpad}} (ReAct entries, if any) and
+// {{.Extra.Why}} (why the work stopped early, or ""); it defaults to the
+// built-in prompt.
 type ComposeSettings struct {
-	// System is the system message. Default: the role of the node type.
-	System string `mapstructure:"system"`
-	// SystemFile reads the system message from a file instead.
-	SystemFile string `mapstructure:"system_file"`
-	// Prompt is the user message template (Go text/template). It sees
-	// {{.Question}}, {{.Extra.Plan}} (the steps with their results; for the
-	// solver, ReWOO's "#E<id> = tool[input]" form with the evidence),
-	// {{.Extra.Scratchpad}} (ReAct entries, if any) and {{.Extra.Why}} (why
-	// the work stopped early, or ""). Default: the built-in prompt.
-	Prompt string `mapstructure:"prompt"`
-	// PromptFile reads the prompt template from a file instead.
-	PromptFile string `mapstructure:"prompt_file"`
+	// PromptSources are the system, system_file, prompt and prompt_file
+	// keys.
+	node.PromptSources `mapstructure:",squash"`
 	// Extract pulls the answer out of the reply ("Answer: ..." and the
 	// other markers of package answer). Default true.
 	Extract *bool `mapstructure:"extract"`
@@ -84,7 +82,7 @@ func newCompose(env node.Env, spec node.Spec, role, defSystem, defPrompt string,
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return node.Built{}, err
 	}
-	system, tmpl, err := env.Prompts(node.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defSystem, defPrompt)
+	system, tmpl, err := env.Prompts(s.PromptSources, defSystem, defPrompt)
 	if err != nil {
 		return node.Built{}, err
 	}

@@ -16,16 +16,13 @@ import (
 
 // GenerateSettings configure the single-call generator nodes `direct` and
 // `cot`.
+//
+// The system message defaults to a short assistant role. The prompt
+// template sees {{.Question}}, the task; its default depends on the type.
 type GenerateSettings struct {
-	// System is the system message. Default: a short assistant role.
-	System string `mapstructure:"system"`
-	// SystemFile reads the system message from a file instead.
-	SystemFile string `mapstructure:"system_file"`
-	// Prompt is the user message template (Go text/template; {{.Question}}
-	// is the task). Default depends on the type.
-	Prompt string `mapstructure:"prompt"`
-	// PromptFile reads the prompt template from a file instead.
-	PromptFile string `mapstructure:"prompt_file"`
+	// PromptSources are the system, system_file, prompt and prompt_file
+	// keys.
+	node.PromptSources `mapstructure:",squash"`
 	// Temperature overrides the model's sampling temperature.
 	Temperature *float64 `mapstructure:"temperature"`
 	// MaxTokens caps the completion; 0 uses the model default.
@@ -85,7 +82,7 @@ func newGenerate(env node.Env, spec node.Spec, defPrompt string, defExtract bool
 }
 
 func buildGenerate(env node.Env, spec node.Spec, s GenerateSettings, defPrompt string, defExtract bool) (*Generate, error) {
-	system, tmpl, err := env.Prompts(node.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defaultSystem, defPrompt)
+	system, tmpl, err := env.Prompts(s.PromptSources, defaultSystem, defPrompt)
 	if err != nil {
 		return nil, err
 	}

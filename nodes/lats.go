@@ -108,17 +108,9 @@ func NewLATS(env node.Env, spec node.Spec) (node.Built, error) {
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return node.Built{}, err
 	}
-	for _, f := range []struct {
-		key string
-		v   *int
-		def int
-	}{{"iterations", &s.Iterations, 8}, {"children", &s.Children, 3}, {"max_depth", &s.MaxDepth, 6}, {"memory", &s.Memory, 3}, {"concurrency", &s.Concurrency, 0}} {
-		if *f.v < 0 {
-			return node.Built{}, &config.SettingError{Key: f.key, Err: fmt.Errorf("%w: %s must be positive, got %d", config.ErrSettings, f.key, *f.v)}
-		}
-		if *f.v == 0 {
-			*f.v = f.def
-		}
+	if err := applyCounts(count{"iterations", &s.Iterations, 8}, count{"children", &s.Children, 3}, count{"max_depth", &s.MaxDepth, 6},
+		count{"memory", &s.Memory, 3}, count{"concurrency", &s.Concurrency, 0}); err != nil {
+		return node.Built{}, err
 	}
 	if s.Concurrency == 0 {
 		s.Concurrency = s.Children

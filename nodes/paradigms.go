@@ -87,11 +87,8 @@ func NewLeastToMost(env node.Env, spec node.Spec) (node.Built, error) {
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return node.Built{}, err
 	}
-	if s.MaxSubquestions < 0 {
-		return node.Built{}, &config.SettingError{Key: "max_subquestions", Err: fmt.Errorf("%w: max_subquestions must be positive, got %d", config.ErrSettings, s.MaxSubquestions)}
-	}
-	if s.MaxSubquestions == 0 {
-		s.MaxSubquestions = 6
+	if err := applyCounts(count{"max_subquestions", &s.MaxSubquestions, 6}); err != nil {
+		return node.Built{}, err
 	}
 	dec, err := env.Template("decompose_prompt", s.DecomposePrompt, s.DecomposePromptFile, decomposePrompt)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 )
@@ -72,11 +73,8 @@ func NewEvaluate(env node.Env, spec node.Spec) (node.Built, error) {
 	default:
 		return node.Built{}, &config.SettingError{Key: "method", Err: fmt.Errorf("%w: want auto, exact, judge or heuristic, got %q", config.ErrSettings, s.Method)}
 	}
-	if s.MaxTrials < 0 {
-		return node.Built{}, &config.SettingError{Key: "max_trials", Err: fmt.Errorf("%w: max_trials must be positive, got %d", config.ErrSettings, s.MaxTrials)}
-	}
-	if s.MaxTrials == 0 {
-		s.MaxTrials = 3
+	if err := applyCounts(count{"max_trials", &s.MaxTrials, 3}); err != nil {
+		return node.Built{}, err
 	}
 	if s.Scorer == "" {
 		s.Scorer = "em"
@@ -209,11 +207,8 @@ func NewReflect(env node.Env, spec node.Spec) (node.Built, error) {
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return node.Built{}, err
 	}
-	if s.Memory < 0 {
-		return node.Built{}, &config.SettingError{Key: "memory", Err: fmt.Errorf("%w: memory must be positive, got %d", config.ErrSettings, s.Memory)}
-	}
-	if s.Memory == 0 {
-		s.Memory = 3
+	if err := applyCounts(count{"memory", &s.Memory, 3}); err != nil {
+		return node.Built{}, err
 	}
 	tmpl, err := env.Template("reflect_prompt", s.ReflectPrompt, s.ReflectPromptFile, reflectPrompt)
 	if err != nil {
@@ -228,11 +223,11 @@ func (n *Reflect) Run(ctx context.Context, st *agent.State) (string, error) {
 	for _, e := range st.Scratchpad {
 		switch {
 		case e.Tool != "":
-			fmt.Fprintf(&steps, "- %s[%s] -> %s\n", e.Tool, e.Input, clip(e.Observation, 200))
+			fmt.Fprintf(&steps, "- %s[%s] -> %s\n", e.Tool, e.Input, textutil.Clip(e.Observation, 200))
 		case e.Error != "":
-			fmt.Fprintf(&steps, "- format error: %s\n", clip(e.Error, 120))
+			fmt.Fprintf(&steps, "- format error: %s\n", textutil.Clip(e.Error, 120))
 		case e.Final != "":
-			fmt.Fprintf(&steps, "- final answer: %s\n", clip(e.Final, 200))
+			fmt.Fprintf(&steps, "- final answer: %s\n", textutil.Clip(e.Final, 200))
 		}
 	}
 	feedback := ""
@@ -264,11 +259,4 @@ func (n *Reflect) Run(ctx context.Context, st *agent.State) (string, error) {
 	st.Answer, st.Done, st.Complete, st.Reason, st.Failure = "", false, false, "", ""
 	trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindReflection, Text: lesson, Data: map[string]any{"trial": len(st.Trials)}})
 	return "", nil
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/textutil"
 )
 
 const solveSystem = "You are the solver of a plan-and-work agent. Workers have followed a plan and collected evidence with tools. Answer the task from the plan and its evidence; evidence can be long or partly irrelevant, so read it with care, and do not invent facts it does not support."
@@ -47,7 +48,7 @@ func solverEvidence(steps []plan.Step) string {
 		case plan.StatusDone:
 			fmt.Fprintf(&b, "Evidence: %s\n", strings.TrimSpace(s.Result))
 		case plan.StatusFailed, plan.StatusSkipped:
-			fmt.Fprintf(&b, "Evidence: none (%s: %s)\n", s.Status, composeOneLine(s.Error))
+			fmt.Fprintf(&b, "Evidence: none (%s: %s)\n", s.Status, textutil.OneLine(s.Error))
 		default:
 			b.WriteString("Evidence: none (not run)\n")
 		}
@@ -62,7 +63,7 @@ func solverGaps(steps []plan.Step) (why, failure string) {
 	for _, s := range steps {
 		switch s.Status {
 		case plan.StatusFailed, plan.StatusSkipped:
-			parts = append(parts, fmt.Sprintf("step %s %s (%s)", s.ID, s.Status, composeOneLine(s.Error)))
+			parts = append(parts, fmt.Sprintf("step %s %s (%s)", s.ID, s.Status, textutil.OneLine(s.Error)))
 		case plan.StatusDone:
 		default:
 			parts = append(parts, fmt.Sprintf("step %s did not run", s.ID))
@@ -73,5 +74,3 @@ func solverGaps(steps []plan.Step) (why, failure string) {
 	}
 	return strings.Join(parts, "; "), agent.FailureTool
 }
-
-func composeOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -15,6 +15,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/par"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
@@ -143,17 +144,9 @@ func NewToT(env node.Env, spec node.Spec) (node.Built, error) {
 	default:
 		return node.Built{}, &config.SettingError{Key: "verify", Err: fmt.Errorf("%w: want game24 or nothing, got %q", config.ErrSettings, s.Verify)}
 	}
-	for _, f := range []struct {
-		key string
-		v   *int
-		def int
-	}{{"proposals", &s.Proposals, 3}, {"beam", &s.Beam, 2}, {"depth", &s.Depth, 3}, {"max_states", &s.MaxStates, 50}, {"concurrency", &s.Concurrency, 0}} {
-		if *f.v < 0 {
-			return node.Built{}, &config.SettingError{Key: f.key, Err: fmt.Errorf("%w: %s must be positive, got %d", config.ErrSettings, f.key, *f.v)}
-		}
-		if *f.v == 0 {
-			*f.v = f.def
-		}
+	if err := applyCounts(count{"proposals", &s.Proposals, 3}, count{"beam", &s.Beam, 2}, count{"depth", &s.Depth, 3},
+		count{"max_states", &s.MaxStates, 50}, count{"concurrency", &s.Concurrency, 0}); err != nil {
+		return node.Built{}, err
 	}
 	if s.Concurrency == 0 {
 		s.Concurrency = s.Beam * s.Proposals
@@ -362,7 +355,7 @@ func (s *search) dfs(ctx context.Context, t thought) (bool, error) {
 		if err != nil || found {
 			return found, err
 		}
-		s.tr.Emit(trace.Event{Node: s.n.id, Kind: trace.KindInfo, Text: "backtrack: " + clip(c.last(), 120),
+		s.tr.Emit(trace.Event{Node: s.n.id, Kind: trace.KindInfo, Text: "backtrack: " + textutil.Clip(c.last(), 120),
 			Data: map[string]any{"backtrack": true, "depth": depth, "candidate": c.idx}})
 	}
 	return false, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 )
@@ -330,7 +331,7 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 	}
 	ctx = trace.WithTracer(ctx, tracer)
 	began := time.Now()
-	tracer.Emit(trace.Event{Kind: trace.KindRunStart, Text: fmt.Sprintf("pipeline %s: %s", p.Config.Name, oneLine(task.Question)),
+	tracer.Emit(trace.Event{Kind: trace.KindRunStart, Text: fmt.Sprintf("pipeline %s: %s", p.Config.Name, textutil.Clip(textutil.OneLine(task.Question), 120)),
 		Data: map[string]any{"pipeline": p.Config.Name, "task_id": task.ID, "question": task.Question}})
 	obs := graph.ObserverFunc(func(ctx context.Context, e graph.Event) {
 		switch e.Kind {
@@ -389,12 +390,4 @@ func routeName(r string) string {
 		return "default"
 	}
 	return r
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 120 {
-		return string(r[:120]) + "…"
-	}
-	return s
 }

@@ -62,18 +62,15 @@ const RouteFailed = "failed"
 const PlanToolName = "plan"
 
 // Settings configure a `planner` node. Every field is optional.
+//
+// The system message defaults to a short planner role. The prompt
+// template sees {{.Question}} and {{.Extra.Tools}}, {{.Extra.Schema}},
+// {{.Extra.MaxSteps}}, {{.Extra.RequireTools}}, {{.Extra.Output}}; it
+// defaults to the built-in planning prompt.
 type Settings struct {
-	// System is the system message. Default: a short planner role.
-	System string `mapstructure:"system"`
-	// SystemFile reads the system message from a file instead.
-	SystemFile string `mapstructure:"system_file"`
-	// Prompt is the user message template (Go text/template). It sees
-	// {{.Question}} and {{.Extra.Tools}}, {{.Extra.Schema}},
-	// {{.Extra.MaxSteps}}, {{.Extra.RequireTools}}, {{.Extra.Output}}.
-	// Default: the built-in planning prompt.
-	Prompt string `mapstructure:"prompt"`
-	// PromptFile reads the prompt template from a file instead.
-	PromptFile string `mapstructure:"prompt_file"`
+	// PromptSources are the system, system_file, prompt and prompt_file
+	// keys.
+	node.PromptSources `mapstructure:",squash"`
 	// Output is how the plan is requested: "json" (JSON mode), "tool" (a
 	// forced "plan" function call) or "text" (JSON or a numbered list in
 	// plain text). Every mode also accepts the text forms. Default "json".
@@ -142,7 +139,7 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return node.Built{}, err
 	}
-	system, tmpl, err := env.Prompts(node.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defaultSystem, defaultPrompt)
+	system, tmpl, err := env.Prompts(s.PromptSources, defaultSystem, defaultPrompt)
 	if err != nil {
 		return node.Built{}, err
 	}
@@ -168,20 +165,12 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 		}
 		p.maxRetries = *s.MaxRetries
 	}
-	reg := env.Tools
-	if reg == nil {
-		reg, _ = tools.NewRegistry(nil)
+	ts, err := steps.NewPlanningTools(env.Tools, s.LLMTool)
+	if err != nil {
+		return node.Built{}, err
 	}
-	p.rules = plan.Rules{Tools: reg, MaxSteps: maxSteps, RequireTools: s.RequireTools}
-	var extraTools []tools.Info
-	if name := strings.TrimSpace(s.LLMTool); name != "" {
-		if _, clash := reg.Resolve(name); clash {
-			return node.Built{}, config.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
-		}
-		p.rules.Tools = reg.WithNames(name)
-		extraTools = []tools.Info{steps.LLMToolInfo(name)}
-	}
-	if s.RequireTools && reg.Len() == 0 && len(extraTools) == 0 {
+	p.rules = plan.Rules{Tools: ts.Set, MaxSteps: maxSteps, RequireTools: s.RequireTools}
+	if s.RequireTools && ts.Len == 0 {
 		return node.Built{}, config.SettingErrorf("require_tools", "the pipeline has no tools, so no step could name one; list tools under tools:")
 	}
 	switch s.OnFailure {
@@ -207,7 +196,7 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 			llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: PlanToolName}}))
 	}
 	p.extra = map[string]any{
-		"Tools":        tools.PromptList(reg, extraTools...),
+		"Tools":        ts.List,
 		"Schema":       schemaText(),
 		"MaxSteps":     maxSteps,
 		"RequireTools": s.RequireTools,

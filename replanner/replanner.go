@@ -35,7 +35,6 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
-	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -59,19 +58,16 @@ const (
 
 // Settings configure a `replanner` or `joiner` node. Every field is
 // optional.
+//
+// The system message defaults to the role of the node type. The prompt
+// template sees {{.Question}} and {{.Extra.Plan}} (the steps with their
+// results), {{.Extra.Tools}}, {{.Extra.ReplansLeft}}, {{.Extra.NextID}},
+// {{.Extra.MaxSteps}} and {{.Extra.RequireTools}}; it defaults to the
+// built-in prompt of the node type.
 type Settings struct {
-	// System is the system message. Default: the role of the node type.
-	System string `mapstructure:"system"`
-	// SystemFile reads the system message from a file instead.
-	SystemFile string `mapstructure:"system_file"`
-	// Prompt is the user message template (Go text/template). It sees
-	// {{.Question}} and {{.Extra.Plan}} (the steps with their results),
-	// {{.Extra.Tools}}, {{.Extra.ReplansLeft}}, {{.Extra.NextID}},
-	// {{.Extra.MaxSteps}} and {{.Extra.RequireTools}}. Default: the
-	// built-in prompt of the node type.
-	Prompt string `mapstructure:"prompt"`
-	// PromptFile reads the prompt template from a file instead.
-	PromptFile string `mapstructure:"prompt_file"`
+	// PromptSources are the system, system_file, prompt and prompt_file
+	// keys.
+	node.PromptSources `mapstructure:",squash"`
 	// MaxReplans bounds re-planning rounds per run (the state's Replans).
 	// Default 3; 0 never re-plans.
 	MaxReplans *int `mapstructure:"max_replans"`
@@ -125,7 +121,7 @@ func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return node.Built{}, err
 	}
-	system, tmpl, err := env.Prompts(node.PromptSources{System: s.System, SystemFile: s.SystemFile, Prompt: s.Prompt, PromptFile: s.PromptFile}, defSystem, defPrompt)
+	system, tmpl, err := env.Prompts(s.PromptSources, defSystem, defPrompt)
 	if err != nil {
 		return node.Built{}, err
 	}
@@ -150,24 +146,16 @@ func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire
 	case maxSteps < 0:
 		return node.Built{}, config.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
 	}
-	reg := env.Tools
-	if reg == nil {
-		reg, _ = tools.NewRegistry(nil)
-	}
 	require := defRequire
 	if s.RequireTools != nil {
 		require = *s.RequireTools
 	}
-	r.rules = plan.Rules{Tools: reg, MaxSteps: maxSteps, RequireTools: require}
-	var extraTools []tools.Info
-	if name := strings.TrimSpace(s.LLMTool); name != "" {
-		if _, clash := reg.Resolve(name); clash {
-			return node.Built{}, config.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", name)
-		}
-		r.rules.Tools = reg.WithNames(name)
-		extraTools = []tools.Info{steps.LLMToolInfo(name)}
+	ts, err := steps.NewPlanningTools(env.Tools, s.LLMTool)
+	if err != nil {
+		return node.Built{}, err
 	}
-	r.toolList = tools.PromptList(reg, extraTools...)
+	r.rules = plan.Rules{Tools: ts.Set, MaxSteps: maxSteps, RequireTools: require}
+	r.toolList = ts.List
 	if s.JSONMode == nil || *s.JSONMode {
 		r.opts = append(r.opts, llms.WithJSONMode())
 	}

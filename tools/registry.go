@@ -199,10 +199,19 @@ func SchemaOf(t Tool) map[string]any {
 			return sc
 		}
 	}
+	return StringSchema("input", "the tool input")
+}
+
+// StringSchema is the JSON schema of a single required string argument
+// name, described by description: the schema of most tools, which take
+// one text input.
+func StringSchema(name, description string) map[string]any {
 	return map[string]any{
-		"type":       "object",
-		"properties": map[string]any{"input": map[string]any{"type": "string", "description": "the tool input"}},
-		"required":   []string{"input"},
+		"type": "object",
+		"properties": map[string]any{
+			name: map[string]any{"type": "string", "description": description},
+		},
+		"required": []any{name},
 	}
 }
 

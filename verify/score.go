@@ -20,7 +20,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 )
 
 // ErrUnknownScorer is returned by ByName for a name it does not know or a

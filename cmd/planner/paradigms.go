@@ -9,6 +9,7 @@ import (
 
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/spf13/cobra"
 )
 
@@ -67,7 +68,7 @@ func listParadigms(c *cobra.Command, dir, format string) error {
 		}
 		listed++
 		if format == "mermaid" {
-			fmt.Fprintf(out, "%%%% %s (%s): %s\n%s", p.Config.Name, path, oneLineText(p.Config.Description), p.Graph().Mermaid(p.Kinds()))
+			fmt.Fprintf(out, "%%%% %s (%s): %s\n%s", p.Config.Name, path, textutil.OneLine(p.Config.Description), p.Graph().Mermaid(p.Kinds()))
 			continue
 		}
 		writeParadigm(out, path, p)
@@ -81,7 +82,7 @@ func listParadigms(c *cobra.Command, dir, format string) error {
 // writeParadigm prints one pipeline as name, description, nodes and edges.
 func writeParadigm(w io.Writer, path string, p *pipeline.Pipeline) {
 	fmt.Fprintf(w, "%s (%s)\n", p.Config.Name, path)
-	if d := oneLineText(p.Config.Description); d != "" {
+	if d := textutil.OneLine(p.Config.Description); d != "" {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
 	kinds := p.Kinds()
@@ -100,6 +101,3 @@ func writeParadigm(w io.Writer, path string, p *pipeline.Pipeline) {
 		}
 	}
 }
-
-// oneLineText collapses whitespace, newlines included.
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -148,25 +148,20 @@ func (ts *traceSet) add(config string, run []byte) string {
 }
 
 // flush flushes every file. A nil set does nothing.
-func (ts *traceSet) flush() error {
-	if ts == nil {
-		return nil
-	}
-	var errs []error
-	for _, tf := range ts.files {
-		errs = append(errs, tf.flush())
-	}
-	return errors.Join(errs...)
-}
+func (ts *traceSet) flush() error { return ts.each((*traceFile).flush) }
 
 // close closes every file. A nil set does nothing.
-func (ts *traceSet) close() error {
+func (ts *traceSet) close() error { return ts.each((*traceFile).close) }
+
+// each calls fn on every file, all of them even when some fail, and joins
+// the errors. A nil set does nothing.
+func (ts *traceSet) each(fn func(*traceFile) error) error {
 	if ts == nil {
 		return nil
 	}
 	var errs []error
 	for _, tf := range ts.files {
-		errs = append(errs, tf.close())
+		errs = append(errs, fn(tf))
 	}
 	return errors.Join(errs...)
 }

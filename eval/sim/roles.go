@@ -14,24 +14,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-func promptText(msgs []llms.MessageContent) string {
-	var b strings.Builder
-	for _, msg := range msgs {
-		for _, p := range msg.Parts {
-			switch v := p.(type) {
-			case llms.TextContent:
-				b.WriteString(v.Text)
-				b.WriteByte('\n')
-			case llms.ToolCallResponse:
-				b.WriteString("Observation: ")
-				b.WriteString(v.Content)
-				b.WriteByte('\n')
-			}
-		}
-	}
-	return b.String()
-}
-
 // progress counts the tool results the current (sub-)run has seen: tool
 // responses in native mode, else observation labels after the last place
 // the task text appears (few-shot examples come before it).

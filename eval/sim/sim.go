@@ -211,25 +211,11 @@ func NewWithProfile(p Profile, opts ...Option) (*Model, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{profile: p, seed: 1, sleep: sleepCtx, attempts: map[uint64]int{}, injected: map[string]int{}}
+	m := &Model{profile: p, seed: 1, sleep: middleware.Sleep, attempts: map[uint64]int{}, injected: map[string]int{}}
 	for _, o := range opts {
 		o(m)
 	}
 	return m, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Injected returns how many faults of each kind were injected so far.
@@ -276,7 +262,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if c.task == nil || c.task.Gold == nil {
 		return nil, ErrNoGold
 	}
-	c.prompt = promptText(msgs)
+	c.prompt = llm.MessagesText(msgs, "Observation: ")
 	c.progress = progress(c)
 
 	fault := m.draw(c)

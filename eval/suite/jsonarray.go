@@ -60,15 +60,26 @@ func rawID(raw json.RawMessage) (string, error) {
 	return num.String(), nil
 }
 
-// hotpotqa reads a HotpotQA-style array. Ids are the record's "_id" or
-// "id" when present, else hotpotqa-<index>; "type" and "level" become tags.
-func (s source) hotpotqa() ([]Task, error) {
+// qaTasks reads an array of QA records (checked by decodeQA), making each
+// one's task with task from the record, its id ("" when it has none) and
+// its index.
+func (s source) qaTasks(task func(rec qaRecord, id string, index int) Task) ([]Task, error) {
 	var tasks []Task
 	err := s.records(func(index, line int, raw json.RawMessage) error {
 		rec, id, err := s.decodeQA(index, line, raw)
 		if err != nil {
 			return err
 		}
+		tasks = append(tasks, task(rec, id, index))
+		return nil
+	})
+	return tasks, err
+}
+
+// hotpotqa reads a HotpotQA-style array. Ids are the record's "_id" or
+// "id" when present, else hotpotqa-<index>; "type" and "level" become tags.
+func (s source) hotpotqa() ([]Task, error) {
+	return s.qaTasks(func(rec qaRecord, id string, index int) Task {
 		if id == "" {
 			id = "hotpotqa-" + strconv.Itoa(index)
 		}
@@ -78,22 +89,15 @@ func (s source) hotpotqa() ([]Task, error) {
 				t.Tags = append(t.Tags, tag)
 			}
 		}
-		tasks = append(tasks, t)
-		return nil
+		return t
 	})
-	return tasks, err
 }
 
 // parallelqa reads LLMCompiler's ParallelQA array. Ids are
 // parallelqa-<id> (parallelqa-<index> without an id); "branch", the number
 // of independent lookups, becomes the tag branch-<n>.
 func (s source) parallelqa() ([]Task, error) {
-	var tasks []Task
-	err := s.records(func(index, line int, raw json.RawMessage) error {
-		rec, id, err := s.decodeQA(index, line, raw)
-		if err != nil {
-			return err
-		}
+	return s.qaTasks(func(rec qaRecord, id string, index int) Task {
 		if id == "" {
 			id = strconv.Itoa(index)
 		}
@@ -101,8 +105,6 @@ func (s source) parallelqa() ([]Task, error) {
 		if rec.Branch != nil {
 			t.Tags = append(t.Tags, "branch-"+strconv.Itoa(*rec.Branch))
 		}
-		tasks = append(tasks, t)
-		return nil
+		return t
 	})
-	return tasks, err
 }

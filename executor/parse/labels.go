@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"iter"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -139,19 +140,32 @@ func matchLabel(line string) (label, int) {
 // removed, and cut = true. Text without such a line is returned unchanged
 // with cut = false.
 func CutObservation(text string) (kept string, cut bool) {
-	for start := 0; start <= len(text); {
-		end := strings.IndexByte(text[start:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += start
-		}
-		if l, _ := matchLabel(text[start:end]); l == labelObservation {
+	for start, line := range lines(text) {
+		if l, _ := matchLabel(line); l == labelObservation {
 			return strings.TrimRightFunc(text[:start], unicode.IsSpace), true
 		}
-		start = end + 1
 	}
 	return text, false
+}
+
+// lines yields the lines of text, without their line breaks, each with the
+// byte offset where it starts. Text that ends in a line break ends with an
+// empty line.
+func lines(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		for start := 0; start <= len(text); {
+			end := strings.IndexByte(text[start:], '\n')
+			if end < 0 {
+				end = len(text)
+			} else {
+				end += start
+			}
+			if !yield(start, text[start:end]) {
+				return
+			}
+			start = end + 1
+		}
+	}
 }
 
 // section is one labelled part of a reply: the label and its raw value, from
@@ -175,14 +189,7 @@ func splitSections(text string) []section {
 	cur := section{kind: labelNone}
 	curStart := 0 // byte offset of cur.value in text
 	inFence := false
-	for start := 0; start <= len(text); {
-		end := strings.IndexByte(text[start:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += start
-		}
-		line := text[start:end]
+	for start, line := range lines(text) {
 		if inFence {
 			if fenceToggles(line) {
 				inFence = false
@@ -200,7 +207,6 @@ func splitSections(text string) []section {
 		} else if (cur.kind == labelActionInput || cur.kind == labelFinalAnswer) && fenceToggles(line) {
 			inFence = true
 		}
-		start = end + 1
 	}
 	cur.value = text[curStart:]
 	return append(secs, cur)

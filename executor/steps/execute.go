@@ -42,6 +42,7 @@ import (
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -163,8 +164,8 @@ func NewExecuteWith(factory AgentFactory) node.Constructor {
 			if e.strategy == StrategyReAct {
 				return node.Built{}, config.SettingErrorf("llm_tool", "applies to the rewoo and parallel strategies only; react steps already run a model")
 			}
-			if _, clash := reg.Resolve(e.llmTool); clash {
-				return node.Built{}, config.SettingErrorf("llm_tool", "%q is already the name of a registered tool; pick another name", e.llmTool)
+			if err := checkLLMToolName(reg, e.llmTool); err != nil {
+				return node.Built{}, err
 			}
 		}
 		if e.strategy == StrategyReAct {
@@ -334,7 +335,7 @@ func (s *scheduler) prepare(i int) (j job, ready bool, skip string) {
 			if slices.Contains(plan.References(step.Input), d) {
 				how = "references #E" + d + " of"
 			}
-			return job{}, false, fmt.Sprintf("%s step %s, which %s: %s", how, d, dep.Status, oneLine(dep.Error))
+			return job{}, false, fmt.Sprintf("%s step %s, which %s: %s", how, d, dep.Status, textutil.OneLine(dep.Error))
 		default:
 			return job{}, false, ""
 		}
@@ -375,9 +376,9 @@ func (s *scheduler) emit() {
 		}
 		text := fmt.Sprintf("step %s %s", p.ID, p.Status)
 		if p.Status == plan.StatusDone {
-			text += ": " + clip(oneLine(p.Result), 200)
+			text += ": " + textutil.Clip(textutil.OneLine(p.Result), 200)
 		} else {
-			text += ": " + clip(oneLine(p.Error), 200)
+			text += ": " + textutil.Clip(textutil.OneLine(p.Error), 200)
 		}
 		s.tr.Emit(trace.Event{Node: s.e.id, Kind: trace.KindStep, Text: text, ElapsedMS: float64(s.durations[i].Microseconds()) / 1000,
 			Data: map[string]any{"id": p.ID, "description": p.Description, "tool": p.Tool, "input": input,
@@ -457,12 +458,3 @@ func truncate(s string, limit int) string {
 	r := []rune(s)
 	return string(r[:limit]) + fmt.Sprintf("…[truncated %d chars]", len(r)-limit)
 }
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -165,7 +165,7 @@ type options struct {
 }
 
 func buildOptions(opts []Option) options {
-	o := options{sleep: sleepCtx, now: time.Now, random: rand.Float64}
+	o := options{sleep: Sleep, now: time.Now, random: rand.Float64}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -217,7 +217,11 @@ func WithOnTruncate(fn func(ctx context.Context, ev TruncateEvent)) Option {
 	return func(o *options) { o.onTruncate = fn }
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits for d or until ctx is done, whichever comes first, and
+// returns ctx's error if it ended the wait (or was already done). A
+// non-positive d does not wait. It is the default sleep of the retry
+// middleware and of other code that waits on a context.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

@@ -196,3 +196,15 @@ func TestApplyBuildsTheStandardStack(t *testing.T) {
 	assert.True(t, sawDeadline, "the per-attempt timeout must be inside the stack")
 	assert.Len(t, sleeper.got(), 1)
 }
+
+func TestSleepWaitsOrStopsWithTheContext(t *testing.T) {
+	require.NoError(t, Sleep(context.Background(), time.Millisecond))
+	require.NoError(t, Sleep(context.Background(), 0))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, Sleep(ctx, 0), context.Canceled, "a done context ends even a zero wait")
+	start := time.Now()
+	require.ErrorIs(t, Sleep(ctx, time.Hour), context.Canceled)
+	assert.Less(t, time.Since(start), time.Minute, "a cancelled context ends the wait at once")
+}

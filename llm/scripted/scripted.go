@@ -223,23 +223,6 @@ func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOpt
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
 }
 
-func promptText(msgs []llms.MessageContent) string {
-	var b strings.Builder
-	for _, msg := range msgs {
-		for _, p := range msg.Parts {
-			switch v := p.(type) {
-			case llms.TextContent:
-				b.WriteString(v.Text)
-				b.WriteByte('\n')
-			case llms.ToolCallResponse:
-				b.WriteString(v.Content)
-				b.WriteByte('\n')
-			}
-		}
-	}
-	return b.String()
-}
-
 func (r *Reply) matches(c llm.CallMeta, prompt string) bool {
 	if r.Node != "" && r.Node != c.Node && r.Node != c.Kind {
 		return false
@@ -284,7 +267,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		o(&opts)
 	}
 	caller := llm.CallMetaFrom(ctx)
-	prompt := promptText(msgs)
+	prompt := llm.MessagesText(msgs, "")
 
 	m.mu.Lock()
 	idx := -1

@@ -124,11 +124,7 @@ func (ev *evaluator) arith(op rune, a, b value, col int) (value, error) {
 		}
 		return ev.checkRat(r, col)
 	}
-	x, err := ev.toFloat(a, col)
-	if err != nil {
-		return value{}, err
-	}
-	y, err := ev.toFloat(b, col)
+	x, y, err := ev.toFloats(a, b, col)
 	if err != nil {
 		return value{}, err
 	}
@@ -155,11 +151,7 @@ func (ev *evaluator) div(a, b value, col int) (value, error) {
 		}
 		return ev.checkRat(new(big.Rat).Quo(a.r, b.r), col)
 	}
-	x, err := ev.toFloat(a, col)
-	if err != nil {
-		return value{}, err
-	}
-	y, err := ev.toFloat(b, col)
+	x, y, err := ev.toFloats(a, b, col)
 	if err != nil {
 		return value{}, err
 	}
@@ -191,11 +183,7 @@ func (ev *evaluator) mod(a, b value, col int) (value, error) {
 		num := ps.Sub(ps, qr)
 		return ev.checkRat(new(big.Rat).SetFrac(num, new(big.Int).Mul(q, s)), col)
 	}
-	x, err := ev.toFloat(a, col)
-	if err != nil {
-		return value{}, err
-	}
-	y, err := ev.toFloat(b, col)
+	x, y, err := ev.toFloats(a, b, col)
 	if err != nil {
 		return value{}, err
 	}

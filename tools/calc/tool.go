@@ -47,16 +47,7 @@ func (t *Tool) Description() string {
 
 // Schema declares a single required string argument "expression".
 func (t *Tool) Schema() map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"expression": map[string]any{
-				"type":        "string",
-				"description": "The arithmetic expression to evaluate, e.g. (3 + 4) * 2^10 / 7 or sqrt(2) * max(3, 4.5).",
-			},
-		},
-		"required": []string{"expression"},
-	}
+	return tools.StringSchema("expression", "The arithmetic expression to evaluate, e.g. (3 + 4) * 2^10 / 7 or sqrt(2) * max(3, 4.5).")
 }
 
 // Meta reports that the calculator is read-only and needs no network.

@@ -140,6 +140,17 @@ func (ev *evaluator) toFloat(v value, col int) (float64, error) {
 	return f, nil
 }
 
+// toFloats converts both operands of a binary operator with toFloat.
+func (ev *evaluator) toFloats(a, b value, col int) (x, y float64, err error) {
+	if x, err = ev.toFloat(a, col); err != nil {
+		return 0, 0, err
+	}
+	if y, err = ev.toFloat(b, col); err != nil {
+		return 0, 0, err
+	}
+	return x, y, nil
+}
+
 // decimalRat converts a float64 to the exact rational of its shortest
 // decimal representation, so that 2.675 stays 2.675 rather than the binary
 // value just below it. f must be finite.

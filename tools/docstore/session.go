@@ -149,7 +149,7 @@ func (t *SearchTool) Description() string {
 
 // Schema declares the single string argument "entity".
 func (t *SearchTool) Schema() map[string]any {
-	return stringSchema("entity", "Name of the entity whose page to open, for example \"Titan\".")
+	return tools.StringSchema("entity", "Name of the entity whose page to open, for example \"Titan\".")
 }
 
 // Meta reports a tool without external side effects that is nonetheless not
@@ -183,7 +183,7 @@ func (t *LookupTool) Description() string {
 
 // Schema declares the single string argument "keyword".
 func (t *LookupTool) Schema() map[string]any {
-	return stringSchema("keyword", "Word or phrase to find on the open page, for example \"born\".")
+	return tools.StringSchema("keyword", "Word or phrase to find on the open page, for example \"born\".")
 }
 
 // Meta reports a tool that is not read-only: each call advances the session's
@@ -198,17 +198,6 @@ func (t *LookupTool) Call(ctx context.Context, input string) (string, error) {
 		return "", err
 	}
 	return t.s.Lookup(ctx, arg)
-}
-
-// stringSchema is a JSON schema with one required string property.
-func stringSchema(name, description string) map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			name: map[string]any{"type": "string", "description": description},
-		},
-		"required": []any{name},
-	}
 }
 
 // argument extracts a tool argument from input: the named field of a JSON

@@ -124,16 +124,7 @@ func (t *Tool) Description() string { return t.cfg.description }
 
 // Schema declares the single string argument "query".
 func (t *Tool) Schema() map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"query": map[string]any{
-				"type":        "string",
-				"description": "Search terms, for example an entity name and the attribute wanted.",
-			},
-		},
-		"required": []any{"query"},
-	}
+	return tools.StringSchema("query", "Search terms, for example an entity name and the attribute wanted.")
 }
 
 // Meta reports that searching has no side effects and needs no network.

@@ -76,9 +76,7 @@ func (t *Tool) Description() string {
 
 // Schema implements tools.Schemer.
 func (t *Tool) Schema() map[string]any {
-	return map[string]any{"type": "object", "properties": map[string]any{
-		"location": map[string]any{"type": "string", "description": "city name, optionally with country"},
-	}, "required": []string{"location"}}
+	return tools.StringSchema("location", "city name, optionally with country")
 }
 
 // Meta implements tools.MetaProvider.

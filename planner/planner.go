@@ -152,12 +152,9 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 	default:
 		return node.Built{}, config.SettingErrorf("output", "want json, tool or text, got %q", s.Output)
 	}
-	maxSteps := s.MaxPlanSteps
-	switch {
-	case maxSteps == 0:
-		maxSteps = plan.DefaultMaxSteps
-	case maxSteps < 0:
-		return node.Built{}, config.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
+	maxSteps, err := steps.MaxPlanSteps(s.MaxPlanSteps)
+	if err != nil {
+		return node.Built{}, err
 	}
 	if s.MaxRetries != nil {
 		if *s.MaxRetries < 0 {

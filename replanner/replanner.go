@@ -139,12 +139,9 @@ func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire
 		}
 		r.maxRetries = *s.MaxRetries
 	}
-	maxSteps := s.MaxPlanSteps
-	switch {
-	case maxSteps == 0:
-		maxSteps = plan.DefaultMaxSteps
-	case maxSteps < 0:
-		return node.Built{}, config.SettingErrorf("max_plan_steps", "must be positive, got %d", s.MaxPlanSteps)
+	maxSteps, err := steps.MaxPlanSteps(s.MaxPlanSteps)
+	if err != nil {
+		return node.Built{}, err
 	}
 	require := defRequire
 	if s.RequireTools != nil {

@@ -55,3 +55,15 @@ func checkLLMToolName(reg *tools.Registry, name string) error {
 	}
 	return nil
 }
+
+// MaxPlanSteps resolves a planning node's max_plan_steps setting: 0 means
+// plan.DefaultMaxSteps, a negative value is a *config.SettingError.
+func MaxPlanSteps(n int) (int, error) {
+	switch {
+	case n == 0:
+		return plan.DefaultMaxSteps, nil
+	case n < 0:
+		return 0, config.SettingErrorf("max_plan_steps", "must be positive, got %d", n)
+	}
+	return n, nil
+}

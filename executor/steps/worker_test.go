@@ -38,3 +38,17 @@ func TestPlanningToolsOfferTheRegistryAndTheModelWorker(t *testing.T) {
 	assert.Equal(t, "llm_tool", se.Key)
 	assert.Contains(t, err.Error(), `"Lookup" is already the name of a registered tool`)
 }
+
+func TestMaxPlanStepsDefaultsZeroAndRejectsNegatives(t *testing.T) {
+	n, err := steps.MaxPlanSteps(0)
+	require.NoError(t, err)
+	assert.Equal(t, 8, n)
+	n, err = steps.MaxPlanSteps(3)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	_, err = steps.MaxPlanSteps(-1)
+	var se *config.SettingError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "max_plan_steps", se.Key)
+	assert.ErrorIs(t, err, config.ErrSettings)
+}

@@ -8,7 +8,7 @@ RUN_CONFIGS ?= $(filter-out configs/tot_game24.yaml,$(wildcard configs/*.yaml))
 GAME24      ?= ../shared/data/game24/24.csv
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: help build test unit lint fmt-check vet staticcheck run run-game24 demo bench clean
+.PHONY: help build test unit lint fmt-check vet staticcheck staticcheck-bin run run-game24 demo bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -16,7 +16,24 @@ help: ## list targets
 build: ## build bin/planner
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/planner
 
-test: lint unit example ## lint, every test with the race detector, then the embedding example
+# make test runs in three steps. Every go command in them builds with the race
+# detector (RACE), the mode the tests need, so the standard library, each
+# dependency and each package is compiled once and go vet, staticcheck, the
+# tests and the example all reuse that one build:
+#   1. at once: gofmt; building the staticcheck binary pinned in go.mod; go vet,
+#      which fetches the modules and compiles everything;
+#   2. at once: staticcheck and the tests (-count=1: every test runs each time);
+#   3. the embedding example.
+# The README's Development section gives the timings of a first and a later run.
+RACE        ?= -race
+
+test: ## lint, every test with the race detector, then the embedding example
+	@echo "make test 1/3: gofmt, go vet (fetches modules and compiles everything once), staticcheck's binary"
+	@$(MAKE) --no-print-directory -j3 --output-sync=line fmt-check staticcheck-bin vet
+	@echo "make test 2/3: staticcheck and go test $(RACE) -count=1, at once"
+	@$(MAKE) --no-print-directory -j2 --output-sync=line staticcheck unit
+	@echo "make test 3/3: the embedding example"
+	@GOFLAGS="$$GOFLAGS $(RACE)" $(MAKE) --no-print-directory example
 
 .PHONY: example
 example: ## build and run examples/embed, an outside module using the public Go API (package planner), and check its answer
@@ -24,7 +41,7 @@ example: ## build and run examples/embed, an outside module using the public Go 
 	echo "$$out" | grep -q '^answer: 1173$$' || { echo "examples/embed: expected 'answer: 1173'"; exit 1; }
 
 unit: ## go test -race over every package
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test $(RACE) -count=1 $(PKGS)
 
 lint: fmt-check vet staticcheck ## gofmt, go vet and staticcheck
 
@@ -32,15 +49,21 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
+# vet and staticcheck type-check against the $(RACE) build the tests use.
 vet:
-	$(GO) vet $(PKGS)
+	$(GO) vet $(RACE) $(PKGS)
 
 staticcheck: ## staticcheck, pinned as a tool in go.mod (no download at each run)
-	$(GO) tool staticcheck $(PKGS)
+	@sc=$$($(GO) tool -n staticcheck) && echo "staticcheck $(PKGS)" && GOFLAGS="$$GOFLAGS $(RACE)" "$$sc" $(PKGS)
 
-run: build ## offline main job: compare every shipped paradigm on the demo suite with the SIMULATED sim model
-	rm -rf out/compare # a fresh comparison; compare resumes from an existing --out folder
-	$(BIN) compare --suite demo $(addprefix --config ,$(RUN_CONFIGS)) --llm sim:noisy --seed 1 --out out/compare --quiet
+# staticcheck-bin builds the staticcheck binary into the build cache (go tool -n
+# builds it and prints its path without running it).
+staticcheck-bin:
+	@$(GO) tool -n staticcheck >/dev/null
+
+run: build ## offline main job: compare every shipped paradigm on the demo suite with the SIMULATED sim model (reports in out/compare/demo)
+	rm -rf out/compare/demo # a fresh comparison; compare resumes from an existing run folder
+	$(BIN) compare --suite demo $(addprefix --config ,$(RUN_CONFIGS)) --llm sim:noisy --seed 1 --out out/compare/demo --quiet
 
 run-game24: build ## Game of 24 rows 900-999 (needs ../shared/data): cot vs tot vs tot_game24, SIMULATED model
 	rm -rf out/game24

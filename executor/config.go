@@ -43,12 +43,15 @@ const (
 // `react` node, so every field has a YAML key. The zero value is valid and
 // means every default.
 //
-// Templates are Go text/template text compiled with node.ParseTemplate and
-// rendered with node.PromptData; the loop's values are under .Extra:
+// Templates are Go text/template text compiled by node.Env.Template and
+// rendered with node.PromptData; the loop's values are under .Extra, as
+// Templates declares them:
 //
 //   - system: .Extra.Tools (each with .Name, .Description and .Schema, the
 //     input JSON schema as compact JSON), .Extra.ToolNames (comma-separated),
-//     .Extra.Examples, .Extra.Format, .Extra.Mode;
+//     .Extra.Examples, .Extra.Format, .Extra.Mode; in text mode a custom
+//     system template that uses neither .Extra.Tools nor .Extra.ToolNames
+//     gets the tool list appended;
 //   - prompt (the first user message): .Extra.Task, .Extra.Context and
 //     .Extra.Lessons (the reflections, a []string);
 //   - finalize_prompt: .Extra.Task, .Extra.Context, .Extra.Lessons,

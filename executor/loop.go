@@ -143,16 +143,20 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 	}
 	l.toolNames = strings.Join(l.tools.Names(), ", ")
 
+	system, task, finalize := templateSpecs(s.mode)
 	texts := []struct {
-		inline, file, key, def string
-		out                    **node.Template
+		inline, file, def string
+		spec              node.TemplateSpec
+		out               **node.Template
 	}{
-		{cfg.System, cfg.SystemFile, "system", defaultSystem(s.mode, s.language), &l.system},
-		{cfg.Prompt, cfg.PromptFile, "prompt", embedded("task_" + s.language + ".tmpl"), &l.prompt},
-		{cfg.FinalizePrompt, cfg.FinalizePromptFile, "finalize_prompt", embedded("finalize_" + s.language + ".tmpl"), &l.finalize},
+		{cfg.System, cfg.SystemFile, defaultSystem(s.mode, s.language), system, &l.system},
+		{cfg.Prompt, cfg.PromptFile, embedded("task_" + s.language + ".tmpl"), task, &l.prompt},
+		{cfg.FinalizePrompt, cfg.FinalizePromptFile, embedded("finalize_" + s.language + ".tmpl"), finalize, &l.finalize},
 	}
+	// env.Template checks each template against its declaration (every
+	// field reference, and a render with sample values).
 	for _, t := range texts {
-		if *t.out, err = env.Template(t.key, t.inline, t.file, t.def); err != nil {
+		if *t.out, err = env.Template(t.spec, t.inline, t.file, t.def); err != nil {
 			return nil, err
 		}
 	}
@@ -161,9 +165,6 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 	}
 	if l.examples == "" {
 		l.examples = defaultExamples(s.mode, s.language, s.format)
-	}
-	if err := l.checkTemplates(); err != nil {
-		return nil, err
 	}
 
 	if cfg.Temperature != nil {
@@ -179,28 +180,6 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 		l.callOpts = append(l.callOpts, llms.WithStopWords(l.lb.stops))
 	}
 	return l, nil
-}
-
-// checkTemplates renders every template once with sample values, so a typo
-// such as {{.Extra.Taks}} fails when the pipeline is built, not mid-run.
-func (l *Loop) checkTemplates() error {
-	st := agent.NewState(agent.Task{Question: "q"})
-	in := Input{Task: "t", Context: "c", Reflections: []string{"r"}}
-	checks := []struct {
-		key string
-		t   *node.Template
-		x   map[string]any
-	}{
-		{"system", l.system, l.systemData()},
-		{"prompt", l.prompt, taskData(in)},
-		{"finalize_prompt", l.finalize, finalizeData(in, "w", "s")},
-	}
-	for _, c := range checks {
-		if _, err := c.t.Render(st, c.x); err != nil {
-			return &config.SettingError{Key: c.key, Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
-		}
-	}
-	return nil
 }
 
 func (l *Loop) systemData() map[string]any {

@@ -27,6 +27,58 @@ func embedded(name string) string {
 	return string(b)
 }
 
+// Templates declares the loop's templates, system, prompt and
+// finalize_prompt, with the .Extra values each sees (node.Kind.Templates of
+// `react`; `execute` and `lats` take them under react.). A custom system
+// template in text mode must list the tools: one that uses neither
+// {{.Extra.Tools}} nor {{.Extra.ToolNames}} gets the list appended.
+func Templates() []node.TemplateSpec {
+	system, task, finalize := templateSpecs(ModeText)
+	return []node.TemplateSpec{system, task, finalize}
+}
+
+// templateSpecs returns the declarations of the loop's templates for a
+// mode: in tools mode the provider gets the tools natively, so a custom
+// system template need not list them.
+func templateSpecs(mode string) (system, task, finalize node.TemplateSpec) {
+	tools := []promptTool{{Name: "calculator", Description: "Evaluates an arithmetic expression exactly.", Schema: `{"type":"string"}`}}
+	lessons := []string{"Check the arithmetic with the calculator."}
+	system = node.TemplateSpec{
+		Key: "system",
+		Extra: []node.Field{
+			{Name: "Tools", Doc: "the tools, a list; each has `.Name`, `.Description` and `.Schema` (the input JSON schema as compact JSON)", Sample: tools},
+			{Name: "ToolNames", Doc: "the tool names, comma-separated", Sample: "calculator"},
+			{Name: "Examples", Doc: "the few-shot examples (`examples`)", Sample: "Thought: ...\nAction: calculator\nAction Input: 2+2"},
+			{Name: "Format", Doc: "`format`: react or react-paper", Sample: FormatReAct},
+			{Name: "Mode", Doc: "`mode`: text or tools", Sample: ModeText},
+		},
+		Required: []node.Requirement{{Fields: []string{"Tools", "ToolNames"}, When: "in text mode",
+			Append: "Tools:\n{{range .Extra.Tools}}- {{.Name}}: {{.Description}} Input schema: {{.Schema}}\n{{end}}"}},
+	}
+	if mode == ModeTools {
+		system = system.Without("Tools")
+	}
+	task = node.TemplateSpec{
+		Key: "prompt",
+		Extra: []node.Field{
+			{Name: "Task", Doc: "the task: the question, or the plan step an `execute` node runs", Sample: "Compute 17 * 23 + 4"},
+			{Name: "Context", Doc: "results of earlier steps (`execute`), or empty", Sample: "#E1 = 391"},
+			{Name: "Lessons", Doc: "lessons of earlier attempts, a list", Sample: lessons},
+		},
+	}
+	finalize = node.TemplateSpec{
+		Key: "finalize_prompt",
+		Extra: []node.Field{
+			{Name: "Task", Doc: "as in `prompt`", Sample: "Compute 17 * 23 + 4"},
+			{Name: "Context", Doc: "as in `prompt`", Sample: "#E1 = 391"},
+			{Name: "Lessons", Doc: "as in `prompt`", Sample: lessons},
+			{Name: "Why", Doc: "why the loop stopped without an answer", Sample: "you used all 8 steps you were allowed"},
+			{Name: "Scratchpad", Doc: "the steps so far, as text", Sample: "Thought: ...\nAction: calculator\nAction Input: 17*23\nObservation: 391"},
+		},
+	}
+	return system, task, finalize
+}
+
 // defaultSystem names the embedded system template for a mode and language.
 func defaultSystem(mode, lang string) string {
 	if mode == ModeTools {

@@ -7,11 +7,17 @@ import (
 
 // DOT renders the graph in Graphviz DOT. Output order is stable (START, then
 // nodes in declaration order); ids and labels are quoted and escaped. kinds,
-// when non-nil, adds each node's kind to its label.
+// when non-nil, adds each node's kind to its label. Route labels are padded
+// with a space each side and drawn smaller than node labels, and nodes are
+// spaced apart, so the labels of neighbouring edges (a loop's "continue"
+// beside a bypass's "failed") do not run together.
 func (c *Compiled[S]) DOT(name string, kinds map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "digraph %s {\n", dotQuote(name))
 	b.WriteString("  rankdir=TB;\n")
+	b.WriteString("  nodesep=0.6;\n")
+	b.WriteString("  ranksep=0.5;\n")
+	b.WriteString("  edge [fontsize=11];\n")
 	fmt.Fprintf(&b, "  %s [shape=circle, label=\"start\"];\n", dotQuote(START))
 	fmt.Fprintf(&b, "  %s [shape=doublecircle, label=\"end\"];\n", dotQuote(END))
 	for _, id := range c.order {
@@ -25,7 +31,7 @@ func (c *Compiled[S]) DOT(name string, kinds map[string]string) string {
 		if e.Route == "" {
 			fmt.Fprintf(&b, "  %s -> %s;\n", dotQuote(e.From), dotQuote(e.To))
 		} else {
-			fmt.Fprintf(&b, "  %s -> %s [label=%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(e.Route))
+			fmt.Fprintf(&b, "  %s -> %s [label=%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(" "+e.Route+" "))
 		}
 	}
 	b.WriteString("}\n")

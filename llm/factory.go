@@ -170,28 +170,109 @@ func (f *Factory) Model(ctx context.Context, cfg config.LLM, baseDir string) (Mo
 	return out, nil
 }
 
+// SpecError describes a model specification (an --llm value) that
+// ParseSpec cannot read: what is wrong with it and a specification that
+// would work. It matches ErrBadSpec under errors.Is.
+type SpecError struct {
+	// Spec is the specification as given.
+	Spec string
+	// Problem says what is wrong: "no provider given", "no model given",
+	// "no file given".
+	Problem string
+	// Example is a specification of the same intent that would parse:
+	// "openai:gpt-4o" for "gpt-4o", "scripted:FILE" for "scripted".
+	Example string
+}
+
+func (e *SpecError) Error() string {
+	return fmt.Sprintf("%s %q: %s (want provider:model, e.g. %s)", ErrBadSpec, e.Spec, e.Problem, e.Example)
+}
+
+// Is makes a *SpecError match ErrBadSpec.
+func (e *SpecError) Is(target error) bool { return target == ErrBadSpec }
+
 // ParseSpec parses an --llm flag: "provider:model" (openai:gpt-4o-mini,
 // ollama:llama3.1), "scripted:FILE", "replay:FILE", "sim" or "sim:PROFILE".
+// It fails with a *SpecError (matching ErrBadSpec) when spec is empty,
+// names a provider without its model or file, or names a model without its
+// provider ("gpt-4o": the example then guesses the provider from the
+// model's name). It does not check that the provider exists: Factory.Model
+// does.
 func ParseSpec(spec string) (config.LLM, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
-		return config.LLM{}, fmt.Errorf("%w: empty (want provider:model, e.g. openai:gpt-4o-mini)", ErrBadSpec)
+		return config.LLM{}, &SpecError{Spec: spec, Problem: "empty", Example: "openai:gpt-4o-mini"}
 	}
-	provider, rest, _ := strings.Cut(spec, ":")
+	provider, rest, hasColon := strings.Cut(spec, ":")
 	cfg := config.LLM{Provider: strings.ToLower(provider)}
 	switch cfg.Provider {
 	case "scripted", "replay":
 		if rest == "" {
-			return config.LLM{}, fmt.Errorf("%w: %s needs a file, as %s:FILE", ErrBadSpec, provider, provider)
+			return config.LLM{}, &SpecError{Spec: spec, Problem: "no file given", Example: cfg.Provider + ":FILE"}
 		}
 		cfg.Script = rest
 	case "sim":
 		cfg.Profile = rest
 	default:
-		if rest == "" {
-			return config.LLM{}, fmt.Errorf("%w: %q has no model (want %s:MODEL)", ErrBadSpec, spec, provider)
+		if rest != "" {
+			cfg.Model = rest
+			return cfg, nil
 		}
-		cfg.Model = rest
+		if example := exampleModel(cfg.Provider); example != "" {
+			return config.LLM{}, &SpecError{Spec: spec, Problem: "no model given", Example: cfg.Provider + ":" + example}
+		}
+		if !hasColon {
+			if p := guessProvider(spec); p != "" {
+				return config.LLM{}, &SpecError{Spec: spec, Problem: "no provider given", Example: p + ":" + spec}
+			}
+			return config.LLM{}, &SpecError{Spec: spec, Problem: "no provider given", Example: "openai:gpt-4o-mini"}
+		}
+		return config.LLM{}, &SpecError{Spec: spec, Problem: "no model given", Example: cfg.Provider + ":MODEL"}
 	}
 	return cfg, nil
+}
+
+// exampleModel returns a model name of a built-in real provider, for
+// error messages; "" for any other name.
+func exampleModel(provider string) string {
+	switch provider {
+	case "openai":
+		return "gpt-4o-mini"
+	case "anthropic":
+		return "claude-3-5-haiku-latest"
+	case "googleai":
+		return "gemini-1.5-flash"
+	case "mistral":
+		return "mistral-small-latest"
+	case "ollama":
+		return "llama3.1"
+	}
+	return ""
+}
+
+// guessProvider returns the built-in provider that serves models named
+// like model ("gpt-4o": openai), or "" when the name says nothing.
+func guessProvider(model string) string {
+	m := strings.ToLower(model)
+	has := func(prefixes ...string) bool {
+		for _, p := range prefixes {
+			if strings.HasPrefix(m, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("gpt", "o1", "o3", "o4", "chatgpt", "text-", "davinci"):
+		return "openai"
+	case has("claude"):
+		return "anthropic"
+	case has("gemini"):
+		return "googleai"
+	case has("mistral", "ministral", "codestral", "pixtral", "open-mistral", "magistral"):
+		return "mistral"
+	case has("llama", "qwen", "phi", "gemma", "deepseek", "mixtral"):
+		return "ollama"
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/planner-engine/planner/config"
@@ -33,6 +34,37 @@ func TestParseSpec(t *testing.T) {
 		_, err := llm.ParseSpec(bad)
 		assert.ErrorIs(t, err, llm.ErrBadSpec, bad)
 	}
+}
+
+func TestParseSpecErrorsSayWhatWouldWork(t *testing.T) {
+	cases := []struct {
+		in, problem, example string
+	}{
+		{"gpt-4o", "no provider given", "openai:gpt-4o"},
+		{"claude-3-5-haiku-latest", "no provider given", "anthropic:claude-3-5-haiku-latest"},
+		{"gemini-1.5-pro", "no provider given", "googleai:gemini-1.5-pro"},
+		{"mistral-large-latest", "no provider given", "mistral:mistral-large-latest"},
+		{"llama3.1", "no provider given", "ollama:llama3.1"},
+		{"whatever", "no provider given", "openai:gpt-4o-mini"},
+		{"openai", "no model given", "openai:gpt-4o-mini"},
+		{"ollama:", "no model given", "ollama:llama3.1"},
+		{"custom:", "no model given", "custom:MODEL"},
+		{"scripted", "no file given", "scripted:FILE"},
+		{"replay:", "no file given", "replay:FILE"},
+	}
+	for _, tc := range cases {
+		_, err := llm.ParseSpec(tc.in)
+		var se *llm.SpecError
+		require.ErrorAs(t, err, &se, tc.in)
+		assert.Equal(t, llm.SpecError{Spec: tc.in, Problem: tc.problem, Example: tc.example}, *se, tc.in)
+		assert.ErrorIs(t, err, llm.ErrBadSpec)
+		_, err = llm.ParseSpec(tc.example)
+		if !strings.HasSuffix(tc.example, "MODEL") && !strings.HasSuffix(tc.example, "FILE") {
+			assert.NoError(t, err, "the example %q parses", tc.example)
+		}
+	}
+	_, err := llm.ParseSpec("gpt-4o")
+	assert.EqualError(t, err, `bad llm spec "gpt-4o": no provider given (want provider:model, e.g. openai:gpt-4o)`)
 }
 
 func TestFactoryNamesUnknownProvidersAndLabelsModels(t *testing.T) {

@@ -37,12 +37,43 @@ type Env struct {
 	Tools *tools.Registry
 	// BaseDir resolves relative paths in settings; usually the YAML's folder.
 	BaseDir string
+	// Compiled, when set, records every template compiled through Env, so
+	// that the pipeline can report the completions of custom templates and
+	// check their {{.Notes.KEY}} against the notes its nodes write. Nil
+	// records nothing.
+	Compiled *TemplateSet
+	// prefix is the path of the settings block being built ("react."); see
+	// Nested.
+	prefix string
 }
+
+// Nested returns env for a block of settings nested under key, such as the
+// `react:` block of an `execute` or `lats` node: templates compiled through
+// it are recorded under "key.prompt" and so on. Errors still name the key
+// within the block; the caller prefixes them, as it does for every other
+// setting of the block.
+func (env Env) Nested(key string) Env {
+	env.prefix += key + "."
+	return env
+}
+
+// TemplateSet records the templates compiled through an Env (Env.Compiled).
+// It is not safe for concurrent use; constructors run one at a time.
+type TemplateSet struct {
+	list []*Template
+}
+
+// Templates returns the recorded templates in compilation order.
+func (s *TemplateSet) Templates() []*Template { return s.list }
 
 // Built is a constructed node with the non-default routes it may return.
 type Built struct {
 	Node   Node
 	Routes []string
+	// Notes are the note keys the node writes (st.Note), which templates
+	// read as {{.Notes.KEY}}; validation checks every such read against
+	// the notes some node of the pipeline writes.
+	Notes []string
 }
 
 // Constructor builds a node from its spec. It validates its own settings
@@ -86,25 +117,44 @@ type PromptSources struct {
 	PromptFile string `mapstructure:"prompt_file"`
 }
 
-// Template compiles a prompt template given inline or as a file (key and
-// key_file), falling back to def when neither is set or the text is blank.
-// Errors are *config.SettingError naming the key.
-func (env Env) Template(key, inline, file, def string) (*Template, error) {
-	text, err := env.LoadText(inline, file, key)
+// Template compiles the prompt template of the setting spec.Key, given
+// inline or as a file (spec.Key+"_file"), falling back to def when neither
+// is set or the text is blank. A custom template (inline or from a file)
+// that does not use a field spec requires gets the requirement's text
+// appended (see Requirement). Every template is then checked against spec:
+// a reference to a field the data lacks ({{.Questoin}}, an undeclared
+// {{.Extra.X}}), in any branch, or a failure to render with the sample
+// values, is an error. Errors are *config.SettingError naming the key (the
+// _file key for a file), wrapping config.ErrSettings.
+func (env Env) Template(spec TemplateSpec, inline, file, def string) (*Template, error) {
+	text, err := env.LoadText(inline, file, spec.Key)
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(text) == "" {
+	setting, source, custom := spec.Key, "", strings.TrimSpace(text) != ""
+	switch {
+	case !custom:
 		text = def
+	case file != "":
+		setting, source = spec.Key+"_file", file
 	}
-	return ParseTemplate(key, text)
+	t, err := compile(spec, setting, source, text, custom)
+	if err != nil {
+		return nil, err
+	}
+	t.setting = env.prefix + t.setting
+	if env.Compiled != nil {
+		env.Compiled.list = append(env.Compiled.list, t)
+	}
+	return t, nil
 }
 
 // Prompts resolves a node's system message and compiles its prompt
-// template: inline text wins over nothing, a file is read relative to
-// BaseDir, and blank values fall back to the defaults. Errors are
-// *config.SettingError naming the key.
-func (env Env) Prompts(src PromptSources, defSystem, defPrompt string) (string, *Template, error) {
+// template (the setting "prompt", declared by spec): inline text wins over
+// nothing, a file is read relative to BaseDir, and blank values fall back
+// to the defaults. The system message is plain text, not a template.
+// Errors are *config.SettingError naming the key.
+func (env Env) Prompts(src PromptSources, spec TemplateSpec, defSystem, defPrompt string) (string, *Template, error) {
 	system, err := env.LoadText(src.System, src.SystemFile, "system")
 	if err != nil {
 		return "", nil, err
@@ -112,7 +162,8 @@ func (env Env) Prompts(src PromptSources, defSystem, defPrompt string) (string, 
 	if strings.TrimSpace(system) == "" {
 		system = defSystem
 	}
-	tmpl, err := env.Template("prompt", src.Prompt, src.PromptFile, defPrompt)
+	spec.Key = "prompt"
+	tmpl, err := env.Template(spec, src.Prompt, src.PromptFile, defPrompt)
 	if err != nil {
 		return "", nil, err
 	}

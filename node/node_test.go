@@ -17,23 +17,23 @@ func TestPromptsResolveInlineFileAndDefaults(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.tmpl"), []byte("Q: {{.Question}}"), 0o644))
 	env := node.Env{BaseDir: dir}
 
-	sys, tmpl, err := env.Prompts(node.PromptSources{PromptFile: "p.tmpl"}, "default system", "default {{.Question}}")
+	sys, tmpl, err := env.Prompts(node.PromptSources{PromptFile: "p.tmpl"}, node.TemplateSpec{}, "default system", "default {{.Question}}")
 	require.NoError(t, err)
 	assert.Equal(t, "default system", sys)
 	out, err := tmpl.Render(agent.NewState(agent.Task{Question: "why?"}), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "Q: why?", out)
 
-	_, _, err = env.Prompts(node.PromptSources{Prompt: "x", PromptFile: "p.tmpl"}, "", "")
+	_, _, err = env.Prompts(node.PromptSources{Prompt: "x", PromptFile: "p.tmpl"}, node.TemplateSpec{}, "", "")
 	var se *config.SettingError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "prompt", se.Key)
 
-	_, _, err = env.Prompts(node.PromptSources{PromptFile: "missing.tmpl"}, "", "")
+	_, _, err = env.Prompts(node.PromptSources{PromptFile: "missing.tmpl"}, node.TemplateSpec{}, "", "")
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "prompt_file", se.Key)
 
-	_, _, err = env.Prompts(node.PromptSources{Prompt: "{{.Question"}, "", "")
+	_, _, err = env.Prompts(node.PromptSources{Prompt: "{{.Question"}, node.TemplateSpec{}, "", "")
 	require.ErrorIs(t, err, config.ErrSettings)
 }
 
@@ -55,7 +55,7 @@ func TestEnvTemplateResolvesInlineFileOrDefaultAndNamesItsKey(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tmpl, err := env.Template("judge_prompt", tc.inline, tc.file, "default {{.Question}}")
+			tmpl, err := env.Template(node.TemplateSpec{Key: "judge_prompt"}, tc.inline, tc.file, "default {{.Question}}")
 			if tc.errKey != "" {
 				require.ErrorIs(t, err, config.ErrSettings)
 				var se *config.SettingError

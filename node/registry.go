@@ -21,6 +21,11 @@ type Kind struct {
 	Summary string
 	// New builds a node from its spec.
 	New Constructor
+	// Templates declare the kind's prompt template settings and the
+	// .Extra values each sees; the constructor compiles its templates
+	// against the same declarations, and the README's table of template
+	// fields is generated from them (TemplateDocs).
+	Templates []TemplateSpec
 }
 
 // Registry maps type names to kinds. Build one with NewRegistry; package

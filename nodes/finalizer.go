@@ -82,7 +82,7 @@ func newCompose(env node.Env, spec node.Spec, role, defSystem, defPrompt string,
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return node.Built{}, err
 	}
-	system, tmpl, err := env.Prompts(s.PromptSources, defSystem, defPrompt)
+	system, tmpl, err := env.Prompts(s.PromptSources, composeSpec(solver), defSystem, defPrompt)
 	if err != nil {
 		return node.Built{}, err
 	}

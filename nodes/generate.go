@@ -78,11 +78,11 @@ func newGenerate(env node.Env, spec node.Spec, defPrompt string, defExtract bool
 	if err != nil {
 		return node.Built{}, err
 	}
-	return node.Built{Node: g}, nil
+	return node.Built{Node: g, Notes: g.notes()}, nil
 }
 
 func buildGenerate(env node.Env, spec node.Spec, s GenerateSettings, defPrompt string, defExtract bool) (*Generate, error) {
-	system, tmpl, err := env.Prompts(s.PromptSources, defaultSystem, defPrompt)
+	system, tmpl, err := env.Prompts(s.PromptSources, generateSpec(), defaultSystem, defPrompt)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +104,14 @@ func buildGenerate(env node.Env, spec node.Spec, s GenerateSettings, defPrompt s
 		g.opts = append(g.opts, llms.WithMaxTokens(s.MaxTokens))
 	}
 	return g, nil
+}
+
+// notes are the note keys g writes: its output note, if any.
+func (g *Generate) notes() []string {
+	if g.noteKey == "" {
+		return nil
+	}
+	return []string{g.noteKey}
 }
 
 // Run makes the call and records the result.

@@ -134,15 +134,17 @@ func NewLATS(env node.Env, spec node.Spec) (node.Built, error) {
 	if n.scorer, err = verify.ByName(s.Scorer); err != nil {
 		return node.Built{}, &config.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 	}
+	valueSpec, reflectSpec := latsSpecs()
 	for _, t := range []struct {
-		key, text, def string
-		dst            **node.Template
-	}{{"value_prompt", s.ValuePrompt, latsValue, &n.value}, {"reflect_prompt", s.ReflectPrompt, latsReflect, &n.reflectT}} {
-		if *t.dst, err = env.Template(t.key, t.text, "", t.def); err != nil {
+		text, def string
+		spec      node.TemplateSpec
+		dst       **node.Template
+	}{{s.ValuePrompt, latsValue, valueSpec, &n.value}, {s.ReflectPrompt, latsReflect, reflectSpec, &n.reflectT}} {
+		if *t.dst, err = env.Template(t.spec, t.text, "", t.def); err != nil {
 			return node.Built{}, err
 		}
 	}
-	if n.loop, err = newReActLoop(env, s.ReAct); err != nil {
+	if n.loop, err = newReActLoop(env.Nested("react"), s.ReAct); err != nil {
 		return node.Built{}, err
 	}
 	return node.Built{Node: n}, nil

@@ -90,11 +90,12 @@ func NewLeastToMost(env node.Env, spec node.Spec) (node.Built, error) {
 	if err := applyCounts(count{"max_subquestions", &s.MaxSubquestions, 6}); err != nil {
 		return node.Built{}, err
 	}
-	dec, err := env.Template("decompose_prompt", s.DecomposePrompt, s.DecomposePromptFile, decomposePrompt)
+	decSpec, solSpec := leastToMostSpecs()
+	dec, err := env.Template(decSpec, s.DecomposePrompt, s.DecomposePromptFile, decomposePrompt)
 	if err != nil {
 		return node.Built{}, err
 	}
-	sol, err := env.Template("solve_prompt", s.SolvePrompt, s.SolvePromptFile, subSolvePrompt)
+	sol, err := env.Template(solSpec, s.SolvePrompt, s.SolvePromptFile, subSolvePrompt)
 	if err != nil {
 		return node.Built{}, err
 	}

@@ -83,7 +83,7 @@ func NewEvaluate(env node.Env, spec node.Spec) (node.Built, error) {
 	if err != nil {
 		return node.Built{}, &config.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 	}
-	judge, err := env.Template("judge_prompt", s.JudgePrompt, s.JudgePromptFile, judgePrompt)
+	judge, err := env.Template(judgeSpec(), s.JudgePrompt, s.JudgePromptFile, judgePrompt)
 	if err != nil {
 		return node.Built{}, err
 	}
@@ -210,7 +210,7 @@ func NewReflect(env node.Env, spec node.Spec) (node.Built, error) {
 	if err := applyCounts(count{"memory", &s.Memory, 3}); err != nil {
 		return node.Built{}, err
 	}
-	tmpl, err := env.Template("reflect_prompt", s.ReflectPrompt, s.ReflectPromptFile, reflectPrompt)
+	tmpl, err := env.Template(reflectSpec(), s.ReflectPrompt, s.ReflectPromptFile, reflectPrompt)
 	if err != nil {
 		return node.Built{}, err
 	}

@@ -159,10 +159,11 @@ func NewToT(env node.Env, spec node.Spec) (node.Built, error) {
 		n.threshold = *s.Threshold
 	}
 	var err error
-	if n.propose, err = env.Template("propose_prompt", s.ProposePrompt, s.ProposePromptFile, totPropose); err != nil {
+	proposeSpec, evaluateSpec := totSpecs()
+	if n.propose, err = env.Template(proposeSpec, s.ProposePrompt, s.ProposePromptFile, totPropose); err != nil {
 		return node.Built{}, err
 	}
-	if n.evaluate, err = env.Template("evaluate_prompt", s.EvaluatePrompt, s.EvaluatePromptFile, totEvaluate); err != nil {
+	if n.evaluate, err = env.Template(evaluateSpec, s.EvaluatePrompt, s.EvaluatePromptFile, totEvaluate); err != nil {
 		return node.Built{}, err
 	}
 	if s.Temperature != nil {

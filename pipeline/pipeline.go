@@ -70,6 +70,8 @@ type Pipeline struct {
 	kinds  map[string]string
 	tools  *tools.Registry
 	steps  int
+	// notices are what Build completed in the pipeline's templates.
+	notices []Notice
 }
 
 // ErrRun marks a failed run.
@@ -109,6 +111,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 
 	g := graph.New[*agent.State]()
 	kinds := map[string]string{}
+	prompts := make([]nodePrompts, len(p.Nodes))
 	for i, n := range p.Nodes {
 		newNode, err := opts.Registry.Constructor(n.Type)
 		if err != nil {
@@ -137,17 +140,23 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 				}
 			}
 		}
-		built, err := newNode(node.Env{Model: model, Tools: reg, BaseDir: p.Dir()}, node.Spec{ID: n.ID, Type: n.Type, Settings: settings})
+		compiled := &node.TemplateSet{}
+		built, err := newNode(node.Env{Model: model, Tools: reg, BaseDir: p.Dir(), Compiled: compiled}, node.Spec{ID: n.ID, Type: n.Type, Settings: settings})
 		if err != nil {
 			var se *config.SettingError
 			line := p.NodeLine(i, "")
 			if errors.As(err, &se) {
-				line = p.NodeLine(i, strings.Split(se.Key, ".")[0])
+				line = settingLine(p, i, se.Key)
 			}
 			return nil, &config.Error{File: p.File, Line: line, Key: fmt.Sprintf("nodes[%d]", i), Msg: fmt.Sprintf("node %q (%s): %v", n.ID, n.Type, err), Err: fmt.Errorf("%w: %w", config.ErrInvalid, err)}
 		}
 		g.AddNode(n.ID, built.Node, built.Routes...)
 		kinds[n.ID] = n.Type
+		prompts[i] = nodePrompts{templates: compiled.Templates(), notes: built.Notes}
+	}
+	notices, err := checkPrompts(p, prompts)
+	if err != nil {
+		return nil, err
 	}
 	for _, e := range p.Edges {
 		targets, _ := e.Targets()
@@ -163,7 +172,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	if opts.MaxSteps > 0 {
 		steps = opts.MaxSteps
 	}
-	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps}, nil
+	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps, notices: notices}, nil
 }
 
 // OverrideLLM applies a command-line model choice (--llm) to a pipeline's
@@ -221,14 +230,33 @@ func inheritLLM(o, base config.LLM, endpoint, model bool) config.LLM {
 	return o
 }
 
-// locateGraphError maps the first structural graph error to the YAML line
-// that should change.
+// locateGraphError maps every structural graph error to the YAML line that
+// should change. Several problems come back joined (errors.Join), one
+// "file:line: message" line each, in the graph's order (routes and edges
+// before reachability, which they often explain); errors.As finds the first
+// *config.Error.
 func locateGraphError(p *config.Pipeline, err error) error {
 	var errs graph.Errors
 	if !errors.As(err, &errs) || len(errs) == 0 {
 		return p.Errorf("edges", err, "%v", err)
 	}
-	ge := errs[0]
+	located := make([]*config.Error, len(errs))
+	for i, ge := range errs {
+		located[i] = locateOneGraphError(p, ge)
+	}
+	if len(located) == 1 {
+		return located[0]
+	}
+	joined := make([]error, len(located))
+	for i, e := range located {
+		joined[i] = e
+	}
+	return errors.Join(joined...)
+}
+
+// locateOneGraphError maps one structural graph error to the YAML line that
+// should change.
+func locateOneGraphError(p *config.Pipeline, ge *graph.Error) *config.Error {
 	edgeKey := func(from, route, to string) string {
 		for i, e := range p.Edges {
 			if e.From != from {
@@ -277,10 +305,7 @@ func locateGraphError(p *config.Pipeline, err error) error {
 			key = fmt.Sprintf("nodes[%d]", i)
 		}
 	}
-	if len(errs) > 1 {
-		msg += fmt.Sprintf(" (and %d more problem(s))", len(errs)-1)
-	}
-	return p.Errorf(key, err, "%s", msg)
+	return p.Errorf(key, ge, "%s", msg)
 }
 
 // nodeIndex returns the position of node id in p, or -1.
@@ -333,6 +358,7 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 	began := time.Now()
 	tracer.Emit(trace.Event{Kind: trace.KindRunStart, Text: fmt.Sprintf("pipeline %s: %s", p.Config.Name, textutil.Clip(textutil.OneLine(task.Question), 120)),
 		Data: map[string]any{"pipeline": p.Config.Name, "task_id": task.ID, "question": task.Question}})
+	p.emitNotices(tracer)
 	obs := graph.ObserverFunc(func(ctx context.Context, e graph.Event) {
 		switch e.Kind {
 		case graph.EventNodeStart:

@@ -64,9 +64,11 @@ const PlanToolName = "plan"
 // Settings configure a `planner` node. Every field is optional.
 //
 // The system message defaults to a short planner role. The prompt
-// template sees {{.Question}} and {{.Extra.Tools}}, {{.Extra.Schema}},
-// {{.Extra.MaxSteps}}, {{.Extra.RequireTools}}, {{.Extra.Output}}; it
-// defaults to the built-in planning prompt.
+// template sees the run state and the .Extra values that Templates
+// declares (the tool list, the plan schema, max_plan_steps, require_tools,
+// output); it defaults to the built-in planning prompt. A custom prompt
+// without {{.Extra.Tools}}, or without {{.Extra.Schema}} unless output is
+// "tool", gets them appended (see node.Requirement).
 type Settings struct {
 	// PromptSources are the system, system_file, prompt and prompt_file
 	// keys.
@@ -139,11 +141,6 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return node.Built{}, err
 	}
-	system, tmpl, err := env.Prompts(s.PromptSources, defaultSystem, defaultPrompt)
-	if err != nil {
-		return node.Built{}, err
-	}
-	p := &Planner{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl, maxRetries: DefaultMaxRetries}
 	output := s.Output
 	switch output {
 	case "":
@@ -152,6 +149,15 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 	default:
 		return node.Built{}, config.SettingErrorf("output", "want json, tool or text, got %q", s.Output)
 	}
+	ps := promptSpec()
+	if output == OutputTool {
+		ps = ps.Without("Schema") // the plan tool's parameters are the schema
+	}
+	system, tmpl, err := env.Prompts(s.PromptSources, ps, defaultSystem, defaultPrompt)
+	if err != nil {
+		return node.Built{}, err
+	}
+	p := &Planner{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl, maxRetries: DefaultMaxRetries}
 	maxSteps, err := steps.MaxPlanSteps(s.MaxPlanSteps)
 	if err != nil {
 		return node.Built{}, err

@@ -3,14 +3,37 @@ package planner
 import (
 	"encoding/json"
 
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/plan"
 )
 
 const defaultSystem = `You are the planner of an agent. You do not answer questions yourself: you write a short plan of steps that other workers carry out with the tools listed below. Reply with the plan only, in the requested format.`
 
-// defaultPrompt is the planner's user message. Extra values:
-// .Extra.Tools (rendered tool list), .Extra.Schema (plan JSON schema),
-// .Extra.MaxSteps, .Extra.RequireTools, .Extra.Output.
+// Templates declares the planner's prompt template: the .Extra values it
+// sees and what a custom prompt must carry (node.Kind.Templates).
+func Templates() []node.TemplateSpec { return []node.TemplateSpec{promptSpec()} }
+
+func promptSpec() node.TemplateSpec {
+	return node.TemplateSpec{
+		Key: "prompt",
+		Extra: []node.Field{
+			{Name: "Tools", Doc: "the tools a step may name, one line each with its description and input schema (and `llm_tool`)",
+				Sample: "- calculator: Evaluates an arithmetic expression exactly. Input schema: {\"type\":\"string\"}\n"},
+			{Name: "Schema", Doc: "the plan's JSON schema", Sample: schemaText()},
+			{Name: "MaxSteps", Doc: "`max_plan_steps`", Sample: 8},
+			{Name: "RequireTools", Doc: "`require_tools`", Sample: true},
+			{Name: "Output", Doc: "`output`: json, tool or text", Sample: OutputJSON},
+		},
+		Required: []node.Requirement{
+			{Fields: []string{"Tools"}, Append: "Tools:\n{{.Extra.Tools}}"},
+			{Fields: []string{"Schema"}, When: "unless `output: tool`",
+				Append: "Reply with one JSON object and nothing else, matching this schema:\n{{.Extra.Schema}}"},
+		},
+	}
+}
+
+// defaultPrompt is the planner's user message; promptSpec declares its
+// .Extra values.
 const defaultPrompt = `Task: {{.Question}}
 
 Tools:

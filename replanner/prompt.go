@@ -1,11 +1,34 @@
 package replanner
 
+import "github.com/planner-engine/planner/node"
+
 const replanSystem = `You are the re-planner of an agent that solves tasks by following a plan. Workers have carried out steps of the plan with tools. You read their results and decide: finish with the answer, or revise the steps that are still to do. Reply with one JSON object only.`
 
 const joinSystem = `You are the joiner of an agent that runs plans of tool calls in parallel. You read the results of the calls made so far and decide: finish with the answer, or plan further tool calls. Reply with one JSON object only.`
 
-// Extra values: .Extra.Plan, .Extra.Tools, .Extra.ReplansLeft,
-// .Extra.NextID, .Extra.MaxSteps, .Extra.RequireTools.
+// Templates declares the prompt template of `replanner` and `joiner`: the
+// .Extra values it sees and what a custom prompt must carry
+// (node.Kind.Templates).
+func Templates() []node.TemplateSpec { return []node.TemplateSpec{promptSpec()} }
+
+func promptSpec() node.TemplateSpec {
+	return node.TemplateSpec{
+		Key: "prompt",
+		Extra: []node.Field{
+			{Name: "Plan", Doc: "the plan so far: each step with its status and result", Sample: "1. Compute 17 * 23 [calculator: 17*23] done: 391\n"},
+			{Name: "Tools", Doc: "the tools a new step may name, one line each with its description and input schema",
+				Sample: "- calculator: Evaluates an arithmetic expression exactly. Input schema: {\"type\":\"string\"}\n"},
+			{Name: "ReplansLeft", Doc: "how many more times it may re-plan (`max_replans` minus those done)", Sample: 2},
+			{Name: "NextID", Doc: "the id the first new step must take", Sample: "2"},
+			{Name: "MaxSteps", Doc: "`max_plan_steps`", Sample: 8},
+			{Name: "RequireTools", Doc: "`require_tools`", Sample: true},
+		},
+		Required: []node.Requirement{{Fields: []string{"Tools"}, Append: "Tools:\n{{.Extra.Tools}}"}},
+	}
+}
+
+// replanPrompt is the replanner's user message; promptSpec declares its
+// .Extra values.
 const replanPrompt = `Task: {{.Question}}
 
 The plan and what happened so far:

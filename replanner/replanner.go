@@ -60,10 +60,12 @@ const (
 // optional.
 //
 // The system message defaults to the role of the node type. The prompt
-// template sees {{.Question}} and {{.Extra.Plan}} (the steps with their
-// results), {{.Extra.Tools}}, {{.Extra.ReplansLeft}}, {{.Extra.NextID}},
+// template sees the run state and the .Extra values that Templates
+// declares: {{.Extra.Plan}} (the steps with their results),
+// {{.Extra.Tools}}, {{.Extra.ReplansLeft}}, {{.Extra.NextID}},
 // {{.Extra.MaxSteps}} and {{.Extra.RequireTools}}; it defaults to the
-// built-in prompt of the node type.
+// built-in prompt of the node type. A custom prompt without
+// {{.Extra.Tools}} gets the tool list appended (see node.Requirement).
 type Settings struct {
 	// PromptSources are the system, system_file, prompt and prompt_file
 	// keys.
@@ -121,7 +123,7 @@ func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return node.Built{}, err
 	}
-	system, tmpl, err := env.Prompts(s.PromptSources, defSystem, defPrompt)
+	system, tmpl, err := env.Prompts(s.PromptSources, promptSpec(), defSystem, defPrompt)
 	if err != nil {
 		return node.Built{}, err
 	}

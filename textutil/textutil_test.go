@@ -19,3 +19,9 @@ func TestOneLineFoldsWhiteSpace(t *testing.T) {
 	assert.Equal(t, "a b c", textutil.OneLine("  a\n\tb   c \n"))
 	assert.Equal(t, "", textutil.OneLine(" \n "))
 }
+
+func TestCountAgreesWithItsNumber(t *testing.T) {
+	assert.Equal(t, "1 node", textutil.Count(1, "node", "nodes"))
+	assert.Equal(t, "0 nodes", textutil.Count(0, "node", "nodes"))
+	assert.Equal(t, "4 replies", textutil.Count(4, "reply", "replies"))
+}

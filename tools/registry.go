@@ -287,13 +287,33 @@ type Info struct {
 	Meta        Meta           `json:"meta"`
 }
 
-// Infos describes every tool, in name order.
+// Infos describes every tool, in name order, each description tidied by
+// CleanDescription.
 func (r *Registry) Infos() []Info {
 	out := make([]Info, 0, r.Len())
 	for _, t := range r.Tools() {
-		out = append(out, Info{Name: t.Name(), Description: t.Description(), Schema: SchemaOf(t), Meta: MetaOf(t)})
+		out = append(out, Info{Name: t.Name(), Description: CleanDescription(t.Description()), Schema: SchemaOf(t), Meta: MetaOf(t)})
 	}
 	return out
+}
+
+// CleanDescription tidies a tool description for listings and prompts: each
+// line is trimmed and loses a pair of double quotes that wraps it whole
+// (langchaingo's DuckDuckGo tool writes its description as quoted,
+// tab-indented lines), and every run of white space, line breaks included,
+// becomes one space.
+func CleanDescription(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		if inner, ok := strings.CutPrefix(l, `"`); ok {
+			if inner, ok = strings.CutSuffix(inner, `"`); ok && !strings.Contains(inner, `"`) {
+				l = inner
+			}
+		}
+		lines[i] = l
+	}
+	return strings.Join(strings.Fields(strings.Join(lines, " ")), " ")
 }
 
 // SchemaJSON renders a tool's schema compactly for prompts.

@@ -114,3 +114,34 @@ func TestSubsetAndInfos(t *testing.T) {
 	require.Len(t, infos, 2)
 	assert.Equal(t, "object", infos[0].Schema["type"])
 }
+
+// described is a tool with a description of its own, as langchaingo's
+// tools write them.
+type described struct {
+	fake
+	desc string
+}
+
+func (d described) Description() string { return d.desc }
+
+func TestCleanDescriptionTidiesLangchaingoDescriptions(t *testing.T) {
+	tests := []struct{ in, want string }{
+		// langchaingo's DuckDuckGo tool: quoted, tab-indented lines.
+		{"\n\t\"A wrapper around DuckDuckGo Search.\"\n\t\"Free search alternative to google and serpapi.\"\n\t\"Input should be a search query.\"",
+			"A wrapper around DuckDuckGo Search. Free search alternative to google and serpapi. Input should be a search query."},
+		// langchaingo's Wikipedia tool: indented lines with trailing spaces.
+		{"\n\tA wrapper around Wikipedia. \n\tUseful for when you need to answer general questions about \n\tpeople, places. \n\tInput should be a search query.",
+			"A wrapper around Wikipedia. Useful for when you need to answer general questions about people, places. Input should be a search query."},
+		// Quotes inside a line are kept, even at both of its ends.
+		{`"Berlin" or "Paris, France".`, `"Berlin" or "Paris, France".`},
+		{`"Berlin" or "Paris"`, `"Berlin" or "Paris"`},
+		{"Already clean.", "Already clean."},
+		{`""`, ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tools.CleanDescription(tt.in), "%q", tt.in)
+	}
+	reg, err := tools.NewRegistry([]tools.Tool{described{fake: echo("web_search"), desc: tests[0].in}})
+	require.NoError(t, err)
+	assert.Equal(t, tests[0].want, reg.Infos()[0].Description)
+}

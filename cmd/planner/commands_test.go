@@ -51,7 +51,7 @@ edges:
 		{name: "run without a task", args: []string{"run", "--config", configPath("cot.yaml")},
 			wantCode: 2, wantStderr: `expected a task`},
 		{name: "--llm without a model", args: []string{"run", "--config", configPath("cot.yaml"), "--llm", "openai", "task"},
-			wantCode: 2, wantStderr: `bad llm spec: "openai" has no model`},
+			wantCode: 2, wantStderr: `--llm openai: no model given; use --llm openai:gpt-4o-mini`},
 		{name: "--llm with an unknown provider", args: []string{"run", "--config", configPath("cot.yaml"), "--llm", "gpt:4", "task"},
 			wantCode: 2, wantStderr: `unknown llm provider "gpt"`},
 		{name: "pipeline without llm block and no --llm", args: []string{"run", "--config", configPath("cot.yaml"), "task"},
@@ -101,7 +101,7 @@ func TestGraphRendersRouteLabels(t *testing.T) {
 		format string
 		want   []string
 	}{
-		{format: "dot", want: []string{"digraph", `"replan" -> "execute" [label="continue"]`, `"replan" -> "finalize" [label="finish"]`}},
+		{format: "dot", want: []string{"digraph", `"replan" -> "execute" [label=" continue "]`, `"replan" -> "finalize" [label=" finish "]`}},
 		{format: "mermaid", want: []string{"flowchart TD", `-->|"continue"|`, `-->|"finish"|`, `-->|"failed"|`}},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/planner-engine/planner/config"
@@ -15,6 +16,11 @@ import (
 	"github.com/planner-engine/planner/verify"
 	"github.com/spf13/cobra"
 )
+
+// defaultRunFolder is what --out's help shows as its default: the pattern
+// of the run folder compare names when --out is not given (see
+// compare.Identity.DirName).
+const defaultRunFolder = "out/compare/<suite>-<model>-seed<N>-<hash>"
 
 type compareFlags struct {
 	suite, format, slice, llm, out, scorer string
@@ -31,10 +37,16 @@ func newCompareCmd() *cobra.Command {
 		Use:   "compare --suite SUITE --config A.yaml --config B.yaml ... [flags]",
 		Short: "Run several pipelines on a task suite and report them side by side",
 		Long: `Run every config on every task of a suite (bounded concurrency, per-task timeout, seed),
-store each result in SQLite under --out so an interrupted compare resumes where it stopped,
-keep each run's JSONL trace, and report per config: success rate (EM/F1 where the scorer has
-them), model calls, prompt and completion tokens, tool calls, latency p50/p95, estimated cost
-and failures by kind. Writes report.md, report.json and report.html (offline charts) to --out.
+store each result in SQLite in the comparison's run folder so an interrupted compare resumes
+where it stopped, keep each run's JSONL trace, and report per config: success rate (EM/F1
+where the scorer has them), model calls, prompt and completion tokens, tool calls, latency
+p50/p95, estimated cost, failures by kind and the faults correct runs recovered from.
+
+Each comparison has a run folder: --out when given, else
+out/compare/<suite>-<model>-seed<N>-<hash>, named from the suite, the selection, the configs,
+the model and the seed, so running the same command again resumes in it and another comparison
+never writes into it. It holds results.db, traces/<model>/<config>.jsonl and report.md,
+report.json and report.html (offline charts); its path is printed.
 
 --suite demo is the built-in demo suite; other suites are files: JSONL tasks, GSM8K, Game of 24
 CSV, HotpotQA or ParallelQA JSON (format detected, or --format).
@@ -42,8 +54,8 @@ CSV, HotpotQA or ParallelQA JSON (format detected, or --format).
 With --llm sim the numbers come from a simulated oracle model and measure the engine, not any
 model; every output says so.`,
 		Example: `  planner compare --suite demo --config configs/react.yaml --config configs/plan_execute.yaml --llm sim:noisy
-  planner compare --suite ../shared/data/gsm8k/test.jsonl --limit 200 --llm sim --config configs/react.yaml --config configs/rewoo.yaml
-  planner compare --suite tasks.jsonl --config configs/cot.yaml --llm openai:gpt-4o-mini --concurrency 2 --out runs/cot`,
+  planner compare --suite ../shared/data/gsm8k/test.jsonl --limit 20 --llm sim --config configs/react.yaml --config configs/rewoo.yaml
+  planner compare --suite demo --limit 5 --config configs/cot.yaml --llm openai:gpt-4o-mini --concurrency 2 --out runs/cot   # needs OPENAI_API_KEY`,
 		Args: exactArgs(0, "no arguments (use --suite and --config)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runCompare(c, f)
@@ -52,14 +64,14 @@ model; every output says so.`,
 	fl := c.Flags()
 	fl.StringVar(&f.suite, "suite", "demo", "task suite: demo, or a file path")
 	fl.StringVar(&f.format, "format", "auto", "suite format: auto, jsonl, gsm8k, game24, hotpotqa, parallelqa")
-	fl.IntVar(&f.limit, "limit", 0, "use only the first N tasks (after --slice)")
+	fl.IntVar(&f.limit, "limit", 0, "use only the first N tasks, N at least 1 (after --slice; default all)")
 	fl.StringVar(&f.slice, "slice", "", "task range a:b (0-based, end exclusive), e.g. 900:1000")
 	fl.StringArrayVar(&f.configs, "config", nil, "pipeline YAML (repeat for each config)")
 	fl.StringVar(&f.llm, "llm", "", "model for every config (e.g. sim:noisy, openai:gpt-4o-mini); default: each config's llm block")
-	fl.IntVar(&f.concurrency, "concurrency", 8, "runs in flight")
-	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time limit per run")
+	fl.IntVar(&f.concurrency, "concurrency", 8, "runs in flight, at least 1")
+	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time limit per run, more than 0s")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed (recorded with results; seeds the sim model's faults)")
-	fl.StringVar(&f.out, "out", "out/compare", "output folder for results.db, traces and reports")
+	fl.StringVar(&f.out, "out", defaultRunFolder, "run folder for results.db, traces and reports, used as given; by default one per comparison, named from the suite, model, seed and a hash of the rest")
 	fl.StringVar(&f.scorer, "scorer", "", "scorer: em, contains, numeric, numeric:TOL, game24, choice:A|B (default: the suite format's)")
 	fl.BoolVar(&f.json, "json", false, "print report.json to stdout instead of the table")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
@@ -74,7 +86,7 @@ func loadSuite(c *cobra.Command, f *compareFlags) ([]suite.Task, verify.Scorer, 
 	if f.slice != "" {
 		a, b, err := suite.ParseSlice(f.slice)
 		if err != nil {
-			return nil, nil, &usageError{cmd: "compare", err: err}
+			return nil, nil, &usageError{cmd: "compare", err: fmt.Errorf("--slice: %w", err)}
 		}
 		opts = append(opts, suite.WithSlice(a, b))
 	}
@@ -83,20 +95,25 @@ func loadSuite(c *cobra.Command, f *compareFlags) ([]suite.Task, verify.Scorer, 
 	}
 	var tasks []suite.Task
 	format := suite.FormatJSONL
+	var err error
 	if f.suite == "demo" {
-		all, err := suite.Demo()
-		if err != nil {
+		var all []suite.Task
+		if all, err = suite.Demo(); err != nil {
 			return nil, nil, err
 		}
-		tasks = suite.Select(all, opts...)
+		tasks, err = suite.Select(all, opts...)
 	} else {
-		ff, err := suite.ParseFormat(f.format)
-		if err != nil {
-			return nil, nil, &usageError{cmd: "compare", err: err}
+		ff, perr := suite.ParseFormat(f.format)
+		if perr != nil {
+			return nil, nil, &usageError{cmd: "compare", err: perr}
 		}
-		if tasks, format, err = suite.LoadFormat(c.Context(), f.suite, append(opts, suite.WithFormat(ff))...); err != nil {
-			return nil, nil, err
-		}
+		tasks, format, err = suite.LoadFormat(c.Context(), f.suite, append(opts, suite.WithFormat(ff))...)
+	}
+	if errors.Is(err, suite.ErrEmptySlice) {
+		return nil, nil, &usageError{cmd: "compare", err: fmt.Errorf("--slice: %w", err)}
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	if f.scorer != "" {
 		sc, err := verify.ByName(f.scorer)
@@ -112,9 +129,46 @@ func loadSuite(c *cobra.Command, f *compareFlags) ([]suite.Task, verify.Scorer, 
 	return tasks, sc, nil
 }
 
+// checkCompareFlags refuses numeric flags out of their range.
+func checkCompareFlags(c *cobra.Command, f *compareFlags) error {
+	var err error
+	switch {
+	case c.Flags().Changed("limit") && f.limit < 1:
+		err = fmt.Errorf("--limit must be at least 1 (the number of tasks to use; leave it out for all), got %d", f.limit)
+	case f.concurrency < 1:
+		err = fmt.Errorf("--concurrency must be at least 1 (the number of runs in flight), got %d", f.concurrency)
+	case f.timeout <= 0:
+		err = fmt.Errorf("--timeout must be more than 0s (the time limit per run, e.g. 30s or 2m), got %s", f.timeout)
+	case strings.TrimSpace(f.out) == "":
+		err = errors.New("--out must name a folder (leave it out for one per comparison under out/compare)")
+	}
+	if err != nil {
+		return &usageError{cmd: "compare", err: err}
+	}
+	return nil
+}
+
+// selection describes the --slice and --limit flags for compare.Identity.
+func (f *compareFlags) selection() string {
+	var parts []string
+	if f.slice != "" {
+		parts = append(parts, "slice "+f.slice)
+	}
+	if f.limit > 0 {
+		parts = append(parts, fmt.Sprintf("limit %d", f.limit))
+	}
+	if f.suite != "demo" {
+		parts = append(parts, "format "+f.format)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func runCompare(c *cobra.Command, f *compareFlags) error {
 	if len(f.configs) == 0 {
 		return &usageError{cmd: "compare", err: errors.New("give at least one --config")}
+	}
+	if err := checkCompareFlags(c, f); err != nil {
+		return err
 	}
 	var expanded []string
 	for _, pat := range f.configs {
@@ -142,16 +196,25 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 	if err != nil {
 		return err
 	}
+	dir := f.out
+	if !c.Flags().Changed("out") {
+		id := compare.Identity{Suite: f.suite, Selection: f.selection(), Configs: expanded, LLM: llmCfg, Seed: f.seed}
+		dir = filepath.Join("out", "compare", id.DirName())
+	}
 	opts := compare.Options{Configs: expanded, LLM: llmCfg, Concurrency: f.concurrency, Timeout: f.timeout,
-		Seed: f.seed, OutDir: f.out, Scorer: sc, Suite: f.suite}
-	if !f.quiet && !f.json {
+		Seed: f.seed, OutDir: dir, Scorer: sc, Suite: f.suite}
+	if !f.quiet && !f.json && isTerminal(c.ErrOrStderr()) { // its "\r" frames would litter a log
 		opts.Progress = c.ErrOrStderr()
 	}
+	fmt.Fprintf(c.ErrOrStderr(), "compare: run folder %s (running the same command again resumes there)\n", dir)
 	rep, err := compare.Run(c.Context(), a, suite.AgentTasks(tasks), opts)
+	if errors.Is(err, compare.ErrInterrupted) {
+		fmt.Fprintf(c.ErrOrStderr(), "planner: compare stopped; the runs finished so far are saved in %s. Re-run the same command to resume: finished runs are not run again.\n", dir)
+	}
 	if err != nil {
 		return err
 	}
-	html, err := rep.WriteFiles(f.out)
+	html, err := rep.WriteFiles(dir)
 	if err != nil {
 		return err
 	}
@@ -164,9 +227,9 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 		fmt.Fprintln(out, string(b))
 		return nil
 	}
-	if err := rep.WriteTable(out); err != nil {
+	if err := rep.WriteTableWidth(out, terminalWidth(out)); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nreports: %s (also report.md, report.json; traces in %s)\n", html, filepath.Join(f.out, "traces"))
+	fmt.Fprintf(out, "\nreports: %s (also report.md, report.json; traces in %s)\n", html, filepath.Join(dir, "traces"))
 	return nil
 }

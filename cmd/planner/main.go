@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -135,11 +136,15 @@ func execute(ctx context.Context, args []string, p process) int {
 	if err == nil {
 		return exitOK
 	}
+	// cobra reports a mistyped command ("planner rnu") with a plain error.
+	if strings.HasPrefix(err.Error(), "unknown command ") {
+		err = &usageError{err: err}
+	}
 	// Errors can quote what a server sent back, keys included.
 	msg := redact.New().String(err.Error())
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(p.stderr, "planner: %s\nRun 'planner %s --help' for usage.\n", msg, ue.cmd)
+		fmt.Fprintf(p.stderr, "planner: %s\nRun '%s --help' for usage.\n", msg, strings.TrimSpace("planner "+ue.cmd))
 		return exitUsage
 	}
 	var inc *incompleteError
@@ -155,6 +160,8 @@ func execute(ctx context.Context, args []string, p process) int {
 
 // usageError marks a command-line mistake (exit code 2).
 type usageError struct {
+	// cmd is the command's path below planner ("run", "tools call"; "" for
+	// planner itself), for the "Run 'planner CMD --help'" hint.
 	cmd string
 	err error
 }

@@ -57,12 +57,15 @@ func offlineKinds() []offlineKind {
 			notes: "Replies come from a YAML script in order, each optionally matched on the calling node and a prompt " +
 				"substring or regex; replies may be text or tool calls. Stop words cut a reply as an API would " +
 				"(ignore_stop: true keeps the text, to test parsers). Replies are streamed in chunks. JSON mode " +
-				"is not enforced: a reply is returned as written. No usage is reported, so tokens are estimated."},
+				"is not enforced: a reply is returned as written. No usage is reported, so tokens are estimated. " +
+				"A call no reply matches fails at once, naming the script and the call. Scripts for the shipped " +
+				"configs, each for one demo question: examples/scripts."},
 		{kind: llm.KindSimulated, spec: "%s[:PROFILE]",
 			notes: "SIMULATED oracle for suite tasks with a gold solution: plays the calling role in its real output " +
 				"format and injects faults at seeded rates (profiles: " + strings.Join(sim.ProfileNames(), ", ") + "). Its numbers " +
-				"measure the engine's recovery and cost structure, never a model's quality. Tasks without a gold " +
-				"solution fail."},
+				"measure the engine's recovery and cost structure, never a model's quality. It plays only tasks " +
+				"of a suite with a gold solution: compare --suite SUITE, or run --suite SUITE --task ID (or a demo " +
+				"question word for word); run refuses anything else before calling it."},
 		{kind: llm.KindReplayed, spec: "%s:FILE",
 			notes: "Plays back a cassette written by planner run --record, offline and through the same retry " +
 				"middleware, so recorded failed attempts are retried as they were. A request that differs from " +

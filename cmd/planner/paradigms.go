@@ -74,7 +74,7 @@ func listParadigms(c *cobra.Command, dir, format string) error {
 		writeParadigm(out, path, p)
 	}
 	if bad > 0 {
-		return &silentError{fmt.Errorf("%d of %d file(s) invalid", bad, len(files))}
+		return &silentError{fmt.Errorf("%d of %s invalid", bad, textutil.Count(len(files), "file", "files"))}
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ With --jsonl each stdin line is a JSON string (or an object with a "text" field)
 output line is the parse of that line, in order.`,
 		Example: `  printf 'Thought: look it up\nAction: search\nAction Input: Eiffel Tower' | planner parse
   printf 'Thought 1: ...\nAction 1: Search[Apple Remote]' | planner parse --format react-paper
-  planner parse --jsonl < outputs.jsonl > parsed.jsonl`,
+  printf '"Final Answer: 42"\n"Action: search\\nAction Input: Pluto"\n' | planner parse --jsonl`,
 		Args: exactArgs(0, "no arguments (the text comes on stdin)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runParse(c, format, jsonl)

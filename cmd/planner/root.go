@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/planner-engine/planner/textutil"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -18,16 +19,20 @@ func newRoot(p process) *cobra.Command {
 LLMCompiler, Reflexion, Tree of Thoughts, ...) as graphs of nodes declared in YAML.
 
 Flags can also be set through the environment as PLANNER_<FLAG>, e.g. PLANNER_LLM=openai:gpt-4o-mini.`,
+		// Version makes --version print what 'planner version' prints.
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Example: `  planner run --config configs/cot.yaml "What is 17 * 23?"
+		Example: `  planner run --config configs/react.yaml --llm sim --suite demo --task demo-07
+  planner run --config configs/cot.yaml --llm openai:gpt-4o-mini "What is 17 * 23?"   # needs OPENAI_API_KEY
   planner validate configs/*.yaml
   planner graph configs/react.yaml --format mermaid
   planner models
   planner paradigms`,
 	}
+	root.SetVersionTemplate("planner {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{cmd: c.Name(), err: err}
+		return &usageError{cmd: subcommand(c), err: err}
 	})
 	// Every command reads PLANNER_* for the flags the user did not set.
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return bindFlags(c, p.lookupEnv) }
@@ -50,16 +55,22 @@ func bindFlags(c *cobra.Command, lookupEnv func(string) (string, bool)) error {
 			return
 		}
 		if e := c.Flags().Set(f.Name, val); e != nil {
-			err = &usageError{cmd: c.Name(), err: fmt.Errorf("%s: %w", name, e)}
+			err = &usageError{cmd: subcommand(c), err: fmt.Errorf("%s: %w", name, e)}
 		}
 	})
 	return err
 }
 
+// subcommand is c's path below the root ("tools call" for 'planner tools
+// call'; "" for the root itself), as usageError.cmd wants it.
+func subcommand(c *cobra.Command) string {
+	return strings.TrimSpace(strings.TrimPrefix(c.CommandPath(), c.Root().Name()))
+}
+
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return &usageError{cmd: c.Name(), err: fmt.Errorf("expected %s, got %d argument(s)", what, len(args))}
+			return &usageError{cmd: subcommand(c), err: fmt.Errorf("expected %s, got %s", what, textutil.Count(len(args), "argument", "arguments"))}
 		}
 		return nil
 	}
@@ -68,7 +79,7 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) < n {
-			return &usageError{cmd: c.Name(), err: fmt.Errorf("expected %s", what)}
+			return &usageError{cmd: subcommand(c), err: fmt.Errorf("expected %s", what)}
 		}
 		return nil
 	}

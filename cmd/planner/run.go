@@ -10,13 +10,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
@@ -27,6 +29,7 @@ import (
 
 type runFlags struct {
 	config, llm, traceFile, reference, record string
+	suite, task                               string
 	json, quiet, verbose                      bool
 	maxSteps                                  int
 	timeout                                   time.Duration
@@ -50,10 +53,17 @@ type runOutput struct {
 func newRunCmd(p process) *cobra.Command {
 	f := &runFlags{}
 	c := &cobra.Command{
-		Use:   "run --config FILE [flags] TASK...",
+		Use:   "run --config FILE [flags] (TASK... | --task ID)",
 		Short: "Run one task through a pipeline",
 		Long: `Run one task through a YAML pipeline and print the trace and the answer.
 The task is the arguments joined by spaces, or standard input when it is "-".
+
+The model is --llm (or PLANNER_LLM), else the pipeline's llm block. A question of your own
+needs a real model: --llm openai:gpt-4o-mini (with OPENAI_API_KEY set), --llm ollama:llama3.1
+(a local Ollama), ... The offline models play only what they know: --llm sim, a SIMULATED
+oracle, plays a task of a suite with gold solutions (--suite demo --task demo-07, or a demo
+question word for word); --llm scripted:FILE plays a script of replies (examples/scripts/).
+--suite and --task also give any model the task's id and reference answer.
 
 --record FILE saves every model request and response of the run to a cassette (JSON Lines,
 secrets scrubbed). The recorder sits right around the provider, inside the retry middleware,
@@ -73,12 +83,19 @@ Exit codes: 0 complete answer; 1 the run failed; 2 usage error; 4 the run ended 
 incomplete best-effort answer (budget, loop or parse failures; the reason is printed);
 130 / 143 stopped by SIGINT / SIGTERM (the trace so far is saved). 3 is reserved for a run
 that waits for approval.`,
-		Example: `  planner run --config configs/direct.yaml "What is the capital of France?"
-  planner run --config configs/react.yaml --llm openai:gpt-4o-mini --trace run.jsonl "How tall is ..."
-  echo "What is 2+2?" | planner run --config configs/cot.yaml --json -
-  planner run --config configs/cot.yaml --llm openai:gpt-4o-mini --record cot.cassette.jsonl "What is 17 * 23 + 4?"
+		Example: `  planner run --config configs/react.yaml --llm sim --suite demo --task demo-07
+  planner run --config configs/react.yaml --llm sim:noisy "In which city was Galileo Galilei born?"
+  echo "Who discovered Saturn's moon Iapetus?" | planner run --config configs/cot.yaml --llm sim --json -
+  planner run --config configs/react.yaml --llm scripted:examples/scripts/react_demo.yaml "By how many kilometres does Jupiter's equatorial diameter exceed Saturn's?"
+  planner run --config configs/react.yaml --llm openai:gpt-4o-mini --trace run.jsonl "How tall is the Eiffel Tower?"   # needs OPENAI_API_KEY
+  planner run --config configs/cot.yaml --llm openai:gpt-4o-mini --record cot.cassette.jsonl "What is 17 * 23 + 4?"   # needs OPENAI_API_KEY
   planner run --config configs/cot.yaml --llm replay:cot.cassette.jsonl "What is 17 * 23 + 4?"`,
-		Args: minArgs(1, "a task (or - to read it from stdin)"),
+		Args: func(c *cobra.Command, args []string) error {
+			if f.task != "" {
+				return nil // the task's own question, unless one is given
+			}
+			return minArgs(1, "a task (or - to read it from stdin, or --suite/--task)")(c, args)
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if f.config == "" {
 				return &usageError{cmd: "run", err: errors.New("--config is required")}
@@ -91,7 +108,7 @@ that waits for approval.`,
 				}
 				task = strings.TrimSpace(string(b))
 			}
-			if task == "" {
+			if task == "" && (len(args) > 0 || f.task == "") {
 				return &usageError{cmd: "run", err: errors.New("the task is empty")}
 			}
 			return runTask(c, p, f, task)
@@ -108,22 +125,32 @@ that waits for approval.`,
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "override limits.max_steps (node executions per run)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "whole-run time limit (default: the pipeline's limits.timeout, else "+config.DefaultTimeout.String()+"; negative: none)")
 	fl.StringVar(&f.reference, "reference", "", "reference answer (used by evaluators such as Reflexion's exact match)")
+	fl.StringVar(&f.suite, "suite", "", "run a task of this suite: demo, or a suite file (as compare's --suite); with --task, or matched by its question")
+	fl.StringVar(&f.task, "task", "", "id of the --suite task to run (default suite: demo); the question may then be left out")
 	return c
 }
 
 func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err error) {
 	ctx := c.Context()
-	var spec config.LLM
-	if f.llm != "" {
-		if spec, err = llm.ParseSpec(f.llm); err != nil {
-			return &usageError{cmd: "run", err: err}
-		}
+	query := app.TaskQuery{Suite: f.suite, ID: f.task, Question: question}
+	known, found, err := app.FindTask(ctx, query)
+	switch {
+	case errors.Is(err, app.ErrNoSuchTask):
+		return &usageError{cmd: "run", err: err}
+	case err != nil && f.suite != "":
+		return &usageError{cmd: "run", err: fmt.Errorf("--suite %s: %w", f.suite, err)}
+	case err != nil:
+		return err
+	}
+	if question == "" {
+		question = known.Question
 	}
 	var opts []app.Option
+	if found {
+		// The simulator plays the task by its id, following its gold solution.
+		opts = append(opts, app.WithTasks([]suite.Task{known}))
+	}
 	if f.record != "" {
-		if spec.Provider == "replay" && samePath(spec.Script, f.record) {
-			return &usageError{cmd: "run", err: fmt.Errorf("--record %s would overwrite the cassette being replayed; record to another file", f.record)}
-		}
 		opts = append(opts, app.WithRecording(f.record))
 	}
 	a, err := app.New(opts...)
@@ -135,16 +162,45 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 			err = cerr
 		}
 	}()
-	if f.llm != "" && !slices.Contains(a.Models.Providers(), spec.Provider) {
-		return &usageError{cmd: "run", err: fmt.Errorf("%w %q in --llm (available: %s)",
-			llm.ErrUnknownProvider, spec.Provider, strings.Join(a.Models.Providers(), ", "))}
+	var model app.ModelFlag
+	if f.llm != "" {
+		if model, err = a.ParseModel(f.llm, llmSource(proc, f.llm)); err != nil {
+			return &usageError{cmd: "run", err: err}
+		}
 	}
-	p, err := a.LoadWith(ctx, f.config, spec, f.maxSteps)
+	if f.record != "" && model.LLM.Provider == "replay" && samePath(model.LLM.Script, f.record) {
+		return &usageError{cmd: "run", err: fmt.Errorf("--record %s would overwrite the cassette being replayed; record to another file", f.record)}
+	}
+	p, err := a.LoadModel(ctx, f.config, model, f.maxSteps)
 	if errors.Is(err, app.ErrNoModel) {
+		return &usageError{cmd: "run", err: fmt.Errorf("%w: %s has no llm block and neither --llm nor PLANNER_LLM is set; "+
+			"e.g. --llm openai:gpt-4o-mini (needs OPENAI_API_KEY), --llm ollama:llama3.1 (a local Ollama), "+
+			"or offline --llm sim --suite demo --task demo-07", app.ErrNoModel, f.config)}
+	}
+	if errors.Is(err, app.ErrModelFlag) {
 		return &usageError{cmd: "run", err: err}
 	}
 	if err != nil {
 		return err
+	}
+	provider := model.LLM.Provider
+	if provider == "" {
+		provider = p.Config.LLM.Provider
+	}
+	simulated := a.ModelKind(provider) == llm.KindSimulated
+	if simulated && (!found || known.Gold == nil) {
+		return &usageError{cmd: "run", err: app.SimTaskError(query, known, found)}
+	}
+	task := agent.Task{Question: question}
+	// A task named with --suite/--task is run as the suite has it, for any
+	// model; a question matched against the demo suite only for the
+	// simulator, which needs the task's id.
+	if found && (f.suite != "" || f.task != "" || simulated) {
+		task = known.Task
+		task.Question = question
+	}
+	if f.reference != "" {
+		task.Answer = f.reference
 	}
 	if f.timeout != 0 {
 		p.Config.Limits.Timeout = f.timeout
@@ -154,6 +210,7 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	// --trace file, the --json line and the answer.
 	sc := redact.New()
 	tracer := trace.NewWithOptions(newRunID(), trace.WithScrubber(sc))
+	shown := &shownErrors{}
 	if !f.quiet {
 		tty := false
 		if file, ok := out.(*os.File); ok {
@@ -163,7 +220,9 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 		if f.json {
 			w = c.ErrOrStderr()
 		}
-		tracer.AddSink(trace.NewTerminal(w, trace.WithColor(tty && proc.getenv("NO_COLOR") == ""), trace.WithVerbose(f.verbose)))
+		tracer.AddSink(trace.NewTerminal(w, trace.WithColor(tty && proc.getenv("NO_COLOR") == ""), trace.WithVerbose(f.verbose),
+			trace.WithMaxLen(terminalMaxLen)))
+		tracer.AddSink(shown)
 	}
 	var jsonl *trace.JSONL
 	if f.traceFile != "" {
@@ -174,15 +233,11 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 		jsonl = trace.NewJSONL(file)
 		tracer.AddSink(jsonl)
 	}
-	provider := spec.Provider
-	if provider == "" {
-		provider = p.Config.LLM.Provider
-	}
 	label := a.ModelLabel(provider)
 	if !f.quiet && !f.json {
 		fmt.Fprintf(out, "model: %s\n", label)
 	}
-	res, runErr := p.Run(ctx, agent.Task{Question: question, Answer: f.reference}, tracer)
+	res, runErr := p.Run(ctx, task, tracer)
 	if jsonl != nil {
 		if err := jsonl.Close(); err != nil && runErr == nil {
 			runErr = err
@@ -214,6 +269,11 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 		return nil
 	}
 	if runErr != nil {
+		if shown.covers(runErr) {
+			// The trace stream printed the error whole, and "run failed"
+			// after it: once is enough.
+			return &silentError{runErr}
+		}
 		return runErr
 	}
 	u := st.Usage.Snapshot()
@@ -255,4 +315,50 @@ func samePath(a, b string) bool {
 	stA, errA := os.Stat(a)
 	stB, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(stA, stB)
+}
+
+// terminalMaxLen caps each text the run's trace stream prints, in
+// characters.
+const terminalMaxLen = 600
+
+// shownErrors is a trace sink next to the terminal one: it keeps the error
+// events the terminal printed, so that the run's final error is not
+// printed a second time. It is safe for concurrent use.
+type shownErrors struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+// Emit keeps the text of an error event the terminal printed whole.
+func (s *shownErrors) Emit(e trace.Event) {
+	text := strings.TrimSpace(e.Text)
+	if e.Kind != trace.KindError || text == "" || utf8.RuneCountInString(text) > terminalMaxLen {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.texts = append(s.texts, text)
+}
+
+// covers reports whether an error event printed err's message whole.
+func (s *shownErrors) covers(err error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg := err.Error()
+	for _, t := range s.texts {
+		if strings.HasSuffix(msg, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// llmSource says where the --llm value spec came from: PLANNER_LLM when
+// that variable holds it (bindFlags fills unset flags from it), else the
+// flag.
+func llmSource(p process, spec string) app.ModelSource {
+	if v, ok := p.lookupEnv("PLANNER_LLM"); ok && v == spec {
+		return app.FromEnv
+	}
+	return app.FromFlag
 }

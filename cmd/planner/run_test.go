@@ -275,3 +275,175 @@ edges:
 	require.Equal(t, 0, short.code, "stderr: %s", short.stderr)
 	assert.Contains(t, short.stderr, "1 recorded call(s) of the cassette were not replayed")
 }
+
+// stderrLines returns the non-empty lines of stderr that start with
+// "planner: ", the lines the command line writes about an error.
+func stderrLines(stderr string) []string {
+	var out []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "planner: ") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func TestRunWithoutAModelSaysWhatToPassInOneLine(t *testing.T) {
+	t.Parallel()
+	res := cli(t, "run", "--config", configPath("cot.yaml"), "What is 17 * 23?")
+
+	require.Equal(t, 2, res.code, "stderr: %s", res.stderr)
+	lines := stderrLines(res.stderr)
+	require.Len(t, lines, 1, res.stderr)
+	for _, want := range []string{"--llm", "PLANNER_LLM", "--llm openai:gpt-4o-mini", "OPENAI_API_KEY", "--llm sim --suite demo --task demo-07"} {
+		assert.Contains(t, lines[0], want)
+	}
+
+	// The offline command it suggests works.
+	res = cli(t, "run", "--config", configPath("cot.yaml"), "--llm", "sim", "--suite", "demo", "--task", "demo-07")
+	require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
+	assert.Contains(t, res.stdout, "\nAnswer: Pisa\n")
+}
+
+func TestTheSimPlaysTheTasksOfASuite(t *testing.T) {
+	t.Parallel()
+	gsm8k := filepath.Join(repoRoot, "eval", "suite", "testdata", "gsm8k.jsonl")
+	tests := []struct {
+		name       string
+		args       []string
+		stdin      string
+		wantAnswer string
+	}{
+		{name: "a demo task by id", args: []string{"--config", configPath("react.yaml"), "--llm", "sim", "--suite", "demo", "--task", "demo-07"}, wantAnswer: "Pisa"},
+		{name: "the demo suite is the default", args: []string{"--config", configPath("rewoo.yaml"), "--llm", "sim:noisy", "--task", "demo-08"}, wantAnswer: "Venetia Burney"},
+		{name: "a demo question, matched", args: []string{"--config", configPath("react.yaml"), "--llm", "sim", "in which city was Galileo Galilei born"}, wantAnswer: "Pisa"},
+		{name: "a demo question on stdin", args: []string{"--config", configPath("cot.yaml"), "--llm", "sim", "-"}, stdin: "Who discovered Saturn's moon Iapetus?\n", wantAnswer: "Giovanni Domenico Cassini"},
+		{name: "a task of a suite file", args: []string{"--config", configPath("cot.yaml"), "--llm", "sim", "--suite", gsm8k, "--task", "gsm8k-1"}, wantAnswer: "12.5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := execPlanner(t, invocation{args: append([]string{"run", "--json"}, tt.args...), stdin: tt.stdin})
+			require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
+			var out runOutput
+			res.lastJSON(t, &out)
+			assert.Equal(t, tt.wantAnswer, out.Answer)
+			assert.True(t, out.Complete)
+		})
+	}
+}
+
+func TestTheSimRefusesWhatItCannotPlayInOneLine(t *testing.T) {
+	t.Parallel()
+	tasks := filepath.Join(repoRoot, "eval", "suite", "testdata", "tasks.jsonl")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string
+	}{
+		{name: "a question of no suite", args: []string{"--llm", "sim", "What is 17 * 23?"}, wantCode: 2,
+			want: []string{"the sim model plays only tasks of a suite with gold solutions", "--suite demo --task", "--llm scripted:FILE"}},
+		{name: "a question of no task of the named suite", args: []string{"--llm", "sim:noisy", "--suite", "demo", "What is 17 * 23?"}, wantCode: 2,
+			want: []string{"no task of the demo suite", "--task ID"}},
+		{name: "a task without a gold solution", args: []string{"--llm", "sim", "--suite", tasks, "--task", "capital"}, wantCode: 2,
+			want: []string{"task capital of the " + tasks + " suite has none"}},
+		{name: "an unknown task", args: []string{"--llm", "sim", "--task", "demo-99"}, wantCode: 2,
+			want: []string{`no such task "demo-99" in the demo suite (ids demo-01 to demo-40)`}},
+		{name: "a missing suite file", args: []string{"--llm", "sim", "--suite", tasks + ".absent", "--task", "x"}, wantCode: 2,
+			want: []string{"--suite " + tasks + ".absent: ", "no such file"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := cli(t, append([]string{"run", "--config", configPath("cot.yaml")}, tt.args...)...)
+			require.Equal(t, tt.wantCode, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			assert.Empty(t, res.stdout, "nothing runs")
+			lines := stderrLines(res.stderr)
+			require.Len(t, lines, 1, res.stderr)
+			for _, w := range tt.want {
+				assert.Contains(t, lines[0], w)
+			}
+		})
+	}
+}
+
+func TestModelErrorsNameTheFlagOrVariable(t *testing.T) {
+	// Not parallel: the openai provider reads the process environment.
+	useOpenAI(t, "https://api.openai.invalid/v1", "")
+	cassette := filepath.Join(t.TempDir(), "absent.jsonl")
+	tests := []struct {
+		name string
+		env  []string
+		llm  string
+		// want is the whole first line after "planner: ", up to what
+		// follows in parentheses.
+		want string
+	}{
+		{name: "a model without its provider", llm: "gpt-4o",
+			want: "--llm gpt-4o: no provider given; use --llm openai:gpt-4o (providers: anthropic, googleai, mistral, ollama, openai, replay, scripted, sim)"},
+		{name: "a provider without its model", llm: "openai",
+			want: "--llm openai: no model given; use --llm openai:gpt-4o-mini (providers: "},
+		{name: "an unknown provider", llm: "gpt:4",
+			want: `--llm gpt:4: unknown llm provider "gpt" (providers: `},
+		{name: "a missing API key", llm: "openai:gpt-4o",
+			want: "--llm openai:gpt-4o: missing API key: set environment variable OPENAI_API_KEY"},
+		{name: "an unknown sim profile", llm: "sim:nosuch",
+			want: `--llm sim:nosuch: unknown profile "nosuch" (profiles: flaky-api, noisy, perfect, slow)`},
+		{name: "a missing cassette", llm: "replay:" + cassette,
+			want: "--llm replay:" + cassette + ": cannot read the cassette: open " + cassette + ": no such file or directory"},
+		{name: "a missing script", llm: "scripted:" + cassette,
+			want: "--llm scripted:" + cassette + ": cannot read the script: open " + cassette + ": no such file or directory"},
+		{name: "the variable", env: []string{"PLANNER_LLM=gpt-4o"},
+			want: "PLANNER_LLM=gpt-4o: no provider given; use PLANNER_LLM=openai:gpt-4o (providers: "},
+		{name: "the variable's missing key", env: []string{"PLANNER_LLM=openai:gpt-4o"},
+			want: "PLANNER_LLM=openai:gpt-4o: missing API key: set environment variable OPENAI_API_KEY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"run", "--config", configPath("cot.yaml")}
+			if tt.llm != "" {
+				args = append(args, "--llm", tt.llm)
+			}
+			res := execPlanner(t, invocation{env: tt.env, args: append(args, "What is 17 * 23?")})
+			assert.Equal(t, 2, res.code, "a bad model is a usage error; stderr: %s", res.stderr)
+			lines := stderrLines(res.stderr)
+			require.Len(t, lines, 1, res.stderr)
+			assert.True(t, strings.HasPrefix(lines[0], "planner: "+tt.want), "got  %s\nwant planner: %s...", lines[0], tt.want)
+			assert.NotContains(t, res.stderr, "cot.yaml", "the error is the flag's, not the pipeline file's")
+		})
+	}
+}
+
+func TestAnUnansweredScriptedCallIsReportedOnceWithTheScript(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(repoRoot, "examples", "scripts", "cot_demo.yaml")
+	for _, mode := range []string{"trace", "--quiet", "--json"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"run", "--config", configPath("direct.yaml"), "--llm", "scripted:" + script}
+			if mode != "trace" {
+				args = append(args, mode)
+			}
+			// The prompt mentions what would make a provider's error
+			// retryable; an unanswered scripted call is not retried anyway.
+			res := cli(t, append(args, "Why does curl say connection refused (status code 503)?")...)
+			require.Equal(t, 1, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+			shown := res.stderr
+			if mode != "--json" {
+				shown += res.stdout
+			}
+			assert.Equal(t, 1, strings.Count(shown, "unexpected call"), "printed once:\nstdout: %s\nstderr: %s", res.stdout, res.stderr)
+			assert.Contains(t, shown, script+" has no reply for call 1")
+			assert.Contains(t, shown, `the next one, reply 1, wants node cot and a prompt containing "17 rows"`)
+			assert.Contains(t, shown, "call from node answer (direct)")
+			assert.NotContains(t, shown, "retrying")
+			if mode == "--json" {
+				var out runOutput
+				res.lastJSON(t, &out)
+				assert.Contains(t, out.Error, script)
+				assert.Equal(t, 1, out.Usage.ModelAttempts, "a scripted failure is not retried")
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/spf13/cobra"
 )
 
@@ -14,7 +15,8 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check pipeline files without calling any model",
 		Long: `Load and check each pipeline: YAML syntax, unknown keys, node types and settings, tools,
 edges, routes, reachability from START and to END. Prints "file: ok" (with any cycles, which
-are legal and bounded by limits.max_steps) or "file:line: message"; exits 1 if any file is invalid.`,
+are legal and bounded by limits.max_steps) or one "file:line: message" line per problem found;
+exits 1 if any file is invalid.`,
 		Example: `  planner validate configs/*.yaml`,
 		Args:    minArgs(1, "at least one pipeline file"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -30,14 +32,14 @@ are legal and bounded by limits.max_steps) or "file:line: message"; exits 1 if a
 					fmt.Fprintln(c.ErrOrStderr(), err)
 					continue
 				}
-				line := fmt.Sprintf("%s: ok (%d nodes)", path, len(p.Graph().Nodes()))
+				line := fmt.Sprintf("%s: ok (%s)", path, textutil.Count(len(p.Graph().Nodes()), "node", "nodes"))
 				for _, cy := range p.Graph().Cycles() {
 					line += fmt.Sprintf("; cycle %s (bounded by max_steps=%d)", strings.Join(cy, " -> "), p.Config.Limits.MaxSteps)
 				}
 				fmt.Fprintln(c.OutOrStdout(), line)
 			}
 			if bad > 0 {
-				return &silentError{fmt.Errorf("%d of %d file(s) invalid", bad, len(args))}
+				return &silentError{fmt.Errorf("%d of %s invalid", bad, textutil.Count(len(args), "file", "files"))}
 			}
 			return nil
 		},

@@ -19,6 +19,7 @@ import (
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
+	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -82,7 +83,8 @@ func (m tokenMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentRespon
 // newLoader returns a loader whose "sim" provider, registered as a
 // simulated model, plays prof on the demo suite's tasks (or withTasks'),
 // seeded with the comparison's seed, behind the command line's offline
-// retry settings (3 attempts, 1–10 ms backoff).
+// retry settings (3 attempts, 1–10 ms backoff). Each retry is traced as a
+// trace.KindRetry event, as the command line traces it.
 func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 	var s loaderSettings
 	for _, o := range opts {
@@ -99,7 +101,7 @@ func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 	mc.Retry.BaseDelay = time.Millisecond
 	mc.Retry.MaxDelay = 10 * time.Millisecond
 	fopts := []llm.FactoryOption{
-		llm.WithWrapper(func(_ config.LLM, m llms.Model) llms.Model { return middleware.Apply(m, mc) }),
+		llm.WithWrapper(func(_ config.LLM, m llms.Model) llms.Model { return middleware.Apply(m, mc, traceRetries()) }),
 		llm.WithProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
 			return sim.NewWithProfile(prof, sim.WithSeed(cfg.Seed), sim.WithTasks(s.tasks))
 		}, llm.AsKind(llm.KindSimulated)),
@@ -111,6 +113,15 @@ func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 		fopts = append(fopts, llm.WithMeter(s.meter))
 	}
 	return &testLoader{models: llm.NewFactory(fopts...), reg: paradigms.Default()}
+}
+
+// traceRetries reports each retry wait to the tracer of the call's
+// context, as the command line's middleware does.
+func traceRetries() middleware.Option {
+	return middleware.WithOnRetry(func(ctx context.Context, ev middleware.RetryEvent) {
+		trace.From(ctx).Emit(trace.Event{Kind: trace.KindRetry, Node: llm.CallMetaFrom(ctx).Node, Text: ev.String(),
+			Data: map[string]any{"attempt": ev.Attempt, "status": ev.StatusCode}})
+	})
 }
 
 // configPath is the path of a shipped paradigm config.

@@ -97,10 +97,10 @@ func TestSecretsEchoedByTheModelAreScrubbedFromEverythingCompareWrites(t *testin
 		assert.False(t, strings.Contains(string(b), echoedKey), "%s holds the key", rel)
 		return nil
 	}))
-	assert.Subset(t, names, []string{"results.db", "traces/direct.jsonl", "traces/cot.jsonl", "report.md", "report.json", "report.html"})
+	assert.Subset(t, names, []string{"results.db", "traces/sim/direct.jsonl", "traces/sim/cot.jsonl", "report.md", "report.json", "report.html"})
 
 	for _, name := range []string{"direct", "cot"} {
-		b, err := os.ReadFile(filepath.Join(out, "traces", name+".jsonl"))
+		b, err := os.ReadFile(filepath.Join(out, "traces", "sim", name+".jsonl"))
 		require.NoError(t, err)
 		assert.Contains(t, string(b), echoedMarker, "%s trace", name)
 	}

@@ -5,18 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -26,6 +30,14 @@ import (
 type Report struct {
 	// Model says which model produced the numbers, labelled by kind.
 	Model string `json:"model"`
+	// ModelSpec is the full spec of the model every config ran with, as
+	// --llm takes it, profile included ("sim:noisy", "openai:gpt-4o-mini");
+	// without --llm, the configs' own specs, distinct, joined by ", ". Each
+	// config's is in ConfigSummary.ModelSpec.
+	ModelSpec string `json:"model_spec"`
+	// Dir is the run folder holding results.db, the traces and the
+	// report files.
+	Dir string `json:"dir"`
 	// Simulated is true when a simulated model (llm.KindSimulated, the
 	// oracle of package eval/sim) produced them.
 	Simulated bool `json:"simulated"`
@@ -61,10 +73,14 @@ const FailureLegend = "Failure kinds: parse (unparseable model output), loop (re
 	"recovered instead."
 
 // ConfigSummary aggregates one config's runs. Token, call and cost figures
-// are totals; the table divides them by Runs.
+// are totals; the report tables show them per task (see PerTask), and
+// report.json has both.
 type ConfigSummary struct {
 	// Config is the pipeline name.
 	Config string `json:"config"`
+	// ModelSpec is the full spec of the model the config ran with
+	// ("sim:noisy"); see Report.ModelSpec.
+	ModelSpec string `json:"model_spec"`
 	// Runs counts the config's results.
 	Runs int `json:"runs"`
 	// Scored counts results the scorer could judge.
@@ -89,8 +105,13 @@ type ConfigSummary struct {
 	CompletionTokens int `json:"completion_tokens"`
 	// ToolCalls is the total number of tool calls.
 	ToolCalls int `json:"tool_calls"`
-	// Estimated is true when some token counts are tokenizer estimates.
+	// Estimated is true when some token counts are tokenizer estimates
+	// (agent.Usage.Estimated): the config's token figures, and the cost
+	// computed from them, are then to be marked as estimated.
 	Estimated bool `json:"tokens_estimated"`
+	// EstimatedRuns counts the runs whose token counts include tokenizer
+	// estimates (Estimated is EstimatedRuns > 0).
+	EstimatedRuns int `json:"estimated_runs"`
 	// CostUSD is the total estimated cost in US dollars.
 	CostUSD float64 `json:"cost_usd"`
 	// LatencyP50MS is the median run latency in milliseconds.
@@ -99,8 +120,17 @@ type ConfigSummary struct {
 	LatencyP95MS float64 `json:"latency_p95_ms"`
 	// Failures counts unsuccessful runs by failure kind.
 	Failures map[string]int `json:"failures"`
-	// Recovered counts successful runs that met a failure, by kind.
+	// Recovered counts the successful runs that met each kind of fault or
+	// failure on the way (a run counts once per kind): the kinds of its
+	// trace events (FaultKind: parse, retry, unknown_tool, repeat,
+	// tool_error...; see FaultLegend) and the failure kind of a part of
+	// the run that failed while the run still answered correctly.
 	Recovered map[string]int `json:"recovered"`
+	// RecoveredRuns counts the successful runs that met at least one.
+	RecoveredRuns int `json:"recovered_runs"`
+	// RecoveryEvents counts, by fault kind, the trace events of the
+	// successful runs (three parse failures fed back in one run count 3).
+	RecoveryEvents map[string]int `json:"recovery_events"`
 }
 
 func (s ConfigSummary) mean(total int) float64 {
@@ -110,8 +140,46 @@ func (s ConfigSummary) mean(total int) float64 {
 	return float64(total) / float64(s.Runs)
 }
 
+func (s ConfigSummary) meanFloat(total float64) float64 {
+	if s.Runs == 0 {
+		return 0
+	}
+	return total / float64(s.Runs)
+}
+
 // MeanTokens is the mean prompt+completion tokens per run.
 func (s ConfigSummary) MeanTokens() float64 { return s.mean(s.PromptTokens + s.CompletionTokens) }
+
+// PerTask holds a config's means per task (per run: every task runs once
+// per config). The report tables show these, not the totals.
+type PerTask struct {
+	// ModelCalls is the mean number of model calls.
+	ModelCalls float64 `json:"model_calls"`
+	// PromptTokens is the mean of prompt tokens.
+	PromptTokens float64 `json:"prompt_tokens"`
+	// CompletionTokens is the mean of completion tokens.
+	CompletionTokens float64 `json:"completion_tokens"`
+	// ToolCalls is the mean number of tool calls.
+	ToolCalls float64 `json:"tool_calls"`
+	// CostUSD is the mean estimated cost in US dollars.
+	CostUSD float64 `json:"cost_usd"`
+}
+
+// PerTask returns the config's means per task.
+func (s ConfigSummary) PerTask() PerTask {
+	return PerTask{ModelCalls: s.mean(s.ModelCalls), PromptTokens: s.mean(s.PromptTokens), CompletionTokens: s.mean(s.CompletionTokens),
+		ToolCalls: s.mean(s.ToolCalls), CostUSD: s.meanFloat(s.CostUSD)}
+}
+
+// MarshalJSON writes the summary with its means per task added under
+// "per_task", the values the report tables show.
+func (s ConfigSummary) MarshalJSON() ([]byte, error) {
+	type plain ConfigSummary // without this method
+	return json.Marshal(struct {
+		plain
+		PerTask PerTask `json:"per_task"`
+	}{plain: plain(s), PerTask: s.PerTask()})
+}
 
 // FailureList renders Failures as "kind:n" sorted by kind, or "-".
 func (s ConfigSummary) FailureList() string { return countList(s.Failures) }
@@ -137,6 +205,115 @@ func countList(counts map[string]int) string {
 	return strings.Join(parts, " ")
 }
 
+// EstimatedMark prefixes a figure that rests on tokenizer estimates.
+const EstimatedMark = "~"
+
+// column is one column of the report tables. The terminal table, report.md
+// and report.html print the same header and the same cell text; field
+// names the report.json value under configs[i] that the column shows.
+type column struct {
+	head, field, doc string
+	left             bool // text, left-aligned; numbers align right
+	cell             func(s ConfigSummary) string
+}
+
+// estimated marks v with EstimatedMark when s's token counts include
+// estimates.
+func estimated(s ConfigSummary, v string) string {
+	if s.Estimated {
+		return EstimatedMark + v
+	}
+	return v
+}
+
+// columns lists the report tables' columns, in order.
+func columns() []column {
+	return []column{
+		{head: "config", field: "config", doc: "the pipeline's name", left: true,
+			cell: func(s ConfigSummary) string { return s.Config }},
+		{head: "success", field: "success_rate", doc: "share of scored runs judged correct, 0 to 1",
+			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.3f", s.SuccessRate) }},
+		{head: "EM", field: "em", doc: "mean exact match over scored runs, 0 to 1",
+			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.3f", s.EM) }},
+		{head: "F1", field: "f1", doc: "mean token F1, 0 to 1 (- when the scorer gives none)",
+			cell: func(s ConfigSummary) string {
+				if !s.HasF1 {
+					return "-"
+				}
+				return fmt.Sprintf("%.3f", s.F1)
+			}},
+		{head: "failures", field: "failures", doc: "unsuccessful runs by failure kind", left: true,
+			cell: func(s ConfigSummary) string { return s.FailureList() }},
+		{head: "recovered", field: "recovered", doc: "correct runs that met a fault or failure on the way, by kind (a run counts once per kind)", left: true,
+			cell: func(s ConfigSummary) string { return s.RecoveredList() }},
+		{head: "calls/task", field: "per_task.model_calls", doc: "model calls per task",
+			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.1f", s.PerTask().ModelCalls) }},
+		{head: "tools/task", field: "per_task.tool_calls", doc: "tool calls per task",
+			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.1f", s.PerTask().ToolCalls) }},
+		{head: "prompt tok/task", field: "per_task.prompt_tokens", doc: "prompt tokens per task",
+			cell: func(s ConfigSummary) string { return estimated(s, fmt.Sprintf("%.0f", s.PerTask().PromptTokens)) }},
+		{head: "compl tok/task", field: "per_task.completion_tokens", doc: "completion tokens per task",
+			cell: func(s ConfigSummary) string { return estimated(s, fmt.Sprintf("%.0f", s.PerTask().CompletionTokens)) }},
+		{head: "cost $/task", field: "per_task.cost_usd", doc: "estimated cost per task in US dollars",
+			cell: func(s ConfigSummary) string { return estimated(s, fmt.Sprintf("%.5f", s.PerTask().CostUSD)) }},
+		{head: "p50 ms", field: "latency_p50_ms", doc: "median run latency in milliseconds",
+			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.0f", s.LatencyP50MS) }},
+		{head: "p95 ms", field: "latency_p95_ms", doc: "95th percentile run latency in milliseconds",
+			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.0f", s.LatencyP95MS) }},
+	}
+}
+
+// PerTaskNote says what the tables' per-task figures are.
+const PerTaskNote = "Per task: the mean over the config's runs (each task runs once per config); " +
+	"report.json also keeps the totals (model_calls, prompt_tokens, completion_tokens, tool_calls, cost_usd)."
+
+// EstimatedNote explains EstimatedMark.
+const EstimatedNote = EstimatedMark + " marks token counts (and the cost computed from them) that include " +
+	"tokenizer estimates, for calls where the model reported no usage; report.json says so in tokens_estimated " +
+	"and counts those runs in estimated_runs."
+
+// ColumnDoc is one entry of report.json's "columns": a column header of
+// the tables, the JSON field under configs[i] it shows and what it means.
+type ColumnDoc struct {
+	// Column is the header the terminal table, report.md and report.html
+	// print.
+	Column string `json:"column"`
+	// Field is the report.json field under configs[i], dotted for nested
+	// fields.
+	Field string `json:"field"`
+	// Meaning says what the value is, with its unit.
+	Meaning string `json:"meaning"`
+}
+
+// Columns documents the report tables' columns, in order.
+func Columns() []ColumnDoc {
+	cols := columns()
+	docs := make([]ColumnDoc, len(cols))
+	for i, c := range cols {
+		docs[i] = ColumnDoc{Column: c.head, Field: c.field, Meaning: c.doc}
+	}
+	return docs
+}
+
+// anyEstimated reports whether some config's token counts include
+// estimates.
+func (r *Report) anyEstimated() bool {
+	for _, s := range r.Configs {
+		if s.Estimated {
+			return true
+		}
+	}
+	return false
+}
+
+// modelSpec is ModelSpec, or "-" when the report does not say.
+func (r *Report) modelSpec() string {
+	if r.ModelSpec == "" {
+		return "-"
+	}
+	return r.ModelSpec
+}
+
 // Banner is the line that says what produced the numbers.
 func (r *Report) Banner() string {
 	switch {
@@ -149,61 +326,245 @@ func (r *Report) Banner() string {
 }
 
 // MarshalJSON writes the report with its banner first, so report.json
-// says what produced the numbers as plainly as the other outputs do.
+// says what produced the numbers as plainly as the other outputs do, and
+// with "columns", which maps the tables' column headers to the fields of
+// configs[i].
 func (r Report) MarshalJSON() ([]byte, error) {
 	type plain Report // without this method
 	return json.Marshal(struct {
 		Banner string `json:"banner"`
 		plain
-	}{Banner: r.Banner(), plain: plain(r)})
+		Columns []ColumnDoc `json:"columns"`
+	}{Banner: r.Banner(), plain: plain(r), Columns: Columns()})
 }
 
-// WriteTable writes the terminal table.
-func (r *Report) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s\n", r.Banner())
-	fmt.Fprintf(w, "suite %s: %d tasks, seed %d, %d runs (%d reused from an earlier run), %.1fs\n\n", r.Suite, r.Tasks, r.Seed, r.Ran+r.Reused, r.Reused, r.WallSeconds)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "config\tsuccess\tEM\tF1\tcalls/task\tprompt tok/task\tcompl tok/task\ttools/task\tp50 ms\tp95 ms\tcost $\tfailures\trecovered\t")
-	for _, s := range r.Configs {
-		f1 := "-"
-		if s.HasF1 {
-			f1 = fmt.Sprintf("%.3f", s.F1)
-		}
-		fmt.Fprintf(tw, "%s\t%.1f%%\t%.3f\t%s\t%.1f\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t%.4f\t%s\t%s\t\n", s.Config, 100*s.SuccessRate, s.EM, f1,
-			s.mean(s.ModelCalls), s.mean(s.PromptTokens), s.mean(s.CompletionTokens), s.mean(s.ToolCalls),
-			s.LatencyP50MS, s.LatencyP95MS, s.CostUSD, s.FailureList(), s.RecoveredList())
+// cells returns the header row and one row per config.
+func (r *Report) cells() (head []string, rows [][]string) {
+	cols := columns()
+	head = make([]string, len(cols))
+	for i, c := range cols {
+		head[i] = c.head
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "\nfailures: unsuccessful runs by kind; recovered: correct runs that met a failure on the way (see report.md)")
 	for _, s := range r.Configs {
-		if s.Estimated {
-			fmt.Fprintln(w, "token counts marked estimated where the model reported none (tokenizer estimate)")
-			break
+		row := make([]string, len(cols))
+		for i, c := range cols {
+			row[i] = c.cell(s)
 		}
+		rows = append(rows, row)
+	}
+	return head, rows
+}
+
+// WriteTable writes the terminal table, however wide it is.
+func (r *Report) WriteTable(w io.Writer) error { return r.WriteTableWidth(w, 0) }
+
+// WriteTableWidth writes the terminal table for a terminal width columns
+// wide. Width 0 (output that is not a terminal) writes the whole table.
+// A table wider than width is split into tables of fewer columns, each
+// starting with the config column; where even that does not fit, each
+// config gets a block of "header value" pairs. Headers and cells are the
+// same in every layout.
+func (r *Report) WriteTableWidth(w io.Writer, width int) error {
+	var b strings.Builder
+	b.WriteString(wrap(r.Banner(), width) + "\n")
+	b.WriteString(wrap(fmt.Sprintf("suite %s: %d tasks, model %s, seed %d, %d runs (%d reused from an earlier run), %.1fs",
+		r.Suite, r.Tasks, r.modelSpec(), r.Seed, r.Ran+r.Reused, r.Reused, r.WallSeconds), width) + "\n\n")
+	b.WriteString(r.layout(width))
+	notes := []string{PerTaskNote, "failures: unsuccessful runs by kind; recovered: correct runs that met a fault or failure on the way, by kind (see report.md)."}
+	if r.anyEstimated() {
+		notes = append(notes, EstimatedNote)
+	}
+	b.WriteString("\n")
+	for _, n := range notes {
+		b.WriteString(wrap(n, width) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// tableGap separates the columns of the terminal table.
+const tableGap = "  "
+
+// layout renders the tables (or blocks) that fit width; see
+// WriteTableWidth.
+func (r *Report) layout(width int) string {
+	cols := columns()
+	head, rows := r.cells()
+	widths := make([]int, len(cols))
+	for _, row := range append([][]string{head}, rows...) {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	groups := splitColumns(widths, width)
+	if groups == nil {
+		return r.blocks(head, rows, width)
+	}
+	var b strings.Builder
+	for g, group := range groups {
+		if g > 0 {
+			b.WriteString("\n")
+		}
+		for _, row := range append([][]string{head}, rows...) {
+			line := make([]string, len(group))
+			for j, i := range group {
+				pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(row[i]))
+				if cols[i].left {
+					line[j] = row[i] + pad
+				} else {
+					line[j] = pad + row[i]
+				}
+			}
+			b.WriteString(strings.TrimRight(strings.Join(line, tableGap), " ") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// splitColumns splits the columns after the first, whose widths are given,
+// into as few tables as fit width, each led by the first column, and
+// balances them so that the widest table is as narrow as it can be. Width
+// 0 keeps one table; nil means one column does not fit next to the first.
+func splitColumns(widths []int, width int) [][]int {
+	n := len(widths)
+	span := func(a, b int) int { // the table of column 0 and columns a..b-1
+		w := widths[0]
+		for i := a; i < b; i++ {
+			w += len(tableGap) + widths[i]
+		}
+		return w
+	}
+	// prev[i] is the narrowest widest table when the tables so far hold
+	// columns 1..i-1; cuts[k-1][i] is where the k-th of them starts.
+	prev := make([]int, n+1)
+	for i := range prev {
+		prev[i] = math.MaxInt
+	}
+	prev[1] = 0
+	var cuts [][]int
+	for k := 1; k < n; k++ {
+		cur, cut := make([]int, n+1), make([]int, n+1)
+		for i := range cur {
+			cur[i] = math.MaxInt
+		}
+		for i := 2; i <= n; i++ {
+			for a := 1; a < i; a++ {
+				if prev[a] == math.MaxInt {
+					continue
+				}
+				if m := max(prev[a], span(a, i)); m < cur[i] {
+					cur[i], cut[i] = m, a
+				}
+			}
+		}
+		cuts = append(cuts, cut)
+		if width <= 0 || cur[n] <= width {
+			groups := make([][]int, k)
+			for j, end := k-1, n; j >= 0; j-- {
+				a := cuts[j][end]
+				groups[j] = []int{0}
+				for c := a; c < end; c++ {
+					groups[j] = append(groups[j], c)
+				}
+				end = a
+			}
+			return groups
+		}
+		prev = cur
 	}
 	return nil
+}
+
+// blocks renders one block per config: its name, then "header value"
+// pairs packed into lines of at most width columns; a pair longer than a
+// line is wrapped at its spaces.
+func (r *Report) blocks(head []string, rows [][]string, width int) string {
+	var b strings.Builder
+	for i, row := range rows {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(row[0] + "\n")
+		line := ""
+		for j := 1; j < len(row); j++ {
+			item := head[j] + " " + row[j]
+			if line != "" && utf8.RuneCountInString(line)+3+utf8.RuneCountInString(item) > width {
+				b.WriteString(line + "\n")
+				line = ""
+			}
+			switch {
+			case line != "":
+				line += " · " + item
+			case 2+utf8.RuneCountInString(item) > width: // a long list of failures
+				b.WriteString("  " + strings.ReplaceAll(wrap(item, width-4), "\n", "\n    ") + "\n")
+			default:
+				line = "  " + item
+			}
+		}
+		if line != "" {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
+// wrap breaks s into lines of at most width runes at spaces; width 0
+// leaves it alone.
+func wrap(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		if line != "" && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line == "" {
+			line = word
+		} else {
+			line += " " + word
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // WriteMarkdown writes report.md content.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Comparison report\n\n> %s\n\n", r.Banner())
-	fmt.Fprintf(&b, "- model: %s\n- suite: %s (%d tasks)\n- seed: %d\n- wall time: %.1fs (%d runs, %d reused)\n- generated: %s\n\n",
-		r.Model, r.Suite, r.Tasks, r.Seed, r.WallSeconds, r.Ran+r.Reused, r.Reused, r.GeneratedAt.Format(time.RFC3339))
-	b.WriteString("| config | success | EM | F1 | model calls/task | prompt tokens/task | completion tokens/task | tool calls/task | p50 ms | p95 ms | cost $ | failures | recovered |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
-	for _, s := range r.Configs {
-		f1 := "–"
-		if s.HasF1 {
-			f1 = fmt.Sprintf("%.3f", s.F1)
-		}
-		fmt.Fprintf(&b, "| %s | %.1f%% | %.3f | %s | %.1f | %.0f | %.0f | %.1f | %.0f | %.0f | %.4f | %s | %s |\n", s.Config, 100*s.SuccessRate, s.EM, f1,
-			s.mean(s.ModelCalls), s.mean(s.PromptTokens), s.mean(s.CompletionTokens), s.mean(s.ToolCalls), s.LatencyP50MS, s.LatencyP95MS, s.CostUSD,
-			s.FailureList(), s.RecoveredList())
+	fmt.Fprintf(&b, "- model: %s (--llm %s)\n- suite: %s (%d tasks)\n- seed: %d\n- wall time: %.1fs (%d runs, %d reused)\n- generated: %s\n",
+		r.Model, r.modelSpec(), r.Suite, r.Tasks, r.Seed, r.WallSeconds, r.Ran+r.Reused, r.Reused, r.GeneratedAt.Format(time.RFC3339))
+	if r.Dir != "" {
+		fmt.Fprintf(&b, "- run folder: %s\n", r.Dir)
 	}
-	b.WriteString("\n" + FailureLegend + "\n")
+	b.WriteString("\n")
+	cols := columns()
+	head, rows := r.cells()
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
+	for _, c := range cols {
+		if c.left {
+			b.WriteString("---|")
+		} else {
+			b.WriteString("---:|")
+		}
+	}
+	b.WriteString("\n")
+	for _, row := range rows {
+		for i := range row {
+			row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	b.WriteString("\n" + PerTaskNote + "\n")
+	if r.anyEstimated() {
+		b.WriteString("\n" + EstimatedNote + "\n")
+	}
+	b.WriteString("\n" + FailureLegend + "\n\n" + FaultLegend + "\n\n## Columns\n\n| column | report.json field (configs[i]) | meaning |\n|---|---|---|\n")
+	for _, c := range cols {
+		fmt.Fprintf(&b, "| %s | `%s` | %s |\n", c.head, c.field, c.doc)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -247,9 +608,21 @@ func (r *Report) HTML() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	cols := columns()
+	head, rows := r.cells()
+	left := make([]bool, len(cols))
+	for i, c := range cols {
+		left[i] = c.left
+	}
+	notes := []string{PerTaskNote}
+	if r.anyEstimated() {
+		notes = append(notes, EstimatedNote)
+	}
+	notes = append(notes, FailureLegend, FaultLegend)
 	var out bytes.Buffer
 	err = pageTmpl.Execute(&out, map[string]any{
-		"R": r, "Banner": r.Banner(), "Legend": FailureLegend, "Scatter": template.HTML(scatter), "Latency": template.HTML(bars),
+		"R": r, "Banner": r.Banner(), "Spec": r.modelSpec(), "Scatter": template.HTML(scatter), "Latency": template.HTML(bars),
+		"Head": head, "Rows": rows, "Left": left, "Notes": notes, "Columns": Columns(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering report.html: %w", err)
@@ -260,8 +633,23 @@ func (r *Report) HTML() ([]byte, error) {
 // chartWidth and chartHeight are the size of each chart's plot area.
 const (
 	chartWidth  = 7 * vg.Inch
-	chartHeight = 4 * vg.Inch
+	chartHeight = 4.5 * vg.Inch
 )
+
+// newPlot returns a plot titled title whose text is set in Liberation
+// Sans, which the page asks browsers for by its metric twins too (see
+// svgDraw).
+func newPlot(title string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	for _, s := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
+		s.Font.Variant = "Sans"
+	}
+	p.Title.TextStyle.Font.Size = vg.Points(14)
+	p.Title.Padding = vg.Points(8)
+	return p
+}
 
 // svgOf renders a plot as an SVG element for inline use.
 func svgOf(p *plot.Plot) (string, error) {
@@ -270,7 +658,8 @@ func svgOf(p *plot.Plot) (string, error) {
 
 // svgDraw renders what paint draws on a w × h canvas as an SVG element
 // for inline use: no XML prolog and no namespace declarations, so the page
-// holds no URL at all.
+// holds no URL at all. Text asks for Liberation Sans or a font with the
+// same metrics, so labels measured by gonum/plot fit where they are drawn.
 func svgDraw(w, h vg.Length, paint func(draw.Canvas)) (string, error) {
 	c := vgsvg.New(w, h)
 	paint(draw.New(c))
@@ -285,49 +674,62 @@ func svgDraw(w, h vg.Length, paint func(draw.Canvas)) (string, error) {
 	if end := strings.IndexByte(s, '>'); end > 0 {
 		s = svgNamespace.ReplaceAllString(s[:end], "") + s[end:]
 	}
-	return s, nil
+	return strings.ReplaceAll(s, "font-family:Liberation Sans;", "font-family:Liberation Sans,Arimo,Arial,Helvetica,sans-serif;"), nil
 }
 
 // svgNamespace matches the xmlns attributes of an <svg> start tag.
 var svgNamespace = regexp.MustCompile(`\s+xmlns(:\w+)?="[^"]*"`)
 
-// glyphStyle gives config i a colour and shape that no other of the first
-// 49 configs shares.
-func glyphStyle(i int) draw.GlyphStyle {
-	n := len(plotutil.DefaultColors)
-	return draw.GlyphStyle{Color: plotutil.Color(i), Shape: plotutil.Shape(i + i/n), Radius: vg.Points(5)}
+// configColor is config i's colour: ten that stay apart on white
+// (Okabe–Ito darkened, without its yellow, and four more), in turn.
+func configColor(i int) color.Color {
+	c := [...]uint32{0x0072B2, 0xD55E00, 0x009E73, 0x7B3294, 0xE69F00, 0x2A9FD6, 0x222222, 0x8C564B, 0xC2185B, 0x808000}[i%10]
+	return color.RGBA{R: uint8(c >> 16), G: uint8(c >> 8), B: uint8(c), A: 255}
 }
 
-// scatterSVG draws success rate against mean tokens, one glyph per config,
-// named in a legend to the right of the plot (labels next to the points
-// would overlap where configs tie).
+// configShape is config i's marker shape.
+func configShape(i int) draw.GlyphDrawer {
+	shapes := [...]draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, thick{draw.RingGlyph{}},
+		thick{draw.SquareGlyph{}}, thick{draw.TriangleGlyph{}}, thick{draw.CrossGlyph{}}, thick{draw.PlusGlyph{}}}
+	return shapes[(i+i/10)%len(shapes)]
+}
+
+// thick draws an outline glyph with lines at least 1.5 points wide, so
+// it shows as well as the filled ones (gonum/plot draws them at 0.5).
+type thick struct{ draw.GlyphDrawer }
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (g thick) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	wide := *c
+	wide.Canvas = minLineWidth{Canvas: c.Canvas, min: vg.Points(1.5)}
+	g.GlyphDrawer.DrawGlyph(&wide, sty, pt)
+}
+
+// minLineWidth is a canvas whose lines are never thinner than min.
+type minLineWidth struct {
+	vg.Canvas
+	min vg.Length
+}
+
+// SetLineWidth implements vg.Canvas.
+func (c minLineWidth) SetLineWidth(w vg.Length) { c.Canvas.SetLineWidth(max(w, c.min)) }
+
+// glyphStyle gives config i a colour and shape pair that no other of the
+// first 80 configs shares: colours repeat every 10 configs and each repeat
+// moves the shape on by 11 of 8 shapes.
+func glyphStyle(i int) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: configColor(i), Shape: configShape(i), Radius: vg.Points(4.5)}
+}
+
+// scatterSVG draws success rate against tokens per task, one glyph per
+// config, numbered next to the point (configs on the same spot share one
+// label, "3,7") and keyed by number, glyph and name to the right of the
+// plot. Both axes span the data with some padding; the tokens axis is
+// logarithmic when the values spread over more than a factor of ten.
 func (r *Report) scatterSVG() (string, error) {
-	p := plot.New()
-	p.Title.Text = "Success rate vs tokens per task"
-	p.X.Label.Text = "mean tokens per task (prompt + completion)"
-	p.Y.Label.Text = "success rate (%)"
-	p.Y.Min, p.Y.Max = 0, 100
-	legend := plot.NewLegend()
-	legend.Top, legend.Left = true, true
-	var legendWidth vg.Length
-	maxX := 0.0
-	for i, s := range r.Configs {
-		maxX = max(maxX, s.MeanTokens())
-		sc, err := plotter.NewScatter(plotter.XYs{{X: s.MeanTokens(), Y: 100 * s.SuccessRate}})
-		if err != nil {
-			return "", err
-		}
-		sc.GlyphStyle = glyphStyle(i)
-		p.Add(sc)
-		legend.Add(s.Config, sc)
-		legendWidth = max(legendWidth, legend.TextStyle.Width(s.Config))
-	}
-	p.X.Min = 0
-	if maxX > 0 {
-		p.X.Max = maxX * 1.05 // keep the rightmost glyph off the frame
-	}
-	if len(r.Configs) > 0 {
-		legendWidth += legend.ThumbnailWidth + 2*legend.TextStyle.Width(" ")
+	p, legend, legendWidth, err := r.scatterPlot()
+	if err != nil {
+		return "", err
 	}
 	titleHeight := p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
 	return svgDraw(chartWidth+legendWidth, chartHeight, func(c draw.Canvas) {
@@ -336,9 +738,220 @@ func (r *Report) scatterSVG() (string, error) {
 	})
 }
 
+// scatterPlot builds scatterSVG's plot and its key, which is legendWidth
+// wide.
+func (r *Report) scatterPlot() (_ *plot.Plot, _ plot.Legend, legendWidth vg.Length, _ error) {
+	p := newPlot("success vs tokens/task")
+	p.Y.Label.Text = "success (0 to 1)"
+	p.X.Label.Text = "tokens/task (prompt + completion)"
+	legend := plot.NewLegend()
+	legend.TextStyle.Font.Variant = "Sans"
+	legend.Top, legend.Left = true, true
+	legend.Padding = vg.Points(3)
+	labels := pointLabels{style: p.X.Tick.Label, radius: glyphStyle(0).Radius}
+	labels.style.Color = color.Gray{Y: 0x33}
+	p.Add(plotter.NewGrid())
+	var xs, ys []float64
+	for i, s := range r.Configs {
+		pt := plotter.XY{X: s.MeanTokens(), Y: s.SuccessRate}
+		xs, ys = append(xs, pt.X), append(ys, pt.Y)
+		sc, err := plotter.NewScatter(plotter.XYs{pt})
+		if err != nil {
+			return nil, legend, 0, err
+		}
+		sc.GlyphStyle = glyphStyle(i)
+		p.Add(sc)
+		key := strconv.Itoa(i + 1)
+		name := key + "  " + s.Config
+		legend.Add(name, sc)
+		legendWidth = max(legendWidth, legend.TextStyle.Width(name))
+		labels.xys, labels.keys = append(labels.xys, pt), append(labels.keys, key)
+	}
+	p.Add(labels)
+	if lo, hi, ok := spread(xs); ok && lo > 0 && hi/lo > 10 {
+		pad := math.Pow(hi/lo, 0.06)
+		p.X.Min, p.X.Max = lo/pad, hi*pad
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+		p.X.Label.Text += ", log scale"
+	} else {
+		p.X.Min, p.X.Max = padded(lo, hi, 0.08, 1)
+		p.X.Min = max(p.X.Min, 0)
+	}
+	lo, hi, _ := spread(ys)
+	p.Y.Min, p.Y.Max = padded(lo, hi, 0.08, 0.1)
+	p.Y.Tick.Marker = within{lo: 0, hi: 1}
+	if len(r.Configs) > 0 {
+		legendWidth += legend.ThumbnailWidth + 2*legend.TextStyle.Width(" ")
+	}
+	return p, legend, legendWidth, nil
+}
+
+// spread returns the smallest and largest of vs; ok is false when vs is
+// empty.
+func spread(vs []float64) (lo, hi float64, ok bool) {
+	if len(vs) == 0 {
+		return 0, 0, false
+	}
+	return slices.Min(vs), slices.Max(vs), true
+}
+
+// padded widens [lo, hi] to at least minSpan around its middle, then by
+// frac of its span on either side, so no point sits on the frame.
+func padded(lo, hi, frac, minSpan float64) (float64, float64) {
+	if span := hi - lo; span < minSpan {
+		mid := (lo + hi) / 2
+		lo, hi = mid-minSpan/2, mid+minSpan/2
+	}
+	pad := (hi - lo) * frac
+	return lo - pad, hi + pad
+}
+
+// within is the default ticker without the ticks outside [lo, hi], for an
+// axis padded past the values it can take.
+type within struct{ lo, hi float64 }
+
+// Ticks implements plot.Ticker.
+func (w within) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for _, t := range (plainTicks{}).Ticks(min, max) {
+		if t.Value >= w.lo-1e-9 && t.Value <= w.hi+1e-9 {
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// plainTicks is the default ticker with labels as short as their values
+// allow ("25", not "25.00").
+type plainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := (plot.DefaultTicks{}).Ticks(min, max)
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = strconv.FormatFloat(math.Round(t.Value*1e6)/1e6, 'f', -1, 64)
+		}
+	}
+	return ticks
+}
+
+// logTicks marks every integer multiple of a power of ten and labels 1, 2
+// and 5 times each power (only the powers, when that is too many labels).
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	labelled := 0
+	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+		for m := 1.0; m < 10; m++ {
+			v := m * math.Pow(10, e)
+			if v < min || v > max {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+				labelled++
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	if labelled > 9 {
+		for i, t := range ticks {
+			if l := t.Label; l != "" && l[0] != '1' {
+				ticks[i].Label = ""
+			}
+		}
+	}
+	return ticks
+}
+
+// pointLabels writes each point's key next to it, on the first side of
+// right, left, above and below where it overlaps no other label or point
+// and stays inside the plot. Points closer than a glyph share one label.
+type pointLabels struct {
+	xys    plotter.XYs
+	keys   []string
+	style  text.Style
+	radius vg.Length
+}
+
+// Plot implements plot.Plotter.
+func (l pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	type group struct {
+		at   vg.Point
+		keys []string
+	}
+	var groups []group
+	var glyphs []vg.Rectangle
+	for i, xy := range l.xys {
+		at := vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
+		r := vg.Point{X: l.radius, Y: l.radius}
+		glyphs = append(glyphs, vg.Rectangle{Min: at.Sub(r), Max: at.Add(r)})
+		joined := false
+		for g := range groups {
+			if d := groups[g].at.Sub(at); math.Hypot(float64(d.X), float64(d.Y)) < float64(l.radius) {
+				groups[g].keys = append(groups[g].keys, l.keys[i])
+				joined = true
+				break
+			}
+		}
+		if !joined {
+			groups = append(groups, group{at: at, keys: []string{l.keys[i]}})
+		}
+	}
+	sty := l.style
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	var placed []vg.Rectangle
+	for _, g := range groups {
+		txt := strings.Join(g.keys, ",")
+		size := vg.Point{X: sty.Width(txt), Y: sty.Height(txt)}
+		gap := l.radius + vg.Points(2)
+		spots := []vg.Point{
+			{X: g.at.X + gap, Y: g.at.Y - size.Y/2},          // right
+			{X: g.at.X - gap - size.X, Y: g.at.Y - size.Y/2}, // left
+			{X: g.at.X - size.X/2, Y: g.at.Y + gap},          // above
+			{X: g.at.X - size.X/2, Y: g.at.Y - gap - size.Y}, // below
+			{X: g.at.X + gap, Y: g.at.Y + gap/2},             // above right
+			{X: g.at.X + gap, Y: g.at.Y - gap/2 - size.Y},    // below right
+			{X: g.at.X - gap - size.X, Y: g.at.Y + gap/2},    // above left
+			{X: g.at.X - gap - size.X, Y: g.at.Y - gap/2 - size.Y},
+		}
+		best := vg.Rectangle{Min: spots[0], Max: spots[0].Add(size)}
+		bestScore := -1
+		for _, at := range spots {
+			box := vg.Rectangle{Min: at, Max: at.Add(size)}
+			score := 0 // lower is better: overlaps, then leaving the plot
+			for _, o := range append(slices.Clone(placed), glyphs...) {
+				if overlap(box, o) {
+					score += 2
+				}
+			}
+			if box.Min.X < c.Min.X || box.Max.X > c.Max.X || box.Min.Y < c.Min.Y || box.Max.Y > c.Max.Y {
+				score++
+			}
+			if bestScore < 0 || score < bestScore {
+				best, bestScore = box, score
+			}
+			if score == 0 {
+				break
+			}
+		}
+		placed = append(placed, best)
+		c.FillText(sty, best.Min, txt)
+	}
+}
+
+// overlap reports whether two rectangles intersect.
+func overlap(a, b vg.Rectangle) bool {
+	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
+}
+
 func (r *Report) latencySVG() (string, error) {
-	p := plot.New()
-	p.Title.Text = "Latency per task (ms)"
+	p := newPlot("run latency: p50 ms and p95 ms")
 	p.Y.Label.Text = "ms"
 	var p50, p95 plotter.Values
 	names := make([]string, len(r.Configs))
@@ -355,39 +968,50 @@ func (r *Report) latencySVG() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b50.Color = plotutil.Color(0)
+	b50.Color = configColor(0)
+	b50.LineStyle.Width = 0
 	b50.Offset = -w / 2
 	b95, err := plotter.NewBarChart(p95, w)
 	if err != nil {
 		return "", err
 	}
-	b95.Color = plotutil.Color(1)
+	b95.Color = configColor(4)
+	b95.LineStyle.Width = 0
 	b95.Offset = w / 2
-	p.Add(b50, b95)
-	p.Legend.Add("p50", b50)
-	p.Legend.Add("p95", b95)
+	p.Add(plotter.NewGrid(), b50, b95)
+	p.Legend.Add("p50 ms", b50)
+	p.Legend.Add("p95 ms", b95)
 	p.Legend.Top = true
+	p.Y.Min, p.Y.Max = 0, 1.15*max(slices.Max(p95), slices.Max(p50), 1) // room for the legend
+	p.Y.Tick.Marker = plainTicks{}
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = 0.5
 	p.X.Tick.Label.XAlign = draw.XRight
 	return svgOf(p)
 }
 
-var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"pct": func(f float64) float64 { return 100 * f }}).Parse(`<!doctype html>
+var pageTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>planner comparison report</title>
 <style>
-body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}
 .banner{padding:.8em 1em;border-left:6px solid #c77800;background:#fff4e0;margin-bottom:1em}
-table{border-collapse:collapse;font-size:14px}th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}
-th:first-child,td:first-child,td:last-child{text-align:left}.charts svg{max-width:100%;height:auto;margin:1em 0}
+.table{overflow-x:auto}table{border-collapse:collapse;font-size:14px}th,td{border:1px solid #ccc;padding:4px 8px;text-align:right;white-space:nowrap}
+th{background:#f4f4f4;white-space:normal;vertical-align:bottom}.l{text-align:left}td.l{white-space:normal;min-width:6em}.notes{font-size:14px;max-width:60em}
+.charts svg{display:block;max-width:100%;height:auto;margin:1.5em 0}
+dl.columns{display:grid;grid-template-columns:max-content max-content auto;gap:.2em 1em;font-size:14px}dl.columns dt,dl.columns dd{margin:0}
 </style></head><body>
 <h1>Comparison report</h1>
 <div class="banner">{{.Banner}}</div>
-<p>Model: {{.R.Model}} · suite: {{.R.Suite}} ({{.R.Tasks}} tasks) · seed {{.R.Seed}} · {{.R.Ran}} runs in {{printf "%.1f" .R.WallSeconds}} s, {{.R.Reused}} reused from an earlier run</p>
-<table><tr><th>config</th><th>success</th><th>EM</th><th>F1</th><th>model calls</th><th>prompt tokens</th><th>completion tokens</th><th>tool calls</th><th>p50 ms</th><th>p95 ms</th><th>cost $</th><th>failures</th><th>recovered</th></tr>
-{{range .R.Configs}}<tr><td>{{.Config}}</td><td>{{printf "%.1f%%" (pct .SuccessRate)}}</td><td>{{printf "%.3f" .EM}}</td><td>{{if .HasF1}}{{printf "%.3f" .F1}}{{else}}–{{end}}</td><td>{{.ModelCalls}}</td><td>{{.PromptTokens}}</td><td>{{.CompletionTokens}}</td><td>{{.ToolCalls}}</td><td>{{printf "%.0f" .LatencyP50MS}}</td><td>{{printf "%.0f" .LatencyP95MS}}</td><td>{{printf "%.4f" .CostUSD}}</td><td>{{.FailureList}}</td><td>{{.RecoveredList}}</td></tr>
-{{end}}</table>
-<p>Calls, tokens, tool calls and cost are totals over all runs of each config. {{.Legend}}</p>
+<p>Model: {{.R.Model}} (--llm {{.Spec}}) · suite: {{.R.Suite}} ({{.R.Tasks}} tasks) · seed {{.R.Seed}} · {{.R.Ran}} runs in {{printf "%.1f" .R.WallSeconds}} s, {{.R.Reused}} reused from an earlier run{{if .R.Dir}} · run folder {{.R.Dir}}{{end}}</p>
+<div class="table"><table><tr>{{range $i, $h := .Head}}<th{{if index $.Left $i}} class="l"{{end}}>{{$h}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $.Left $i}} class="l"{{end}}>{{$c}}</td>{{end}}</tr>
+{{end}}</table></div>
+<div class="notes">{{range .Notes}}<p>{{.}}</p>{{end}}</div>
+<h2>Charts</h2>
+<p class="notes">Each point is a config, numbered as in the key on the right; configs on the same spot share a label ("9,11").
+Higher is more correct answers, further left is fewer tokens per task.</p>
 <div class="charts">{{.Scatter}}{{.Latency}}</div>
+<h2>Columns</h2>
+<dl class="columns">{{range .Columns}}<dt>{{.Column}}</dt><dd><code>{{.Field}}</code></dd><dd>{{.Meaning}}</dd>{{end}}</dl>
 </body></html>
 `))

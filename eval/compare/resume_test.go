@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
@@ -80,7 +81,9 @@ func TestKilledCompareResumesWithoutRerunningFinishedTasks(t *testing.T) {
 			first := &callGate{limit: tt.limit, cancel: cancel}
 			_, err := compare.Run(ctx, newLoader(sim.Profile{Name: "perfect"}, withOuter(first.wrap)), tasks, opts)
 			require.ErrorIs(t, err, context.Canceled)
+			require.ErrorIs(t, err, compare.ErrInterrupted)
 			assert.Contains(t, err.Error(), "rerun resumes")
+			assert.Contains(t, err.Error(), "saved in "+out)
 
 			stored := storedRecords(t, out, 1)
 			require.NotEmpty(t, stored)
@@ -149,7 +152,7 @@ func assertTracesPointAtTheirRuns(t *testing.T, out string, recs []compare.Recor
 		require.LessOrEqual(t, lastLine, len(lines), r.Trace)
 		require.Less(t, 0, firstLine)
 		require.LessOrEqual(t, firstLine, lastLine)
-		want := r.Config + "/" + r.TaskID + "/" + strconv.FormatUint(r.Seed, 10)
+		want := compare.RunID(r.Config, r.Model, r.TaskID, r.Seed, r.Fingerprint)
 		for i := firstLine; i <= lastLine; i++ {
 			var ev struct {
 				RunID string `json:"run_id"`
@@ -241,6 +244,8 @@ func TestRunRejectsInvalidOptions(t *testing.T) {
 		{"no tasks", nil, compare.Options{Configs: configPaths("direct"), OutDir: "x"}},
 		{"duplicate task ids", dup, compare.Options{Configs: configPaths("direct"), OutDir: "x"}},
 		{"two configs with one name", tasks, compare.Options{Configs: configPaths("direct", "direct"), OutDir: "x"}},
+		{"negative concurrency", tasks, compare.Options{Configs: configPaths("direct"), OutDir: "x", Concurrency: -3}},
+		{"negative timeout", tasks, compare.Options{Configs: configPaths("direct"), OutDir: "x", Timeout: -time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,9 +258,9 @@ func TestRunRejectsInvalidOptions(t *testing.T) {
 
 func TestTracesAppendAfterALineCutByAKill(t *testing.T) {
 	out := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(out, "traces"), 0o755))
-	cut := `{"run_id":"direct/demo-01/1","kind":"run_start"}` + "\n" + `{"run_id":"direct/demo-01/1","ki`
-	require.NoError(t, os.WriteFile(filepath.Join(out, "traces", "direct.jsonl"), []byte(cut), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "traces", "sim"), 0o755))
+	cut := `{"run_id":"direct/sim/demo-01/1/0123abcd","kind":"run_start"}` + "\n" + `{"run_id":"direct/sim/demo-01/1/0123abcd","ki`
+	require.NoError(t, os.WriteFile(filepath.Join(out, "traces", "sim", "direct.jsonl"), []byte(cut), 0o644))
 
 	rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}), demoTasks(t)[:5], compare.Options{
 		Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, OutDir: out})
@@ -264,7 +269,7 @@ func TestTracesAppendAfterALineCutByAKill(t *testing.T) {
 	recs := storedRecords(t, out, 1)
 	require.Len(t, recs, 5)
 	for _, r := range recs {
-		assert.True(t, strings.HasPrefix(r.Trace, "traces/direct.jsonl:"), r.Trace)
+		assert.True(t, strings.HasPrefix(r.Trace, "traces/sim/direct.jsonl:"), r.Trace)
 		assert.NotContains(t, r.Trace, ":1-", "the old lines are kept")
 		assert.NotContains(t, r.Trace, ":2-", "the cut line is kept on a line of its own")
 	}

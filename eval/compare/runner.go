@@ -4,15 +4,30 @@
 // trace, and reports per config: success, EM/F1, model calls, tokens, tool
 // calls, latency percentiles, cost and failures by kind.
 //
-// Each config's run traces go to traces/<config>.jsonl in the output
-// folder, every run's events on consecutive lines; a result's Trace field
-// says which lines ("traces/react.jsonl:120-141").
+// A comparison writes into one run folder (Options.OutDir; the command
+// line names it with Identity.DirName unless --out is given):
 //
-// A stored result is reused only for the same config name, task id, seed
-// and fingerprint (the pipeline file's bytes and the --llm override), so
-// editing a config or switching models re-runs it. Verdicts are not taken
-// from the store: every answer is scored again with the current scorer when
-// the report is built.
+//	results.db                  every result (SQLite), so a rerun resumes
+//	traces/<model>/<config>.jsonl  each run's JSONL trace, runs appended whole
+//	report.md, report.json, report.html
+//
+// <model> is the model spec (ModelSpec: "sim:noisy", "openai:gpt-4o-mini")
+// made safe for a file name ("sim_noisy"). Every run's events sit on
+// consecutive lines under a run id unique to the run (see RunID); a
+// result's Trace field says which lines ("traces/sim_noisy/react.jsonl:120-141").
+//
+// A stored result is reused only for the same config name, task id, seed,
+// model spec and fingerprint (the pipeline file's bytes and the --llm
+// override), so editing a config or switching models (or sim profiles)
+// re-runs it and a report never mixes models. Verdicts are not taken from
+// the store: every answer is scored again with the current scorer when the
+// report is built.
+//
+// Besides its outcome, each result counts the faults the engine met and
+// worked around during the run, read from its trace events (FaultKind):
+// parse failures fed back to the model, unknown tools, repeated calls,
+// provider retries, tool errors... Reports count them as recovered for the
+// runs that succeeded.
 //
 // Secrets are scrubbed (package redact) from everything a comparison
 // writes: each run's events before they reach its trace, and each result's
@@ -32,9 +47,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,16 +84,20 @@ type Options struct {
 	Configs []string
 	// LLM replaces every pipeline's llm block when Provider is set.
 	LLM config.LLM
-	// Concurrency bounds runs in flight. Default 4.
+	// Concurrency bounds runs in flight. 0 means the default, 4; negative
+	// is invalid.
 	Concurrency int
-	// Timeout bounds each run. Default 2m.
+	// Timeout bounds each run. 0 means the default, 2m; negative is
+	// invalid.
 	Timeout time.Duration
 	// Seed is recorded with each result and, with LLM, seeds the model's
 	// random draws where its provider makes any (the simulator's faults).
 	// Default 1.
 	Seed uint64
-	// OutDir receives results.db, the traces (traces/<config>.jsonl, runs
-	// appended whole) and the reports. Required.
+	// OutDir is the run folder: it receives results.db, the traces
+	// (traces/<model>/<config>.jsonl, runs appended whole) and, from the
+	// caller, the reports. Required; Identity.DirName names one per
+	// comparison.
 	OutDir string
 	// Scorer judges answers. Default verify.ExactMatch.
 	Scorer verify.Scorer
@@ -94,6 +115,92 @@ type Options struct {
 
 // ErrOptions marks invalid options.
 var ErrOptions = errors.New("compare: invalid options")
+
+// ErrInterrupted marks a comparison whose context ended before every run
+// finished. Run's error wraps it and the context's error; the finished
+// runs are stored, so running the same comparison again resumes.
+var ErrInterrupted = errors.New("compare interrupted")
+
+// Identity is what selects a comparison's runs; DirName names its run
+// folder from it.
+type Identity struct {
+	// Suite names the suite as given: "demo", or a file path.
+	Suite string
+	// Selection says which of the suite's tasks run, as given ("slice
+	// 900:1000, limit 50"); empty for all of them.
+	Selection string
+	// Configs are the pipeline paths, in order.
+	Configs []string
+	// LLM is the model override every config runs with; zero when each
+	// config uses its own llm block.
+	LLM config.LLM
+	// Seed is the comparison's seed.
+	Seed uint64
+}
+
+// DirName names the comparison's run folder:
+// "<suite>-<model>-seed<seed>-<hash>", where <suite> is the suite file's
+// base name without extension ("demo" for the built-in suite), <model> the
+// override's ModelSpec made safe for a file name ("sim_noisy"; "own-llm"
+// when each config uses its own llm block) and <hash> 8 hex digits of
+// everything in id. The same comparison always gets the same name, so
+// running a command again finds its results and resumes, while another
+// suite, selection, set of configs, model or seed gets a folder of its own.
+func (id Identity) DirName() string {
+	h := sha256.New()
+	js, _ := json.Marshal(struct { // a struct of strings and numbers always marshals
+		Suite, Selection string
+		Configs          []string
+		LLM              config.LLM
+		Seed             uint64
+	}{id.Suite, id.Selection, id.Configs, id.LLM, id.Seed})
+	h.Write(js)
+	base := filepath.Base(id.Suite)
+	suiteName := safeName(strings.TrimSuffix(base, filepath.Ext(base)))
+	model := "own-llm"
+	if id.LLM.Provider != "" {
+		model = modelSlug(id.LLM)
+	}
+	return fmt.Sprintf("%s-%s-seed%d-%s", suiteName, model, id.Seed, hex.EncodeToString(h.Sum(nil))[:8])
+}
+
+// ModelSpec writes an llm block as the --llm spec that selects it
+// (llm.ParseSpec's inverse): "provider:model", "sim:PROFILE" ("sim" for
+// the default profile), "scripted:FILE" or "replay:FILE", or the provider
+// alone when the block names nothing more. Reports show it, and results
+// are stored under it.
+func ModelSpec(c config.LLM) string {
+	var rest string
+	switch c.Provider {
+	case "sim":
+		rest = c.Profile
+	case "scripted", "replay":
+		rest = c.Script
+	default:
+		rest = c.Model
+	}
+	if rest == "" {
+		return c.Provider
+	}
+	return c.Provider + ":" + rest
+}
+
+// modelSlug is c's ModelSpec made safe for a file name; a script or
+// cassette counts by its base name.
+func modelSlug(c config.LLM) string {
+	if c.Script != "" && (c.Provider == "scripted" || c.Provider == "replay") {
+		c.Script = filepath.Base(c.Script)
+	}
+	return safeName(ModelSpec(c))
+}
+
+// RunID is the trace run id of one run: its config, model spec, task id,
+// seed and the first 8 digits of its fingerprint, joined by "/"
+// ("react/sim:noisy/demo-01/1/3f9a2c1b"), so no two runs that a run
+// folder can hold share one.
+func RunID(configName, model, taskID string, seed uint64, fp string) string {
+	return fmt.Sprintf("%s/%s/%s/%d/%s", configName, model, taskID, seed, fp[:min(8, len(fp))])
+}
 
 // Failure kinds the runner adds to the engine's own (the agent.Failure*
 // constants).
@@ -118,12 +225,18 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		return nil, fmt.Errorf("%w: need at least one config and an output folder", ErrOptions)
 	}
 	if len(tasks) == 0 {
-		return nil, fmt.Errorf("%w: the suite has no tasks", ErrOptions)
+		return nil, fmt.Errorf("%w: no tasks to run", ErrOptions)
 	}
-	if opts.Concurrency <= 0 {
+	if opts.Concurrency < 0 {
+		return nil, fmt.Errorf("%w: concurrency must be at least 1 (0 for the default), got %d", ErrOptions, opts.Concurrency)
+	}
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("%w: the timeout must be positive (0 for the default), got %s", ErrOptions, opts.Timeout)
+	}
+	if opts.Concurrency == 0 {
 		opts.Concurrency = 4
 	}
-	if opts.Timeout <= 0 {
+	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Minute
 	}
 	if opts.Seed == 0 {
@@ -152,6 +265,7 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	}
 	pipes := make([]*pipeline.Pipeline, len(opts.Configs))
 	prints := make([]string, len(opts.Configs))
+	models := make([]config.LLM, len(opts.Configs)) // the llm block each config runs with
 	names := map[string]string{}
 	for i, path := range opts.Configs {
 		p, err := loader.LoadWith(ctx, path, llmCfg, 0)
@@ -166,6 +280,14 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		if prints[i], err = fingerprint(p.Config.File, opts.LLM); err != nil {
 			return nil, err
 		}
+		models[i] = p.Config.LLM
+		if opts.LLM.Provider != "" {
+			models[i] = opts.LLM
+		}
+	}
+	specs := make([]string, len(models))
+	for i, m := range models {
+		specs[i] = ModelSpec(m)
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
@@ -182,7 +304,7 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	var jobs []job
 	for t := range tasks {
 		for c := range pipes {
-			if !done[storeKey(pipes[c].Config.Name, tasks[t].ID, prints[c])] {
+			if !done[storeKey(pipes[c].Config.Name, tasks[t].ID, prints[c], specs[c])] {
 				jobs = append(jobs, job{cfg: c, task: t})
 			}
 		}
@@ -196,11 +318,11 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	}
 	var traces *traceSet
 	if !opts.NoTraces && len(jobs) > 0 {
-		names := make([]string, len(pipes))
+		files := make([]traceKey, len(pipes))
 		for i, p := range pipes {
-			names[i] = p.Config.Name
+			files[i] = traceKey{config: p.Config.Name, model: specs[i], slug: modelSlug(models[i])}
 		}
-		if traces, err = openTraces(opts.OutDir, names); err != nil {
+		if traces, err = openTraces(opts.OutDir, files); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -212,18 +334,22 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	work := make(chan job)
 	results := make(chan Record, opts.Concurrency)
 	written := make(chan error, 1)
-	go func() { written <- writeResults(context.WithoutCancel(ctx), store, traces, results, bar) }()
+	var stored int
+	go func() {
+		var err error
+		stored, err = writeResults(context.WithoutCancel(ctx), store, traces, results, bar)
+		written <- err
+	}()
 	var wg sync.WaitGroup
 	for w := 0; w < opts.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				rec, ok := runOne(ctx, pipes[j.cfg], tasks[j.task], opts, traces)
+				rec, ok := runOne(ctx, pipes[j.cfg], tasks[j.task], opts, traces, specs[j.cfg], prints[j.cfg])
 				if !ok {
 					continue // interrupted: leave it for the resume
 				}
-				rec.Fingerprint = prints[j.cfg]
 				results <- rec
 			}
 		}()
@@ -247,23 +373,25 @@ feed:
 	if werr != nil {
 		return nil, werr
 	}
+	total := len(tasks) * len(pipes)
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("compare interrupted; finished results are saved in %s and a rerun resumes: %w", opts.OutDir, err)
+		return nil, fmt.Errorf("%w after %d of %d runs; they are saved in %s and a rerun resumes from them: %w",
+			ErrInterrupted, total-len(jobs)+stored, total, opts.OutDir, err)
 	}
 	records, err := store.All(ctx, opts.Seed)
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]string{} // config name -> fingerprint
+	want := map[string]int{} // config name -> index
 	order := make([]string, len(pipes))
 	for i, p := range pipes {
-		want[p.Config.Name] = prints[i]
+		want[p.Config.Name] = i
 		order[i] = p.Config.Name
 	}
 	var mine []Record
 	for _, r := range records {
 		t, ok := ids[r.TaskID]
-		if fp, mineCfg := want[r.Config]; mineCfg && ok && fp == r.Fingerprint {
+		if c, mineCfg := want[r.Config]; mineCfg && ok && prints[c] == r.Fingerprint && specs[c] == r.Model {
 			mine = append(mine, judge(scrubRecord(opts.Scrubber, r), tasks[t], opts.Scorer))
 		}
 	}
@@ -272,6 +400,20 @@ feed:
 		provider = pipes[0].Config.LLM.Provider
 	}
 	rep := Summarize(mine, order)
+	for i := range rep.Configs {
+		rep.Configs[i].ModelSpec = opts.Scrubber.String(specs[i])
+	}
+	rep.ModelSpec = opts.Scrubber.String(ModelSpec(opts.LLM))
+	if opts.LLM.Provider == "" {
+		var distinct []string
+		for _, s := range specs {
+			if !slices.Contains(distinct, s) {
+				distinct = append(distinct, s)
+			}
+		}
+		rep.ModelSpec = opts.Scrubber.String(strings.Join(distinct, ", "))
+	}
+	rep.Dir = opts.OutDir
 	rep.Model = opts.Scrubber.String(loader.ModelLabel(provider))
 	kind := loader.ModelKind(provider)
 	rep.Simulated = kind == llm.KindSimulated
@@ -280,7 +422,7 @@ feed:
 	rep.Seed = opts.Seed
 	rep.Tasks = len(tasks)
 	rep.Ran = len(jobs)
-	rep.Reused = len(tasks)*len(pipes) - len(jobs)
+	rep.Reused = total - len(jobs)
 	rep.WallSeconds = wall.Seconds()
 	rep.GeneratedAt = time.Now().UTC()
 	return rep, nil
@@ -297,10 +439,11 @@ const maxBatch = 256
 // writeResults stores records as they arrive, batching those already
 // waiting into one transaction, and advances the progress bar. Traces are
 // flushed before each batch is committed, so a stored record's trace lines
-// are on disk. It drains in even after a failed write and returns the first
-// error.
-func writeResults(ctx context.Context, store *Store, traces *traceSet, in <-chan Record, bar *progressbar.ProgressBar) error {
+// are on disk. It drains in even after a failed write and returns the
+// number of records stored and the first error.
+func writeResults(ctx context.Context, store *Store, traces *traceSet, in <-chan Record, bar *progressbar.ProgressBar) (int, error) {
 	var first error
+	stored := 0
 	batch := make([]Record, 0, maxBatch)
 	for rec := range in {
 		batch = append(batch[:0], rec)
@@ -319,14 +462,18 @@ func writeResults(ctx context.Context, store *Store, traces *traceSet, in <-chan
 		if err := traces.flush(); err != nil && first == nil {
 			first = fmt.Errorf("compare: writing traces: %w", err)
 		}
-		if err := store.PutAll(ctx, batch); err != nil && first == nil {
-			first = err
+		if err := store.PutAll(ctx, batch); err != nil {
+			if first == nil {
+				first = err
+			}
+		} else {
+			stored += len(batch)
 		}
 		if bar != nil {
 			_ = bar.Add(len(batch))
 		}
 	}
-	return first
+	return stored, first
 }
 
 // fingerprint identifies what a stored result was produced with: the
@@ -350,8 +497,8 @@ func fingerprint(path string, llm config.LLM) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-func storeKey(config, taskID, fingerprint string) string {
-	return config + "\x00" + taskID + "\x00" + fingerprint
+func storeKey(config, taskID, fingerprint, model string) string {
+	return config + "\x00" + taskID + "\x00" + fingerprint + "\x00" + model
 }
 
 // judge scores a record's answer for task and labels a normally finished
@@ -370,11 +517,13 @@ func judge(rec Record, task agent.Task, sc verify.Scorer) Record {
 	return rec
 }
 
-// runOne runs one task on one pipeline. It reports false when ctx ended
-// during the run, whose result is then left for a resume.
-func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Options, traces *traceSet) (Record, bool) {
-	rec := Record{Config: p.Config.Name, TaskID: task.ID, Seed: opts.Seed}
-	tracer := trace.NewWithOptions(fmt.Sprintf("%s/%s/%d", p.Config.Name, task.ID, opts.Seed), trace.WithScrubber(opts.Scrubber))
+// runOne runs one task on one pipeline whose model spec is model and
+// fingerprint fp. It reports false when ctx ended during the run, whose
+// result is then left for a resume.
+func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Options, traces *traceSet, model, fp string) (Record, bool) {
+	rec := Record{Config: p.Config.Name, TaskID: task.ID, Seed: opts.Seed, Model: model, Fingerprint: fp}
+	faults := &faultCounter{}
+	tracer := trace.NewWithOptions(RunID(p.Config.Name, model, task.ID, opts.Seed, fp), trace.WithScrubber(opts.Scrubber), trace.WithSinks(faults))
 	// The trace is kept in memory and appended to the config's trace file
 	// once the run is over, so file I/O neither delays the run nor counts in
 	// its latency, and an interrupted run leaves no partial trace behind.
@@ -393,8 +542,9 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 		return rec, false
 	}
 	if sink != nil && sink.Close() == nil {
-		rec.Trace = traces.add(p.Config.Name, buf.Bytes())
+		rec.Trace = traces.add(p.Config.Name, model, buf.Bytes())
 	}
+	rec.Faults = faults.counts()
 	st := res.State
 	u := st.Usage.Snapshot()
 	rec.Answer, rec.Complete, rec.Failure = st.Answer, st.Complete && err == nil, st.Failure
@@ -447,8 +597,11 @@ func Succeeded(r Record) bool { return r.Scored && r.Correct }
 // verdicts: success rate and EM average over scored records only, F1 over
 // scored records whose scorer gives F1. Latency percentiles use the nearest-rank method.
 // A record's failure kind counts under Failures when the run did not
-// succeed (see Succeeded) and under Recovered when it succeeded anyway, for
-// example when a ReWOO step failed but the solver still answered correctly.
+// succeed (see Succeeded). A run that succeeded counts under Recovered
+// once for each kind it met: its failure kind, if any (a ReWOO step failed
+// but the solver still answered correctly), and each kind of its Faults
+// (a parse failure fed back, a provider retry...); RecoveryEvents adds up
+// those faults' events and RecoveredRuns counts the runs.
 func Summarize(records []Record, order []string) *Report {
 	by := map[string][]Record{}
 	for _, r := range records {
@@ -457,7 +610,7 @@ func Summarize(records []Record, order []string) *Report {
 	rep := &Report{}
 	for _, name := range order {
 		rs := by[name]
-		s := ConfigSummary{Config: name, Runs: len(rs), Failures: map[string]int{}, Recovered: map[string]int{}}
+		s := ConfigSummary{Config: name, Runs: len(rs), Failures: map[string]int{}, Recovered: map[string]int{}, RecoveryEvents: map[string]int{}}
 		lat := make([]float64, 0, len(rs))
 		verdicts := make([]verify.Result, len(rs))
 		for i, r := range rs {
@@ -465,11 +618,24 @@ func Summarize(records []Record, order []string) *Report {
 			if r.Complete {
 				s.Completed++
 			}
-			switch {
-			case r.Failure == "":
-			case Succeeded(r):
-				s.Recovered[r.Failure]++
-			default:
+			if Succeeded(r) {
+				met := map[string]bool{}
+				if r.Failure != "" {
+					met[r.Failure] = true
+				}
+				for kind, n := range r.Faults {
+					if n > 0 {
+						met[kind] = true
+						s.RecoveryEvents[kind] += n
+					}
+				}
+				for kind := range met {
+					s.Recovered[kind]++
+				}
+				if len(met) > 0 {
+					s.RecoveredRuns++
+				}
+			} else if r.Failure != "" {
 				s.Failures[r.Failure]++
 			}
 			s.ModelCalls += r.ModelCalls
@@ -478,6 +644,9 @@ func Summarize(records []Record, order []string) *Report {
 			s.ToolCalls += r.ToolCalls
 			s.CostUSD += r.CostUSD
 			s.Estimated = s.Estimated || r.Estimated
+			if r.Estimated {
+				s.EstimatedRuns++
+			}
 			lat = append(lat, r.LatencyMS)
 		}
 		sort.Float64s(lat)

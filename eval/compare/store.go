@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -20,7 +21,11 @@ type Record struct {
 	Seed   uint64 `json:"seed"`
 	// Fingerprint identifies the pipeline file and llm override the run
 	// used; see the package doc.
-	Fingerprint      string  `json:"fingerprint"`
+	Fingerprint string `json:"fingerprint"`
+	// Model is the spec of the model the run used (ModelSpec:
+	// "sim:noisy", "openai:gpt-4o-mini"): the --llm override, or the
+	// pipeline's own llm block.
+	Model            string  `json:"model"`
 	Answer           string  `json:"answer"`
 	Complete         bool    `json:"complete"`
 	Correct          bool    `json:"correct"`
@@ -39,8 +44,14 @@ type Record struct {
 	LatencyMS        float64 `json:"latency_ms"`
 	Steps            int     `json:"steps"`
 	// Trace locates the run's JSONL trace in the output folder as
-	// "traces/<config>.jsonl:<first line>-<last line>"; empty without one.
+	// "traces/<model>/<config>.jsonl:<first line>-<last line>"; empty
+	// without one.
 	Trace string `json:"trace,omitempty"`
+	// Faults counts the run's trace events by fault kind (FaultKind): the
+	// faults the engine met and worked around, such as a parse failure fed
+	// back or a provider retry. It is kept whatever the outcome; reports
+	// count it as recovered only for runs that succeeded. Nil when none.
+	Faults map[string]int `json:"faults,omitempty"`
 }
 
 // Store keeps records in SQLite so an interrupted compare resumes. It is
@@ -53,8 +64,9 @@ type Store struct {
 var ErrStore = errors.New("results store")
 
 // OpenStore opens (creating if needed) results.db in dir. Results live in
-// the table "runs"; a "results" table left by earlier versions, which did
-// not key results by fingerprint, is ignored.
+// the table "records", keyed by config, task id, seed, fingerprint and
+// model spec; the "results" and "runs" tables left by earlier versions,
+// which keyed results by less and kept no fault counts, are ignored.
 func OpenStore(ctx context.Context, dir string) (*Store, error) {
 	path := filepath.Join(dir, "results.db")
 	// WAL with synchronous=NORMAL: a commit survives the process being
@@ -64,12 +76,12 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serialises anyway
-	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS runs (
-		config TEXT NOT NULL, task_id TEXT NOT NULL, seed INTEGER NOT NULL, fingerprint TEXT NOT NULL,
+	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS records (
+		config TEXT NOT NULL, task_id TEXT NOT NULL, seed INTEGER NOT NULL, fingerprint TEXT NOT NULL, model TEXT NOT NULL,
 		answer TEXT, complete INTEGER, correct INTEGER, scored INTEGER, em REAL, f1 REAL, has_f1 INTEGER,
 		failure TEXT, error TEXT, model_calls INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,
-		tool_calls INTEGER, estimated INTEGER, cost_usd REAL, latency_ms REAL, steps INTEGER, trace TEXT,
-		PRIMARY KEY (config, task_id, seed, fingerprint))`)
+		tool_calls INTEGER, estimated INTEGER, cost_usd REAL, latency_ms REAL, steps INTEGER, trace TEXT, faults TEXT,
+		PRIMARY KEY (config, task_id, seed, fingerprint, model))`)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%w: creating table in %s: %w", ErrStore, path, err)
@@ -80,21 +92,21 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Done returns the keys (config, task id and fingerprint joined by NUL
-// bytes) already stored for seed.
+// Done returns the keys (config, task id, fingerprint and model spec
+// joined by NUL bytes) already stored for seed.
 func (s *Store) Done(ctx context.Context, seed uint64) (map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, fingerprint FROM runs WHERE seed = ?`, int64(seed))
+	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, fingerprint, model FROM records WHERE seed = ?`, int64(seed))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	defer rows.Close()
 	out := map[string]bool{}
 	for rows.Next() {
-		var c, t, f string
-		if err := rows.Scan(&c, &t, &f); err != nil {
+		var c, t, f, m string
+		if err := rows.Scan(&c, &t, &f, &m); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
-		out[storeKey(c, t, f)] = true
+		out[storeKey(c, t, f, m)] = true
 	}
 	return out, rows.Err()
 }
@@ -111,15 +123,23 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO records VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	defer stmt.Close()
 	for _, r := range recs {
-		_, err = stmt.ExecContext(ctx, r.Config, r.TaskID, int64(r.Seed), r.Fingerprint, r.Answer, r.Complete, r.Correct, r.Scored, r.EM, r.F1, r.HasF1,
+		faults := ""
+		if len(r.Faults) > 0 {
+			b, err := json.Marshal(r.Faults)
+			if err != nil {
+				return fmt.Errorf("%w: saving %s/%s: %w", ErrStore, r.Config, r.TaskID, err)
+			}
+			faults = string(b)
+		}
+		_, err = stmt.ExecContext(ctx, r.Config, r.TaskID, int64(r.Seed), r.Fingerprint, r.Model, r.Answer, r.Complete, r.Correct, r.Scored, r.EM, r.F1, r.HasF1,
 			r.Failure, r.Error, r.ModelCalls, r.PromptTokens, r.CompletionTokens, r.ToolCalls, r.Estimated,
-			r.CostUSD, r.LatencyMS, r.Steps, r.Trace)
+			r.CostUSD, r.LatencyMS, r.Steps, r.Trace, faults)
 		if err != nil {
 			return fmt.Errorf("%w: saving %s/%s: %w", ErrStore, r.Config, r.TaskID, err)
 		}
@@ -130,12 +150,12 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 	return nil
 }
 
-// All returns every record for seed, ordered by config, task id and
-// fingerprint.
+// All returns every record for seed, ordered by config, task id,
+// fingerprint and model spec.
 func (s *Store) All(ctx context.Context, seed uint64) ([]Record, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, seed, fingerprint, answer, complete, correct, scored, em, f1, has_f1,
-		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace
-		FROM runs WHERE seed = ? ORDER BY config, task_id, fingerprint`, int64(seed))
+	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, seed, fingerprint, model, answer, complete, correct, scored, em, f1, has_f1,
+		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace, faults
+		FROM records WHERE seed = ? ORDER BY config, task_id, fingerprint, model`, int64(seed))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -144,12 +164,18 @@ func (s *Store) All(ctx context.Context, seed uint64) ([]Record, error) {
 	for rows.Next() {
 		var r Record
 		var seed64 int64
-		if err := rows.Scan(&r.Config, &r.TaskID, &seed64, &r.Fingerprint, &r.Answer, &r.Complete, &r.Correct, &r.Scored, &r.EM, &r.F1, &r.HasF1,
+		var faults string
+		if err := rows.Scan(&r.Config, &r.TaskID, &seed64, &r.Fingerprint, &r.Model, &r.Answer, &r.Complete, &r.Correct, &r.Scored, &r.EM, &r.F1, &r.HasF1,
 			&r.Failure, &r.Error, &r.ModelCalls, &r.PromptTokens, &r.CompletionTokens, &r.ToolCalls, &r.Estimated,
-			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace); err != nil {
+			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace, &faults); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 		r.Seed = uint64(seed64)
+		if faults != "" {
+			if err := json.Unmarshal([]byte(faults), &r.Faults); err != nil {
+				return nil, fmt.Errorf("%w: reading the faults of %s/%s: %w", ErrStore, r.Config, r.TaskID, err)
+			}
+		}
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -6,15 +6,138 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/trace"
 )
 
-// traceFile appends whole runs' JSONL traces to one file per config, each
-// run's events on consecutive lines, so that a comparison of thousands of
-// runs writes a handful of files instead of one per run. It is safe for
-// concurrent use.
+// Fault kinds: what the engine met during a run and worked around, read
+// from the run's trace events by FaultKind. A halted ReAct loop whose
+// finalizer answered counts under its failure kind (agent.FailureLoop,
+// agent.FailureBudget, agent.FailureParse).
+const (
+	// FaultParse: a reply that could not be parsed (a ReAct step, a plan,
+	// a re-plan decision) was fed back to the model with the error
+	// (trace.KindParseError).
+	FaultParse = agent.FailureParse
+	// FaultEmptyReply: an empty reply was asked for again (guard
+	// "empty_reply").
+	FaultEmptyReply = "empty_reply"
+	// FaultInventedObservation: an observation the model wrote itself was
+	// cut off (guard "invented_observation").
+	FaultInventedObservation = "invented_observation"
+	// FaultUnknownTool: a call of a tool the loop does not have was
+	// answered with the tools it has (guard node.GuardUnknownTool).
+	FaultUnknownTool = node.GuardUnknownTool
+	// FaultRepeat: a repeated call was answered by the repeat guard
+	// instead of running again (guard "repeat").
+	FaultRepeat = "repeat"
+	// FaultToolError: a tool call failed and its error was shown to the
+	// model (guard node.GuardToolError).
+	FaultToolError = node.GuardToolError
+	// FaultRejected: a plan or re-plan decision that broke the plan rules
+	// was sent back to the model (a planner's or replanner's guard).
+	FaultRejected = "rejected"
+	// FaultRetry: a failed model call (HTTP 429, 5xx, a timeout) was
+	// retried by the provider middleware (trace.KindRetry).
+	FaultRetry = "retry"
+	// FaultProvider: a model call failed after its retries and the run
+	// went on without it.
+	FaultProvider = agent.FailureProvider
+	// FaultError: a node failed with another error and the run went on.
+	FaultError = agent.FailureError
+)
+
+// FaultLegend explains the fault kinds reports count under recovered.
+const FaultLegend = "Recovered counts the correct runs that met each kind of fault on the way (a run counts once per kind; " +
+	"recovery_events in report.json counts the events): parse (a reply that could not be parsed was fed back), " +
+	"empty_reply (an empty reply was asked for again), invented_observation (an observation the model wrote itself was cut), " +
+	"unknown_tool (a call of a missing tool was answered with the tools there are), repeat (a repeated call was answered " +
+	"by the repeat guard), tool_error (a failed tool call's error was shown to the model), rejected (an invalid plan or " +
+	"re-plan decision was sent back), retry (a failed model call was retried), provider (a model call failed for good and " +
+	"the run went on), error (a node failed and the run went on), loop or budget (a loop was stopped and its finalizer " +
+	"answered), and the engine's failure kinds of plan steps that failed while the run still answered correctly."
+
+// haltKinds are the failure kinds a guard event's "failure" may carry:
+// the loop stopped with that failure and, where set up to, its finalizer
+// answered from the work so far.
+var haltKinds = map[string]bool{
+	agent.FailureParse: true, agent.FailureLoop: true, agent.FailureBudget: true, agent.FailureTool: true,
+	agent.FailureProvider: true, agent.FailureTimeout: true, agent.FailurePlan: true,
+}
+
+// FaultKind says which fault kind an event reports, or "" for an event
+// that reports none (routine guards such as observation truncation and
+// prompt compaction included).
+func FaultKind(e trace.Event) string {
+	switch e.Kind {
+	case trace.KindParseError:
+		return FaultParse
+	case trace.KindRetry:
+		return FaultRetry
+	case trace.KindError:
+		if strings.HasPrefix(e.Text, llm.ErrModel.Error()) {
+			return FaultProvider
+		}
+		return FaultError
+	case trace.KindGuard:
+		if f, ok := e.Data["failure"].(string); ok {
+			if haltKinds[f] {
+				return f
+			}
+			return ""
+		}
+		g, ok := e.Data["guard"].(string)
+		if !ok {
+			return FaultRejected
+		}
+		switch g {
+		case FaultEmptyReply, FaultInventedObservation, FaultUnknownTool, FaultRepeat, FaultToolError:
+			return g
+		}
+	}
+	return ""
+}
+
+// faultCounter is a trace sink that counts a run's events by fault kind.
+// It is safe for concurrent use.
+type faultCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// Emit counts e when it reports a fault.
+func (f *faultCounter) Emit(e trace.Event) {
+	kind := FaultKind(e)
+	if kind == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == nil {
+		f.n = map[string]int{}
+	}
+	f.n[kind]++
+}
+
+// counts returns a copy of the counts; nil when there were none.
+func (f *faultCounter) counts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.n)
+}
+
+// traceFile appends whole runs' JSONL traces to one file per config and
+// model, each run's events on consecutive lines, so that a comparison of
+// thousands of runs writes a handful of files instead of one per run. It
+// is safe for concurrent use.
 type traceFile struct {
 	mu    sync.Mutex
 	f     *os.File
@@ -24,11 +147,10 @@ type traceFile struct {
 	err   error  // first write error; later runs are then not traced
 }
 
-// openTraceFile opens (creating or appending to) traces/<config>.jsonl in
-// outDir and counts the lines already there, so that new runs' line
+// openTraceFile opens (creating or appending to) rel, a path relative to
+// outDir, and counts the lines already there, so that new runs' line
 // numbers are right after a resume.
-func openTraceFile(outDir, config string) (*traceFile, error) {
-	rel := filepath.Join("traces", safeName(config)+".jsonl")
+func openTraceFile(outDir, rel string) (*traceFile, error) {
 	path := filepath.Join(outDir, rel)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("compare: creating the trace folder: %w", err)
@@ -73,8 +195,8 @@ func countLines(r io.Reader) (int, byte, error) {
 }
 
 // add appends one run's trace (complete JSONL lines) and returns where it
-// is, as "traces/<config>.jsonl:<first>-<last>" (1-based lines), or "" when
-// nothing was written.
+// is, as "traces/<model>/<config>.jsonl:<first>-<last>" (1-based lines),
+// or "" when nothing was written.
 func (t *traceFile) add(run []byte) string {
 	n := bytes.Count(run, []byte{'\n'})
 	if n == 0 {
@@ -110,41 +232,59 @@ func (t *traceFile) close() error {
 	return errors.Join(err, t.f.Close())
 }
 
-// traceSet holds the trace files of a comparison, one per config.
-type traceSet struct {
-	byConfig map[string]*traceFile
-	files    []*traceFile
+// traceKey names the trace file of one config: its runs with one model.
+type traceKey struct {
+	config string // the pipeline name
+	model  string // the model spec (ModelSpec)
+	slug   string // the model spec made safe for a file name (modelSlug)
 }
 
-// openTraces opens a trace file per config name; names that map to the
-// same file name share it.
-func openTraces(outDir string, configs []string) (*traceSet, error) {
-	ts := &traceSet{byConfig: map[string]*traceFile{}}
+// rel is the file's path relative to the run folder:
+// traces/<model>/<config>.jsonl.
+func (k traceKey) rel() string {
+	return filepath.Join("traces", k.slug, safeName(k.config)+".jsonl")
+}
+
+// traceSet holds the trace files of a comparison, one per config and
+// model.
+type traceSet struct {
+	byKey map[traceKey]*traceFile // keyed without the slug
+	files []*traceFile
+}
+
+// openTraces opens a trace file per key; keys that map to the same file
+// share it.
+func openTraces(outDir string, keys []traceKey) (*traceSet, error) {
+	ts := &traceSet{byKey: map[traceKey]*traceFile{}}
 	byFile := map[string]*traceFile{}
-	for _, c := range configs {
-		key := safeName(c)
-		if tf, ok := byFile[key]; ok {
-			ts.byConfig[c] = tf
-			continue
+	for _, k := range keys {
+		rel := k.rel()
+		tf, ok := byFile[rel]
+		if !ok {
+			var err error
+			if tf, err = openTraceFile(outDir, rel); err != nil {
+				_ = ts.close()
+				return nil, err
+			}
+			byFile[rel] = tf
+			ts.files = append(ts.files, tf)
 		}
-		tf, err := openTraceFile(outDir, c)
-		if err != nil {
-			_ = ts.close()
-			return nil, err
-		}
-		byFile[key] = tf
-		ts.byConfig[c] = tf
-		ts.files = append(ts.files, tf)
+		ts.byKey[traceKey{config: k.config, model: k.model}] = tf
 	}
 	return ts, nil
 }
 
-// add appends a run's trace to its config's file; see traceFile.add.
-func (ts *traceSet) add(config string, run []byte) string {
-	if ts == nil || ts.byConfig[config] == nil {
+// add appends a run's trace to the file of its config and model spec;
+// see traceFile.add.
+func (ts *traceSet) add(config, model string, run []byte) string {
+	if ts == nil {
 		return ""
 	}
-	return ts.byConfig[config].add(run)
+	tf := ts.byKey[traceKey{config: config, model: model}]
+	if tf == nil {
+		return ""
+	}
+	return tf.add(run)
 }
 
 // flush flushes every file. A nil set does nothing.

@@ -54,8 +54,11 @@ var profilesYAML []byte
 
 // Sentinel errors.
 var (
-	// ErrNoGold means the task has no gold solution to follow.
-	ErrNoGold = errors.New("sim: the task has no gold solution (use a suite with gold programs, or a real model)")
+	// ErrNoGold means the call's task is not one the simulator was given
+	// (WithTasks), or has no gold solution to follow.
+	// It matches middleware.ErrPermanent: a retry would fail the same way.
+	ErrNoGold = middleware.Permanent("sim: the task has no gold solution; the sim model plays only tasks of a suite with gold solutions " +
+		"(planner run --suite SUITE --task ID, planner compare --suite SUITE); otherwise use a real model or scripted:FILE")
 	// ErrUnknownProfile means no profile has the requested name.
 	ErrUnknownProfile = errors.New("sim: unknown profile")
 	// ErrSimulatedHTTP is wrapped by injected HTTP failures.

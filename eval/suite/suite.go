@@ -41,6 +41,12 @@ var (
 	// ErrBadSlice means a slice specification such as "900:1000" cannot be
 	// read.
 	ErrBadSlice = errors.New("bad slice")
+	// ErrEmptySlice means a slice selects no task of a suite that has some.
+	ErrEmptySlice = errors.New("empty slice")
+	// ErrEmptySuite means a suite file holds no tasks: it is empty, blank,
+	// or a well-formed file without records (an empty JSON array, a CSV
+	// header alone).
+	ErrEmptySuite = errors.New("the suite is empty")
 )
 
 // Format names a suite file format.
@@ -145,9 +151,9 @@ func WithLimit(n int) Option {
 }
 
 // WithSlice keeps tasks [start, end) of the file, 0-based, with Python's
-// slice rules: negative indexes count from the end, indexes beyond either
-// end are clamped, and an empty range yields no tasks. Use math.MaxInt for
-// an open end; WithSlice(900, 1000) is the Tree of Thoughts Game of 24 test
+// slice rules: negative indexes count from the end and indexes beyond
+// either end are clamped; a range that selects no task is an error
+// wrapping ErrEmptySlice. Use math.MaxInt for an open end; WithSlice(900, 1000) is the Tree of Thoughts Game of 24 test
 // range. Task ids keep their position in the whole file. Optional. Defaults
 // to the whole file.
 func WithSlice(start, end int) Option {
@@ -176,6 +182,14 @@ func ParseSlice(spec string) (start, end int, err error) {
 	return start, end, nil
 }
 
+// sliceSpec writes a slice as ParseSlice reads it: an open end is left out.
+func sliceSpec(start, end int) string {
+	if end == math.MaxInt {
+		return strconv.Itoa(start) + ":"
+	}
+	return strconv.Itoa(start) + ":" + strconv.Itoa(end)
+}
+
 // pyBounds resolves a Python slice [start:end) over n items.
 func pyBounds(n, start, end int) (lo, hi int) {
 	clamp := func(i int) int {
@@ -191,8 +205,9 @@ func pyBounds(n, start, end int) (lo, hi int) {
 // Load reads the suite at path. The format comes from WithFormat or is
 // detected; then WithSlice and WithLimit select tasks, in that order. Every
 // task gets a unique id. Errors name the file and the line or record at
-// fault and wrap ErrUnknownFormat or ErrBadRecord; a cancelled ctx stops the
-// load with ctx's error.
+// fault and wrap ErrUnknownFormat or ErrBadRecord; a file without tasks
+// gives ErrEmptySuite and a slice that selects none ErrEmptySlice; a
+// cancelled ctx stops the load with ctx's error.
 func Load(ctx context.Context, path string, opts ...Option) ([]Task, error) {
 	tasks, _, err := LoadFormat(ctx, path, opts...)
 	return tasks, err
@@ -220,6 +235,9 @@ func LoadFormat(ctx context.Context, path string, opts ...Option) ([]Task, Forma
 // already; format is a Format constant.
 func loadData(ctx context.Context, path string, data []byte, format Format, o options) ([]Task, Format, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, "", fmt.Errorf("%s: %w: the file has nothing in it", path, ErrEmptySuite)
+	}
 	var err error
 	if format == FormatAuto {
 		if format, err = detect(path, data); err != nil {
@@ -243,16 +261,24 @@ func loadData(ctx context.Context, path string, data []byte, format Format, o op
 	if err != nil {
 		return nil, "", err
 	}
+	if len(tasks) == 0 {
+		return nil, "", fmt.Errorf("%s: %w: the %s file holds no tasks", path, ErrEmptySuite, format)
+	}
 	if err := uniqueIDs(path, tasks); err != nil {
 		return nil, "", err
 	}
-	return o.selectTasks(tasks), format, nil
+	tasks, err = o.selectTasks(tasks)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return tasks, format, nil
 }
 
 // Select applies WithSlice and then WithLimit to tasks already in memory
 // (such as the built-in demo suite), with the same rules as Load; other
-// options are ignored. The result shares tasks' backing array.
-func Select(tasks []Task, opts ...Option) []Task {
+// options are ignored. The result shares tasks' backing array. A slice
+// that selects no task gives an error wrapping ErrEmptySlice.
+func Select(tasks []Task, opts ...Option) ([]Task, error) {
 	return newOptions(opts).selectTasks(tasks)
 }
 
@@ -264,16 +290,25 @@ func newOptions(opts []Option) options {
 	return o
 }
 
-// selectTasks applies the slice, then the limit.
-func (o options) selectTasks(tasks []Task) []Task {
+// selectTasks applies the slice, then the limit. A slice that selects
+// nothing is an error that says what would have.
+func (o options) selectTasks(tasks []Task) ([]Task, error) {
 	if o.sliced {
-		lo, hi := pyBounds(len(tasks), o.start, o.end)
+		n := len(tasks)
+		lo, hi := pyBounds(n, o.start, o.end)
+		if lo == hi {
+			if n == 0 {
+				return nil, fmt.Errorf("%w: %s selects nothing: there are no tasks", ErrEmptySlice, sliceSpec(o.start, o.end))
+			}
+			return nil, fmt.Errorf("%w: %s selects nothing from the %d tasks (0-based start:end, end excluded; a start from 0 to %d, or -%d to -1 counting from the end, and an end after it)",
+				ErrEmptySlice, sliceSpec(o.start, o.end), n, n-1, n)
+		}
 		tasks = tasks[lo:hi]
 	}
 	if o.limit > 0 && len(tasks) > o.limit {
 		tasks = tasks[:o.limit]
 	}
-	return tasks
+	return tasks, nil
 }
 
 // Detect returns the format FormatAuto resolves to for the file at path.

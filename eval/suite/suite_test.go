@@ -286,8 +286,6 @@ func TestLoadSlicesLikePythonThenLimits(t *testing.T) {
 		{"negative start", []Option{WithSlice(-2, math.MaxInt)}, []string{"3", "4"}},
 		{"negative end", []Option{WithSlice(0, -3)}, []string{"0", "1"}},
 		{"clamped", []Option{WithSlice(-100, 100)}, []string{"0", "1", "2", "3", "4"}},
-		{"empty when reversed", []Option{WithSlice(3, 1)}, []string{}},
-		{"beyond the end", []Option{WithSlice(900, 1000)}, []string{}},
 		{"limit", []Option{WithLimit(2)}, []string{"0", "1"}},
 		{"limit after slice", []Option{WithLimit(2), WithSlice(2, 5)}, []string{"2", "3"}},
 		{"zero limit means none", []Option{WithLimit(0)}, []string{"0", "1", "2", "3", "4"}},
@@ -307,7 +305,50 @@ func TestLoadSlicesLikePythonThenLimits(t *testing.T) {
 			tasks, err := Load(context.Background(), fixture("24.csv"), tt.opts...)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, positions(tasks))
-			assert.Equal(t, tt.want, positions(Select(whole, tt.opts...)), "Select follows Load's rules")
+			selected, err := Select(whole, tt.opts...)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, positions(selected), "Select follows Load's rules")
+		})
+	}
+}
+
+func TestASliceThatSelectsNothingSaysFromHowManyTasks(t *testing.T) {
+	whole, err := Load(context.Background(), fixture("24.csv"))
+	require.NoError(t, err)
+	require.Len(t, whole, 5)
+	for _, opts := range [][]Option{{WithSlice(3, 1)}, {WithSlice(900, 1000)}, {WithSlice(900, math.MaxInt), WithLimit(2)}, {WithSlice(0, -5)}} {
+		_, err := Load(context.Background(), fixture("24.csv"), opts...)
+		require.ErrorIs(t, err, ErrEmptySlice)
+		assert.Contains(t, err.Error(), "24.csv: ", "Load names the file")
+		assert.Contains(t, err.Error(), "selects nothing from the 5 tasks")
+		assert.Contains(t, err.Error(), "a start from 0 to 4, or -5 to -1 counting from the end")
+		_, err = Select(whole, opts...)
+		require.ErrorIs(t, err, ErrEmptySlice)
+		assert.Contains(t, err.Error(), "selects nothing from the 5 tasks")
+	}
+	_, err = Load(context.Background(), fixture("24.csv"), WithSlice(900, math.MaxInt))
+	assert.Contains(t, err.Error(), "empty slice: 900: selects nothing", "an open end is written as ParseSlice reads it")
+}
+
+func TestAnEmptySuiteFileSaysItIsEmpty(t *testing.T) {
+	tests := []struct {
+		name, file, content string
+		format              Format
+		want                string
+	}{
+		{"empty file", "empty.jsonl", "", FormatAuto, "the suite is empty: the file has nothing in it"},
+		{"blank lines and a byte order mark", "blank.txt", "\ufeff\n  \n\t\n", FormatAuto, "the suite is empty: the file has nothing in it"},
+		{"empty file of a named format", "empty.json", "", FormatHotpotQA, "the suite is empty: the file has nothing in it"},
+		{"empty JSON array", "empty.json", "[]\n", FormatAuto, "the suite is empty: the hotpotqa file holds no tasks"},
+		{"CSV header alone", "24.csv", "Rank,Puzzles\n", FormatAuto, "the suite is empty: the game24 file holds no tasks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, tt.file, tt.content)
+			_, err := Load(context.Background(), path, WithFormat(tt.format))
+			require.ErrorIs(t, err, ErrEmptySuite)
+			assert.NotErrorIs(t, err, ErrUnknownFormat)
+			assert.Equal(t, path+": "+tt.want, err.Error())
 		})
 	}
 }

@@ -172,7 +172,7 @@ func NewExecuteWith(factory AgentFactory) node.Constructor {
 			if factory == nil {
 				return node.Built{}, config.SettingErrorf("strategy", "no step agent is available for the react strategy")
 			}
-			a, err := factory(env, s.ReAct)
+			a, err := factory(env.Nested("react"), s.ReAct)
 			if err != nil {
 				var se *config.SettingError
 				if errors.As(err, &se) {

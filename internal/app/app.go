@@ -7,8 +7,6 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
@@ -121,16 +119,11 @@ func (a *App) Load(ctx context.Context, path, llmSpec string, maxSteps int) (*pi
 // LoadWith loads and builds a pipeline; llmCfg, when its Provider is set,
 // replaces the pipeline's llm block, and a relative Script in it is taken
 // relative to the working directory. It fails with ErrNoModel when neither
-// names a model.
+// names a model. llmCfg is taken as the model of the --llm flag: a failure
+// to build it is a *ModelFlagError naming --llm (see LoadModel, which knows
+// where the model came from).
 func (a *App) LoadWith(ctx context.Context, path string, llmCfg config.LLM, maxSteps int) (*pipeline.Pipeline, error) {
-	p, err := a.Engine.Load(ctx, path, planner.WithLLMConfig(llmCfg), planner.WithMaxSteps(maxSteps))
-	if errors.Is(err, planner.ErrNoModel) {
-		return nil, fmt.Errorf("%w: %s has no llm block; pass --llm provider:model (e.g. --llm openai:gpt-4o-mini, --llm sim) or set PLANNER_LLM", ErrNoModel, path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return p.Built(), nil
+	return a.LoadModel(ctx, path, ModelFlag{Spec: specOf(llmCfg), Source: FromFlag, LLM: llmCfg}, maxSteps)
 }
 
 // Validate loads and builds a pipeline without any model.

@@ -44,6 +44,25 @@ func (c Class) String() string {
 	}
 }
 
+// ErrPermanent is matched by the errors no retry can fix, whatever their
+// text says: the deterministic failures of offline models (a script with
+// no reply for the call). Classify reports them Fatal before reading their
+// text, which may quote a prompt that mentions "connection refused" or
+// "status code 503". Make such errors with Permanent.
+var ErrPermanent = errors.New("permanent model failure")
+
+// Permanent returns a new sentinel error with text msg that matches
+// ErrPermanent (and itself) under errors.Is; wrap it with %w to add detail.
+func Permanent(msg string) error { return &permanentError{msg: msg} }
+
+// permanentError is an error of Permanent.
+type permanentError struct{ msg string }
+
+func (e *permanentError) Error() string { return e.msg }
+
+// Is makes the error match ErrPermanent.
+func (e *permanentError) Is(target error) bool { return target == ErrPermanent }
+
 // HTTPError annotates a model error with what the HTTP transport observed
 // during the attempt (see ObservingTransport). errors.Is and errors.As see
 // both Err and Transport.
@@ -124,7 +143,8 @@ var quotaMessages = []string{"quota", "billing", "credit balance"}
 // Classify decides whether err is worth retrying, and how long the server
 // asked to wait (0 when unknown). The rules, first match wins:
 //
-//  1. nil: Fatal (there is nothing to retry).
+//  1. nil, or an error matching ErrPermanent: Fatal (there is nothing to
+//     retry, or retrying cannot help).
 //  2. ErrCallTimeout (a per-attempt timeout): Retryable.
 //  3. context.Canceled or context.DeadlineExceeded anywhere in the chain, or
 //     openai's "request cancelled" / "request timeout: API call exceeded
@@ -144,7 +164,7 @@ var quotaMessages = []string{"quota", "billing", "credit balance"}
 //     "network error: failed to reach API server"): Retryable.
 //  8. Anything else: Fatal.
 func Classify(err error) (Class, time.Duration) {
-	if err == nil {
+	if err == nil || errors.Is(err, ErrPermanent) {
 		return Fatal, 0
 	}
 	if errors.Is(err, ErrCallTimeout) {

@@ -15,6 +15,15 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
+func TestPermanentErrorsMatchErrPermanentAndThemselves(t *testing.T) {
+	a, b := Permanent("a"), Permanent("a")
+	assert.ErrorIs(t, fmt.Errorf("x: %w", a), ErrPermanent)
+	assert.ErrorIs(t, fmt.Errorf("x: %w", a), a)
+	assert.NotErrorIs(t, a, b, "each is a sentinel of its own")
+	assert.Equal(t, "a", a.Error())
+	assert.NotErrorIs(t, errors.New("a"), ErrPermanent)
+}
+
 func TestClassify(t *testing.T) {
 	plain := errors.New("boom")
 	tests := []struct {
@@ -54,6 +63,8 @@ func TestClassify(t *testing.T) {
 		{"reset text only", errors.New("read tcp 1.2.3.4:5: connection reset by peer"), Retryable, 0},
 		{"no such host", &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}}, Fatal, 0},
 		{"unknown", plain, Fatal, 0},
+		{"permanent, whatever its text", fmt.Errorf("%w: prompt: why connection refused, status code: 503?", Permanent("offline: no reply")), Fatal, 0},
+		{"permanent beats a per-call timeout", fmt.Errorf("%w: %w", Permanent("offline"), ErrCallTimeout), Fatal, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,14 +39,18 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/tmc/langchaingo/llms"
 	"gopkg.in/yaml.v3"
 )
 
 // Sentinel errors.
 var (
-	// ErrUnexpectedCall means no scripted reply matches a call.
-	ErrUnexpectedCall = errors.New("scripted model: unexpected call")
+	// ErrUnexpectedCall means no scripted reply matches a call. It matches
+	// middleware.ErrPermanent: the call would fail again, so it is not
+	// retried.
+	ErrUnexpectedCall = middleware.Permanent("scripted model: unexpected call")
 	// ErrBadScript means the script could not be read or is invalid.
 	ErrBadScript = errors.New("scripted model: bad script")
 	// ErrScriptedFailure is returned for replies that script an error.
@@ -98,6 +102,7 @@ type ToolCall struct {
 type Model struct {
 	mu     sync.Mutex
 	script Script
+	path   string // the script file, for errors; "" for New
 	used   []int
 	calls  int
 }
@@ -146,6 +151,7 @@ func parse(path string, b []byte) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	m.path = path
 	return m, nil
 }
 
@@ -239,6 +245,56 @@ func (r *Reply) matches(c llm.CallMeta, prompt string) bool {
 	return true
 }
 
+// unexpected returns the ErrUnexpectedCall error for a call no reply
+// matches: the script file, the call's number, why no reply serves it (in
+// strict order, what the next reply wants) and the call itself. m.mu is
+// held.
+func (m *Model) unexpected(c llm.CallMeta, prompt string) error {
+	script := "the script"
+	if m.path != "" {
+		script = m.path
+	}
+	left, next := 0, -1
+	for i, r := range m.script.Replies {
+		if n := r.Times - m.used[i]; n > 0 {
+			left += n
+			if next < 0 {
+				next = i
+			}
+		}
+	}
+	why := "every reply is used up"
+	switch {
+	case next >= 0 && m.strict():
+		why = fmt.Sprintf("%s left; strict order: the next one, reply %d, wants %s",
+			textutil.Count(left, "reply", "replies"), next+1, m.script.Replies[next].conditions())
+	case next >= 0:
+		why = fmt.Sprintf("none of the %s left matches", textutil.Count(left, "reply", "replies"))
+	}
+	return fmt.Errorf("%w: %s has no reply for call %d (%s): %s", ErrUnexpectedCall, script, m.calls+1, why, describe(c, prompt))
+}
+
+// conditions says what a call must be for r to serve it.
+func (r *Reply) conditions() string {
+	var parts []string
+	if r.Node != "" {
+		parts = append(parts, "node "+r.Node)
+	}
+	if r.Role != "" {
+		parts = append(parts, "role "+r.Role)
+	}
+	if r.Contains != "" {
+		parts = append(parts, fmt.Sprintf("a prompt containing %q", r.Contains))
+	}
+	if r.Regex != "" {
+		parts = append(parts, fmt.Sprintf("a prompt matching %q", r.Regex))
+	}
+	if len(parts) == 0 {
+		return "any call"
+	}
+	return strings.Join(parts, " and ")
+}
+
 func describe(c llm.CallMeta, prompt string) string {
 	p := strings.TrimSpace(prompt)
 	if r := []rune(p); len(r) > 400 {
@@ -285,11 +341,13 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		}
 	}
 	if idx < 0 {
-		m.mu.Unlock()
 		if !m.strict() && m.script.Fallback != "" {
+			m.mu.Unlock()
 			return m.respond(ctx, Reply{Text: m.script.Fallback}, opts)
 		}
-		return nil, fmt.Errorf("%w (call %d; %d replies left): %s", ErrUnexpectedCall, m.Calls()+1, m.Remaining(), describe(caller, prompt))
+		err := m.unexpected(caller, prompt)
+		m.mu.Unlock()
+		return nil, err
 	}
 	m.used[idx]++
 	m.calls++

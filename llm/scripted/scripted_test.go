@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,7 +37,7 @@ func TestStrictScriptMustMatchInOrderAndNamesTheUnexpectedCall(t *testing.T) {
 	require.ErrorIs(t, err, scripted.ErrUnexpectedCall)
 	assert.Contains(t, err.Error(), "act (react)")
 	assert.Contains(t, err.Error(), "about London")
-	assert.Contains(t, err.Error(), "1 replies left")
+	assert.Contains(t, err.Error(), "1 reply left; strict order: the next one, reply 2, wants node act and a prompt containing \"Paris\"")
 
 	resp, err = ask(caller("act", "react", ""), m, "about Paris")
 	require.NoError(t, err)
@@ -142,6 +143,30 @@ func TestLoadValidatesTheScriptFile(t *testing.T) {
 	assert.Equal(t, 2, m.Remaining())
 	_, err = scripted.Load(filepath.Join(dir, "missing.yaml"))
 	require.ErrorIs(t, err, scripted.ErrBadScript)
+}
+
+func TestAnUnexpectedCallNamesTheScriptFileAndWhy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "demo.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("replies:\n  - node: cot\n    contains: \"17 rows\"\n    text: \"Answer: 1173\"\n"), 0o644))
+	m, err := scripted.Load(path)
+	require.NoError(t, err)
+	_, err = ask(caller("answer", "direct", ""), m, "What is the capital of France?")
+	require.ErrorIs(t, err, scripted.ErrUnexpectedCall)
+	assert.Contains(t, err.Error(), path+` has no reply for call 1 (1 reply left; strict order: the next one, reply 1, wants node cot and a prompt containing "17 rows")`)
+	assert.Contains(t, err.Error(), "call from node answer (direct)")
+	assert.ErrorIs(t, err, middleware.ErrPermanent, "the call would fail again: no retry")
+
+	_, err = ask(caller("cot", "cot", ""), m, "17 rows of 23")
+	require.NoError(t, err)
+	_, err = ask(caller("cot", "cot", ""), m, "17 rows of 23")
+	require.ErrorIs(t, err, scripted.ErrUnexpectedCall)
+	assert.Contains(t, err.Error(), path+" has no reply for call 2 (every reply is used up)")
+
+	loose := false
+	m, err = scripted.New(scripted.Script{Strict: &loose, Replies: []scripted.Reply{{Node: "a", Text: "x"}, {Node: "b", Text: "y"}}})
+	require.NoError(t, err)
+	_, err = ask(caller("c", "cot", ""), m, "q")
+	assert.ErrorContains(t, err, "the script has no reply for call 1 (none of the 2 replies left matches)")
 }
 
 func TestConcurrentCallsEachGetOneReply(t *testing.T) {

@@ -189,6 +189,11 @@ type renamed struct {
 func (r *renamed) Name() string     { return r.name }
 func (r *renamed) Meta() tools.Meta { return r.meta }
 
+// Description is the wrapped tool's description on one line, without the
+// quotes and tabs langchaingo's tools write into it, so the model's prompt
+// and 'planner tools' read it cleanly.
+func (r *renamed) Description() string { return tools.CleanDescription(r.Tool.Description()) }
+
 // Call forwards to the wrapped tool, naming the tool in errors.
 func (r *renamed) Call(ctx context.Context, input string) (string, error) {
 	out, err := r.Tool.Call(ctx, input)

@@ -82,3 +82,15 @@ func TestSearchCorpusIsResolvedAgainstThePipelineFolder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "[1] Kepler")
 }
+
+func TestEveryBuiltinDescriptionIsOneCleanLine(t *testing.T) {
+	for _, name := range builtin.Names() {
+		ts, err := builtin.Factory{}.Tools(context.Background(), config.Tool{Name: name}, "")
+		require.NoError(t, err, name)
+		for _, tool := range ts {
+			d := tool.Description()
+			assert.Equal(t, tools.CleanDescription(d), d, "%s: description is not clean", tool.Name())
+			assert.NotRegexp(t, `^"|"$|[\t\n]|  `, d, tool.Name())
+		}
+	}
+}

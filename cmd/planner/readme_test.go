@@ -1,0 +1,709 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/llm"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The examples a user copies first must work as written on a fresh clone.
+// TestDocumentedCommandsWork finds every planner command in README.md's
+// shell code blocks, in the Example of every command of the tree and in
+// the comments of the scripts of examples/scripts, and runs each
+// in-process. Nothing is listed by hand: an example added to the README,
+// to a command or to a script is run by the next test run.
+//
+// How an example is run:
+//   - Lines are commands when a pipeline stage starts with planner or
+//     bin/planner (after NAME=value assignments, which set the command's
+//     environment); `printf '...' |` and `echo ... |` before it become its
+//     standard input; stages after it (| dot -Tsvg) are not run. make and
+//     everything else is skipped.
+//   - The commands of one code block (one command's Example, one script)
+//     run in order in one scratch folder, so a cassette recorded by one
+//     command is replayed by the next; the blocks run in parallel.
+//   - Paths are those of the repository root: a path that exists there is
+//     taken from it (globs are expanded there), ../shared data too (the
+//     command is skipped when it is absent); the files a command writes
+//     (--trace, --record, --out, > FILE, compare's default --out) go to the
+//     scratch folder. A flag whose default is a path of the repository
+//     (paradigms --dir configs) gets that path.
+//   - The openai provider talks to a loopback fake OpenAI server (the
+//     test sets OPENAI_BASE_URL and OPENAI_API_KEY), so the commands that
+//     name openai, marked `# needs OPENAI_API_KEY` for readers, run
+//     offline; a command marked as needing anything else (`# needs
+//     network`) is skipped.
+//   - It must exit 0 and print something; run must print a complete,
+//     non-empty answer, and the answer of the demo task when the sim model
+//     plays one.
+
+// example is one documented command.
+type example struct {
+	// where locates it: "README.md:31" or "planner run --help".
+	where string
+	// text is the command as documented, continuation lines joined.
+	text string
+	// args are planner's arguments (without the program name).
+	args []shellWord
+	// env holds the NAME=value assignments before the command.
+	env []string
+	// stdin is the text piped in by printf or echo; stdinFile a `< FILE`.
+	stdin, stdinFile string
+	// stdoutFile is a `> FILE`, "" when stdout is not redirected.
+	stdoutFile string
+	// needs is what the `# needs X` comment names, "" when none.
+	needs string
+}
+
+// exampleGroup is examples that run in order in one scratch folder.
+type exampleGroup struct {
+	name     string
+	examples []example
+}
+
+// shellWord is one word of a command line; quoted words are not globbed.
+type shellWord struct {
+	text   string
+	quoted bool
+}
+
+// shellToken is a word or an operator (|, <, >) of a command line.
+type shellToken struct {
+	word shellWord
+	op   string
+}
+
+// errShell is returned for command lines the harness cannot read.
+var errShell = errors.New("unsupported shell syntax")
+
+// splitShell splits a command line as a POSIX shell would, for the small
+// part of the syntax examples use: single and double quotes, backslash
+// escapes, the operators |, < and >, and a # comment, returned apart.
+func splitShell(line string) (tokens []shellToken, comment string, err error) {
+	var cur strings.Builder
+	inWord, quoted := false, false
+	flush := func() {
+		if inWord {
+			tokens = append(tokens, shellToken{word: shellWord{text: cur.String(), quoted: quoted}})
+		}
+		cur.Reset()
+		inWord, quoted = false, false
+	}
+	rs := []rune(line)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\'':
+			end := strings.IndexRune(string(rs[i+1:]), '\'')
+			if end < 0 {
+				return nil, "", fmt.Errorf("%w: unterminated ' in %q", errShell, line)
+			}
+			seg := []rune(string(rs[i+1:])[:end])
+			cur.WriteString(string(seg))
+			i += len(seg) + 1
+			inWord, quoted = true, true
+		case r == '"':
+			inWord, quoted = true, true
+			i++
+			for ; i < len(rs) && rs[i] != '"'; i++ {
+				if rs[i] == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]) {
+					i++
+				}
+				cur.WriteRune(rs[i])
+			}
+			if i >= len(rs) {
+				return nil, "", fmt.Errorf("%w: unterminated \" in %q", errShell, line)
+			}
+		case r == '\\' && i+1 < len(rs):
+			i++
+			cur.WriteRune(rs[i])
+			inWord = true
+		case r == ' ' || r == '\t':
+			flush()
+		case r == '#' && !inWord:
+			return tokens, strings.TrimSpace(string(rs[i+1:])), nil
+		case r == '|' || r == '<' || r == '>':
+			flush()
+			tokens = append(tokens, shellToken{op: string(r)})
+		case r == '$' || r == '`' || r == ';' || r == '&' || r == '(' || r == ')':
+			return nil, "", fmt.Errorf("%w: %q in %q", errShell, r, line)
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	flush()
+	return tokens, "", nil
+}
+
+// isPlanner reports whether word names the planner program.
+func isPlanner(word string) bool { return word == "planner" || word == "bin/planner" }
+
+// plannerStage matches a line with a stage that runs planner: at the
+// start of the line or after a |, after any NAME=value assignments.
+var plannerStage = regexp.MustCompile(`(^|\|)\s*([A-Z_][A-Z0-9_]*=\S*\s+)*(bin/)?planner(\s|$)`)
+
+// assignment matches a NAME=value word before a command.
+var assignment = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`)
+
+// parseExample reads one command line; ok is false when no stage of it
+// runs planner.
+func parseExample(where, line string) (ex example, ok bool, err error) {
+	if !plannerStage.MatchString(line) {
+		return example{}, false, nil // output, code, make: not a planner command
+	}
+	tokens, comment, err := splitShell(line)
+	if err != nil {
+		return example{}, false, err
+	}
+	var stages [][]shellToken
+	stage := []shellToken{}
+	for _, tok := range tokens {
+		if tok.op == "|" {
+			stages = append(stages, stage)
+			stage = []shellToken{}
+			continue
+		}
+		stage = append(stage, tok)
+	}
+	stages = append(stages, stage)
+	at := -1
+	for i, st := range stages {
+		j := 0
+		for j < len(st) && st[j].op == "" && assignment.MatchString(st[j].word.text) {
+			j++
+		}
+		if j < len(st) && st[j].op == "" && isPlanner(st[j].word.text) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return example{}, false, nil
+	}
+	ex = example{where: where, text: line}
+	if m := regexp.MustCompile(`\bneeds (\S+)`).FindStringSubmatch(comment); m != nil {
+		ex.needs = m[1]
+	}
+	if at > 0 {
+		if at > 1 {
+			return example{}, false, fmt.Errorf("%w: more than one stage before planner in %q", errShell, line)
+		}
+		if ex.stdin, err = producedText(stages[0]); err != nil {
+			return example{}, false, fmt.Errorf("%w in %q", err, line)
+		}
+	}
+	st := stages[at]
+	for i := 0; i < len(st); i++ {
+		tok := st[i]
+		switch {
+		case tok.op == "<" || tok.op == ">":
+			if i+1 >= len(st) || st[i+1].op != "" {
+				return example{}, false, fmt.Errorf("%w: %s without a file in %q", errShell, tok.op, line)
+			}
+			if tok.op == "<" {
+				ex.stdinFile = st[i+1].word.text
+			} else {
+				ex.stdoutFile = st[i+1].word.text
+			}
+			i++
+		case len(ex.args) == 0 && assignment.MatchString(tok.word.text) && !isPlanner(tok.word.text):
+			ex.env = append(ex.env, tok.word.text)
+		case len(ex.args) == 0 && isPlanner(tok.word.text):
+			ex.args = []shellWord{} // the program; its arguments follow
+		default:
+			ex.args = append(ex.args, tok.word)
+		}
+	}
+	return ex, true, nil
+}
+
+// producedText is what a printf or echo stage writes.
+func producedText(stage []shellToken) (string, error) {
+	if len(stage) == 0 || stage[0].op != "" {
+		return "", fmt.Errorf("%w: empty stage", errShell)
+	}
+	var words []string
+	for _, tok := range stage[1:] {
+		if tok.op != "" {
+			return "", fmt.Errorf("%w: %s before planner", errShell, tok.op)
+		}
+		words = append(words, tok.word.text)
+	}
+	switch stage[0].word.text {
+	case "echo":
+		return strings.Join(words, " ") + "\n", nil
+	case "printf":
+		if len(words) != 1 {
+			return "", fmt.Errorf("%w: printf with %d arguments", errShell, len(words))
+		}
+		return strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\\`, `\`).Replace(words[0]), nil
+	}
+	return "", fmt.Errorf("%w: %s before planner (only printf and echo are run)", errShell, stage[0].word.text)
+}
+
+// readmeGroups returns the commands of each code block of the README.
+func readmeGroups(t *testing.T) []exampleGroup {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	lines := strings.Split(string(b), "\n")
+	var groups []exampleGroup
+	var cur *exampleGroup
+	inBlock := false
+	for i := 0; i < len(lines); i++ {
+		trimmed := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(trimmed, "```") {
+			if !inBlock {
+				inBlock = true
+				// Shell blocks only: yaml and go blocks hold no commands.
+				if lang := strings.TrimPrefix(trimmed, "```"); slices.Contains([]string{"", "sh", "bash", "shell", "console"}, lang) {
+					cur = &exampleGroup{name: fmt.Sprintf("README.md:%d", i+1)}
+				}
+			} else {
+				if cur != nil && len(cur.examples) > 0 {
+					groups = append(groups, *cur)
+				}
+				inBlock, cur = false, nil
+			}
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		start := i
+		line := trimmed
+		for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
+			i++
+			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		ex, ok, err := parseExample(fmt.Sprintf("README.md:%d", start+1), line)
+		require.NoError(t, err, "README.md:%d", start+1)
+		if ok {
+			cur.examples = append(cur.examples, ex)
+		}
+	}
+	require.False(t, inBlock, "README.md: a code block is not closed")
+	return groups
+}
+
+// scriptGroups returns the commands in the comments of each script of
+// examples/scripts, which say how to run it; every script must have one.
+func scriptGroups(t *testing.T) []exampleGroup {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(repoRoot, "examples", "scripts", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	var groups []exampleGroup
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		rel, err := filepath.Rel(repoRoot, path)
+		require.NoError(t, err)
+		g := exampleGroup{name: rel}
+		lines := strings.Split(string(b), "\n")
+		comment := func(i int) (string, bool) {
+			text, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "#")
+			return strings.TrimSpace(text), ok
+		}
+		for i := 0; i < len(lines); i++ {
+			line, ok := comment(i)
+			if !ok || !strings.HasPrefix(line, "planner ") {
+				continue
+			}
+			start := i
+			for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
+				i++
+				next, ok := comment(i)
+				require.True(t, ok, "%s:%d: the command goes on outside the comment", rel, i+1)
+				line = strings.TrimSuffix(line, `\`) + " " + next
+			}
+			ex, ok, err := parseExample(fmt.Sprintf("%s:%d", rel, start+1), line)
+			require.NoError(t, err, "%s:%d", rel, start+1)
+			require.True(t, ok)
+			g.examples = append(g.examples, ex)
+		}
+		require.NotEmpty(t, g.examples, "%s: say in a comment how to run the script (#   planner run --config ... --llm scripted:%s ...)", rel, rel)
+		groups = append(groups, g)
+	}
+	return groups
+}
+
+// helpGroups returns the commands of the Example of every command of the
+// tree.
+func helpGroups(t *testing.T) []exampleGroup {
+	t.Helper()
+	var groups []exampleGroup
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		name := c.CommandPath() + " --help"
+		g := exampleGroup{name: name}
+		for _, line := range strings.Split(c.Example, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			ex, ok, err := parseExample(name, line)
+			require.NoError(t, err, name)
+			require.True(t, ok, "%s: the example %q runs no planner command", name, line)
+			g.examples = append(g.examples, ex)
+		}
+		if len(g.examples) > 0 {
+			groups = append(groups, g)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot(process{lookupEnv: func(string) (string, bool) { return "", false }}))
+	return groups
+}
+
+// outputFlags are the flags whose value is a file or folder the command
+// writes.
+var outputFlags = map[string]bool{"trace": true, "record": true, "out": true}
+
+// fileExt matches a word that looks like a file name by its extension.
+var fileExt = regexp.MustCompile(`\.(ya?ml|jsonl?|csv|md|txt|html|svg|db|dot)$`)
+
+// preparedRun is an example made ready to run in a scratch folder.
+type preparedRun struct {
+	args []string
+	// skip, when not "", is why the example cannot run here.
+	skip string
+	// cmd is the planner command the arguments select.
+	cmd *cobra.Command
+}
+
+// prepare resolves ex's paths against the repository and scratch, and
+// gives compare's default output folder a place in scratch.
+func prepare(t *testing.T, ex example, scratch string) preparedRun {
+	t.Helper()
+	var out preparedRun
+	path := func(v string, output bool) string {
+		switch {
+		case v == "" || v == "-" || filepath.IsAbs(v):
+			return v
+		case strings.HasPrefix(v, "../"):
+			p := filepath.Join(repoRoot, v)
+			if _, err := os.Stat(p); err != nil && out.skip == "" {
+				out.skip = fmt.Sprintf("%s is absent", v)
+			}
+			return p
+		}
+		if _, err := os.Stat(filepath.Join(repoRoot, v)); err == nil && !output {
+			return filepath.Join(repoRoot, v)
+		}
+		if _, err := os.Stat(filepath.Join(scratch, v)); err == nil || output || fileExt.MatchString(v) {
+			return filepath.Join(scratch, v)
+		}
+		return v
+	}
+	words := make([]string, len(ex.args))
+	for i, w := range ex.args {
+		words[i] = w.text
+	}
+	root := newRoot(process{lookupEnv: func(string) (string, bool) { return "", false }})
+	cmd, _, err := root.Find(words)
+	require.NoError(t, err, "%s: %s", ex.where, ex.text)
+	out.cmd = cmd
+	lookup := func(name string) *pflag.Flag {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
+	}
+	value := func(f *pflag.Flag, v string) string {
+		if f.Name == "llm" {
+			if prov, file, ok := strings.Cut(v, ":"); ok && (prov == "scripted" || prov == "replay") {
+				return prov + ":" + path(file, false)
+			}
+			return v
+		}
+		if f.Value.Type() != "string" && f.Value.Type() != "stringArray" {
+			return v
+		}
+		return path(v, outputFlags[f.Name])
+	}
+	given := map[string]bool{}
+	names := len(strings.Fields(cmd.CommandPath())) - 1 // the command's own words, as given
+	for i := 0; i < len(words); i++ {
+		w := ex.args[i]
+		switch {
+		case i < names:
+			out.args = append(out.args, w.text)
+		case strings.HasPrefix(w.text, "-") && w.text != "-":
+			name, v, hasValue := strings.Cut(strings.TrimLeft(w.text, "-"), "=")
+			f := lookup(name)
+			if f == nil && !strings.HasPrefix(w.text, "--") {
+				f = cmd.Flags().ShorthandLookup(name)
+			}
+			if f == nil {
+				out.args = append(out.args, w.text) // the command reports it
+				continue
+			}
+			given[f.Name] = true
+			switch {
+			case hasValue:
+				out.args = append(out.args, w.text[:len(w.text)-len(v)]+value(f, v))
+			case f.Value.Type() == "bool" || i+1 >= len(words):
+				out.args = append(out.args, w.text)
+			default:
+				i++
+				out.args = append(out.args, w.text, value(f, words[i]))
+			}
+		case !w.quoted && strings.ContainsAny(w.text, "*?["):
+			matches, err := filepath.Glob(filepath.Join(repoRoot, w.text))
+			require.NoError(t, err)
+			if len(matches) == 0 {
+				matches = []string{w.text}
+			}
+			out.args = append(out.args, matches...)
+		default:
+			if _, err := os.Stat(filepath.Join(repoRoot, w.text)); err == nil && !filepath.IsAbs(w.text) && w.text != "" {
+				out.args = append(out.args, filepath.Join(repoRoot, w.text))
+			} else {
+				out.args = append(out.args, w.text)
+			}
+		}
+	}
+	// A default relative path means the working directory, the
+	// repository root for a user of the examples.
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if given[f.Name] || f.Value.Type() != "string" || f.DefValue == "" || filepath.IsAbs(f.DefValue) {
+			return
+		}
+		if outputFlags[f.Name] {
+			out.args = append(out.args, "--"+f.Name, filepath.Join(scratch, f.DefValue))
+		} else if _, err := os.Stat(filepath.Join(repoRoot, f.DefValue)); err == nil {
+			out.args = append(out.args, "--"+f.Name, filepath.Join(repoRoot, f.DefValue))
+		}
+	})
+	return out
+}
+
+// fakeReply is what the fake OpenAI server answers every documented
+// command: a final answer in the ReAct format when the prompt asks for
+// it, else a chain of thought.
+func fakeReply(_ int, req chatRequest) reply {
+	if strings.Contains(req.text(), "Action Input") {
+		return reply{content: "Thought: I can answer this from what I know.\nFinal Answer: 395", promptTokens: 120, completion: 14}
+	}
+	return reply{content: "17 * 23 = 391, and 391 + 4 = 395.\nAnswer: 395", promptTokens: 40, completion: 16}
+}
+
+func TestDocumentedCommandsWork(t *testing.T) {
+	// Not parallel: the openai provider reads its endpoint and key from the
+	// process environment, set here for every example; the examples
+	// themselves run in parallel.
+	srv := newFakeOpenAI(t, fakeReply)
+	useOpenAI(t, srv.baseURL(), "sk-test-readme-0123456789abcdef")
+
+	groups := slices.Concat(readmeGroups(t), helpGroups(t), scriptGroups(t))
+	var readme, help int
+	for _, g := range groups {
+		if strings.HasPrefix(g.name, "README.md") {
+			readme += len(g.examples)
+		} else {
+			help += len(g.examples)
+		}
+	}
+	require.Positive(t, readme, "README.md shows planner commands")
+	require.Positive(t, help, "the commands have examples")
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			scratch := t.TempDir()
+			for _, ex := range g.examples {
+				runExample(t, ex, scratch)
+			}
+		})
+	}
+}
+
+// runExample runs one documented command in scratch and checks its
+// result.
+func runExample(t *testing.T, ex example, scratch string) {
+	t.Helper()
+	label := fmt.Sprintf("%s: %s", ex.where, ex.text)
+	if ex.needs != "" && ex.needs != "OPENAI_API_KEY" {
+		t.Logf("skipped (needs %s): %s", ex.needs, label)
+		return
+	}
+	run := prepare(t, ex, scratch)
+	if run.skip != "" {
+		t.Logf("skipped (%s): %s", run.skip, label)
+		return
+	}
+	in := invocation{args: run.args, env: ex.env, stdin: ex.stdin}
+	if ex.stdinFile != "" {
+		p := filepath.Join(repoRoot, ex.stdinFile)
+		if _, err := os.Stat(p); err != nil {
+			p = filepath.Join(scratch, ex.stdinFile)
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err, "%s: the file it reads", label)
+		in.stdin = string(b)
+	}
+	res := execPlanner(t, in)
+	require.Equal(t, 0, res.code, "%s\nexit code %d\nstdout:\n%s\nstderr:\n%s", label, res.code, res.stdout, res.stderr)
+	require.NotEmpty(t, strings.TrimSpace(res.stdout), "%s prints nothing", label)
+	if ex.stdoutFile != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(scratch, ex.stdoutFile), []byte(res.stdout), 0o600))
+	}
+	if run.cmd.Name() == "run" {
+		checkRunAnswer(t, label, ex, res)
+	}
+}
+
+// checkRunAnswer checks that a documented run printed a complete,
+// non-empty answer, and the demo task's answer when the sim model played
+// one.
+func checkRunAnswer(t *testing.T, label string, ex example, res result) {
+	t.Helper()
+	root := newRoot(process{lookupEnv: func(string) (string, bool) { return "", false }})
+	cmd, rest, err := root.Find(argTexts(ex.args))
+	require.NoError(t, err, label)
+	require.NoError(t, cmd.ParseFlags(rest), label)
+	flag := func(name string) string { return cmd.Flags().Lookup(name).Value.String() }
+
+	var answer string
+	if flag("json") == "true" {
+		var out runOutput
+		res.lastJSON(t, &out)
+		require.True(t, out.Complete, "%s: incomplete: %+v", label, out)
+		answer = out.Answer
+	} else {
+		line, err := findLine(res.stdout, "Answer: ", "")
+		require.NoError(t, err, "%s\nstdout:\n%s", label, res.stdout)
+		answer = strings.TrimSpace(strings.TrimPrefix(line, "Answer: "))
+	}
+	require.NotEmpty(t, answer, label)
+
+	q := app.TaskQuery{Suite: flag("suite"), ID: flag("task"), Question: strings.Join(cmd.Flags().Args(), " ")}
+	if q.Question == "-" {
+		q.Question = ex.stdin
+	}
+	spec, err := llm.ParseSpec(flag("llm"))
+	if err != nil || spec.Provider != "sim" || (q.Suite != "" && q.Suite != app.DemoSuite) {
+		return
+	}
+	task, found, err := app.FindTask(context.Background(), q)
+	require.NoError(t, err, label)
+	if found {
+		assert.Equal(t, task.Answer, answer, "%s: the sim model plays task %s", label, task.ID)
+	}
+}
+
+// argTexts returns the words' texts.
+func argTexts(words []shellWord) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w.text
+	}
+	return out
+}
+
+func TestSplitShellReadsTheSyntaxOfTheExamples(t *testing.T) {
+	t.Parallel()
+	tokens, comment, err := splitShell(`printf 'a\nb "c"' | PLANNER_X=1 bin/planner parse --x "it's \"q\"" < in.txt > out.txt   # needs network`)
+	require.NoError(t, err)
+	assert.Equal(t, "needs network", comment)
+	var got []string
+	for _, tok := range tokens {
+		if tok.op != "" {
+			got = append(got, tok.op)
+		} else {
+			got = append(got, tok.word.text)
+		}
+	}
+	assert.Equal(t, []string{"printf", `a\nb "c"`, "|", "PLANNER_X=1", "bin/planner", "parse", "--x", `it's "q"`, "<", "in.txt", ">", "out.txt"}, got)
+
+	ex, ok, err := parseExample("here", `printf 'a\nb' | PLANNER_X=1 bin/planner parse --x "y z" < in.txt > out.txt   # needs network`)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "a\nb", ex.stdin)
+	assert.Equal(t, []string{"PLANNER_X=1"}, ex.env)
+	assert.Equal(t, []string{"parse", "--x", "y z"}, argTexts(ex.args))
+	assert.Equal(t, "in.txt", ex.stdinFile)
+	assert.Equal(t, "out.txt", ex.stdoutFile)
+	assert.Equal(t, "network", ex.needs)
+
+	for _, line := range []string{"make run    # builds bin/planner", `p.yaml:5: node "answer" (cot): setting "prompt": ...`, "eng, err := planner.New()"} {
+		_, ok, err = parseExample("here", line)
+		require.NoError(t, err, line)
+		assert.False(t, ok, "not a planner command: %s", line)
+	}
+	_, _, err = parseExample("here", "planner run $(cat task.txt)")
+	require.ErrorIs(t, err, errShell, "what the harness cannot run is an error, not a silent skip")
+}
+
+// jsonShapeKeys returns the keys a README shape such as
+// {"answer","usage":{"model_calls"},"steps"} lists: the top-level ones and
+// those of each nested object, by parent key.
+func jsonShapeKeys(shape string) (top []string, nested map[string][]string) {
+	nested = map[string][]string{}
+	var parents []string
+	for i := 0; i < len(shape); i++ {
+		switch shape[i] {
+		case '{':
+			parents = append(parents, "")
+		case '}':
+			parents = parents[:len(parents)-1]
+		case '"':
+			end := strings.IndexByte(shape[i+1:], '"')
+			key := shape[i+1 : i+1+end]
+			i += end + 1
+			if len(parents) == 1 {
+				top = append(top, key)
+			} else if len(parents) > 1 {
+				nested[parents[len(parents)-1]] = append(nested[parents[len(parents)-1]], key)
+			}
+			if i+2 < len(shape) && shape[i+1] == ':' && shape[i+2] == '{' {
+				parents = append(parents, key)
+				i += 2
+			}
+		}
+	}
+	return top, nested
+}
+
+func TestTheReadmeShowsTheJSONThatRunPrints(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile("`run --json` prints[^`]*`(\\{[^`]*\\})`").FindSubmatch(b)
+	require.NotNil(t, m, "README.md shows the shape of run --json")
+	top, nested := jsonShapeKeys(string(m[1]))
+
+	res := cli(t, "run", "--config", configPath("cot.yaml"), "--llm", "scripted:"+filepath.Join(repoRoot, "examples", "scripts", "cot_demo.yaml"),
+		"--json", "A farmer has 3 fields of 17 rows with 23 plants each. How many plants?")
+	require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
+	var out map[string]any
+	res.lastJSON(t, &out)
+	var keys []string
+	for k := range out {
+		keys = append(keys, k)
+	}
+	assert.ElementsMatch(t, top, keys, "the keys of a complete run without --trace or --record, as README.md lists them")
+	for parent, want := range nested {
+		obj, ok := out[parent].(map[string]any)
+		require.True(t, ok, "%q is an object", parent)
+		for _, k := range want {
+			assert.Contains(t, obj, k, "%s.%s", parent, k)
+		}
+	}
+}

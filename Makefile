@@ -29,9 +29,9 @@ RACE        ?= -race
 
 test: ## lint, every test with the race detector, then the embedding example
 	@echo "make test 1/3: gofmt, go vet (fetches modules and compiles everything once), staticcheck's binary"
-	@$(MAKE) --no-print-directory -j3 --output-sync=line fmt-check staticcheck-bin vet
+	@$(MAKE) --no-print-directory -j3 fmt-check staticcheck-bin vet
 	@echo "make test 2/3: staticcheck and go test $(RACE) -count=1, at once"
-	@$(MAKE) --no-print-directory -j2 --output-sync=line staticcheck unit
+	@$(MAKE) --no-print-directory -j2 staticcheck unit
 	@echo "make test 3/3: the embedding example"
 	@GOFLAGS="$$GOFLAGS $(RACE)" $(MAKE) --no-print-directory example
 

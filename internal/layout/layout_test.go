@@ -85,8 +85,7 @@ func under(pkg string, prefixes ...string) bool {
 // executor (for ReAct sub-loops) but not each other.
 var paradigms = []string{"executor", "planner", "replanner", "nodes"}
 
-func TestFloorOnePackagesImportOnlyEachOthersLowerOnes(t *testing.T) {
-	graph := imports(t)
+func checkFloorOnePackagesImportOnlyEachOthersLowerOnes(t *testing.T, graph map[string][]string) {
 	allowed := map[string][]string{
 		"graph":    nil,
 		"config":   nil,
@@ -108,8 +107,7 @@ func TestFloorOnePackagesImportOnlyEachOthersLowerOnes(t *testing.T) {
 	}
 }
 
-func TestLowerPackagesImportNoParadigmAndNothingAbove(t *testing.T) {
-	graph := imports(t)
+func checkLowerPackagesImportNoParadigmAndNothingAbove(t *testing.T, graph map[string][]string) {
 	above := append([]string{"pipeline", "paradigms", "eval", "internal", "cmd", "."}, paradigms...)
 	for pkg := range graph {
 		if !under(pkg, "llm", "agent", "node", "tools", "corpus") {
@@ -123,8 +121,7 @@ func TestLowerPackagesImportNoParadigmAndNothingAbove(t *testing.T) {
 	}
 }
 
-func TestParadigmsDoNotImportEachOther(t *testing.T) {
-	graph := imports(t)
+func checkParadigmsDoNotImportEachOther(t *testing.T, graph map[string][]string) {
 	for pkg := range graph {
 		if !under(pkg, paradigms...) {
 			continue
@@ -144,8 +141,7 @@ func TestParadigmsDoNotImportEachOther(t *testing.T) {
 	}
 }
 
-func TestOnlyTheWiringAndEvaluationKnowTheSimulator(t *testing.T) {
-	graph := imports(t)
+func checkOnlyTheWiringAndEvaluationKnowTheSimulator(t *testing.T, graph map[string][]string) {
 	for pkg := range graph {
 		if under(pkg, "eval", "internal/app", "cmd") {
 			continue
@@ -158,8 +154,7 @@ func TestOnlyTheWiringAndEvaluationKnowTheSimulator(t *testing.T) {
 	}
 }
 
-func TestPipelineImportsNoParadigm(t *testing.T) {
-	graph := imports(t)
+func checkPipelineImportsNoParadigm(t *testing.T, graph map[string][]string) {
 	for _, d := range deps(graph, "pipeline") {
 		if under(d, append([]string{"paradigms"}, paradigms...)...) {
 			t.Errorf("pipeline imports %s; it takes node constructors through pipeline.Constructors", d)
@@ -167,12 +162,23 @@ func TestPipelineImportsNoParadigm(t *testing.T) {
 	}
 }
 
-func TestSimulatorImportsNoParadigm(t *testing.T) {
-	graph := imports(t)
+func checkSimulatorImportsNoParadigm(t *testing.T, graph map[string][]string) {
 	require.Contains(t, graph, "eval/sim")
 	for _, d := range deps(graph, "eval/sim") {
 		if under(d, append([]string{"pipeline", "paradigms", "internal", "cmd", "."}, paradigms...)...) {
 			t.Errorf("eval/sim imports %s; the simulator reads prompts and call metadata as a model would, not the nodes' code", d)
 		}
 	}
+}
+
+// TestImportRules lists the module's imports once (go list is the slow
+// part) and checks each rule on that graph in its own subtest.
+func TestImportRules(t *testing.T) {
+	graph := imports(t)
+	t.Run("FloorOnePackagesImportOnlyEachOthersLowerOnes", func(t *testing.T) { checkFloorOnePackagesImportOnlyEachOthersLowerOnes(t, graph) })
+	t.Run("LowerPackagesImportNoParadigmAndNothingAbove", func(t *testing.T) { checkLowerPackagesImportNoParadigmAndNothingAbove(t, graph) })
+	t.Run("ParadigmsDoNotImportEachOther", func(t *testing.T) { checkParadigmsDoNotImportEachOther(t, graph) })
+	t.Run("OnlyTheWiringAndEvaluationKnowTheSimulator", func(t *testing.T) { checkOnlyTheWiringAndEvaluationKnowTheSimulator(t, graph) })
+	t.Run("PipelineImportsNoParadigm", func(t *testing.T) { checkPipelineImportsNoParadigm(t, graph) })
+	t.Run("SimulatorImportsNoParadigm", func(t *testing.T) { checkSimulatorImportsNoParadigm(t, graph) })
 }

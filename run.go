@@ -4,14 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/trace"
 )
@@ -53,6 +56,40 @@ type runOptions struct {
 	sinks     []trace.Sink
 	traceFile string
 	runID     string
+	store     journal.Store
+	thread    string
+	approver  journal.Approver
+	decision  *journal.Decision
+}
+
+// WithThread makes the run durable: it is journaled as thread name in
+// store (see package journal; journal/sqlitestore is the SQLite store).
+// Every node step, model call, tool call and approval is saved before the
+// run moves on. If the store has no such thread, Run creates it; if it
+// has, Run resumes it: the journaled calls are answered from the journal,
+// none is made again, and the run goes on live where it ends (Resume does
+// the same with the task the thread recorded). A run that waits for
+// approval returns an error matching journal.ErrWaiting (errors.As gives
+// the *journal.WaitingError) and Result.Status journal.StatusWaiting.
+// Default: no journal.
+func WithThread(store journal.Store, name string) RunOption {
+	return func(o *runOptions) { o.store, o.thread = store, name }
+}
+
+// WithApprover decides the tool calls that need approval (tools marked
+// approve: true in the pipeline). Its *journal.WaitingError makes a
+// thread wait. Default: for a WithThread run journal.Defer() (the thread
+// waits for a decision, see Resume and WithDecision); for other runs
+// none, so such a call fails the run with journal.ErrNoApprover.
+func WithApprover(a journal.Approver) RunOption {
+	return func(o *runOptions) { o.approver = a }
+}
+
+// WithDecision answers the tool call a WithThread thread waits for (its
+// Thread.Pending) with d; later calls that need approval go to the
+// WithApprover approver. Default: none.
+func WithDecision(d journal.Decision) RunOption {
+	return func(o *runOptions) { o.decision = &d }
 }
 
 // WithTask runs t rather than a bare question: its ID (in the trace), its
@@ -115,6 +152,52 @@ type Result struct {
 	// State is the run's final state (plan, scratchpad, candidates,
 	// notes, ...). It is not scrubbed: scrub before writing it anywhere.
 	State *agent.State
+	// Thread is the WithThread thread's name, and Status its status after
+	// the run; Pending is the tool call it waits for when Status is
+	// journal.StatusWaiting. Replayed counts the journaled calls the run
+	// answered from the journal, and Live those it made.
+	Thread   string
+	Status   journal.Status
+	Pending  *journal.Approval
+	Replayed int
+	Live     int
+}
+
+// Resume continues thread name of store (see WithThread) with the task the
+// thread recorded: WithDecision(d) answers the call it waits for. The
+// pipeline should be the one the thread was started with; a run that
+// asks for other calls than the journal holds fails with an error
+// matching journal.ErrDiverged, with a diff.
+func (p *Pipeline) Resume(ctx context.Context, store journal.Store, name string, opts ...RunOption) (*Result, error) {
+	th, err := store.Thread(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	var task agent.Task
+	if err := json.Unmarshal(th.Task, &task); err != nil {
+		return nil, fmt.Errorf("resume: thread %q: its task: %w", name, err)
+	}
+	return p.Run(ctx, "", append([]RunOption{WithTask(task)}, append(opts, WithThread(store, name))...)...)
+}
+
+// decisionApprover answers one pending call with a decision given ahead
+// of the run, and sends every other call to next.
+type decisionApprover struct {
+	mu       sync.Mutex
+	pending  journal.Approval
+	decision *journal.Decision
+	next     journal.Approver
+}
+
+func (a *decisionApprover) Approve(ctx context.Context, ap journal.Approval) (journal.Decision, error) {
+	a.mu.Lock()
+	if d := a.decision; d != nil && ap.Tool == a.pending.Tool && ap.Input == a.pending.Input {
+		a.decision = nil
+		a.mu.Unlock()
+		return *d, nil
+	}
+	a.mu.Unlock()
+	return a.next.Approve(ctx, ap)
 }
 
 // Run runs the pipeline on question with the command line's run defaults:
@@ -153,7 +236,36 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 		jsonl = trace.NewJSONL(f)
 		topts = append(topts, trace.WithSinks(jsonl))
 	}
-	out, runErr := p.built.Run(ctx, task, trace.NewWithOptions(o.runID, topts...))
+	tracer := trace.NewWithOptions(o.runID, topts...)
+	var (
+		out    *pipeline.Result
+		runErr error
+		tr     pipeline.ThreadResult
+	)
+	if o.store == nil {
+		if o.approver != nil {
+			ctx = journal.WithApprover(ctx, o.approver)
+		}
+		out, runErr = p.built.Run(ctx, task, tracer)
+	} else {
+		approver := o.approver
+		if approver == nil {
+			approver = journal.Defer()
+		}
+		if o.decision != nil {
+			th, err := o.store.Thread(ctx, o.thread)
+			if err != nil || th.Pending == nil {
+				closeTrace(jsonl)
+				return nil, fmt.Errorf("%w: WithDecision: thread %q waits for no approval", ErrRun, o.thread)
+			}
+			approver = &decisionApprover{pending: *th.Pending, decision: o.decision, next: approver}
+		}
+		out, tr, runErr = p.built.RunThread(ctx, task, tracer, pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver})
+		if out == nil {
+			closeTrace(jsonl)
+			return nil, fmt.Errorf("%w: %w", ErrRun, runErr)
+		}
+	}
 	if jsonl != nil {
 		if cerr := jsonl.Close(); cerr != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("writing trace file: %w", cerr))
@@ -171,7 +283,19 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 		Duration: out.Duration,
 		Trace:    rec.Events(),
 		State:    st,
+		Thread:   o.thread,
+		Status:   tr.Status,
+		Pending:  tr.Pending,
+		Replayed: tr.Replayed,
+		Live:     tr.Live,
 	}, runErr
+}
+
+// closeTrace closes a trace file of a run that could not start.
+func closeTrace(j *trace.JSONL) {
+	if j != nil {
+		_ = j.Close()
+	}
 }
 
 // scrub removes secrets from s with the Engine's scrubber, if any.

@@ -71,6 +71,9 @@ const (
 	// FailureWrong marks an answer an evaluator judged wrong (Reflexion's
 	// trials or LATS's search ran out without a passing answer).
 	FailureWrong = "wrong"
+	// FailureWaiting marks a run stopped to wait for a human's approval of
+	// a tool call; its thread resumes once the call is decided.
+	FailureWaiting = "waiting"
 	// FailureError marks a run that failed with an error of no other kind.
 	FailureError = "error"
 )

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/par"
 )
@@ -76,7 +77,7 @@ func (r *run) execAll(ctx context.Context, calls []*call) error {
 		if !calls[i].run {
 			return node.ToolResult{}, nil
 		}
-		return calls[i].tc.Run(ctx, r.st)
+		return calls[i].tc.Run(journal.Branch(ctx, fmt.Sprintf("call.%d", i)), r.st)
 	})
 	if err := par.First(errs); err != nil {
 		return err

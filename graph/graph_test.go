@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -245,4 +246,56 @@ func TestCompiledGraphIgnoresLaterChangesToItsBuilder(t *testing.T) {
 	b.AddNode("b", step("b", "")).AddRoute("a", "extra", "b").AddEdge("b", graph.END)
 	assert.Equal(t, []string{"a"}, g.Nodes())
 	assert.Equal(t, []graph.Edge{{From: graph.START, To: "a"}, {From: "a", To: graph.END}}, g.Edges())
+}
+
+type ctxKey struct{}
+
+// recordingHook gives each node execution a context value and records
+// what After saw; it fails the run at failAt.
+type recordingHook struct {
+	seen   []string
+	failAt int
+}
+
+func (h *recordingHook) Before(ctx context.Context, step int, node string) context.Context {
+	return context.WithValue(ctx, ctxKey{}, fmt.Sprintf("%d:%s", step, node))
+}
+
+func (h *recordingHook) After(ctx context.Context, step int, node, route string, err error) error {
+	h.seen = append(h.seen, fmt.Sprintf("%v route=%s err=%v", ctx.Value(ctxKey{}), route, err != nil))
+	if step == h.failAt {
+		return errors.New("journal full")
+	}
+	return err
+}
+
+func TestNodeHookWrapsEveryExecution(t *testing.T) {
+	var inNode []string
+	tick := graph.NodeFunc[*loopState](func(ctx context.Context, s *loopState) (string, error) {
+		inNode = append(inNode, ctx.Value(ctxKey{}).(string))
+		s.n++
+		if s.n >= 3 {
+			return "done", nil
+		}
+		return "again", nil
+	})
+	g, err := graph.New[*loopState]().AddNode("tick", tick, "again", "done").
+		AddEdge(graph.START, "tick").AddRoute("tick", "again", "tick").AddRoute("tick", "done", graph.END).Compile()
+	require.NoError(t, err)
+
+	h := &recordingHook{}
+	_, err = g.Run(context.Background(), &loopState{}, graph.WithNodeHook(h))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1:tick", "2:tick", "3:tick"}, inNode)
+	assert.Equal(t, []string{"1:tick route=again err=false", "2:tick route=again err=false", "3:tick route=done err=false"}, h.seen)
+
+	// An error from After fails the run as a node error at that step.
+	inNode = nil
+	h = &recordingHook{failAt: 2}
+	res, err := g.Run(context.Background(), &loopState{}, graph.WithNodeHook(h))
+	var ne *graph.NodeError
+	require.ErrorAs(t, err, &ne)
+	assert.Equal(t, 2, ne.Step)
+	assert.Contains(t, err.Error(), "journal full")
+	assert.Equal(t, []string{"tick", "tick"}, res.Steps)
 }

@@ -57,6 +57,26 @@ type RunOption func(*runConfig)
 type runConfig struct {
 	maxSteps  int
 	observers []Observer
+	hook      NodeHook
+}
+
+// NodeHook wraps every node execution of a run. The journal uses it to
+// give each execution its own scope and to record each transition before
+// the run moves on; telemetry could open a span per node.
+type NodeHook interface {
+	// Before returns the context the step-th node execution (1-based),
+	// node, runs with.
+	Before(ctx context.Context, step int, node string) context.Context
+	// After runs when the node returns, with its route and error (the
+	// context is Before's). Its result replaces the node's error: a
+	// non-nil one fails the run.
+	After(ctx context.Context, step int, node, route string, err error) error
+}
+
+// WithNodeHook wraps every node execution of the run in h. Optional.
+// Default: none. A later WithNodeHook replaces an earlier one.
+func WithNodeHook(h NodeHook) RunOption {
+	return func(c *runConfig) { c.hook = h }
 }
 
 // WithMaxSteps bounds the number of node executions. Optional. Defaults to
@@ -141,7 +161,21 @@ func (c *Compiled[S]) Run(ctx context.Context, state S, opts ...RunOption) (Resu
 			emit(Event{Kind: EventNodeStart, Step: step, Node: cur})
 		}
 		began := time.Now()
-		route, err := runNode(ctx, entry, state, step)
+		var (
+			route string
+			err   error
+		)
+		if cfg.hook == nil {
+			route, err = runNode(ctx, entry, state, step)
+		} else {
+			nctx := cfg.hook.Before(ctx, step, cur)
+			route, err = runNode(nctx, entry, state, step)
+			if herr := cfg.hook.After(nctx, step, cur, route, err); herr != nil && err == nil {
+				err = &NodeError{Node: cur, Step: step, Err: herr}
+			} else if herr != nil {
+				err = herr
+			}
+		}
 		elapsed := time.Since(began)
 		if err != nil {
 			if cfg.observers != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -47,11 +48,12 @@ func CallMetaFrom(ctx context.Context) CallMeta {
 }
 
 // WithStep returns ctx whose model calls serve plan step id: Model.Call
-// copies it into CallMeta.StepID.
+// copies it into CallMeta.StepID. In a journaled run the step is a branch
+// of its own (journal.Branch), since plan steps may run concurrently.
 func WithStep(ctx context.Context, id string) context.Context {
 	m := CallMetaFrom(ctx)
 	m.StepID = id
-	return WithCallMeta(ctx, m)
+	return journal.Branch(WithCallMeta(ctx, m), "step."+id)
 }
 
 // Meter measures the tokens of one model call. Implementations prefer the
@@ -98,7 +100,13 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 	ctx = WithCallMeta(ctx, caller)
 	ctx, attempts := middleware.WithAttemptCounter(ctx)
 	began := time.Now()
-	resp, err = m.LLM.GenerateContent(ctx, msgs, opts...)
+	if j := journal.From(ctx); j != nil {
+		resp, err = j.Model(ctx, caller.Node, caller.Role, msgs, opts, func(ctx context.Context) (*llms.ContentResponse, error) {
+			return m.LLM.GenerateContent(ctx, msgs, opts...)
+		})
+	} else {
+		resp, err = m.LLM.GenerateContent(ctx, msgs, opts...)
+	}
 	elapsed := time.Since(began)
 	if st != nil {
 		// A model without the retry middleware counts no attempts: its

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
@@ -206,14 +207,35 @@ func (c ToolCall) Run(ctx context.Context, st *agent.State) (ToolResult, error) 
 		err := fmt.Errorf("%w %q; available tools: %s", tools.ErrUnknownTool, c.Name, names)
 		return ToolResult{Observation: fmt.Sprintf(m.UnknownTool, c.Name, names), Err: err}, nil
 	}
+	if tools.MetaOf(c.Tool).NeedsApproval {
+		d, err := journal.Approve(ctx, journal.Approval{Node: c.meta.Node, Tool: c.Name, Input: c.Input})
+		if err != nil {
+			// Waiting for a human, nobody to ask, or a journal problem:
+			// the run stops here (and a thread can resume from here).
+			return ToolResult{}, err
+		}
+		if !d.Approved {
+			// The tool_error guard event of the result reports it.
+			reason := d.Reason
+			if reason == "" {
+				reason = "no reason given"
+			}
+			err := fmt.Errorf("%w: a human denied this call of %s (%s): %s", tools.ErrNotApproved, c.Name, cmpOr(d.By, "unknown"), reason)
+			return ToolResult{Observation: m.Error + err.Error(), Err: err, detail: err.Error()}, nil
+		}
+		c.emit(ctx, trace.KindGuard, approvalText(c.Name, d), 0, map[string]any{"guard": GuardApproval, "tool": c.Name, "approved": true, "by": d.By})
+	}
 	if st != nil {
 		st.Usage.AddToolCall(c.meta.Node)
 	}
 	began := time.Now()
-	out, err := c.invoke(ctx)
+	out, err, stop := c.call(ctx)
 	res := ToolResult{Output: out, Elapsed: time.Since(began)}
 	if ctx.Err() != nil {
 		return res, context.Cause(ctx)
+	}
+	if stop != nil {
+		return res, stop
 	}
 	obs := out
 	if err != nil {
@@ -225,6 +247,107 @@ func (c ToolCall) Run(ctx context.Context, st *agent.State) (ToolResult, error) 
 	res.Observation, res.Dropped = cut(obs, c.opts.Limit, m.Truncated)
 	return res, nil
 }
+
+// GuardApproval names the trace event of a human's approval of a tool
+// call that needs one (Data: tool, approved, by); a denial is reported as
+// the call's tool_error.
+const GuardApproval = "approval"
+
+func approvalText(tool string, d journal.Decision) string {
+	s := fmt.Sprintf("call of %s approved by %s", tool, cmpOr(d.By, "a human"))
+	if d.Reason != "" {
+		s += ": " + d.Reason
+	}
+	return s
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// call invokes c's tool, through the journal when the run has one: a
+// journaled result is replayed rather than run again, and a live one is
+// journaled before the run goes on. out and err are the tool's; stop is
+// an error that must end the run (the journal could not be written, or
+// the resumed run diverged from it).
+func (c ToolCall) call(ctx context.Context) (out string, err, stop error) {
+	j := journal.From(ctx)
+	if j == nil {
+		out, err = c.invoke(ctx)
+		return out, err, nil
+	}
+	var live error
+	res, stop := j.Tool(ctx, c.meta.Node, c.Name, c.Input, func(ctx context.Context) (journal.ToolResult, error) {
+		out, err := c.invoke(ctx)
+		if ctx.Err() != nil {
+			return journal.ToolResult{}, context.Cause(ctx)
+		}
+		live = err
+		r := journal.ToolResult{Output: out}
+		if err != nil {
+			r.Error, r.Class = err.Error(), errorClass(err)
+		}
+		return r, nil
+	})
+	switch {
+	case stop != nil:
+		return "", nil, stop
+	case live != nil:
+		return res.Output, live, nil // the live error, with everything it wraps
+	case res.Error != "":
+		return res.Output, &replayedError{msg: res.Error, class: classError(res.Class)}, nil
+	}
+	return res.Output, nil, nil
+}
+
+// toolClasses are the failure classes a journal records, so that a
+// replayed failure matches the same sentinel error as the live one did.
+func toolClasses() []struct {
+	name string
+	err  error
+} {
+	return []struct {
+		name string
+		err  error
+	}{
+		{"timeout", tools.ErrToolTimeout},
+		{"panic", tools.ErrToolPanic},
+		{"bad_input", tools.ErrBadInput},
+		{"not_approved", tools.ErrNotApproved},
+		{"unknown_tool", tools.ErrUnknownTool},
+	}
+}
+
+func errorClass(err error) string {
+	for _, c := range toolClasses() {
+		if errors.Is(err, c.err) {
+			return c.name
+		}
+	}
+	return ""
+}
+
+func classError(name string) error {
+	for _, c := range toolClasses() {
+		if c.name == name {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// replayedError is a tool failure replayed from a journal: the recorded
+// message, matching the recorded class's sentinel.
+type replayedError struct {
+	msg   string
+	class error
+}
+
+func (e *replayedError) Error() string { return e.msg }
+func (e *replayedError) Unwrap() error { return e.class }
 
 // invoke calls the registry under opts.Timeout, recovering a panic the
 // registry did not (an approver's, say).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/par"
@@ -105,6 +106,7 @@ func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, err
 	msgs := llm.Prompt(n.gen.system, user)
 	texts, errs := par.Map(ctx, n.concurrency, n.samples, func(ctx context.Context, i int) (string, error) {
 		opts := append(slices.Clip(n.gen.opts), llms.WithSeed(i+1))
+		ctx = journal.Branch(ctx, fmt.Sprintf("sample.%d", i+1))
 		text, _, err := n.gen.model.Call(ctx, st, llm.CallMeta{Node: n.gen.id, Kind: n.gen.kind, Role: fmt.Sprintf("sample-%d", i+1)}, msgs, opts...)
 		return text, err
 	})

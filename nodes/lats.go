@@ -11,6 +11,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/par"
@@ -364,7 +365,7 @@ func (r *latsRun) expandNode(ctx context.Context, leaf *latsNode) ([]*latsNode, 
 	leaf.expansions++
 	k := r.n.s.Children
 	samples, errs := par.MapBound(ctx, r.bound, k, func(ctx context.Context, i int) (*latsNode, error) {
-		return r.sample(ctx, leaf, i+1)
+		return r.sample(journal.Branch(ctx, fmt.Sprintf("sample.%d", i+1)), leaf, i+1)
 	})
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
@@ -472,6 +473,7 @@ func (r *latsRun) evaluate(ctx context.Context, kids []*latsNode) error {
 		}
 	}
 	values, errs := par.MapBound(ctx, r.bound, len(ask), func(ctx context.Context, i int) (float64, error) {
+		ctx = journal.Branch(ctx, fmt.Sprintf("value.%d", i))
 		prompt, err := r.n.value.Render(r.st, map[string]any{"Trajectory": ask[i].branch.Transcript()})
 		if err != nil {
 			return 0, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/par"
@@ -430,7 +431,9 @@ func (s *search) expand(ctx context.Context, parents []thought, depth int) ([]th
 // returns each call's result and error by index. It fails when the context
 // ends or when every call failed; single failures only drop their branch.
 func batch[T any](ctx context.Context, s *search, n int, f par.Func[T]) ([]T, []error, error) {
-	out, errs := par.MapBound(ctx, s.bound, n, f)
+	out, errs := par.MapBound(ctx, s.bound, n, func(ctx context.Context, i int) (T, error) {
+		return f(journal.Branch(ctx, fmt.Sprintf("branch.%d", i)), i)
+	})
 	if ctx.Err() != nil {
 		return nil, nil, context.Cause(ctx)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/textutil"
@@ -59,7 +60,7 @@ type Options struct {
 	LLM config.LLM
 	// MaxSteps overrides limits.max_steps when positive.
 	MaxSteps int
-	// ToolOptions are passed to the tool registry (timeouts, approver).
+	// ToolOptions are passed to the tool registry (timeouts).
 	ToolOptions []tools.Option
 }
 
@@ -88,11 +89,20 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		if opts.Tools == nil {
 			return nil, p.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tools are listed but no tool factory is configured")
 		}
+		approve, err := popApprove(&spec)
+		if err != nil {
+			return nil, p.Errorf(fmt.Sprintf("tools[%d].approve", i), err, "tool %q: %v", spec.Name, err)
+		}
 		built, err := opts.Tools.Tools(ctx, spec, p.Dir())
 		if err != nil {
 			return nil, p.Errorf(fmt.Sprintf("tools[%d]", i), err, "tool %q: %v", spec.Name, err)
 		}
-		ts = append(ts, built...)
+		for _, t := range built {
+			if approve {
+				t = tools.RequireApproval(t)
+			}
+			ts = append(ts, t)
+		}
 	}
 	reg, err := tools.NewRegistry(ts, opts.ToolOptions...)
 	if err != nil {
@@ -173,6 +183,24 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		steps = opts.MaxSteps
 	}
 	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps, notices: notices}, nil
+}
+
+// popApprove removes the engine's own key, approve, from a tools entry's
+// settings (every other key belongs to the tool) and returns its value.
+// A tool marked approve: true asks a human before each call.
+func popApprove(spec *config.Tool) (bool, error) {
+	raw, ok := spec.Settings["approve"]
+	if !ok {
+		return false, nil
+	}
+	settings := maps.Clone(spec.Settings)
+	delete(settings, "approve")
+	spec.Settings = settings
+	b, ok := raw.(bool)
+	if !ok {
+		return false, fmt.Errorf("%w: approve must be true or false, not %v", config.ErrInvalid, raw)
+	}
+	return b, nil
 }
 
 // OverrideLLM applies a command-line model choice (--llm) to a pipeline's
@@ -375,13 +403,21 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 			}
 		}
 	})
-	gres, err := p.graph.Run(ctx, st, graph.WithMaxSteps(p.steps), graph.WithObserver(obs))
+	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithObserver(obs)}
+	if j := journal.From(ctx); j != nil {
+		gopts = append(gopts, graph.WithNodeHook(journalHook{j}))
+	}
+	gres, err := p.graph.Run(ctx, st, gopts...)
 	res := &Result{State: st, Steps: gres.Steps, Duration: time.Since(began)}
 	if err != nil {
 		classify(st, err)
 		// The error itself was reported as an error event (and is returned);
 		// the closing line names its kind only, so it is not printed twice.
-		tracer.Emit(trace.Event{Kind: trace.KindRunEnd, Text: fmt.Sprintf("run failed (%s) after %s", st.Failure, time.Since(began).Round(time.Millisecond)),
+		text := fmt.Sprintf("run failed (%s) after %s", st.Failure, time.Since(began).Round(time.Millisecond))
+		if st.Failure == agent.FailureWaiting {
+			text = fmt.Sprintf("run waits for approval after %s", time.Since(began).Round(time.Millisecond))
+		}
+		tracer.Emit(trace.Event{Kind: trace.KindRunEnd, Text: text,
 			Data: map[string]any{"failure": st.Failure, "error": err.Error()}})
 		return res, fmt.Errorf("%w: %w", ErrRun, err)
 	}
@@ -393,11 +429,28 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 	return res, nil
 }
 
+// journalHook gives each node execution its journal scope and journals
+// each transition before the run moves on.
+type journalHook struct{ run *journal.Run }
+
+func (h journalHook) Before(ctx context.Context, step int, node string) context.Context {
+	return journal.WithScope(ctx, journal.NodeScope(step, node))
+}
+
+func (h journalHook) After(ctx context.Context, step int, node, route string, err error) error {
+	if err != nil {
+		return err
+	}
+	return h.run.Node(ctx, step, node, route)
+}
+
 func classify(st *agent.State, err error) {
 	if st.Failure != "" {
 		return
 	}
 	switch {
+	case errors.Is(err, journal.ErrWaiting):
+		st.Failure = agent.FailureWaiting
 	case errors.Is(err, context.DeadlineExceeded):
 		st.Failure = agent.FailureTimeout
 	case errors.Is(err, graph.ErrMaxSteps):

@@ -15,19 +15,13 @@ import (
 // sets a timeout.
 const DefaultTimeout = 30 * time.Second
 
-// Approver decides whether a call to a tool that needs approval may run.
-type Approver interface {
-	Approve(ctx context.Context, tool, input string) (bool, error)
-}
-
 // Registry holds the tools of a run and calls them safely. It is immutable
 // after construction and safe for concurrent use.
 type Registry struct {
-	tools    map[string]Tool
-	byNorm   map[string]string
-	names    []string
-	timeout  time.Duration
-	approver Approver
+	tools   map[string]Tool
+	byNorm  map[string]string
+	names   []string
+	timeout time.Duration
 }
 
 // Option configures a Registry.
@@ -42,10 +36,6 @@ func WithTimeout(d time.Duration) Option {
 		}
 	}
 }
-
-// WithApprover sets who approves calls to tools whose Meta says
-// NeedsApproval. Optional. Without one, such calls fail with ErrNotApproved.
-func WithApprover(a Approver) Option { return func(r *Registry) { r.approver = a } }
 
 // NewRegistry returns a registry of the given tools. Two tools whose names
 // normalise to the same key are an error.
@@ -176,7 +166,7 @@ func (r *Registry) Subset(names []string) (*Registry, error) {
 		}
 		ts = append(ts, t)
 	}
-	return NewRegistry(ts, WithTimeout(r.timeout), WithApprover(r.approver))
+	return NewRegistry(ts, WithTimeout(r.timeout))
 }
 
 func (r *Registry) unknown(name string) error {
@@ -218,25 +208,15 @@ func StringSchema(name, description string) map[string]any {
 // Call runs the named tool with a timeout, turning panics into ErrToolPanic
 // and overruns into ErrToolTimeout. A tool that ignores its context is
 // abandoned (its goroutine finishes in the background) so the caller is
-// never blocked past the timeout.
+// never blocked past the timeout. It does not ask for approval of tools
+// whose Meta says NeedsApproval: the engine's tool calls (node.ToolCall)
+// do, through package journal.
 func (r *Registry) Call(ctx context.Context, name, input string) (string, error) {
 	t, ok := r.Resolve(name)
 	if !ok {
 		return "", r.unknown(name)
 	}
 	meta := MetaOf(t)
-	if meta.NeedsApproval {
-		if r.approver == nil {
-			return "", fmt.Errorf("tool %q: %w (no approver configured)", t.Name(), ErrNotApproved)
-		}
-		okay, err := r.approver.Approve(ctx, t.Name(), input)
-		if err != nil {
-			return "", fmt.Errorf("tool %q: approval: %w", t.Name(), err)
-		}
-		if !okay {
-			return "", fmt.Errorf("tool %q: %w", t.Name(), ErrNotApproved)
-		}
-	}
 	timeout := r.timeout
 	if meta.Timeout > 0 {
 		timeout = meta.Timeout

@@ -83,25 +83,6 @@ func TestRegistryCancellationIsNotATimeout(t *testing.T) {
 	assert.False(t, errors.Is(err, tools.ErrToolTimeout))
 }
 
-type approver bool
-
-func (a approver) Approve(context.Context, string, string) (bool, error) { return bool(a), nil }
-
-func TestRegistryRequiresApprovalWhenToolAsks(t *testing.T) {
-	risky := echo("rm")
-	risky.meta = tools.Meta{NeedsApproval: true}
-	reg, err := tools.NewRegistry([]tools.Tool{risky})
-	require.NoError(t, err)
-	_, err = reg.Call(context.Background(), "rm", "x")
-	require.ErrorIs(t, err, tools.ErrNotApproved)
-
-	reg, err = tools.NewRegistry([]tools.Tool{risky}, tools.WithApprover(approver(true)))
-	require.NoError(t, err)
-	out, err := reg.Call(context.Background(), "rm", "x")
-	require.NoError(t, err)
-	assert.Equal(t, "rm:x", out)
-}
-
 func TestSubsetAndInfos(t *testing.T) {
 	reg, err := tools.NewRegistry([]tools.Tool{echo("a_tool"), echo("b")})
 	require.NoError(t, err)

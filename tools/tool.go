@@ -41,7 +41,9 @@ type MetaProvider interface {
 type Meta struct {
 	// ReadOnly is true when the tool has no side effects. Default false.
 	ReadOnly bool `json:"read_only"`
-	// NeedsApproval is true when a human must approve each call. Default false.
+	// NeedsApproval is true when a human must approve each call the
+	// engine makes (a pipeline marks a tool with approve: true). Default
+	// false.
 	NeedsApproval bool `json:"needs_approval"`
 	// Timeout bounds one call; zero means the registry default (30s).
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -62,3 +64,27 @@ var (
 	// ErrNotApproved means a tool that needs approval was not approved.
 	ErrNotApproved = errors.New("tool call not approved")
 )
+
+// RequireApproval returns t marked as needing a human's approval for each
+// call the engine makes (Meta.NeedsApproval); its name, description,
+// schema and other metadata are t's. A pipeline marks a tool so with
+// `approve: true` in its tools entry.
+func RequireApproval(t Tool) Tool {
+	a := approval{t}
+	if _, ok := t.(Schemer); ok {
+		return approvalSchema{a}
+	}
+	return a
+}
+
+type approval struct{ Tool }
+
+func (a approval) Meta() Meta {
+	m := MetaOf(a.Tool)
+	m.NeedsApproval = true
+	return m
+}
+
+type approvalSchema struct{ approval }
+
+func (a approvalSchema) Schema() map[string]any { return a.Tool.(Schemer).Schema() }

@@ -28,7 +28,7 @@ type compareFlags struct {
 	limit, concurrency                     int
 	timeout                                time.Duration
 	seed                                   uint64
-	json, quiet                            bool
+	json, quiet, threads                   bool
 }
 
 func newCompareCmd() *cobra.Command {
@@ -75,6 +75,7 @@ model; every output says so.`,
 	fl.StringVar(&f.scorer, "scorer", "", "scorer: em, contains, numeric, numeric:TOL, game24, choice:A|B (default: the suite format's)")
 	fl.BoolVar(&f.json, "json", false, "print report.json to stdout instead of the table")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	fl.BoolVar(&f.threads, "threads", false, "journal each run as a thread in the run folder's threads.db, so a stopped comparison resumes inside unfinished runs without repeating their model and tool calls")
 	return c
 }
 
@@ -202,7 +203,7 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 		dir = filepath.Join("out", "compare", id.DirName())
 	}
 	opts := compare.Options{Configs: expanded, LLM: llmCfg, Concurrency: f.concurrency, Timeout: f.timeout,
-		Seed: f.seed, OutDir: dir, Scorer: sc, Suite: f.suite}
+		Seed: f.seed, OutDir: dir, Scorer: sc, Suite: f.suite, Threads: f.threads}
 	if !f.quiet && !f.json && isTerminal(c.ErrOrStderr()) { // its "\r" frames would litter a log
 		opts.Progress = c.ErrOrStderr()
 	}

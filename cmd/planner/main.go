@@ -23,8 +23,8 @@ const (
 	exitFail = 1
 	// exitUsage: a command-line mistake.
 	exitUsage = 2
-	// Exit code 3 is reserved for a run that stops to wait for a human
-	// approval; nothing returns it yet.
+	// Exit code 3 (exitWaiting, threads.go): a run stopped to wait for a
+	// human's approval of a tool call.
 	// exitIncomplete: the run ended with a best-effort answer that is not
 	// complete (a budget, a loop or parse failures ended it).
 	exitIncomplete = 4
@@ -150,6 +150,10 @@ func execute(ctx context.Context, args []string, p process) int {
 	var inc *incompleteError
 	if errors.As(err, &inc) {
 		return exitIncomplete
+	}
+	var we *waitingError
+	if errors.As(err, &we) {
+		return exitWaiting
 	}
 	var se *silentError
 	if !errors.As(err, &se) {

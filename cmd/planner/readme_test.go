@@ -374,7 +374,7 @@ func helpGroups(t *testing.T) []exampleGroup {
 
 // outputFlags are the flags whose value is a file or folder the command
 // writes.
-var outputFlags = map[string]bool{"trace": true, "record": true, "out": true}
+var outputFlags = map[string]bool{"trace": true, "record": true, "out": true, "store": true}
 
 // fileExt matches a word that looks like a file name by its extension.
 var fileExt = regexp.MustCompile(`\.(ya?ml|jsonl?|csv|md|txt|html|svg|db|dot)$`)
@@ -483,6 +483,12 @@ func prepare(t *testing.T, ex example, scratch string) preparedRun {
 	// A default relative path means the working directory, the
 	// repository root for a user of the examples.
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Name == "store" && !given[f.Name] {
+			// The thread store defaults to the user's state folder: keep
+			// the examples' threads in scratch, shared by the group.
+			out.args = append(out.args, "--store", filepath.Join(scratch, "threads.db"))
+			return
+		}
 		if given[f.Name] || f.Value.Type() != "string" || f.DefValue == "" || filepath.IsAbs(f.DefValue) {
 			return
 		}

@@ -20,8 +20,10 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
@@ -33,6 +35,16 @@ type runFlags struct {
 	json, quiet, verbose                      bool
 	maxSteps                                  int
 	timeout                                   time.Duration
+
+	// thread names the durable run (--thread) and store its store
+	// (--store); noInput never asks on the terminal (--no-input).
+	thread, store string
+	noInput       bool
+	// resume is set by planner resume: the thread exists; pending and
+	// decision are the approval it waits for and resume's decision on it.
+	resume   bool
+	pending  *journal.Approval
+	decision *journal.Decision
 }
 
 // runOutput is the --json result line.
@@ -48,6 +60,18 @@ type runOutput struct {
 	Trace    string              `json:"trace,omitempty"`
 	Cassette string              `json:"cassette,omitempty"`
 	Pipeline string              `json:"pipeline"`
+	// Thread and Status are set for a run with --thread (and resume).
+	Thread string `json:"thread,omitempty"`
+	Status string `json:"status,omitempty"`
+}
+
+// waitingOutput is the --json line of a run that waits for approval.
+type waitingOutput struct {
+	Status  string              `json:"status"`
+	Thread  string              `json:"thread"`
+	Pending *journal.Approval   `json:"pending"`
+	Model   string              `json:"model"`
+	Usage   agent.UsageSnapshot `json:"usage"`
 }
 
 func newRunCmd(p process) *cobra.Command {
@@ -81,8 +105,15 @@ the run's deadline (a long Retry-After) fails at once with the reason.
 
 Exit codes: 0 complete answer; 1 the run failed; 2 usage error; 4 the run ended with an
 incomplete best-effort answer (budget, loop or parse failures; the reason is printed);
-130 / 143 stopped by SIGINT / SIGTERM (the trace so far is saved). 3 is reserved for a run
-that waits for approval.`,
+130 / 143 stopped by SIGINT / SIGTERM (the trace so far is saved; a --thread run is saved and
+resumes with planner resume NAME); 3 the run waits for a human's approval of a tool call.
+
+--thread NAME journals the run in the thread store (--store, PLANNER_STORE, default under
+$XDG_STATE_HOME/planner/): every node step, model call and tool call is saved before the run goes
+on, so Ctrl-C, a crash or a kill loses nothing; planner resume NAME continues without repeating
+a saved call. A tool marked approve: true in the pipeline asks on the terminal before each call
+(y, n, or n and a reason); without a terminal, or with --no-input, the thread waits (exit 3) until
+planner resume NAME --approve or --deny REASON.`,
 		Example: `  planner run --config configs/react.yaml --llm sim --suite demo --task demo-07
   planner run --config configs/react.yaml --llm sim:noisy "In which city was Galileo Galilei born?"
   echo "Who discovered Saturn's moon Iapetus?" | planner run --config configs/cot.yaml --llm sim --json -
@@ -127,6 +158,9 @@ that waits for approval.`,
 	fl.StringVar(&f.reference, "reference", "", "reference answer (used by evaluators such as Reflexion's exact match)")
 	fl.StringVar(&f.suite, "suite", "", "run a task of this suite: demo, or a suite file (as compare's --suite); with --task, or matched by its question")
 	fl.StringVar(&f.task, "task", "", "id of the --suite task to run (default suite: demo); the question may then be left out")
+	fl.StringVar(&f.thread, "thread", "", "journal the run as thread NAME: it survives Ctrl-C and crashes (planner resume NAME), and can wait for approvals")
+	storeFlag(c, &f.store)
+	fl.BoolVar(&f.noInput, "no-input", false, "never ask on the terminal: a tool call that needs approval makes the thread wait (exit 3)")
 	return c
 }
 
@@ -237,7 +271,24 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	if !f.quiet && !f.json {
 		fmt.Fprintf(out, "model: %s\n", label)
 	}
-	res, runErr := p.Run(ctx, task, tracer)
+	approver := &cliApprover{in: c.InOrStdin(), out: c.ErrOrStderr(), interactive: !f.noInput && isTerminalReader(c.InOrStdin()),
+		canWait: f.thread != "", pending: f.pending, decision: f.decision}
+	var (
+		res    *pipeline.Result
+		tr     pipeline.ThreadResult
+		runErr error
+	)
+	if f.thread == "" {
+		res, runErr = p.Run(journal.WithApprover(ctx, approver), task, tracer)
+	} else {
+		res, tr, runErr = runThread(ctx, proc, f, p, task, tracer, approver, question)
+		if res == nil {
+			if jsonl != nil {
+				_ = jsonl.Close()
+			}
+			return runErr
+		}
+	}
 	if jsonl != nil {
 		if err := jsonl.Close(); err != nil && runErr == nil {
 			runErr = err
@@ -247,8 +298,13 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 		fmt.Fprintf(c.ErrOrStderr(), "planner: warning: %d recorded call(s) of the cassette were not replayed; the run took a different path than the recording\n", left)
 	}
 	st := res.State
+	if f.thread != "" {
+		if err := reportThread(c, f, tr, label, st, runErr); err != nil {
+			return err
+		}
+	}
 	if f.json {
-		o := runOutput{Answer: st.Answer, Complete: st.Complete && runErr == nil, Reason: st.Reason, Failure: st.Failure,
+		o := runOutput{Thread: f.thread, Status: string(tr.Status), Answer: st.Answer, Complete: st.Complete && runErr == nil, Reason: st.Reason, Failure: st.Failure,
 			Model: label, Usage: st.Usage.Snapshot(), Steps: res.Steps, Trace: f.traceFile, Cassette: a.Recording(), Pipeline: p.Config.Name}
 		if runErr != nil {
 			o.Error = runErr.Error()

@@ -275,3 +275,41 @@ func TestTracesAppendAfterALineCutByAKill(t *testing.T) {
 	}
 	assertTracesPointAtTheirRuns(t, out, recs)
 }
+
+// With Threads, a comparison stopped in the middle of a multi-call run
+// resumes inside it: the model calls the run had finished are replayed
+// from its thread, so the two sessions together make exactly the calls of
+// an uninterrupted comparison. Without threads the interrupted run starts
+// over and repeats them.
+func TestThreadsResumeInsideAnInterruptedRun(t *testing.T) {
+	tasks := demoTasks(t)[:6]
+	configs := configPaths("react", "plan_execute")
+	run := func(t *testing.T, threads bool, limit int) (first, second int, rep *compare.Report) {
+		out := t.TempDir()
+		opts := compare.Options{Configs: configs, LLM: config.LLM{Provider: "sim"}, Concurrency: 1, OutDir: out, Scorer: verify.ExactMatch{}, Threads: threads}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		g1 := &callGate{limit: limit, cancel: cancel}
+		_, err := compare.Run(ctx, newLoader(sim.Profile{Name: "perfect"}, withOuter(g1.wrap)), tasks, opts)
+		if limit > 0 {
+			require.ErrorIs(t, err, compare.ErrInterrupted)
+		} else {
+			require.NoError(t, err)
+		}
+		g2 := &callGate{}
+		rep, err = compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}, withOuter(g2.wrap)), tasks, opts)
+		require.NoError(t, err)
+		return g1.count(), g2.count(), rep
+	}
+	whole, _, _ := run(t, false, 0)
+	// 7 calls stop the comparison inside its third or fourth run (react and
+	// plan-and-execute make two to four calls per demo task).
+	first, second, rep := run(t, true, 7)
+	assert.Equal(t, whole, first+second, "no finished call is made again")
+	for _, s := range rep.Configs {
+		assert.Equal(t, len(tasks), s.Runs, s.Config)
+		assert.InDelta(t, 1, s.SuccessRate, 1e-9, s.Config)
+	}
+	first, second, _ = run(t, false, 7)
+	assert.Greater(t, first+second, whole, "without threads the interrupted run starts over")
+}

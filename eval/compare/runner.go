@@ -57,6 +57,8 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
@@ -111,6 +113,25 @@ type Options struct {
 	// the reports. Default: redact.New(), built once per Run from the
 	// process environment.
 	Scrubber *redact.Scrubber
+	// Threads journals each run as a thread (package journal) in the run
+	// folder's threads.db, named by ThreadName: a comparison stopped in
+	// the middle of long runs resumes inside them, without repeating
+	// their finished model and tool calls. Default false: an unfinished
+	// run starts over.
+	Threads bool
+}
+
+// ThreadName is the thread that journals the run of task taskID with
+// config under model, seed and config fingerprint fp, when
+// Options.Threads is set: readable, a valid journal name, and distinct
+// for every distinct run.
+func ThreadName(config, model, taskID string, seed uint64, fp string) string {
+	sum := sha256.Sum256([]byte(RunID(config, model, taskID, seed, fp)))
+	name := strings.TrimLeft(safeName(fmt.Sprintf("%s.%s.s%d", config, taskID, seed)), "._-")
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	return name + "." + hex.EncodeToString(sum[:6])
 }
 
 // ErrOptions marks invalid options.
@@ -331,6 +352,15 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 			}
 		}()
 	}
+	var threads journal.Store
+	if opts.Threads && len(jobs) > 0 {
+		ts, err := sqlitestore.Open(ctx, filepath.Join(opts.OutDir, "threads.db"))
+		if err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		defer ts.Close()
+		threads = ts
+	}
 	work := make(chan job)
 	results := make(chan Record, opts.Concurrency)
 	written := make(chan error, 1)
@@ -346,7 +376,7 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				rec, ok := runOne(ctx, pipes[j.cfg], tasks[j.task], opts, traces, specs[j.cfg], prints[j.cfg])
+				rec, ok := runOne(ctx, pipes[j.cfg], tasks[j.task], opts, traces, threads, specs[j.cfg], prints[j.cfg])
 				if !ok {
 					continue // interrupted: leave it for the resume
 				}
@@ -520,7 +550,7 @@ func judge(rec Record, task agent.Task, sc verify.Scorer) Record {
 // runOne runs one task on one pipeline whose model spec is model and
 // fingerprint fp. It reports false when ctx ended during the run, whose
 // result is then left for a resume.
-func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Options, traces *traceSet, model, fp string) (Record, bool) {
+func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Options, traces *traceSet, threads journal.Store, model, fp string) (Record, bool) {
 	rec := Record{Config: p.Config.Name, TaskID: task.ID, Seed: opts.Seed, Model: model, Fingerprint: fp}
 	faults := &faultCounter{}
 	tracer := trace.NewWithOptions(RunID(p.Config.Name, model, task.ID, opts.Seed, fp), trace.WithScrubber(opts.Scrubber), trace.WithSinks(faults))
@@ -536,7 +566,19 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 	rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	began := time.Now()
-	res, err := p.Run(rctx, task, tracer)
+	var (
+		res *pipeline.Result
+		err error
+	)
+	if threads == nil {
+		res, err = p.Run(rctx, task, tracer)
+	} else {
+		res, _, err = p.RunThread(rctx, task, tracer, pipeline.Thread{Store: threads, Name: ThreadName(p.Config.Name, model, task.ID, opts.Seed, fp)})
+		if res == nil { // the thread could not start: report it as the run's failure
+			res = &pipeline.Result{State: agent.NewState(task)}
+			res.State.Failure = FailureError
+		}
+	}
 	rec.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
 	if ctx.Err() != nil {
 		return rec, false

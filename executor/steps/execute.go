@@ -407,7 +407,7 @@ func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
 	}
 	// Run, not Call: the step event reports the call, in plan order,
 	// whichever concurrent step finishes first.
-	res, err := node.PrepareTool(e.tools, llm.CallMeta{Node: e.id, Kind: e.kind}, step.Tool, step.Input, node.ToolOptions{}).Run(ctx, st)
+	res, err := node.PrepareTool(e.tools, llm.CallMeta{Node: e.id, Kind: e.kind}, step.Tool, step.Input, node.ToolOptions{}).Run(llm.WithStep(ctx, step.ID), st)
 	if err != nil {
 		return result{err: err}
 	}

@@ -1,0 +1,576 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/journal/sqlitestore"
+	"github.com/planner-engine/planner/llm/cassette"
+	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/textutil"
+	"github.com/planner-engine/planner/trace"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// exitWaiting: the run stopped to wait for a human's approval of a tool
+// call; its thread is saved and resumes with planner resume.
+const exitWaiting = 3
+
+// waitingError marks a run that waits for approval (exit code 3). What to
+// do next is already printed.
+type waitingError struct{ err error }
+
+func (e *waitingError) Error() string { return e.err.Error() }
+func (e *waitingError) Unwrap() error { return e.err }
+
+// threadMeta is what a thread records of the run command that started
+// it, so that resume can start the same run again.
+type threadMeta struct {
+	Config    string        `json:"config"`
+	LLM       string        `json:"llm,omitempty"`
+	Suite     string        `json:"suite,omitempty"`
+	Task      string        `json:"task,omitempty"`
+	Question  string        `json:"question,omitempty"`
+	Reference string        `json:"reference,omitempty"`
+	MaxSteps  int           `json:"max_steps,omitempty"`
+	Timeout   time.Duration `json:"timeout,omitempty"`
+}
+
+// defaultStore is the thread store's path when --store (PLANNER_STORE)
+// is unset: $XDG_STATE_HOME/planner/threads.db, else
+// ~/.local/state/planner/threads.db.
+func defaultStore(p process) (string, error) {
+	if dir := p.getenv("XDG_STATE_HOME"); dir != "" && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "planner", "threads.db"), nil
+	}
+	home := p.getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("no --store given and no home directory for the default one: %w", err)
+		}
+	}
+	return filepath.Join(home, ".local", "state", "planner", "threads.db"), nil
+}
+
+// openStore opens the thread store at path, or the default one.
+func openStore(ctx context.Context, p process, path string) (*sqlitestore.Store, error) {
+	if path == "" {
+		var err error
+		if path, err = defaultStore(p); err != nil {
+			return nil, err
+		}
+	}
+	s, err := sqlitestore.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("thread store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// storeFlag adds --store to c.
+func storeFlag(c *cobra.Command, path *string) {
+	c.Flags().StringVar(path, "store", "", "thread store file (default $PLANNER_STORE, else $XDG_STATE_HOME/planner/threads.db or ~/.local/state/planner/threads.db)")
+}
+
+// resumeHint is the command that resumes thread name.
+func resumeHint(name, store string) string {
+	s := "planner resume " + name
+	if store != "" {
+		s += " --store " + store
+	}
+	return s
+}
+
+// cliApprover decides tool calls that need approval for the command
+// line: a decision given to resume (--approve, --deny) answers the call
+// the thread waits for; others are asked on the terminal when there is
+// one (and --no-input is not set), else the thread waits (with a thread)
+// or the run fails (without one).
+type cliApprover struct {
+	in          io.Reader
+	out         io.Writer
+	interactive bool
+	canWait     bool
+
+	mu       sync.Mutex
+	reader   *bufio.Reader
+	pending  *journal.Approval
+	decision *journal.Decision
+}
+
+// Approve implements journal.Approver.
+func (a *cliApprover) Approve(ctx context.Context, ap journal.Approval) (journal.Decision, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.decision != nil && a.pending != nil && a.pending.Tool == ap.Tool && a.pending.Input == ap.Input {
+		d := *a.decision
+		a.decision = nil
+		return d, nil
+	}
+	if a.interactive {
+		return a.ask(ctx, ap)
+	}
+	if a.canWait {
+		return journal.Decision{}, &journal.WaitingError{Approval: ap}
+	}
+	return journal.Decision{}, fmt.Errorf("%w: tool %s needs a human's approval and there is no terminal to ask (or --no-input is set); "+
+		"run with --thread NAME to save the run and decide later with planner resume NAME --approve or --deny REASON", journal.ErrNoApprover, ap.Tool)
+}
+
+// ask shows the call on the terminal and reads y, n, or n and a reason.
+func (a *cliApprover) ask(ctx context.Context, ap journal.Approval) (journal.Decision, error) {
+	if a.reader == nil {
+		a.reader = bufio.NewReader(a.in)
+	}
+	for {
+		fmt.Fprintf(a.out, "\n? approve the call of %s (node %s)?\n  input: %s\n  [y] run it   [n] deny   [n REASON] deny and tell the model why: ",
+			ap.Tool, ap.Node, textutil.Clip(ap.Input, 2000))
+		type line struct {
+			s   string
+			err error
+		}
+		got := make(chan line, 1)
+		go func() {
+			s, err := a.reader.ReadString('\n')
+			got <- line{s, err}
+		}()
+		var l line
+		select {
+		case <-ctx.Done():
+			return journal.Decision{}, context.Cause(ctx)
+		case l = <-got:
+		}
+		answer := strings.TrimSpace(l.s)
+		verb, reason, _ := strings.Cut(answer, " ")
+		switch strings.ToLower(verb) {
+		case "y", "yes":
+			return journal.Decision{Approved: true, By: "terminal"}, nil
+		case "n", "no":
+			return journal.Decision{Approved: false, Reason: strings.TrimSpace(reason), By: "terminal"}, nil
+		}
+		if l.err != nil {
+			if a.canWait {
+				return journal.Decision{}, &journal.WaitingError{Approval: ap}
+			}
+			return journal.Decision{}, fmt.Errorf("%w: tool %s: no answer on the terminal: %w", journal.ErrNoApprover, ap.Tool, l.err)
+		}
+		fmt.Fprintln(a.out, "  please answer y, n, or n followed by a reason")
+	}
+}
+
+// isTerminalReader reports whether r is a terminal.
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+type resumeFlags struct {
+	store, as, deny, traceFile string
+	approve, json, quiet       bool
+	verbose, noInput           bool
+	from                       int64
+}
+
+func newResumeCmd(p process) *cobra.Command {
+	f := &resumeFlags{}
+	c := &cobra.Command{
+		Use:   "resume NAME [--approve | --deny REASON] [--from N --as NEW]",
+		Short: "Continue an interrupted, crashed or waiting thread",
+		Long: `Resume a thread started with run --thread NAME. The run starts again with the thread's pipeline,
+task and model; every model and tool call its journal holds is answered from the journal (none is
+made again), and the run continues live where the journal ends. The result prints as run prints it.
+
+A thread waiting for approval of a tool call resumes with --approve (the call runs) or --deny REASON
+(the model is told the call was denied, and why). Without either, the call is asked on the terminal,
+or the thread waits again.
+
+--from N --as NEW forks a new thread NEW from checkpoint N of NAME (planner history NAME lists them)
+and resumes NEW; NAME is left untouched. --from 0 starts NEW from scratch with NAME's task.
+
+Exit codes as run's: 0 complete, 1 failed, 2 usage, 3 waiting for approval, 4 incomplete, 130 stopped.`,
+		Example: `  planner run --config configs/react.yaml --llm sim --suite demo --task demo-07 --thread galileo -q
+  planner resume galileo   # a done thread replays its journal: the same answer, no model call
+  planner resume galileo --from 1 --as galileo-b   # fork: checkpoint 1 replayed, the rest live
+  planner resume mythread --approve   # needs a thread waiting for approval
+  planner resume mythread --deny "do not email customers"   # needs a thread waiting for approval`,
+		Args: exactArgs(1, "a thread name"),
+		RunE: func(c *cobra.Command, args []string) error { return resumeThread(c, p, f, args[0]) },
+	}
+	fl := c.Flags()
+	storeFlag(c, &f.store)
+	fl.BoolVar(&f.approve, "approve", false, "approve the tool call the thread waits for")
+	fl.StringVar(&f.deny, "deny", "", "deny the tool call the thread waits for, with this reason (shown to the model)")
+	fl.Int64Var(&f.from, "from", -1, "fork from this checkpoint (with --as)")
+	fl.StringVar(&f.as, "as", "", "name of the new thread forked with --from")
+	fl.BoolVar(&f.json, "json", false, "print the result as one JSON object on the last stdout line")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the trace stream")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also print node, route and model-call events")
+	fl.StringVar(&f.traceFile, "trace", "", "write every trace event of this session as JSONL to this file")
+	fl.BoolVar(&f.noInput, "no-input", false, "never ask on the terminal: a call that needs approval makes the thread wait (exit 3)")
+	return c
+}
+
+func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) error {
+	ctx := c.Context()
+	usage := func(format string, args ...any) error {
+		return &usageError{cmd: "resume", err: fmt.Errorf(format, args...)}
+	}
+	if f.approve && c.Flags().Changed("deny") {
+		return usage("--approve and --deny exclude each other")
+	}
+	if c.Flags().Changed("deny") && strings.TrimSpace(f.deny) == "" {
+		return usage("--deny needs a reason (it is shown to the model)")
+	}
+	forking := c.Flags().Changed("from") || f.as != ""
+	if forking && (!c.Flags().Changed("from") || f.as == "") {
+		return usage("--from N and --as NEW go together")
+	}
+	store, err := openStore(ctx, p, f.store)
+	if err != nil {
+		return err
+	}
+	th, err := store.Thread(ctx, name)
+	if err == nil && forking {
+		if th, err = journal.Fork(ctx, store, name, f.as, f.from); err == nil {
+			fmt.Fprintf(c.ErrOrStderr(), "planner: forked thread %s from %s at checkpoint %d\n", th.Name, name, f.from)
+		}
+	}
+	if cerr := store.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	switch {
+	case errors.Is(err, journal.ErrNotFound):
+		return usage("no thread named %q in %s; planner threads lists them", name, storeName(p, f.store))
+	case errors.Is(err, journal.ErrExists), errors.Is(err, journal.ErrBadName), errors.Is(err, journal.ErrNoCheckpoint):
+		return usage("%w", err)
+	case err != nil:
+		return err
+	}
+	var meta threadMeta
+	if err := json.Unmarshal(th.Meta, &meta); err != nil || meta.Config == "" {
+		return fmt.Errorf("thread %q was not started by planner run (no run settings recorded); resume it through the Go API", th.Name)
+	}
+	rf := &runFlags{config: meta.Config, llm: meta.LLM, suite: meta.Suite, task: meta.Task, reference: meta.Reference,
+		maxSteps: meta.MaxSteps, timeout: meta.Timeout, json: f.json, quiet: f.quiet, verbose: f.verbose, traceFile: f.traceFile,
+		thread: th.Name, store: f.store, noInput: f.noInput, resume: true}
+	if f.approve || c.Flags().Changed("deny") {
+		if th.Status != journal.StatusWaiting || th.Pending == nil {
+			return usage("thread %q is %s, not waiting for an approval", th.Name, th.Status)
+		}
+		d := journal.Decision{Approved: f.approve, Reason: strings.TrimSpace(f.deny), By: "resume --deny"}
+		if f.approve {
+			d.By = "resume --approve"
+		}
+		rf.pending, rf.decision = th.Pending, &d
+	}
+	return runTask(c, p, rf, meta.Question)
+}
+
+// storeName is the store path to show: --store, else the default.
+func storeName(p process, path string) string {
+	if path != "" {
+		return path
+	}
+	if d, err := defaultStore(p); err == nil {
+		return d
+	}
+	return "the default store"
+}
+
+// threadStatus is t's status, reading a running thread whose lock is free
+// (its process died) as interrupted.
+func threadStatus(ctx context.Context, s journal.Store, t journal.Thread) journal.Status {
+	if t.Status != journal.StatusRunning {
+		return t.Status
+	}
+	unlock, err := s.Lock(ctx, t.Name)
+	if err != nil {
+		return t.Status
+	}
+	_ = unlock()
+	return journal.StatusInterrupted
+}
+
+func newThreadsCmd(p process) *cobra.Command {
+	var store string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "threads",
+		Short: "List the threads of the thread store",
+		Long: `List the threads (durable runs started with run --thread NAME): name, pipeline, status
+(running, interrupted, waiting, done, failed), node steps, model calls and last update. A thread
+whose process died while running shows as interrupted.`,
+		Example: `  planner threads
+  planner threads --json --store runs.db`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			s, err := openStore(ctx, p, store)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ts, err := s.Threads(ctx)
+			if err != nil {
+				return err
+			}
+			for i := range ts {
+				ts[i].Status = threadStatus(ctx, s, ts[i])
+				ts[i].Meta, ts[i].Task = nil, nil
+			}
+			out := c.OutOrStdout()
+			if asJSON {
+				if ts == nil {
+					ts = []journal.Thread{}
+				}
+				b, err := json.Marshal(ts)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, string(b))
+				return nil
+			}
+			if len(ts) == 0 {
+				fmt.Fprintf(out, "no threads in %s (start one with planner run --thread NAME ...)\n", storeName(p, store))
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPIPELINE\tSTATUS\tSTEPS\tMODEL CALLS\tTOOL CALLS\tUPDATED")
+			for _, t := range ts {
+				status := string(t.Status)
+				if t.Pending != nil {
+					status += " (" + t.Pending.Tool + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", t.Name, t.Pipeline, status, t.Steps, t.ModelCalls, t.ToolCalls, t.Updated.Local().Format("2006-01-02 15:04:05"))
+			}
+			return tw.Flush()
+		},
+	}
+	storeFlag(c, &store)
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+// checkpoint is one line of planner history.
+type checkpoint struct {
+	N       int64     `json:"n"`
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"`
+	Node    string    `json:"node,omitempty"`
+	Scope   string    `json:"scope,omitempty"`
+	Summary string    `json:"summary"`
+}
+
+func newHistoryCmd(p process) *cobra.Command {
+	var store string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "history NAME",
+		Short: "List a thread's checkpoints",
+		Long: `List a thread's checkpoints: every node transition, model call, tool call and approval its
+journal holds, numbered. planner resume NAME --from N --as NEW forks a new thread from checkpoint N.`,
+		Example: `  planner run --config configs/react.yaml --llm sim --suite demo --task demo-07 --thread galileo -q
+  planner history galileo
+  planner history galileo --json`,
+		Args: exactArgs(1, "a thread name"),
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx := c.Context()
+			s, err := openStore(ctx, p, store)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			th, err := s.Thread(ctx, args[0])
+			if errors.Is(err, journal.ErrNotFound) {
+				return &usageError{cmd: "history", err: fmt.Errorf("no thread named %q in %s; planner threads lists them", args[0], storeName(p, store))}
+			}
+			if err != nil {
+				return err
+			}
+			entries, err := s.Entries(ctx, th.Name)
+			if err != nil {
+				return err
+			}
+			sc := redact.New()
+			cps := make([]checkpoint, 0, len(entries))
+			for _, e := range entries {
+				cps = append(cps, checkpoint{N: e.Seq, Time: e.Time, Kind: string(e.Kind), Node: e.Node, Scope: e.Scope, Summary: sc.String(summarize(e))})
+			}
+			out := c.OutOrStdout()
+			if asJSON {
+				b, err := json.Marshal(cps)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, string(b))
+				return nil
+			}
+			fmt.Fprintf(out, "thread %s: %s, %s\n", th.Name, threadStatus(ctx, s, th), th.Pipeline)
+			if th.Parent != "" {
+				fmt.Fprintf(out, "forked from %s at checkpoint %d\n", th.Parent, th.ForkedAt)
+			}
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "N\tTIME\tKIND\tWHERE\tWHAT")
+			for _, cp := range cps {
+				where := cp.Scope
+				if where == "" {
+					where = cp.Node
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", cp.N, cp.Time.Local().Format("15:04:05.000"), cp.Kind, where, cp.Summary)
+			}
+			return tw.Flush()
+		},
+	}
+	storeFlag(c, &store)
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+// summarize is one line saying what a journal entry holds; the caller
+// scrubs it of secrets.
+func summarize(e journal.Entry) string {
+	short := func(s string) string { return textutil.Clip(textutil.OneLine(s), 100) }
+	switch e.Kind {
+	case journal.KindNode:
+		var req struct {
+			Step int    `json:"step"`
+			Node string `json:"node"`
+		}
+		var resp struct {
+			Route string `json:"route"`
+		}
+		_ = json.Unmarshal(e.Request, &req)
+		_ = json.Unmarshal(e.Response, &resp)
+		route := resp.Route
+		if route == "" {
+			route = "default"
+		}
+		return fmt.Sprintf("step %d %s done, route %s", req.Step, req.Node, route)
+	case journal.KindModel:
+		var resp cassette.Response
+		_ = json.Unmarshal(e.Response, &resp)
+		if len(resp.Choices) == 0 {
+			return "(no reply)"
+		}
+		ch := resp.Choices[0]
+		text := ch.Content
+		for _, tc := range ch.ToolCalls {
+			text += fmt.Sprintf(" [%s %s]", tc.Name, tc.Arguments)
+		}
+		return "reply: " + short(text)
+	case journal.KindTool:
+		var req struct {
+			Tool  string `json:"tool"`
+			Input string `json:"input"`
+		}
+		var res journal.ToolResult
+		_ = json.Unmarshal(e.Request, &req)
+		_ = json.Unmarshal(e.Response, &res)
+		out := res.Output
+		if res.Error != "" {
+			out = "error: " + res.Error
+		}
+		return fmt.Sprintf("%s(%s) -> %s", req.Tool, short(req.Input), short(out))
+	case journal.KindApproval:
+		var req struct {
+			Tool string `json:"tool"`
+		}
+		var d journal.Decision
+		_ = json.Unmarshal(e.Request, &req)
+		_ = json.Unmarshal(e.Response, &d)
+		verb := "approved"
+		if !d.Approved {
+			verb = "denied"
+		}
+		s := fmt.Sprintf("%s %s by %s", req.Tool, verb, d.By)
+		if d.Reason != "" {
+			s += ": " + short(d.Reason)
+		}
+		return s
+	}
+	return string(e.Kind)
+}
+
+// runThread runs task as thread f.thread (created, or resumed when
+// f.resume), in the store f.store.
+func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipeline, task agent.Task, tracer *trace.Tracer,
+	approver journal.Approver, question string) (*pipeline.Result, pipeline.ThreadResult, error) {
+	var tr pipeline.ThreadResult
+	usage := func(err error) error { return &usageError{cmd: "run", err: err} }
+	if err := journal.CheckName(f.thread); err != nil {
+		return nil, tr, usage(fmt.Errorf("--thread: %w", err))
+	}
+	store, err := openStore(ctx, proc, f.store)
+	if err != nil {
+		return nil, tr, err
+	}
+	defer store.Close()
+	if !f.resume {
+		if th, err := store.Thread(ctx, f.thread); err == nil {
+			return nil, tr, usage(fmt.Errorf("thread %q exists (%s); continue it with %s, or pick another --thread name",
+				f.thread, threadStatus(ctx, store, th), resumeHint(f.thread, f.store)))
+		}
+	}
+	config, err := filepath.Abs(f.config)
+	if err != nil {
+		return nil, tr, err
+	}
+	meta, err := json.Marshal(threadMeta{Config: config, LLM: f.llm, Suite: f.suite, Task: f.task, Question: question,
+		Reference: f.reference, MaxSteps: f.maxSteps, Timeout: f.timeout})
+	if err != nil {
+		return nil, tr, err
+	}
+	res, tr, err := p.RunThread(ctx, task, tracer, pipeline.Thread{Store: store, Name: f.thread, Pipeline: f.config, Meta: meta, Approver: approver})
+	if res == nil && errors.Is(err, journal.ErrLocked) {
+		return nil, tr, fmt.Errorf("%w; wait for that run to end, or stop it (Ctrl-C saves it)", err)
+	}
+	return res, tr, err
+}
+
+// reportThread prints how a thread's run ended. A thread that waits for
+// approval is reported whole here (the --json line too) and returns a
+// *waitingError; otherwise the caller prints the result as for any run.
+func reportThread(c *cobra.Command, f *runFlags, tr pipeline.ThreadResult, label string, st *agent.State, runErr error) error {
+	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
+	hint := resumeHint(f.thread, f.store)
+	if tr.Status == journal.StatusWaiting && tr.Pending != nil {
+		if f.json {
+			b, err := json.Marshal(redact.Walk(waitingOutput{Status: string(tr.Status), Thread: f.thread, Pending: tr.Pending, Model: label, Usage: st.Usage.Snapshot()}, redact.New()))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, string(b))
+		} else {
+			fmt.Fprintf(out, "\nThread %s waits for approval of %s (node %s) with input:\n  %s\nDecide with:  %s --approve\n         or:  %s --deny \"REASON\"\n",
+				f.thread, tr.Pending.Tool, tr.Pending.Node, redact.New().String(textutil.Clip(tr.Pending.Input, 2000)), hint, hint)
+		}
+		return &waitingError{runErr}
+	}
+	stopped := tr.Status == journal.StatusInterrupted || tr.Status == journal.StatusFailed
+	if !f.quiet || stopped {
+		fmt.Fprintf(errOut, "planner: thread %s: %s; %s replayed from the journal, %d new\n",
+			f.thread, tr.Status, textutil.Count(tr.Replayed, "checkpoint", "checkpoints"), tr.Live)
+	}
+	if stopped {
+		fmt.Fprintf(errOut, "planner: resume with: %s\n", hint)
+	}
+	if tr.Unused > 0 && runErr == nil {
+		fmt.Fprintf(errOut, "planner: warning: %d journaled call(s) of thread %s were not replayed; the run took a different path than the journal\n", tr.Unused, f.thread)
+	}
+	return nil
+}

@@ -1,0 +1,484 @@
+package journal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/planner-engine/planner/llm/cassette"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Run is one process's session of a thread: it answers each call the
+// journal holds from the journal and appends every live call's result. It
+// is safe for concurrent use by the run's branches. Runs that are not
+// journaled have no Run: every function of this package then costs one
+// context lookup.
+type Run struct {
+	store  Store
+	thread string
+
+	mu sync.Mutex
+	// queues holds, per scope, the recorded entries not yet replayed, in
+	// Seq order.
+	queues   map[string][]Entry
+	left     int
+	replayed int
+	live     int
+}
+
+// Open starts a session of the named thread: it reads and verifies the
+// journal (ErrCorrupt, ErrNotFound). The caller holds the thread's lock
+// (Store.Lock) for the session's length.
+func Open(ctx context.Context, s Store, name string) (*Run, error) {
+	entries, err := s.Entries(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{store: s, thread: name, queues: map[string][]Entry{}, left: len(entries)}
+	for _, e := range entries {
+		r.queues[e.Scope] = append(r.queues[e.Scope], e)
+	}
+	return r, nil
+}
+
+// Thread returns the session's thread name.
+func (r *Run) Thread() string { return r.thread }
+
+// Stats counts the session's calls: replayed from the journal, made live
+// (and journaled), and recorded entries not replayed (yet).
+func (r *Run) Stats() (replayed, live, unused int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.replayed, r.live, r.left
+}
+
+type runKey struct{}
+
+type scopeKey struct{}
+
+// WithRun returns ctx whose runs are journaled by r.
+func WithRun(ctx context.Context, r *Run) context.Context {
+	return context.WithValue(ctx, runKey{}, r)
+}
+
+// From returns the journal session in ctx, or nil.
+func From(ctx context.Context) *Run {
+	r, _ := ctx.Value(runKey{}).(*Run)
+	return r
+}
+
+// Scope returns the call scope in ctx: "" outside any node.
+func Scope(ctx context.Context) string {
+	s, _ := ctx.Value(scopeKey{}).(string)
+	return s
+}
+
+// WithScope returns ctx whose calls are journaled in scope, replacing any
+// scope in ctx. The graph runtime gives each node execution its scope
+// (NodeScope); branches refine it with Branch.
+func WithScope(ctx context.Context, scope string) context.Context {
+	if From(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, scopeKey{}, scope)
+}
+
+// NodeScope is the scope of the step-th node execution (1-based), node.
+func NodeScope(step int, node string) string { return fmt.Sprintf("%d:%s", step, node) }
+
+// Branch returns ctx for one branch of a parallel fan-out, labelled (for
+// example "sample.2" or "step.E3"): the branch's calls are journaled and
+// replayed in a scope of their own, so branches that make identical
+// requests get back their own answers whatever the order they run in.
+// Without a journal in ctx it returns ctx.
+func Branch(ctx context.Context, label string) context.Context {
+	if From(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, scopeKey{}, Scope(ctx)+"/"+label)
+}
+
+// DivergedError reports a resumed run that asked, in a scope whose
+// recorded calls were not all replayed, for something the journal does
+// not hold. It matches ErrDiverged.
+type DivergedError struct {
+	// Thread and Scope say where.
+	Thread, Scope string
+	// Seq is the first unreplayed entry of the scope, the one the run was
+	// expected to ask for.
+	Seq int64
+	// Kind is what the run asked for.
+	Kind Kind
+	// Diff shows what changed: a unified diff for model calls, the two
+	// requests otherwise.
+	Diff string
+}
+
+// Error explains the divergence and what to do.
+func (e *DivergedError) Error() string {
+	return fmt.Sprintf("%s: thread %q, %s, %s call: the journal expected checkpoint %d; the pipeline, the task or the model changed since it was journaled "+
+		"(fork from an earlier checkpoint with resume --from N --as NEW to go on from there):\n%s",
+		ErrDiverged, e.Thread, scopeName(e.Scope), e.Kind, e.Seq, e.Diff)
+}
+
+// Unwrap returns ErrDiverged.
+func (e *DivergedError) Unwrap() error { return ErrDiverged }
+
+func scopeName(s string) string {
+	if s == "" {
+		return "graph"
+	}
+	return "scope " + s
+}
+
+// take returns the unreplayed entry of scope that matches kind and digest
+// and marks it replayed; live is true when the scope has no unreplayed
+// entry left (the call is made live). When the scope still has entries
+// but none matches, expected is the first of them.
+func (r *Run) take(scope string, kind Kind, digest string) (e Entry, live bool, expected *Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queues[scope]
+	if len(q) == 0 {
+		return Entry{}, true, nil
+	}
+	for i := range q {
+		if q[i].Kind == kind && q[i].Digest == digest {
+			e = q[i]
+			if len(q) == 1 {
+				delete(r.queues, scope)
+			} else {
+				r.queues[scope] = append(q[:i:i], q[i+1:]...)
+			}
+			r.left--
+			r.replayed++
+			return e, false, nil
+		}
+	}
+	first := q[0]
+	return Entry{}, false, &first
+}
+
+// append journals a live call's entry.
+func (r *Run) append(ctx context.Context, e Entry) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	if _, err := r.store.Append(context.WithoutCancel(ctx), r.thread, e); err != nil {
+		return fmt.Errorf("journal: thread %q: saving a %s call: %w", r.thread, e.Kind, err)
+	}
+	r.mu.Lock()
+	r.live++
+	r.mu.Unlock()
+	return nil
+}
+
+func digest(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		var n [8]byte
+		l := uint64(len(p))
+		for i := range n {
+			n[i] = byte(l >> (8 * i))
+		}
+		h.Write(n[:])
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// modelRequest is what a model entry's Request holds.
+type modelRequest struct {
+	// Role is the caller's role in its node (llm.CallMeta.Role).
+	Role    string           `json:"role,omitempty"`
+	Request cassette.Request `json:"request"`
+}
+
+// Model answers one model call of node (in role) from the journal, or
+// makes it with call and journals the response. A failed call is not
+// journaled: resuming makes it again. A replayed response is passed to
+// the call's streaming function, if any, as one chunk.
+func (r *Run) Model(ctx context.Context, node, role string, msgs []llms.MessageContent, opts []llms.CallOption,
+	call func(ctx context.Context) (*llms.ContentResponse, error)) (*llms.ContentResponse, error) {
+	req := modelRequest{Role: role, Request: cassette.NewRequest(msgs, opts)}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("journal: encoding a model request: %w", err)
+	}
+	scope := Scope(ctx)
+	sum := digest([]byte(KindModel), body)
+	e, live, expected := r.take(scope, KindModel, sum)
+	switch {
+	case expected != nil:
+		return nil, r.diverged(scope, KindModel, *expected, &req, body)
+	case !live:
+		var rec cassette.Response
+		if err := json.Unmarshal(e.Response, &rec); err != nil {
+			return nil, fmt.Errorf("%w: thread %q, checkpoint %d: model response: %w", ErrCorrupt, r.thread, e.Seq, err)
+		}
+		resp := rec.LLM()
+		if err := streamReplayed(ctx, opts, resp); err != nil {
+			return nil, err
+		}
+		return resp, nil
+	}
+	resp, err := call(ctx)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	out, err := json.Marshal(cassette.NewResponse(resp))
+	if err != nil {
+		return nil, fmt.Errorf("journal: encoding a model response: %w", err)
+	}
+	if err := r.append(ctx, Entry{Kind: KindModel, Scope: scope, Node: node, Digest: sum, Request: body, Response: out}); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func streamReplayed(ctx context.Context, opts []llms.CallOption, resp *llms.ContentResponse) error {
+	var co llms.CallOptions
+	for _, o := range opts {
+		o(&co)
+	}
+	if co.StreamingFunc == nil || len(resp.Choices) == 0 || resp.Choices[0].Content == "" {
+		return nil
+	}
+	return co.StreamingFunc(ctx, []byte(resp.Choices[0].Content))
+}
+
+// ToolResult is a tool call's journaled outcome.
+type ToolResult struct {
+	// Output is the tool's output.
+	Output string `json:"output"`
+	// Error is the failed call's error text; "" when it succeeded.
+	Error string `json:"error,omitempty"`
+	// Class classifies the failure for the caller (such as "timeout" or
+	// "panic"), so that a replayed failure matches what the live one did.
+	Class string `json:"class,omitempty"`
+}
+
+type toolRequest struct {
+	Tool  string `json:"tool"`
+	Input string `json:"input"`
+}
+
+// Tool answers one call of tool from the journal, or makes it with call
+// and journals its result. call returns an error only when the call did
+// not finish (the run was cancelled): that is passed on and not
+// journaled; a tool's own failure is a ToolResult.
+func (r *Run) Tool(ctx context.Context, node, tool, input string, call func(ctx context.Context) (ToolResult, error)) (ToolResult, error) {
+	body, err := json.Marshal(toolRequest{Tool: tool, Input: input})
+	if err != nil {
+		return ToolResult{}, fmt.Errorf("journal: encoding a tool request: %w", err)
+	}
+	scope := Scope(ctx)
+	sum := digest([]byte(KindTool), body)
+	e, live, expected := r.take(scope, KindTool, sum)
+	switch {
+	case expected != nil:
+		return ToolResult{}, r.diverged(scope, KindTool, *expected, nil, body)
+	case !live:
+		var res ToolResult
+		if err := json.Unmarshal(e.Response, &res); err != nil {
+			return ToolResult{}, fmt.Errorf("%w: thread %q, checkpoint %d: tool result: %w", ErrCorrupt, r.thread, e.Seq, err)
+		}
+		return res, nil
+	}
+	res, err := call(ctx)
+	if err != nil {
+		return res, err
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		return ToolResult{}, fmt.Errorf("journal: encoding a tool result: %w", err)
+	}
+	if err := r.append(ctx, Entry{Kind: KindTool, Scope: scope, Node: node, Digest: sum, Request: body, Response: out}); err != nil {
+		return ToolResult{}, err
+	}
+	return res, nil
+}
+
+type nodeRequest struct {
+	Step int    `json:"step"`
+	Node string `json:"node"`
+}
+
+type nodeResponse struct {
+	Route string `json:"route"`
+}
+
+// Node journals the end of the step-th node execution, node, which
+// returned route; on replay it checks that the node took the recorded
+// route.
+func (r *Run) Node(ctx context.Context, step int, node, route string) error {
+	body, err := json.Marshal(nodeRequest{Step: step, Node: node})
+	if err != nil {
+		return fmt.Errorf("journal: encoding a node transition: %w", err)
+	}
+	sum := digest([]byte(KindNode), body)
+	e, live, expected := r.take("", KindNode, sum)
+	switch {
+	case expected != nil:
+		return r.diverged("", KindNode, *expected, nil, body)
+	case !live:
+		var rec nodeResponse
+		if err := json.Unmarshal(e.Response, &rec); err != nil {
+			return fmt.Errorf("%w: thread %q, checkpoint %d: node transition: %w", ErrCorrupt, r.thread, e.Seq, err)
+		}
+		if rec.Route != route {
+			return &DivergedError{Thread: r.thread, Seq: e.Seq, Kind: KindNode,
+				Diff: fmt.Sprintf("node %q (step %d) took route %q; the journal recorded %q", node, step, route, rec.Route)}
+		}
+		return nil
+	}
+	out, err := json.Marshal(nodeResponse{Route: route})
+	if err != nil {
+		return fmt.Errorf("journal: encoding a node transition: %w", err)
+	}
+	return r.append(ctx, Entry{Kind: KindNode, Node: node, Digest: sum, Request: body, Response: out})
+}
+
+// diverged builds the error for a call that does not match expected;
+// req is the live model request (nil for other kinds) and body the live
+// request's JSON.
+func (r *Run) diverged(scope string, kind Kind, expected Entry, req *modelRequest, body []byte) error {
+	de := &DivergedError{Thread: r.thread, Scope: scope, Seq: expected.Seq, Kind: kind}
+	var rec modelRequest
+	if req != nil && expected.Kind == KindModel && json.Unmarshal(expected.Request, &rec) == nil {
+		de.Diff = cassette.Diff(fmt.Sprintf("journaled call (checkpoint %d)", expected.Seq), rec.Request, "actual call", req.Request)
+		if rec.Role != req.Role {
+			de.Diff = fmt.Sprintf("role %q, journaled %q\n", req.Role, rec.Role) + de.Diff
+		}
+		return de
+	}
+	de.Diff = fmt.Sprintf("journaled %s: %s\nactual %s:    %s", expected.Kind, oneLine(expected.Request), kind, oneLine(body))
+	return de
+}
+
+func oneLine(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	return s
+}
+
+// Approver decides tool calls that need a human's approval.
+type Approver interface {
+	// Approve returns the decision on a, or an error: a *WaitingError
+	// when the decision is deferred (the thread then waits), or why no
+	// decision could be had.
+	Approve(ctx context.Context, a Approval) (Decision, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, a Approval) (Decision, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, a Approval) (Decision, error) { return f(ctx, a) }
+
+type approverKey struct{}
+
+// WithApprover returns ctx whose tool calls that need approval are decided
+// by a.
+func WithApprover(ctx context.Context, a Approver) context.Context {
+	return context.WithValue(ctx, approverKey{}, a)
+}
+
+// ApproverFrom returns the approver in ctx, or nil.
+func ApproverFrom(ctx context.Context) Approver {
+	a, _ := ctx.Value(approverKey{}).(Approver)
+	return a
+}
+
+// WaitingError stops a run whose tool call waits for approval. It matches
+// ErrWaiting.
+type WaitingError struct {
+	// Approval is the call that waits.
+	Approval Approval
+}
+
+// Error names the waiting call.
+func (e *WaitingError) Error() string {
+	return fmt.Sprintf("%s: tool %s with input %q", ErrWaiting, e.Approval.Tool, clip(e.Approval.Input, 200))
+}
+
+// Unwrap returns ErrWaiting.
+func (e *WaitingError) Unwrap() error { return ErrWaiting }
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Approve decides a: from the journal when it holds the decision (a
+// resumed run is not asked twice), else by the approver in ctx, whose
+// decision is journaled. With no approver it fails with ErrNoApprover; an
+// approver's error (a *WaitingError) is returned as is.
+func Approve(ctx context.Context, a Approval) (Decision, error) {
+	r := From(ctx)
+	var (
+		body  []byte
+		sum   string
+		scope = Scope(ctx)
+	)
+	if r != nil {
+		var err error
+		if body, err = json.Marshal(toolRequest{Tool: a.Tool, Input: a.Input}); err != nil {
+			return Decision{}, fmt.Errorf("journal: encoding an approval: %w", err)
+		}
+		sum = digest([]byte(KindApproval), body)
+		e, live, expected := r.take(scope, KindApproval, sum)
+		switch {
+		case expected != nil:
+			return Decision{}, r.diverged(scope, KindApproval, *expected, nil, body)
+		case !live:
+			var d Decision
+			if err := json.Unmarshal(e.Response, &d); err != nil {
+				return Decision{}, fmt.Errorf("%w: thread %q, checkpoint %d: approval: %w", ErrCorrupt, r.thread, e.Seq, err)
+			}
+			return d, nil
+		}
+	}
+	ap := ApproverFrom(ctx)
+	if ap == nil {
+		return Decision{}, fmt.Errorf("%w: tool %q", ErrNoApprover, a.Tool)
+	}
+	d, err := ap.Approve(ctx, a)
+	if err != nil {
+		var we *WaitingError
+		if errors.As(err, &we) || errors.Is(err, ErrWaiting) {
+			return Decision{}, err
+		}
+		return Decision{}, fmt.Errorf("approval of tool %q: %w", a.Tool, err)
+	}
+	if r != nil {
+		out, err := json.Marshal(d)
+		if err != nil {
+			return Decision{}, fmt.Errorf("journal: encoding a decision: %w", err)
+		}
+		if err := r.append(ctx, Entry{Kind: KindApproval, Scope: scope, Node: a.Node, Digest: sum, Request: body, Response: out}); err != nil {
+			return Decision{}, err
+		}
+	}
+	return d, nil
+}
+
+// Defer is an Approver that decides nothing: every call it is asked about
+// waits (a *WaitingError), so a thread stops and saves itself until
+// someone resumes it with a decision.
+func Defer() Approver {
+	return ApproverFunc(func(_ context.Context, a Approval) (Decision, error) {
+		return Decision{}, &WaitingError{Approval: a}
+	})
+}

@@ -1,0 +1,87 @@
+package node_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/journal/sqlitestore"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/tools"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// journaled returns a context whose tool calls are journaled in thread t
+// of s, resuming what s already holds.
+func journaled(t *testing.T, s journal.Store) context.Context {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.Thread(ctx, "t"); err != nil {
+		require.NoError(t, s.Create(ctx, journal.Thread{Name: "t", Status: journal.StatusRunning}))
+	}
+	r, err := journal.Open(ctx, s, "t")
+	require.NoError(t, err)
+	return journal.WithScope(journal.WithRun(ctx, r), journal.NodeScope(1, "act"))
+}
+
+// A tool failure replays as the same observation, matching the same
+// sentinel, without running the tool again.
+func TestJournaledToolFailureReplaysTheSameWay(t *testing.T) {
+	s, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "j.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	runs := 0
+	reg, err := tools.NewRegistry([]tools.Tool{funcTool{name: "boom", fn: func(context.Context, string) (string, error) {
+		runs++
+		panic("kaboom")
+	}}})
+	require.NoError(t, err)
+	meta := llm.CallMeta{Node: "act", Kind: "react"}
+
+	live, err := node.CallTool(journaled(t, s), agent.NewState(agent.Task{}), meta, reg, "boom", "x", node.ToolOptions{})
+	require.NoError(t, err)
+	require.ErrorIs(t, live.Err, tools.ErrToolPanic)
+	replayed, err := node.CallTool(journaled(t, s), agent.NewState(agent.Task{}), meta, reg, "boom", "x", node.ToolOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, runs, "the journaled call is not run again")
+	assert.ErrorIs(t, replayed.Err, tools.ErrToolPanic)
+	assert.Equal(t, live.Observation, replayed.Observation)
+	assert.Equal(t, live.Err.Error(), replayed.Err.Error())
+}
+
+// A tool marked for approval asks the approver in the context: a denial
+// becomes an observation with the reason, a deferral stops the call, and
+// nobody to ask is an error, never a silent run.
+func TestApprovalGatesTheCall(t *testing.T) {
+	runs := 0
+	rm := tools.RequireApproval(funcTool{name: "rm", fn: func(context.Context, string) (string, error) { runs++; return "removed", nil }})
+	assert.True(t, tools.MetaOf(rm).NeedsApproval)
+	reg, err := tools.NewRegistry([]tools.Tool{rm})
+	require.NoError(t, err)
+	meta := llm.CallMeta{Node: "act"}
+	st := agent.NewState(agent.Task{})
+	decide := func(d journal.Decision) context.Context {
+		return journal.WithApprover(context.Background(), journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) { return d, nil }))
+	}
+
+	res, err := node.CallTool(decide(journal.Decision{Approved: false, Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	require.NoError(t, err)
+	assert.ErrorIs(t, res.Err, tools.ErrNotApproved)
+	assert.Equal(t, "Error: tool call not approved: a human denied this call of rm (ops): not today", res.Observation)
+	assert.Zero(t, runs)
+
+	res, err = node.CallTool(decide(journal.Decision{Approved: true, By: "ops"}), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "removed", res.Observation)
+	assert.Equal(t, 1, runs)
+
+	_, err = node.CallTool(journal.WithApprover(context.Background(), journal.Defer()), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	require.ErrorIs(t, err, journal.ErrWaiting)
+	_, err = node.CallTool(context.Background(), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	require.ErrorIs(t, err, journal.ErrNoApprover)
+	assert.Equal(t, 1, runs)
+}

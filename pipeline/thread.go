@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/trace"
+)
+
+// Thread names a durable run: the store that keeps its journal and the
+// thread's name, with what a new thread records.
+type Thread struct {
+	// Store keeps the thread. Required.
+	Store journal.Store
+	// Name is the thread's name (journal.ValidName). Required.
+	Name string
+	// Pipeline is recorded as the thread's pipeline when it is created
+	// (a config path, say). Default: the pipeline's name.
+	Pipeline string
+	// Meta is recorded with a new thread: what its creator needs to run it
+	// again. Optional.
+	Meta json.RawMessage
+	// Approver decides tool calls that need approval; a *journal.WaitingError
+	// from it saves the thread as waiting. Default: none (such calls fail
+	// the run with journal.ErrNoApprover).
+	Approver journal.Approver
+}
+
+// ThreadResult is what RunThread adds to a run's Result.
+type ThreadResult struct {
+	// Status is the thread's status after the run.
+	Status journal.Status
+	// Pending is the tool call that waits for approval, when Status is
+	// journal.StatusWaiting.
+	Pending *journal.Approval
+	// Replayed counts the calls answered from the journal, Live the calls
+	// made (and journaled) by this run, and Unused the journal's entries
+	// the run did not replay.
+	Replayed, Live, Unused int
+}
+
+// RunThread runs task as the thread th: it creates the thread when the
+// store has none of that name, else resumes it, replaying its journal and
+// going on live where the journal ends. It holds the thread's lock for the
+// run (journal.ErrLocked when another run has it). The thread's status
+// says how the run ended: done (an answer, complete or not), waiting (a
+// tool call waits for approval: the error matches journal.ErrWaiting),
+// interrupted (ctx was cancelled) or failed. A run that could not start
+// (a bad name, a locked or corrupt thread) returns a nil Result.
+func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace.Tracer, th Thread) (*Result, ThreadResult, error) {
+	var tr ThreadResult
+	if th.Store == nil {
+		return nil, tr, errors.New("pipeline: Thread.Store is required")
+	}
+	if err := journal.CheckName(th.Name); err != nil {
+		return nil, tr, err
+	}
+	_, err := th.Store.Thread(ctx, th.Name)
+	switch {
+	case errors.Is(err, journal.ErrNotFound):
+		taskJSON, err := json.Marshal(task)
+		if err != nil {
+			return nil, tr, fmt.Errorf("thread %q: encoding the task: %w", th.Name, err)
+		}
+		name := th.Pipeline
+		if name == "" {
+			name = p.Config.Name
+		}
+		err = th.Store.Create(ctx, journal.Thread{Name: th.Name, Pipeline: name, Task: taskJSON, Meta: th.Meta, Status: journal.StatusRunning})
+		if err != nil {
+			return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
+		}
+	case err != nil:
+		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
+	}
+	unlock, err := th.Store.Lock(ctx, th.Name)
+	if err != nil {
+		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
+	}
+	defer func() { _ = unlock() }()
+	run, err := journal.Open(ctx, th.Store, th.Name)
+	if err != nil {
+		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
+	}
+	if err := th.Store.SetStatus(ctx, th.Name, journal.Update{Status: journal.StatusRunning}); err != nil {
+		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
+	}
+	rctx := journal.WithRun(ctx, run)
+	if th.Approver != nil {
+		rctx = journal.WithApprover(rctx, th.Approver)
+	}
+	res, runErr := p.Run(rctx, task, tracer)
+	tr.Replayed, tr.Live, tr.Unused = run.Stats()
+	u := journal.Update{Status: journal.StatusDone}
+	var waiting *journal.WaitingError
+	switch {
+	case runErr == nil:
+	case errors.As(runErr, &waiting):
+		u.Status, u.Pending = journal.StatusWaiting, &waiting.Approval
+	case ctx.Err() != nil:
+		u.Status, u.Error = journal.StatusInterrupted, runErr.Error()
+	default:
+		u.Status, u.Error = journal.StatusFailed, runErr.Error()
+	}
+	tr.Status, tr.Pending = u.Status, u.Pending
+	// The run may have been cancelled: saving its status must not be.
+	if err := th.Store.SetStatus(context.WithoutCancel(ctx), th.Name, u); err != nil {
+		return res, tr, errors.Join(runErr, fmt.Errorf("thread %q: saving its status: %w", th.Name, err))
+	}
+	return res, tr, runErr
+}

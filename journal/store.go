@@ -179,9 +179,10 @@ type Store interface {
 	// ErrNotFound.
 	Entries(ctx context.Context, name string) ([]Entry, error)
 	// Lock takes the named thread's exclusive lock, for the holder to run
-	// it; unlock releases it. The lock is released when the holding
-	// process dies, however it dies. ErrLocked when it is held, by this
-	// process or another.
+	// it; unlock releases it (a second unlock does nothing). The lock is
+	// released when the holding process dies, however it dies. ErrLocked
+	// when it is held, by this process or another; ErrBadName for a name
+	// that is not a ValidName. The thread need not exist yet.
 	Lock(ctx context.Context, name string) (unlock func() error, err error)
 }
 
@@ -193,8 +194,9 @@ var (
 	ErrExists = errors.New("journal: thread exists")
 	// ErrBadName: a thread name that is not a ValidName.
 	ErrBadName = errors.New("journal: bad thread name")
-	// ErrLocked: another run holds the thread.
-	ErrLocked = errors.New("journal: thread is being run by another process")
+	// ErrLocked: another run holds the thread (in another process, or
+	// this one).
+	ErrLocked = errors.New("journal: the thread is being run by another process or run")
 	// ErrCorrupt: the journal was damaged and cannot be replayed.
 	ErrCorrupt = errors.New("journal: corrupt journal")
 	// ErrDiverged: the resumed run asked for something other than what

@@ -173,7 +173,8 @@ func TestThreadErrors(t *testing.T) {
 	require.NoError(t, err)
 	r = cli(t, "resume", "busy", "--store", store, "--approve")
 	assert.Equal(t, exitFail, r.code)
-	assert.Contains(t, r.stderr, "being run by another process")
+	assert.Contains(t, r.stderr, "the thread is being run by another process or run: thread \"busy\" is locked")
+	assert.Contains(t, r.stderr, "wait for that run to end")
 	require.NoError(t, unlock())
 	require.NoError(t, s.Close())
 

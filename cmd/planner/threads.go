@@ -530,7 +530,14 @@ func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipel
 	if err != nil {
 		return nil, tr, err
 	}
-	meta, err := json.Marshal(threadMeta{Config: config, LLM: f.llm, Suite: f.suite, Task: f.task, Question: question,
+	suite := f.suite
+	if st, err := os.Stat(suite); err == nil && !st.IsDir() {
+		// A suite file: resume may run from another folder.
+		if abs, err := filepath.Abs(suite); err == nil {
+			suite = abs
+		}
+	}
+	meta, err := json.Marshal(threadMeta{Config: config, LLM: f.llm, Suite: suite, Task: f.task, Question: question,
 		Reference: f.reference, MaxSteps: f.maxSteps, Timeout: f.timeout})
 	if err != nil {
 		return nil, tr, err

@@ -117,6 +117,10 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 			return "", nil, err
 		}
+		if errors.Is(err, journal.ErrDiverged) || errors.Is(err, journal.ErrCorrupt) {
+			// The resumed run's journal, not the model, stopped the call.
+			return "", nil, err
+		}
 		trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindError, Text: ErrModel.Error() + ": " + err.Error(), ElapsedMS: ms(elapsed)})
 		return "", nil, fmt.Errorf("%w: %w", ErrModel, err)
 	}

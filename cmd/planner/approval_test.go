@@ -229,3 +229,28 @@ func TestSIGINTSavesTheThread(t *testing.T) {
 	assert.Equal(t, "3003", res.Answer)
 	assert.LessOrEqual(t, fake.requests.Load(), int64(5), "4 calls, and at most the interrupted one again")
 }
+
+// A thread resumed after its pipeline changed stops at the first call that
+// differs, with a diff, and is not classified as a provider failure.
+func TestResumeAfterAConfigChangeReportsTheDivergence(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "react.yaml")
+	b, err := os.ReadFile(filepath.Join(repoRoot, "configs", "react.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(config, b, 0o600))
+	store := filepath.Join(dir, "threads.db")
+	r := execPlanner(t, invocation{args: append([]string{"run", "--config", config, "--thread", "d", "--store", store, "-q"}, tombaugh...)})
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, os.WriteFile(config, []byte(strings.Replace(string(b), "observation_limit: 2000", "observation_limit: 100", 1)), 0o600))
+
+	r = cli(t, "resume", "d", "--store", store, "--json", "-q")
+	assert.Equal(t, exitFail, r.code)
+	var out runOutput
+	r.lastJSON(t, &out)
+	assert.Equal(t, "failed", out.Status)
+	assert.Equal(t, "error", out.Failure, "not a provider failure")
+	assert.Contains(t, out.Error, `journal: the run diverged from its journal: thread "d", scope 1:act, model call: the journal expected checkpoint 3`)
+	assert.Contains(t, out.Error, "+++ actual call")
+	assert.Contains(t, out.Error, "[truncated")
+	assert.Contains(t, r.stderr, "resume with: planner resume d --store "+store)
+}

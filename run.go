@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/planner-engine/planner/agent"
@@ -180,26 +179,6 @@ func (p *Pipeline) Resume(ctx context.Context, store journal.Store, name string,
 	return p.Run(ctx, "", append([]RunOption{WithTask(task)}, append(opts, WithThread(store, name))...)...)
 }
 
-// decisionApprover answers one pending call with a decision given ahead
-// of the run, and sends every other call to next.
-type decisionApprover struct {
-	mu       sync.Mutex
-	pending  journal.Approval
-	decision *journal.Decision
-	next     journal.Approver
-}
-
-func (a *decisionApprover) Approve(ctx context.Context, ap journal.Approval) (journal.Decision, error) {
-	a.mu.Lock()
-	if d := a.decision; d != nil && ap.Tool == a.pending.Tool && ap.Input == a.pending.Input {
-		a.decision = nil
-		a.mu.Unlock()
-		return *d, nil
-	}
-	a.mu.Unlock()
-	return a.next.Approve(ctx, ap)
-}
-
 // Run runs the pipeline on question with the command line's run defaults:
 // a tracer whose events are scrubbed by the Engine's scrubber, the
 // pipeline's limits (max_steps, timeout) and ctx's deadline and
@@ -258,7 +237,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 				closeTrace(jsonl)
 				return nil, fmt.Errorf("%w: WithDecision: thread %q waits for no approval", ErrRun, o.thread)
 			}
-			approver = &decisionApprover{pending: *th.Pending, decision: o.decision, next: approver}
+			approver = journal.Decide(*th.Pending, *o.decision, approver)
 		}
 		out, tr, runErr = p.built.RunThread(ctx, task, tracer, pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver})
 		if out == nil {

@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -180,14 +181,13 @@ func (r *Run) append(ctx context.Context, e Entry) error {
 	return nil
 }
 
+// digest is the hex SHA-256 of parts, each preceded by its length so that
+// no part can shift into the next.
 func digest(parts ...[]byte) string {
 	h := sha256.New()
+	var n [8]byte
 	for _, p := range parts {
-		var n [8]byte
-		l := uint64(len(p))
-		for i := range n {
-			n[i] = byte(l >> (8 * i))
-		}
+		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
 		h.Write(n[:])
 		h.Write(p)
 	}
@@ -397,6 +397,32 @@ func WithApprover(ctx context.Context, a Approver) context.Context {
 func ApproverFrom(ctx context.Context) Approver {
 	a, _ := ctx.Value(approverKey{}).(Approver)
 	return a
+}
+
+// Decide returns an Approver that answers the call pending (the one a
+// waiting thread stopped at: same tool, same input) with d, once, and
+// asks next about every other call. It is how a decision given ahead of
+// a resume (resume --approve, WithDecision) reaches the call.
+func Decide(pending Approval, d Decision, next Approver) Approver {
+	return &decided{pending: pending, decision: &d, next: next}
+}
+
+type decided struct {
+	mu       sync.Mutex
+	pending  Approval
+	decision *Decision
+	next     Approver
+}
+
+func (a *decided) Approve(ctx context.Context, ap Approval) (Decision, error) {
+	a.mu.Lock()
+	if d := a.decision; d != nil && ap.Tool == a.pending.Tool && ap.Input == a.pending.Input {
+		a.decision = nil
+		a.mu.Unlock()
+		return *d, nil
+	}
+	a.mu.Unlock()
+	return a.next.Approve(ctx, ap)
 }
 
 // WaitingError stops a run whose tool call waits for approval. It matches

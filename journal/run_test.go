@@ -314,3 +314,65 @@ func TestThreadTaskRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(task), string(th.Task))
 }
+
+// A thread that says it is running while nobody holds its lock lost its
+// process: it is interrupted. One whose lock is held is running.
+func TestLiveStatusSeesADeadRun(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	require.NoError(t, s.Create(ctx, journal.Thread{Name: "t", Status: journal.StatusRunning}))
+	th, err := s.Thread(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, journal.StatusInterrupted, journal.LiveStatus(ctx, s, th))
+	unlock, err := s.Lock(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, journal.StatusRunning, journal.LiveStatus(ctx, s, th))
+	require.NoError(t, unlock())
+	th.Status = journal.StatusDone
+	assert.Equal(t, journal.StatusDone, journal.LiveStatus(ctx, s, th))
+}
+
+func TestDecideAnswersThePendingCallOnce(t *testing.T) {
+	asked := 0
+	next := journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) {
+		asked++
+		return journal.Decision{Approved: false, By: "next"}, nil
+	})
+	pending := journal.Approval{Tool: "rm", Input: "a"}
+	a := journal.Decide(pending, journal.Decision{Approved: true, By: "resume"}, next)
+	ctx := context.Background()
+	d, err := a.Approve(ctx, journal.Approval{Tool: "rm", Input: "b"})
+	require.NoError(t, err)
+	assert.Equal(t, "next", d.By, "another input is not the pending call")
+	d, err = a.Approve(ctx, pending)
+	require.NoError(t, err)
+	assert.Equal(t, journal.Decision{Approved: true, By: "resume"}, d)
+	d, err = a.Approve(ctx, pending)
+	require.NoError(t, err)
+	assert.Equal(t, "next", d.By, "the decision answers one call")
+	assert.Equal(t, 2, asked)
+}
+
+func TestSummaryOfEachKind(t *testing.T) {
+	s := newStore(t)
+	m := &echoModel{}
+	ctx, r := session(t, s, "t")
+	_, err := ask(ctx, r, m, "", "hello")
+	require.NoError(t, err)
+	_, err = r.Tool(ctx, "act", "calc", "1+1", func(context.Context) (journal.ToolResult, error) {
+		return journal.ToolResult{Error: "boom", Class: "panic"}, nil
+	})
+	require.NoError(t, err)
+	_, err = journal.Approve(journal.WithApprover(ctx, journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) {
+		return journal.Decision{Approved: false, Reason: "no", By: "ops"}, nil
+	})), journal.Approval{Tool: "rm", Input: "x"})
+	require.NoError(t, err)
+	require.NoError(t, r.Node(ctx, 1, "act", ""))
+	entries, err := s.Entries(context.Background(), "t")
+	require.NoError(t, err)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Summary())
+	}
+	assert.Equal(t, []string{"reply: reply to hello #1", "calc(1+1) -> error: boom", "rm denied by ops: no", "step 1 act done, route default"}, got)
+}

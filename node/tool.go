@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -220,7 +221,7 @@ func (c ToolCall) Run(ctx context.Context, st *agent.State) (ToolResult, error) 
 			if reason == "" {
 				reason = "no reason given"
 			}
-			err := fmt.Errorf("%w: a human denied this call of %s (%s): %s", tools.ErrNotApproved, c.Name, cmpOr(d.By, "unknown"), reason)
+			err := fmt.Errorf("%w: a human denied this call of %s (%s): %s", tools.ErrNotApproved, c.Name, cmp.Or(d.By, "unknown"), reason)
 			return ToolResult{Observation: m.Error + err.Error(), Err: err, detail: err.Error()}, nil
 		}
 		c.emit(ctx, trace.KindGuard, approvalText(c.Name, d), 0, map[string]any{"guard": GuardApproval, "tool": c.Name, "approved": true, "by": d.By})
@@ -254,16 +255,9 @@ func (c ToolCall) Run(ctx context.Context, st *agent.State) (ToolResult, error) 
 const GuardApproval = "approval"
 
 func approvalText(tool string, d journal.Decision) string {
-	s := fmt.Sprintf("call of %s approved by %s", tool, cmpOr(d.By, "a human"))
+	s := fmt.Sprintf("call of %s approved by %s", tool, cmp.Or(d.By, "a human"))
 	if d.Reason != "" {
 		s += ": " + d.Reason
-	}
-	return s
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
 	}
 	return s
 }

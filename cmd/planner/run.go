@@ -45,6 +45,9 @@ type runFlags struct {
 	resume   bool
 	pending  *journal.Approval
 	decision *journal.Decision
+	// opened is the thread store resume already opened; nil: run opens
+	// --store itself.
+	opened journal.Store
 }
 
 // runOutput is the --json result line.
@@ -271,8 +274,11 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	if !f.quiet && !f.json {
 		fmt.Fprintf(out, "model: %s\n", label)
 	}
-	approver := &cliApprover{in: c.InOrStdin(), out: c.ErrOrStderr(), interactive: !f.noInput && isTerminalReader(c.InOrStdin()),
-		canWait: f.thread != "", pending: f.pending, decision: f.decision}
+	var approver journal.Approver = &cliApprover{in: c.InOrStdin(), out: c.ErrOrStderr(),
+		interactive: !f.noInput && isTerminalReader(c.InOrStdin()), canWait: f.thread != ""}
+	if f.decision != nil {
+		approver = journal.Decide(*f.pending, *f.decision, approver)
+	}
 	var (
 		res    *pipeline.Result
 		tr     pipeline.ThreadResult

@@ -17,7 +17,6 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
-	"github.com/planner-engine/planner/llm/cassette"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/textutil"
@@ -97,31 +96,24 @@ func resumeHint(name, store string) string {
 }
 
 // cliApprover decides tool calls that need approval for the command
-// line: a decision given to resume (--approve, --deny) answers the call
-// the thread waits for; others are asked on the terminal when there is
-// one (and --no-input is not set), else the thread waits (with a thread)
-// or the run fails (without one).
+// line: it asks on the terminal when there is one (and --no-input is not
+// set), else the thread waits (with a thread) or the run fails (without
+// one). A decision given to resume (--approve, --deny) is put in front of
+// it with journal.Decide.
 type cliApprover struct {
 	in          io.Reader
 	out         io.Writer
 	interactive bool
 	canWait     bool
 
-	mu       sync.Mutex
-	reader   *bufio.Reader
-	pending  *journal.Approval
-	decision *journal.Decision
+	mu     sync.Mutex
+	reader *bufio.Reader
 }
 
 // Approve implements journal.Approver.
 func (a *cliApprover) Approve(ctx context.Context, ap journal.Approval) (journal.Decision, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.decision != nil && a.pending != nil && a.pending.Tool == ap.Tool && a.pending.Input == ap.Input {
-		d := *a.decision
-		a.decision = nil
-		return d, nil
-	}
 	if a.interactive {
 		return a.ask(ctx, ap)
 	}
@@ -250,9 +242,7 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 			fmt.Fprintf(c.ErrOrStderr(), "planner: forked thread %s from %s at checkpoint %d\n", th.Name, name, f.from)
 		}
 	}
-	if cerr := store.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
+	defer store.Close()
 	switch {
 	case errors.Is(err, journal.ErrNotFound):
 		return usage("no thread named %q in %s; planner threads lists them", name, storeName(p, f.store))
@@ -267,7 +257,7 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 	}
 	rf := &runFlags{config: meta.Config, llm: meta.LLM, suite: meta.Suite, task: meta.Task, reference: meta.Reference,
 		maxSteps: meta.MaxSteps, timeout: meta.Timeout, json: f.json, quiet: f.quiet, verbose: f.verbose, traceFile: f.traceFile,
-		thread: th.Name, store: f.store, noInput: f.noInput, resume: true}
+		thread: th.Name, store: f.store, noInput: f.noInput, resume: true, opened: store}
 	if f.approve || c.Flags().Changed("deny") {
 		if th.Status != journal.StatusWaiting || th.Pending == nil {
 			return usage("thread %q is %s, not waiting for an approval", th.Name, th.Status)
@@ -290,20 +280,6 @@ func storeName(p process, path string) string {
 		return d
 	}
 	return "the default store"
-}
-
-// threadStatus is t's status, reading a running thread whose lock is free
-// (its process died) as interrupted.
-func threadStatus(ctx context.Context, s journal.Store, t journal.Thread) journal.Status {
-	if t.Status != journal.StatusRunning {
-		return t.Status
-	}
-	unlock, err := s.Lock(ctx, t.Name)
-	if err != nil {
-		return t.Status
-	}
-	_ = unlock()
-	return journal.StatusInterrupted
 }
 
 func newThreadsCmd(p process) *cobra.Command {
@@ -330,7 +306,7 @@ whose process died while running shows as interrupted.`,
 				return err
 			}
 			for i := range ts {
-				ts[i].Status = threadStatus(ctx, s, ts[i])
+				ts[i].Status = journal.LiveStatus(ctx, s, ts[i])
 				ts[i].Meta, ts[i].Task = nil, nil
 			}
 			out := c.OutOrStdout()
@@ -409,7 +385,7 @@ journal holds, numbered. planner resume NAME --from N --as NEW forks a new threa
 			sc := redact.New()
 			cps := make([]checkpoint, 0, len(entries))
 			for _, e := range entries {
-				cps = append(cps, checkpoint{N: e.Seq, Time: e.Time, Kind: string(e.Kind), Node: e.Node, Scope: e.Scope, Summary: sc.String(summarize(e))})
+				cps = append(cps, checkpoint{N: e.Seq, Time: e.Time, Kind: string(e.Kind), Node: e.Node, Scope: e.Scope, Summary: sc.String(e.Summary())})
 			}
 			out := c.OutOrStdout()
 			if asJSON {
@@ -420,7 +396,7 @@ journal holds, numbered. planner resume NAME --from N --as NEW forks a new threa
 				fmt.Fprintln(out, string(b))
 				return nil
 			}
-			fmt.Fprintf(out, "thread %s: %s, %s\n", th.Name, threadStatus(ctx, s, th), th.Pipeline)
+			fmt.Fprintf(out, "thread %s: %s, %s\n", th.Name, journal.LiveStatus(ctx, s, th), th.Pipeline)
 			if th.Parent != "" {
 				fmt.Fprintf(out, "forked from %s at checkpoint %d\n", th.Parent, th.ForkedAt)
 			}
@@ -441,71 +417,6 @@ journal holds, numbered. planner resume NAME --from N --as NEW forks a new threa
 	return c
 }
 
-// summarize is one line saying what a journal entry holds; the caller
-// scrubs it of secrets.
-func summarize(e journal.Entry) string {
-	short := func(s string) string { return textutil.Clip(textutil.OneLine(s), 100) }
-	switch e.Kind {
-	case journal.KindNode:
-		var req struct {
-			Step int    `json:"step"`
-			Node string `json:"node"`
-		}
-		var resp struct {
-			Route string `json:"route"`
-		}
-		_ = json.Unmarshal(e.Request, &req)
-		_ = json.Unmarshal(e.Response, &resp)
-		route := resp.Route
-		if route == "" {
-			route = "default"
-		}
-		return fmt.Sprintf("step %d %s done, route %s", req.Step, req.Node, route)
-	case journal.KindModel:
-		var resp cassette.Response
-		_ = json.Unmarshal(e.Response, &resp)
-		if len(resp.Choices) == 0 {
-			return "(no reply)"
-		}
-		ch := resp.Choices[0]
-		text := ch.Content
-		for _, tc := range ch.ToolCalls {
-			text += fmt.Sprintf(" [%s %s]", tc.Name, tc.Arguments)
-		}
-		return "reply: " + short(text)
-	case journal.KindTool:
-		var req struct {
-			Tool  string `json:"tool"`
-			Input string `json:"input"`
-		}
-		var res journal.ToolResult
-		_ = json.Unmarshal(e.Request, &req)
-		_ = json.Unmarshal(e.Response, &res)
-		out := res.Output
-		if res.Error != "" {
-			out = "error: " + res.Error
-		}
-		return fmt.Sprintf("%s(%s) -> %s", req.Tool, short(req.Input), short(out))
-	case journal.KindApproval:
-		var req struct {
-			Tool string `json:"tool"`
-		}
-		var d journal.Decision
-		_ = json.Unmarshal(e.Request, &req)
-		_ = json.Unmarshal(e.Response, &d)
-		verb := "approved"
-		if !d.Approved {
-			verb = "denied"
-		}
-		s := fmt.Sprintf("%s %s by %s", req.Tool, verb, d.By)
-		if d.Reason != "" {
-			s += ": " + short(d.Reason)
-		}
-		return s
-	}
-	return string(e.Kind)
-}
-
 // runThread runs task as thread f.thread (created, or resumed when
 // f.resume), in the store f.store.
 func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipeline, task agent.Task, tracer *trace.Tracer,
@@ -515,15 +426,19 @@ func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipel
 	if err := journal.CheckName(f.thread); err != nil {
 		return nil, tr, usage(fmt.Errorf("--thread: %w", err))
 	}
-	store, err := openStore(ctx, proc, f.store)
-	if err != nil {
-		return nil, tr, err
+	var store journal.Store = f.opened
+	if store == nil {
+		s, err := openStore(ctx, proc, f.store)
+		if err != nil {
+			return nil, tr, err
+		}
+		defer s.Close()
+		store = s
 	}
-	defer store.Close()
 	if !f.resume {
 		if th, err := store.Thread(ctx, f.thread); err == nil {
 			return nil, tr, usage(fmt.Errorf("thread %q exists (%s); continue it with %s, or pick another --thread name",
-				f.thread, threadStatus(ctx, store, th), resumeHint(f.thread, f.store)))
+				f.thread, journal.LiveStatus(ctx, store, th), resumeHint(f.thread, f.store)))
 		}
 	}
 	config, err := filepath.Abs(f.config)

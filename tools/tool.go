@@ -49,6 +49,12 @@ type Meta struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Network is true when the tool reaches the network.
 	Network bool `json:"network"`
+	// Stateful is true when a call's result depends on earlier calls of
+	// the same run (through State), as a docstore lookup depends on the
+	// page its search opened. A resumed thread runs the recorded calls of
+	// such a tool again, in order, to rebuild that state, and checks they
+	// return what the journal holds. Default false.
+	Stateful bool `json:"stateful,omitempty"`
 }
 
 // Sentinel errors returned by tools and the registry.

@@ -43,6 +43,11 @@ func (p *Pipeline) Model() string {
 	return p.engine.ModelLabel(p.provider)
 }
 
+// Close stops what the pipeline's tools started, such as MCP server
+// processes. Call it once the pipeline's runs have ended; it is safe to
+// call more than once.
+func (p *Pipeline) Close() error { return p.built.Close() }
+
 // Built returns the compiled pipeline of package pipeline, for programs
 // that drive runs themselves (their own tracer, the graph, the tools).
 func (p *Pipeline) Built() *pipeline.Pipeline { return p.built }

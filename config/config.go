@@ -165,11 +165,49 @@ type RateLimit struct {
 }
 
 // Tool is one tool entry; a bare string is shorthand for {name: ...}.
+// An entry {mcp: {command: [...]}} or {mcp: {url: ...}} names an MCP
+// server instead of a built-in tool: it loads with Name MCPTool and the
+// mapping under mcp as its Settings (an approve key beside mcp is kept).
 type Tool struct {
 	// Name is the built-in tool's name.
 	Name string `mapstructure:"name"`
 	// Settings are the tool's other keys (corpus, timeout, ...).
 	Settings map[string]any `mapstructure:",remain"`
+}
+
+// MCPTool is the Name of a tools entry that names an MCP server; a
+// pipeline may list several.
+const MCPTool = "mcp"
+
+// liftMCP turns an entry {mcp: {...}, approve: ...} into Name MCPTool
+// with the mapping under mcp as its settings.
+func (t *Tool) liftMCP() error {
+	raw, ok := t.Settings[MCPTool]
+	if !ok {
+		return nil
+	}
+	if t.Name != "" {
+		return fmt.Errorf("an entry has either \"name\" (a built-in tool) or \"mcp\" (an MCP server), not both")
+	}
+	inner, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("mcp must be a mapping with command: [...] or url: ...")
+	}
+	settings := make(map[string]any, len(inner)+len(t.Settings))
+	for k, v := range inner {
+		settings[k] = v
+	}
+	for k, v := range t.Settings {
+		if k == MCPTool {
+			continue
+		}
+		if k != "approve" {
+			return fmt.Errorf("key %q belongs under mcp:", k)
+		}
+		settings[k] = v
+	}
+	t.Name, t.Settings = MCPTool, settings
+	return nil
 }
 
 // Limits bounds a run.
@@ -433,9 +471,16 @@ func (p *Pipeline) check() error {
 		}
 	}
 	toolSeen := map[string]bool{}
-	for i, t := range p.Tools {
+	for i := range p.Tools {
+		if err := p.Tools[i].liftMCP(); err != nil {
+			return p.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tool %d: %v", i+1, err)
+		}
+		t := p.Tools[i]
 		if t.Name == "" {
-			return p.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tool %d has no \"name\"", i+1)
+			return p.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tool %d has no \"name\" (or \"mcp\" for an MCP server)", i+1)
+		}
+		if t.Name == MCPTool {
+			continue
 		}
 		if toolSeen[t.Name] {
 			return p.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tool %q listed twice", t.Name)

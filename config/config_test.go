@@ -58,6 +58,26 @@ func TestParseDecodesEverySectionWithDefaultsAndEnv(t *testing.T) {
 	assert.Equal(t, 16, p.NodeLine(0, "max_iterations"))
 }
 
+func TestMCPEntriesLoadAsToolsNamedMCP(t *testing.T) {
+	p, err := config.Parse("p.yaml", []byte(`name: x
+tools:
+  - calculator
+  - mcp: {command: [npx, -y, server, ./docs], prefix: fs_}
+    approve: true
+  - {mcp: {url: "http://127.0.0.1:8931/mcp", include: [a, b]}}
+nodes:
+  - {id: a, type: direct}
+`), env(nil))
+	require.NoError(t, err)
+	require.Len(t, p.Tools, 3)
+	assert.Equal(t, "calculator", p.Tools[0].Name)
+	assert.Equal(t, config.MCPTool, p.Tools[1].Name)
+	assert.Equal(t, map[string]any{"command": []any{"npx", "-y", "server", "./docs"}, "prefix": "fs_", "approve": true}, p.Tools[1].Settings)
+	assert.Equal(t, config.MCPTool, p.Tools[2].Name, "several MCP servers may be listed")
+	assert.Equal(t, "http://127.0.0.1:8931/mcp", p.Tools[2].Settings["url"])
+	assert.Equal(t, 4, p.Line("tools[1]"))
+}
+
 func TestParseRejectsStructuralMistakes(t *testing.T) {
 	cases := []struct{ name, yaml, want string }{
 		{"no name", "nodes: [{id: a, type: direct}]\n", `missing required key "name"`},
@@ -69,6 +89,10 @@ func TestParseRejectsStructuralMistakes(t *testing.T) {
 		{"tool twice", "name: x\ntools: [calculator, calculator]\nnodes:\n  - {id: a, type: direct}\n", "listed twice"},
 		{"typo in a nested section", "name: x\nllm:\n  retry: {max_attempt: 2}\nnodes:\n  - {id: a, type: direct}\n", `unknown key "max_attempt" in llm.retry (check the spelling; known keys: max_attempts, base_delay, max_delay, max_retry_after)`},
 		{"bad duration", "name: x\nlimits: {timeout: soon}\nnodes:\n  - {id: a, type: direct}\n", "limits.timeout"},
+		{"mcp and name", "name: x\ntools: [{name: calculator, mcp: {url: u}}]\nnodes:\n  - {id: a, type: direct}\n", `either "name"`},
+		{"mcp not a mapping", "name: x\ntools: [{mcp: [a]}]\nnodes:\n  - {id: a, type: direct}\n", "mcp must be a mapping"},
+		{"mcp key outside", "name: x\ntools: [{mcp: {url: u}, prefix: p_}]\nnodes:\n  - {id: a, type: direct}\n", `key "prefix" belongs under mcp:`},
+		{"no tool name", "name: x\ntools: [{corpus: demo}]\nnodes:\n  - {id: a, type: direct}\n", `has no "name" (or "mcp"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,9 +83,11 @@ type ReActConfig struct {
 	// answered with format feedback before the run stops with failure
 	// "parse". Default 3.
 	MaxParseFailures int `mapstructure:"max_parse_failures"`
-	// MaxRepeats is how many repeats of an identical (tool, input) call are
-	// answered with a warning instead of running the tool again; one more
-	// stops the run with failure "loop". Default 2.
+	// MaxRepeats is how many times an identical (tool, input) call may
+	// return the same observation again: each such repeat gets a warning
+	// appended to its observation, and one more stops the run with failure
+	// "loop". A repeated call whose observation changed (paging) is not a
+	// repeat. Default 2.
 	MaxRepeats int `mapstructure:"max_repeats"`
 	// MaxEmptyRetries is how many times in a row an empty reply is retried
 	// with the same prompt before it is treated as a format error.

@@ -31,9 +31,11 @@
 //   - a reply that cannot be parsed is answered with the parser's format
 //     error; MaxParseFailures in a row stop the run (failure "parse");
 //   - an unknown tool is answered with the list of real tool names;
-//   - a repeated identical (tool, input) call is answered with a warning
-//     instead of running the tool again; more than MaxRepeats repeats stop
-//     the run (failure "loop");
+//   - a call that repeats an earlier (tool, input) and gets the same
+//     observation again gets a warning appended to that observation; more
+//     than MaxRepeats repeats of one (tool, input, observation) stop the
+//     run (failure "loop"). A repeated call whose result changed, as
+//     paging with the same Lookup[x] does, is progress, not a repeat;
 //   - an empty reply is retried up to MaxEmptyRetries times;
 //   - a tool error, panic or timeout becomes an "Error: ..." observation;
 //   - observations longer than ObservationLimit are cut with a marker;

@@ -235,20 +235,17 @@ type call struct {
 	fromTool bool
 	// guard is the guard message (unknown tool, repeat), also in obs.
 	guard string
-	// run is true when the tool must be called (an unknown tool is
-	// "called" too: node.CallTool answers it).
-	run bool
 }
 
 // toolName is the tool's registered name, or the name as written when
 // there is no such tool.
 func (c *call) toolName() string { return c.tc.Name }
 
-// seenCall remembers the first occurrence of a (tool, input) call.
+// seenCall remembers the first occurrence of a (tool, input, observation)
+// triple and how often it came back.
 type seenCall struct {
 	count int
 	step  int
-	c     *call
 }
 
 // halt is why a run stopped without a final answer.
@@ -441,16 +438,17 @@ func (r *run) textTurn(ctx context.Context, n int, rep reply) (bool, *halt, erro
 		c := &call{name: res.Tool, input: res.Input}
 		r.resolve(n, c)
 		s := &step{n: n, kind: stepAction, thought: res.Thought, calls: []*call{c}}
-		if h := r.prepare(n, c); h != nil {
-			r.out.Entries = append(r.out.Entries, agent.Entry{Thought: res.Thought, Tool: c.toolName(), Input: c.input, Raw: rep.text, Error: h.reason})
-			return false, h, nil
+		out, err := c.tc.Call(ctx, r.st)
+		if err != nil {
+			return false, nil, err
 		}
-		if c.run {
-			res, err := c.tc.Call(ctx, r.st)
-			if err != nil {
-				return false, nil, err
-			}
-			c.observe(res)
+		c.observe(out)
+		h := r.checkRepeat(n, c)
+		if h != nil {
+			e := entryOf(s.thought, c, rep.text)
+			e.Error = h.reason
+			r.out.Entries = append(r.out.Entries, e)
+			return false, h, nil
 		}
 		r.steps = append(r.steps, s)
 		r.out.Entries = append(r.out.Entries, entryOf(s.thought, c, rep.text))
@@ -486,41 +484,34 @@ func (r *run) thought(n int, text string, notes []string) {
 	r.emit(trace.KindThought, text, data)
 }
 
-// prepare applies the repeat guard to c. It sets c.run when the tool
-// should be called (an unknown tool is answered by the call), or c.obs to
-// the guard's message, and returns a halt when the call was repeated more
-// than MaxRepeats times.
-func (r *run) prepare(n int, c *call) *halt {
+// checkRepeat applies the repeat guard to c once its tool has answered.
+// It counts repeated (tool, input, observation) triples, not repeated
+// calls: the same Lookup[x] that pages to the next result is progress,
+// the same call returning the same text again is a loop. A repeat gets a
+// warning appended to its observation; more than MaxRepeats repeats of one
+// triple return a halt.
+func (r *run) checkRepeat(n int, c *call) *halt {
 	l := r.l
-	key := tools.NormalizeName(c.toolName()) + "\x00" + normalizeInput(c.input)
+	key := tools.NormalizeName(c.toolName()) + "\x00" + normalizeInput(c.input) + "\x00" + c.obs
 	prior := r.seen[key]
 	if prior == nil {
-		r.seen[key] = &seenCall{step: n, c: c}
+		r.seen[key] = &seenCall{step: n}
+		return nil
+	}
+	prior.count++
+	if prior.count > l.s.maxRepeats {
+		reason := fmt.Sprintf("the model repeated the call %s(%s) %d times and got the same result each time (max_repeats %d)", c.toolName(), textutil.Clip(c.input, 80), prior.count, l.s.maxRepeats)
+		return &halt{failure: agent.FailureLoop, reason: reason, why: l.lb.whyLoop}
+	}
+	warning := fmt.Sprintf(l.lb.repeated, c.toolName(), prior.step)
+	r.guard("repeat", n, fmt.Sprintf("repeated call %s(%s) with the same result, repeat %d of %d tolerated", c.toolName(), textutil.Clip(c.input, 80), prior.count, l.s.maxRepeats),
+		map[string]any{"tool": c.toolName(), "input": c.input, "repeats": prior.count, "first_step": prior.step})
+	if c.fromTool {
+		c.obs += "\n" + warning
 	} else {
-		prior.count++
-		if prior.count > l.s.maxRepeats {
-			reason := fmt.Sprintf("the model repeated the call %s(%s) %d times (max_repeats %d)", c.toolName(), textutil.Clip(c.input, 80), prior.count, l.s.maxRepeats)
-			return &halt{failure: agent.FailureLoop, reason: reason, why: l.lb.whyLoop}
-		}
+		c.guard += "\n" + warning
+		c.obs = c.guard
 	}
-	switch {
-	case c.tc.Tool == nil:
-		c.run = true
-		return nil
-	case prior != nil:
-		c.guard = fmt.Sprintf(l.lb.repeated, c.toolName(), prior.step)
-		// When the earlier result is no longer shown in full, show it
-		// again: the model may be repeating the call to see it.
-		if l.s.keepSteps > 0 && prior.step <= n-l.s.keepSteps && prior.c.fromTool {
-			c.guard += "\n" + fmt.Sprintf(l.lb.repeatedResult, prior.step, prior.c.obs)
-		}
-		r.guard("repeat", n, fmt.Sprintf("repeated call %s(%s), repeat %d of %d tolerated", c.toolName(), textutil.Clip(c.input, 80), prior.count, l.s.maxRepeats),
-			map[string]any{"tool": c.toolName(), "input": c.input, "repeats": prior.count, "first_step": prior.step})
-	default:
-		c.run = true
-		return nil
-	}
-	c.obs = c.guard
 	return nil
 }
 

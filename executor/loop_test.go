@@ -2,7 +2,9 @@ package executor_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/planner-engine/planner/agent"
@@ -110,14 +112,35 @@ func TestTextLoopGuards(t *testing.T) {
 			},
 		},
 		{
-			name: "a repeated call gets a warning instead of running the tool again",
-			script: text("Thought: t\nAction: echo\nAction Input: Same  Input",
-				"Thought: again\nAction: echo\nAction Input: same input", "Thought: t\nFinal Answer: ok"),
+			name: "a repeated call that gets the same result again is warned about",
+			script: text("Thought: t\nAction: echo\nAction Input: same input",
+				"Thought: again\nAction: echo\nAction Input: Same  Input", "Thought: t\nFinal Answer: ok"),
+			tools: func() []tools.Tool {
+				return []tools.Tool{&fakeTool{name: "echo", fn: func(_ context.Context, in string) (string, error) { return "echo: " + strings.Join(strings.Fields(strings.ToLower(in)), " "), nil }}}
+			},
 			check: func(t *testing.T, h *harness) {
 				assert.True(t, h.out.Complete)
-				assert.Equal(t, 1, h.state.Usage.Snapshot().ToolCalls)
-				assert.Contains(t, h.prompt(2), "Observation: You already called echo with this input in step 1")
+				assert.Equal(t, 2, h.state.Usage.Snapshot().ToolCalls, "the tool runs: only its result tells a loop from progress")
+				assert.Contains(t, h.prompt(2), "Observation: [echo] echo: same input\n(You already called echo with this input in step 1 and got this same result.")
 				assert.Equal(t, []string{"repeat"}, h.guards())
+			},
+		},
+		{
+			name: "a repeated call whose result changed is progress, not a repeat",
+			cfg:  executor.ReActConfig{MaxRepeats: 1},
+			script: text("Thought: t\nAction: page\nAction Input: x", "Thought: t\nAction: page\nAction Input: x",
+				"Thought: t\nAction: page\nAction Input: x", "Thought: t\nFinal Answer: ok"),
+			tools: func() []tools.Tool {
+				var n atomic.Int32
+				return []tools.Tool{&fakeTool{name: "page", fn: func(context.Context, string) (string, error) {
+					return fmt.Sprintf("(Result %d / 3) sentence", n.Add(1)), nil
+				}}}
+			},
+			check: func(t *testing.T, h *harness) {
+				assert.True(t, h.out.Complete)
+				assert.Equal(t, 3, h.state.Usage.Snapshot().ToolCalls)
+				assert.Empty(t, h.guards())
+				assert.Contains(t, h.prompt(3), "Observation: [page] (Result 3 / 3) sentence")
 			},
 		},
 		{
@@ -134,7 +157,9 @@ func TestTextLoopGuards(t *testing.T) {
 				assert.Equal(t, "echo: x", h.out.Answer)
 				assert.Equal(t, 3, h.out.Iterations)
 				assert.Equal(t, []string{"repeat", agent.FailureLoop}, h.guards())
-				assert.Equal(t, 1, h.state.Usage.Snapshot().ToolCalls)
+				assert.Equal(t, 3, h.state.Usage.Snapshot().ToolCalls)
+				assert.Equal(t, "echo: x", h.out.Entries[2].Observation)
+				assert.Contains(t, h.out.Entries[2].Error, "got the same result each time")
 			},
 		},
 		{
@@ -330,7 +355,7 @@ func TestTextModeSendsStopWords(t *testing.T) {
 	assert.Equal(t, llm.CallMeta{Node: "act", Kind: "react"}, reqs[0].caller)
 }
 
-func TestRepeatedCallShowsTheElidedEarlierResultAgain(t *testing.T) {
+func TestRepeatedCallShowsItsResultInFullAgain(t *testing.T) {
 	h := runScript(t, executor.ReActConfig{KeepSteps: intp(1)}, text(
 		"Thought: t\nAction: big\nAction Input: one",
 		"Thought: t\nAction: big\nAction Input: two",
@@ -338,9 +363,10 @@ func TestRepeatedCallShowsTheElidedEarlierResultAgain(t *testing.T) {
 		"Thought: t\nFinal Answer: done"), "q", bigTool(500))
 	require.NoError(t, h.err)
 	assert.True(t, h.out.Complete)
-	assert.Contains(t, h.out.Entries[2].Error, "You already called big with this input in step 1")
-	assert.Contains(t, h.out.Entries[2].Error, "The result of step 1 was: result for one: ")
-	assert.Equal(t, 2, h.state.Usage.Snapshot().ToolCalls)
+	assert.Contains(t, h.out.Entries[2].Observation, "result for one: ", "the repeat runs the tool, so its result is shown in full again")
+	assert.Contains(t, h.out.Entries[2].Observation, "(You already called big with this input in step 1 and got this same result.")
+	assert.Empty(t, h.out.Entries[2].Error)
+	assert.Equal(t, 3, h.state.Usage.Snapshot().ToolCalls)
 }
 
 func TestEmptyTaskIsRejected(t *testing.T) {

@@ -44,49 +44,47 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 		}
 		c.input = c.args
 		r.resolve(n, c)
-		if h := r.prepare(n, c); h != nil {
-			r.out.Entries = append(r.out.Entries, agent.Entry{Thought: thought, Tool: c.toolName(), Input: c.input, ToolCallID: c.id, Raw: rep.text, Error: h.reason})
-			return false, h, nil
-		}
 		s.calls = append(s.calls, c)
 	}
 	if err := r.execAll(ctx, s.calls); err != nil {
 		return false, nil, err
 	}
+	var stop *halt
 	for i, c := range s.calls {
 		th, raw := "", ""
 		if i == 0 {
 			th, raw = thought, rep.text
 		}
-		r.out.Entries = append(r.out.Entries, entryOf(th, c, raw))
+		e := entryOf(th, c, raw)
+		if h := r.checkRepeat(n, c); h != nil && stop == nil {
+			stop = h
+			e.Error = h.reason
+		}
+		r.out.Entries = append(r.out.Entries, e)
+	}
+	if stop != nil {
+		return false, stop, nil
 	}
 	r.steps = append(r.steps, s)
 	return false, nil, nil
 }
 
-// execAll runs the calls that passed the guards concurrently (par.Map,
-// unbounded: the model chose how many) and traces them in the model's
-// call order: every action first, then each result.
+// execAll runs the calls concurrently (par.Map, unbounded: the model chose
+// how many) and traces them in the model's call order: every action first,
+// then each result.
 func (r *run) execAll(ctx context.Context, calls []*call) error {
 	for _, c := range calls {
-		if c.run {
-			c.tc.Announce(ctx)
-		}
+		c.tc.Announce(ctx)
 	}
 	results, errs := par.Map(ctx, 0, len(calls), func(ctx context.Context, i int) (node.ToolResult, error) {
-		if !calls[i].run {
-			return node.ToolResult{}, nil
-		}
 		return calls[i].tc.Run(journal.Branch(ctx, fmt.Sprintf("call.%d", i)), r.st)
 	})
 	if err := par.First(errs); err != nil {
 		return err
 	}
 	for i, c := range calls {
-		if c.run {
-			c.tc.Report(ctx, results[i])
-			c.observe(results[i])
-		}
+		c.tc.Report(ctx, results[i])
+		c.observe(results[i])
 	}
 	return nil
 }

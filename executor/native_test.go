@@ -139,7 +139,7 @@ func TestToolsLoop(t *testing.T) {
 			},
 		},
 		{
-			name: "a repeated call is warned about and answered without running the tool",
+			name: "a repeated call with the same result is warned about",
 			script: scripted.Script{Replies: []scripted.Reply{
 				{ToolCalls: []scripted.ToolCall{{ID: "1", Name: "echo", Arguments: map[string]any{"input": "a"}}}},
 				{ToolCalls: []scripted.ToolCall{{ID: "2", Name: "echo", Arguments: map[string]any{"input": "a"}}}},
@@ -148,8 +148,8 @@ func TestToolsLoop(t *testing.T) {
 			check: func(t *testing.T, h *harness) {
 				resp := toolMessages(h.model.requests()[2])
 				require.Len(t, resp, 2)
-				assert.Contains(t, resp[1].Content, "You already called echo with this input in step 1")
-				assert.Equal(t, 1, h.state.Usage.Snapshot().ToolCalls)
+				assert.Equal(t, "echo: a\n(You already called echo with this input in step 1 and got this same result. Use it, call a tool with a different input, or give your final answer.)", resp[1].Content)
+				assert.Equal(t, 2, h.state.Usage.Snapshot().ToolCalls)
 			},
 		},
 		{

@@ -117,9 +117,6 @@ type labels struct {
 	elided string
 	// repeated formats the warning for a repeated call (tool, step).
 	repeated string
-	// repeatedResult formats the earlier result when it is no longer shown
-	// in full (step, observation).
-	repeatedResult string
 	// emptyReply is the feedback after empty replies in tools mode.
 	emptyReply string
 	// nothingYet is the transcript when no step was completed.
@@ -137,8 +134,7 @@ func labelsFor(lang string) labels {
 			tool: node.ToolMessages{Error: "错误：", NoOutput: "[工具没有输出]",
 				UnknownTool: "错误：没有名为 %q 的工具。可用的工具：%s。", Truncated: "…[已截断 %s 字符]"},
 			elided:         "[第 %d 步的观察结果已省略：%s 字符；开头为“%s”]",
-			repeated:       "你在第 %[2]d 步已经用同样的输入调用过 %[1]s，结果不会改变。请利用那次的结果、换一个输入或工具，或者给出最终答案。",
-			repeatedResult: "第 %d 步的结果是：%s",
+			repeated:       "（你在第 %[2]d 步已经用同样的输入调用过 %[1]s，并得到了同样的结果。请利用这个结果、换一个输入或工具，或者给出最终答案。）",
 			emptyReply:     "你的回复是空的。请调用一个工具，或者不调用工具、直接给出最终答案。",
 			nothingYet:     "（还没有完成任何步骤）",
 			whyBudget:      "你已经用完了允许的 %d 步",
@@ -152,8 +148,7 @@ func labelsFor(lang string) labels {
 		tool: node.ToolMessages{Error: node.DefaultToolError, NoOutput: node.DefaultNoOutput,
 			UnknownTool: node.DefaultUnknownTool, Truncated: node.DefaultTruncated},
 		elided:         "[observation of step %d elided: %s chars; it began %q]",
-		repeated:       "You already called %s with this input in step %d, and the result will not change. Use that result, call a tool with a different input, or give your final answer.",
-		repeatedResult: "The result of step %d was: %s",
+		repeated:       "(You already called %s with this input in step %d and got this same result. Use it, call a tool with a different input, or give your final answer.)",
 		emptyReply:     "Your reply was empty. Call a tool, or reply without a tool call to give your final answer.",
 		nothingYet:     "(no step was completed)",
 		whyBudget:      "you used all %d steps you were allowed",

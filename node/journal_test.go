@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -84,4 +85,54 @@ func TestApprovalGatesTheCall(t *testing.T) {
 	_, err = node.CallTool(context.Background(), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrNoApprover)
 	assert.Equal(t, 1, runs)
+}
+
+// pager is a stateful tool: each call of a run returns the next page of
+// its input, counted in the run's tools.RunState.
+type pager struct{ prefix string }
+
+type pageKey struct{}
+
+func (p pager) Name() string        { return "page" }
+func (p pager) Description() string { return "pages" }
+func (p pager) Meta() tools.Meta    { return tools.Meta{ReadOnly: true, Stateful: true} }
+func (p pager) Call(ctx context.Context, in string) (string, error) {
+	n := tools.State(ctx, pageKey{}, func() *int { return new(int) })
+	*n++
+	return fmt.Sprintf("%s%s page %d", p.prefix, in, *n), nil
+}
+
+// A resumed run re-runs the journaled calls of a stateful tool, so that the
+// first live call continues where the interrupted run was, and a re-run
+// that no longer matches the journal is a divergence.
+func TestStatefulToolCallsAreReRunOnReplay(t *testing.T) {
+	s, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "j.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	meta := llm.CallMeta{Node: "act"}
+	call := func(ctx context.Context, reg *tools.Registry) (node.ToolResult, error) {
+		return node.CallTool(ctx, agent.NewState(agent.Task{}), meta, reg, "page", "x", node.ToolOptions{})
+	}
+	reg, err := tools.NewRegistry([]tools.Tool{pager{}})
+	require.NoError(t, err)
+
+	first := tools.WithRunState(journaled(t, s), tools.NewRunState())
+	for _, want := range []string{"x page 1", "x page 2"} {
+		res, err := call(first, reg)
+		require.NoError(t, err)
+		require.Equal(t, want, res.Observation)
+	}
+
+	resumed := tools.WithRunState(journaled(t, s), tools.NewRunState())
+	for _, want := range []string{"x page 1", "x page 2", "x page 3"} {
+		res, err := call(resumed, reg)
+		require.NoError(t, err)
+		assert.Equal(t, want, res.Observation, "the replayed calls rebuilt the page count")
+	}
+
+	changed, err := tools.NewRegistry([]tools.Tool{pager{prefix: "v2 "}})
+	require.NoError(t, err)
+	_, err = call(tools.WithRunState(journaled(t, s), tools.NewRunState()), changed)
+	require.ErrorIs(t, err, journal.ErrDiverged)
+	assert.Contains(t, err.Error(), `gave "v2 x page 1", the journal holds "x page 1"`)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 )
@@ -274,7 +275,9 @@ func (c ToolCall) call(ctx context.Context) (out string, err, stop error) {
 		return out, err, nil
 	}
 	var live error
+	ran := false
 	res, stop := j.Tool(ctx, c.meta.Node, c.Name, c.Input, func(ctx context.Context) (journal.ToolResult, error) {
+		ran = true
 		out, err := c.invoke(ctx)
 		if ctx.Err() != nil {
 			return journal.ToolResult{}, context.Cause(ctx)
@@ -286,6 +289,9 @@ func (c ToolCall) call(ctx context.Context) (out string, err, stop error) {
 		}
 		return r, nil
 	})
+	if stop == nil && !ran && tools.MetaOf(c.Tool).Stateful {
+		stop = c.rebuild(ctx, res)
+	}
 	switch {
 	case stop != nil:
 		return "", nil, stop
@@ -295,6 +301,26 @@ func (c ToolCall) call(ctx context.Context) (out string, err, stop error) {
 		return res.Output, &replayedError{msg: res.Error, class: classError(res.Class)}, nil
 	}
 	return res.Output, nil, nil
+}
+
+// rebuild runs a stateful tool's replayed call again, so that the state
+// later calls depend on (the page a docstore search opened) is there once
+// the run goes live, and checks the call still returns what the journal
+// recorded.
+func (c ToolCall) rebuild(ctx context.Context, rec journal.ToolResult) error {
+	out, err := c.invoke(ctx)
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	got := journal.ToolResult{Output: out}
+	if err != nil {
+		got.Error = err.Error()
+	}
+	if got.Output != rec.Output || got.Error != rec.Error {
+		return fmt.Errorf("%w: re-running the recorded call %s(%s) of a stateful tool to rebuild its state gave %q, the journal holds %q",
+			journal.ErrDiverged, c.Name, textutil.Clip(c.Input, 80), textutil.Clip(cmp.Or(got.Error, got.Output), 200), textutil.Clip(cmp.Or(rec.Error, rec.Output), 200))
+	}
+	return nil
 }
 
 // toolClasses are the failure classes a journal records, so that a

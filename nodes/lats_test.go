@@ -139,7 +139,7 @@ func TestLATSStepsAreReActTurnsWithTheRepeatGuard(t *testing.T) {
 		scripted.Reply{Role: "value", Text: "Score: 5/10", Times: 50},
 	)
 	st, tr := runLATS(t, map[string]any{"children": 1, "iterations": 1}, rec, arithmeticTask)
-	assert.Equal(t, 1, st.Usage.Snapshot().ToolCalls, "repeated calls are answered by the guard, not run")
+	assert.Equal(t, 4, st.Usage.Snapshot().ToolCalls, "repeated calls run: only their result tells a loop from progress")
 
 	expands := rec.requests("expand")
 	require.Len(t, expands, 4, "one run, two tolerated repeats, then the guard stops the branch")

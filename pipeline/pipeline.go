@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/planner-engine/planner/agent"
@@ -73,6 +75,10 @@ type Pipeline struct {
 	steps  int
 	// notices are what Build completed in the pipeline's templates.
 	notices []Notice
+	// closers stop what the tools started (Close).
+	closers   []io.Closer
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // ErrRun marks a failed run.
@@ -84,6 +90,15 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	if opts.Registry == nil {
 		return nil, errors.New("pipeline: Options.Registry is required")
 	}
+	// Whatever the tools started (MCP server processes) is stopped again
+	// when Build fails; otherwise the Pipeline's Close stops it.
+	var closers []io.Closer
+	built := false
+	defer func() {
+		if !built {
+			closeAll(closers)
+		}
+	}()
 	var ts []tools.Tool
 	for i, spec := range p.Tools {
 		if opts.Tools == nil {
@@ -93,13 +108,18 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		if err != nil {
 			return nil, p.Errorf(fmt.Sprintf("tools[%d].approve", i), err, "tool %q: %v", spec.Name, err)
 		}
-		built, err := opts.Tools.Tools(ctx, spec, p.Dir())
+		made, err := opts.Tools.Tools(ctx, spec, p.Dir())
+		for _, t := range made {
+			if c, ok := t.(io.Closer); ok {
+				closers = append(closers, c)
+			}
+		}
 		if err != nil {
 			return nil, p.Errorf(fmt.Sprintf("tools[%d]", i), err, "tool %q: %v", spec.Name, err)
 		}
-		for _, t := range built {
-			if approve {
-				t = tools.RequireApproval(t)
+		for _, t := range made {
+			if approve != nil {
+				t = tools.WithApproval(t, *approve)
 			}
 			ts = append(ts, t)
 		}
@@ -182,25 +202,47 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	if opts.MaxSteps > 0 {
 		steps = opts.MaxSteps
 	}
-	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps, notices: notices}, nil
+	built = true
+	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps, notices: notices, closers: closers}, nil
+}
+
+// Close stops what the pipeline's tools started, such as the MCP server
+// processes (tools that implement io.Closer), and returns their errors
+// joined. It is safe to call more than once and from several goroutines;
+// runs must have ended first, since their tools stop working.
+func (p *Pipeline) Close() error {
+	p.closeOnce.Do(func() { p.closeErr = closeAll(p.closers) })
+	return p.closeErr
+}
+
+func closeAll(cs []io.Closer) error {
+	var errs []error
+	for _, c := range cs {
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // popApprove removes the engine's own key, approve, from a tools entry's
-// settings (every other key belongs to the tool) and returns its value.
-// A tool marked approve: true asks a human before each call.
-func popApprove(spec *config.Tool) (bool, error) {
+// settings (every other key belongs to the tool) and returns its value,
+// nil when the entry does not set it. approve: true asks a human before
+// each call; approve: false lifts the approval a tool asks for by default
+// (files or sql with write: true, http_fetch with POST).
+func popApprove(spec *config.Tool) (*bool, error) {
 	raw, ok := spec.Settings["approve"]
 	if !ok {
-		return false, nil
+		return nil, nil
 	}
 	settings := maps.Clone(spec.Settings)
 	delete(settings, "approve")
 	spec.Settings = settings
 	b, ok := raw.(bool)
 	if !ok {
-		return false, fmt.Errorf("%w: approve must be true or false, not %v", config.ErrInvalid, raw)
+		return nil, fmt.Errorf("%w: approve must be true or false, not %v", config.ErrInvalid, raw)
 	}
-	return b, nil
+	return &b, nil
 }
 
 // OverrideLLM applies a command-line model choice (--llm) to a pipeline's
@@ -374,7 +416,8 @@ type Result struct {
 
 // Run executes the pipeline on task. Events go to tracer (which may be
 // nil). On a run error the state so far is still returned, with Failure
-// classified.
+// classified. Each run gets its own tools.RunState for stateful tools,
+// unless ctx already carries one.
 func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Tracer) (*Result, error) {
 	st := agent.NewState(task)
 	if p.Config.Limits.Timeout > 0 {
@@ -383,6 +426,10 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 		defer cancel()
 	}
 	ctx = trace.WithTracer(ctx, tracer)
+	if tools.RunStateFrom(ctx) == nil {
+		// Stateful tools (a docstore's open page) keep their state per run.
+		ctx = tools.WithRunState(ctx, tools.NewRunState())
+	}
 	began := time.Now()
 	tracer.Emit(trace.Event{Kind: trace.KindRunStart, Text: fmt.Sprintf("pipeline %s: %s", p.Config.Name, textutil.Clip(textutil.OneLine(task.Question), 120)),
 		Data: map[string]any{"pipeline": p.Config.Name, "task_id": task.ID, "question": task.Question}})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -222,4 +224,53 @@ edges:
 	assert.Equal(t, "s.yaml", swap.Script)
 	assert.Empty(t, swap.Profile, "another provider does not inherit the model choice")
 	assert.Equal(t, 5, swap.Retry.MaxAttempts, "provider-independent settings carry over")
+}
+
+// closingTool counts its Close calls and asks for approval by default.
+type closingTool struct {
+	name   string
+	closed *atomic.Int32
+}
+
+func (c closingTool) Name() string                                 { return c.name }
+func (c closingTool) Description() string                          { return "a tool with a process behind it" }
+func (c closingTool) Call(context.Context, string) (string, error) { return "ok", nil }
+func (c closingTool) Meta() tools.Meta                             { return tools.Meta{NeedsApproval: true} }
+func (c closingTool) Close() error                                 { c.closed.Add(1); return nil }
+
+// closingFactory builds closingTools; an entry named "broken" fails after
+// starting its tool, as an MCP server whose tool list is refused does.
+type closingFactory struct{ closed *atomic.Int32 }
+
+func (f closingFactory) Tools(_ context.Context, spec config.Tool, _ string) ([]tools.Tool, error) {
+	t := closingTool{name: spec.Name, closed: f.closed}
+	if spec.Name == "broken" {
+		return []tools.Tool{t}, errors.New("started, then failed")
+	}
+	return []tools.Tool{t}, nil
+}
+
+func TestCloseStopsWhatToolsStartedAndApproveOverridesTheirDefault(t *testing.T) {
+	var closed atomic.Int32
+	opts := pipeline.Options{Registry: paradigms.Default(), Tools: closingFactory{&closed}}
+	cfg, err := config.Load(write(t, "p.yaml", "name: t\ntools: [{name: keep}, {name: lifted, approve: false}, {name: forced, approve: true}]\nnodes:\n  - {id: a, type: react}\nedges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n"))
+	require.NoError(t, err)
+	p, err := pipeline.Build(context.Background(), cfg, opts)
+	require.NoError(t, err)
+	needs := map[string]bool{}
+	for _, in := range p.Tools().Infos() {
+		needs[in.Name] = in.Meta.NeedsApproval
+	}
+	assert.Equal(t, map[string]bool{"keep": true, "lifted": false, "forced": true}, needs)
+	assert.Zero(t, closed.Load())
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close())
+	assert.Equal(t, int32(3), closed.Load(), "each tool closed once, however often the pipeline is closed")
+
+	closed.Store(0)
+	cfg, err = config.Load(write(t, "p.yaml", "name: t\ntools: [{name: keep}, {name: broken}]\nnodes:\n  - {id: a, type: react}\nedges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n"))
+	require.NoError(t, err)
+	_, err = pipeline.Build(context.Background(), cfg, opts)
+	require.ErrorContains(t, err, "started, then failed")
+	assert.Equal(t, int32(2), closed.Load(), "a failed build stops what it started, the failing entry's tools too")
 }

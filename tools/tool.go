@@ -75,19 +75,28 @@ var (
 // call the engine makes (Meta.NeedsApproval); its name, description,
 // schema and other metadata are t's. A pipeline marks a tool so with
 // `approve: true` in its tools entry.
-func RequireApproval(t Tool) Tool {
-	a := approval{t}
+func RequireApproval(t Tool) Tool { return WithApproval(t, true) }
+
+// WithApproval returns t with Meta.NeedsApproval set to need; its name,
+// description, schema and other metadata are t's. `approve: false` in a
+// pipeline's tools entry lifts the approval a tool asks for by default
+// (a files tool with write: true); `approve: true` adds it.
+func WithApproval(t Tool, need bool) Tool {
+	a := approval{Tool: t, need: need}
 	if _, ok := t.(Schemer); ok {
 		return approvalSchema{a}
 	}
 	return a
 }
 
-type approval struct{ Tool }
+type approval struct {
+	Tool
+	need bool
+}
 
 func (a approval) Meta() Meta {
 	m := MetaOf(a.Tool)
-	m.NeedsApproval = true
+	m.NeedsApproval = a.need
 	return m
 }
 

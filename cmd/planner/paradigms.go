@@ -63,6 +63,9 @@ func listParadigms(c *cobra.Command, dir, format string) error {
 			fmt.Fprintln(c.ErrOrStderr(), err)
 			continue
 		}
+		if err := p.Close(); err != nil {
+			fmt.Fprintln(c.ErrOrStderr(), err)
+		}
 		if listed > 0 {
 			fmt.Fprintln(out)
 		}

@@ -220,6 +220,11 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if cerr := p.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	provider := model.LLM.Provider
 	if provider == "" {
 		provider = p.Config.LLM.Provider

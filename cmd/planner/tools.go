@@ -23,10 +23,11 @@ input JSON schemas and metadata (read-only, network, needs approval).`,
   planner tools call calculator "2^10 + sqrt(16)"`,
 		Args: exactArgs(0, "no arguments (did you mean 'planner tools call NAME INPUT'?)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			reg, err := loadTools(c, cfgPath)
+			reg, closeTools, err := loadTools(c, cfgPath)
 			if err != nil {
 				return err
 			}
+			defer closeTools()
 			infos := reg.Infos()
 			if asJSON {
 				enc := json.NewEncoder(c.OutOrStdout())
@@ -60,10 +61,11 @@ input JSON schemas and metadata (read-only, network, needs approval).`,
   planner tools call get_time Asia/Shanghai`,
 		Args: exactArgs(2, "a tool name and one input (quote it)"),
 		RunE: func(c *cobra.Command, args []string) error {
-			reg, err := loadTools(c, cfgPath)
+			reg, closeTools, err := loadTools(c, cfgPath)
 			if err != nil {
 				return err
 			}
+			defer closeTools()
 			out, err := reg.Call(c.Context(), args[0], args[1])
 			if err != nil {
 				return err
@@ -77,17 +79,25 @@ input JSON schemas and metadata (read-only, network, needs approval).`,
 	return c
 }
 
-func loadTools(c *cobra.Command, cfgPath string) (*tools.Registry, error) {
+// loadTools returns the tools of the pipeline at cfgPath, or every
+// built-in tool, and a function that stops what they started (MCP
+// servers) and reports a failure to do so on stderr.
+func loadTools(c *cobra.Command, cfgPath string) (*tools.Registry, func(), error) {
 	a, err := app.New()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cfgPath != "" {
 		p, err := a.Validate(c.Context(), cfgPath)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return p.Tools(), nil
+		return p.Tools(), func() {
+			if err := p.Close(); err != nil {
+				fmt.Fprintln(c.ErrOrStderr(), err)
+			}
+		}, nil
 	}
-	return a.BuiltinTools(c.Context())
+	reg, err := a.BuiltinTools(c.Context())
+	return reg, func() {}, err
 }

@@ -32,6 +32,9 @@ exits 1 if any file is invalid.`,
 					fmt.Fprintln(c.ErrOrStderr(), err)
 					continue
 				}
+				if err := p.Close(); err != nil {
+					fmt.Fprintln(c.ErrOrStderr(), err)
+				}
 				line := fmt.Sprintf("%s: ok (%s)", path, textutil.Count(len(p.Graph().Nodes()), "node", "nodes"))
 				for _, cy := range p.Graph().Cycles() {
 					line += fmt.Sprintf("; cycle %s (bounded by max_steps=%d)", strings.Join(cy, " -> "), p.Config.Limits.MaxSteps)
@@ -63,6 +66,7 @@ func newGraphCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer p.Close()
 			switch format {
 			case "dot":
 				fmt.Fprint(c.OutOrStdout(), p.Graph().DOT(p.Config.Name, p.Kinds()))

@@ -288,6 +288,15 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	prints := make([]string, len(opts.Configs))
 	models := make([]config.LLM, len(opts.Configs)) // the llm block each config runs with
 	names := map[string]string{}
+	defer func() {
+		for _, p := range pipes {
+			if p != nil {
+				// Close only stops what tools started (MCP servers); a
+				// failure to stop one cannot change the comparison.
+				_ = p.Close()
+			}
+		}
+	}()
 	for i, path := range opts.Configs {
 		p, err := loader.LoadWith(ctx, path, llmCfg, 0)
 		if err != nil {

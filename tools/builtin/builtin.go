@@ -4,7 +4,6 @@ package builtin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -16,9 +15,9 @@ import (
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
 	"github.com/planner-engine/planner/tools/clock"
+	"github.com/planner-engine/planner/tools/lctool"
 	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/tools/weather"
-	lctools "github.com/tmc/langchaingo/tools"
 	"github.com/tmc/langchaingo/tools/duckduckgo"
 	"github.com/tmc/langchaingo/tools/wikipedia"
 )
@@ -148,7 +147,7 @@ func buildWikipedia(_ context.Context, settings map[string]any, _ string) ([]too
 		return nil, err
 	}
 	w := wikipedia.New(UserAgent)
-	return []tools.Tool{&renamed{Tool: w, name: "wikipedia", meta: tools.Meta{ReadOnly: true, Network: true, Timeout: orDuration(s.Timeout, 20*time.Second)}}}, nil
+	return []tools.Tool{lctool.Wrap(w, lctool.WithName("wikipedia"), lctool.WithMeta(tools.Meta{ReadOnly: true, Network: true, Timeout: orDuration(s.Timeout, 20*time.Second)}))}, nil
 }
 
 func buildWebSearch(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
@@ -168,7 +167,7 @@ func buildWebSearch(_ context.Context, settings map[string]any, _ string) ([]too
 	if err != nil {
 		return nil, fmt.Errorf("web_search: %w", err)
 	}
-	return []tools.Tool{&renamed{Tool: d, name: "web_search", meta: tools.Meta{ReadOnly: true, Network: true, Timeout: orDuration(s.Timeout, 20*time.Second)}}}, nil
+	return []tools.Tool{lctool.Wrap(d, lctool.WithName("web_search"), lctool.WithMeta(tools.Meta{ReadOnly: true, Network: true, Timeout: orDuration(s.Timeout, 20*time.Second)}))}, nil
 }
 
 func orDuration(d, def time.Duration) time.Duration {
@@ -176,29 +175,4 @@ func orDuration(d, def time.Duration) time.Duration {
 		return d
 	}
 	return def
-}
-
-// renamed gives a langchaingo tool a stable, model-friendly name and
-// planner metadata.
-type renamed struct {
-	lctools.Tool
-	name string
-	meta tools.Meta
-}
-
-func (r *renamed) Name() string     { return r.name }
-func (r *renamed) Meta() tools.Meta { return r.meta }
-
-// Description is the wrapped tool's description on one line, without the
-// quotes and tabs langchaingo's tools write into it, so the model's prompt
-// and 'planner tools' read it cleanly.
-func (r *renamed) Description() string { return tools.CleanDescription(r.Tool.Description()) }
-
-// Call forwards to the wrapped tool, naming the tool in errors.
-func (r *renamed) Call(ctx context.Context, input string) (string, error) {
-	out, err := r.Tool.Call(ctx, input)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return out, fmt.Errorf("%s: %w", r.name, err)
-	}
-	return out, err
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 )
 
-// ErrSettings marks invalid node settings.
-var ErrSettings = errors.New("invalid node settings")
+// ErrSettings marks invalid node or tool settings.
+var ErrSettings = errors.New("invalid settings")
 
 // SettingError names the setting at fault, so the config loader can point
 // at its line.

@@ -20,5 +20,5 @@ func TestApplyCountsFillsDefaultsAndRejectsNegatives(t *testing.T) {
 	var se *config.SettingError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "depth", se.Key)
-	assert.EqualError(t, err, `setting "depth": invalid node settings: depth must be positive, got -2`)
+	assert.EqualError(t, err, `setting "depth": invalid settings: depth must be positive, got -2`)
 }

@@ -98,6 +98,9 @@ func loadTools(c *cobra.Command, cfgPath string) (*tools.Registry, func(), error
 			}
 		}, nil
 	}
-	reg, err := a.BuiltinTools(c.Context())
+	reg, needSettings, err := a.BuiltinTools(c.Context())
+	if err == nil && len(needSettings) > 0 {
+		fmt.Fprintf(c.ErrOrStderr(), "not listed: %s need settings of their own (a root, a database, a server); list them with --config FILE\n", strings.Join(needSettings, ", "))
+	}
 	return reg, func() {}, err
 }

@@ -7,6 +7,7 @@ package app
 
 import (
 	"context"
+	"errors"
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
@@ -135,16 +136,24 @@ func (a *App) Validate(ctx context.Context, path string) (*pipeline.Pipeline, er
 	return p.Built(), nil
 }
 
-// BuiltinTools returns every built-in tool, each with its default
-// settings, in one registry.
-func (a *App) BuiltinTools(ctx context.Context) (*tools.Registry, error) {
+// BuiltinTools returns every built-in tool that works with its default
+// settings, in one registry, and the names of the tools entries that need
+// settings of their own to build (files needs a root, sql a database,
+// mcp a server); a pipeline's tools list configures those.
+func (a *App) BuiltinTools(ctx context.Context) (*tools.Registry, []string, error) {
 	var all []tools.Tool
+	var needSettings []string
 	for _, name := range builtin.Names() {
 		ts, err := builtin.Factory{}.Tools(ctx, config.Tool{Name: name}, "")
+		if errors.Is(err, builtin.ErrMissingSetting) {
+			needSettings = append(needSettings, name)
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		all = append(all, ts...)
 	}
-	return tools.NewRegistry(all)
+	reg, err := tools.NewRegistry(all)
+	return reg, needSettings, err
 }

@@ -96,12 +96,15 @@ func TestBuiltinToolsListsEveryBuiltinTool(t *testing.T) {
 	t.Parallel()
 	a, err := New()
 	require.NoError(t, err)
-	reg, err := a.BuiltinTools(t.Context())
+	reg, needSettings, err := a.BuiltinTools(t.Context())
 	require.NoError(t, err)
 	var names []string
 	for _, in := range reg.Infos() {
 		names = append(names, in.Name)
 	}
 	assert.Contains(t, names, "calculator")
-	assert.GreaterOrEqual(t, len(names), len(builtin.Names()), "at least one tool per built-in")
+	assert.Contains(t, names, "http_fetch")
+	assert.Contains(t, names, "search_page", "the docstore's tools, on the demo corpus")
+	assert.Equal(t, []string{"files", "mcp", "sql"}, needSettings)
+	assert.GreaterOrEqual(t, len(names), len(builtin.Names())-len(needSettings), "at least one tool per built-in that needs no settings")
 }

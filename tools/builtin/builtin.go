@@ -1,5 +1,10 @@
 // Package builtin builds the built-in tools from pipeline `tools:` entries:
-// calculator, search, get_time, weather, wikipedia and web_search.
+// calculator, search, get_time, weather, wikipedia, web_search,
+// http_fetch, files, sql, code, docstore, and the tools of MCP servers
+// (entries {mcp: {...}}). An entry may yield several tools (files yields
+// list_files, read_file, search_files and, with write: true, write_file).
+// Entries that need a setting to mean anything (files needs root, sql a
+// path, mcp a command or url) fail without it with ErrMissingSetting.
 package builtin
 
 import (
@@ -39,6 +44,12 @@ func builders() map[string]builder {
 		"weather":    buildWeather,
 		"wikipedia":  buildWikipedia,
 		"web_search": buildWebSearch,
+		"http_fetch": buildHTTPFetch,
+		"files":      buildFiles,
+		"sql":        buildSQL,
+		"docstore":   buildDocstore,
+		"code":       buildCode,
+		"mcp":        buildMCP,
 	}
 }
 

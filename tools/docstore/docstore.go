@@ -1,21 +1,43 @@
 // Package docstore gives agents the Wikipedia-like page tools of the ReAct
 // paper over a local corpus: Search[entity] opens the page whose title
-// matches the entity and shows its first paragraph, or lists similar titles;
-// Lookup[keyword] then returns, one per call, the sentences of the open page
+// matches the entity and shows its beginning, or lists similar titles;
+// Lookup[keyword] then returns, one per call, the passages of the open page
 // that contain the keyword.
 //
-// A Store holds the pages and their search index and is shared, read-only,
-// by every run. The open page and the lookup cursor belong to a Session: each
-// run calls Store.NewSession and registers that session's two tools, so that
-// parallel runs never share a cursor. The tools are named "search_page" and
-// "lookup" by default (WithNames changes them); "search_page" avoids a clash
-// with the BM25 "search" tool of package search.
+// A Store holds the pages and their search index, and is shared, read-only,
+// by every run. The open page and the lookup cursor are per-run state: the
+// tools of Store.Tools are shared objects that keep that state in the run's
+// tools.RunState (see tools.State), so one pipeline serves concurrent runs
+// correctly, and a call made outside a run starts from a fresh state. A Go
+// caller that drives the tools itself can use a Session instead, which
+// holds its own state. The tools are named "search_page" and "lookup" by
+// default (WithNames changes them); "search_page" avoids a clash with the
+// BM25 "search" tool of package search.
+//
+// The observations follow one of three formats (WithFormat):
+//
+//   - FormatDefault: the first paragraph of a page, and "(Result k / n)"
+//     sentences, with titles matched loosely (case, accents, punctuation, a
+//     leading "the", a trailing qualifier).
+//   - FormatWikiEnv: the Wikipedia environment of the ReAct paper's code
+//     (wikienv.py in github.com/ysymyth/ReAct), byte for byte: the first
+//     five sentences of a page, "Could not find X. Similar: ['A', 'B']."
+//     with Python's list repr, "(Result k / n) sentence" and "No more
+//     results.\n".
+//   - FormatLangChain: LangChain's DocstoreExplorer over its Wikipedia
+//     docstore: the page summary, "Could not find [X]. Similar: ['A']",
+//     "(Result k/n) paragraph", "No Results" and "No More Results".
+//
+// The corpus comes from a search.Source; a *Corpus (ReadJSONL, ReadFS, Load)
+// also records the similar titles that failed searches listed in a real run,
+// which a search for exactly that entity then lists again.
 package docstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"unicode"
 
@@ -33,18 +55,64 @@ const (
 	DefaultSearchName = "search_page"
 	// DefaultLookupName is the name of the keyword lookup tool.
 	DefaultLookupName = "lookup"
-	// DefaultSimilar is how many similar titles a failed search lists.
+	// DefaultSimilar is how many similar titles a failed search lists in
+	// the default and wikienv formats (wikienv.py keeps five).
 	DefaultSimilar = 5
+	// DefaultLangChainSimilar is how many similar titles a failed search
+	// lists in the langchain format (the ten results of
+	// wikipedia.search).
+	DefaultLangChainSimilar = 10
 )
 
 // ErrInvalidOption means an Option was given an unusable value.
 var ErrInvalidOption = errors.New("invalid docstore option")
 
+// Format selects whose observations the tools reproduce.
+type Format string
+
+// The formats; see the package documentation.
+const (
+	// FormatDefault is planner's own format. It is the default.
+	FormatDefault Format = "default"
+	// FormatWikiEnv reproduces the ReAct paper's WikiEnv. A page's text
+	// is what wikienv.py keeps of a Wikipedia page (its self.page): the
+	// paragraphs, one per line, already cleaned (clean_str) and without
+	// those of two words or fewer.
+	FormatWikiEnv Format = "wikienv"
+	// FormatLangChain reproduces LangChain's DocstoreExplorer over its
+	// Wikipedia docstore. A page's text is the wikipedia package's page
+	// content: paragraphs split by line breaks, sections by blank lines
+	// and "== Heading ==" lines.
+	FormatLangChain Format = "langchain"
+)
+
+// Formats lists the formats, the default first.
+func Formats() []Format { return []Format{FormatDefault, FormatWikiEnv, FormatLangChain} }
+
+// ParseFormat returns the format named s (case-insensitive; "" is
+// FormatDefault), or fails with ErrInvalidOption.
+func ParseFormat(s string) (Format, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if t == "" {
+		return FormatDefault, nil
+	}
+	for _, f := range Formats() {
+		if string(f) == t {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w: unknown format %q (formats: default, wikienv, langchain)", ErrInvalidOption, s)
+}
+
 // config holds the store settings; see the With* options for meanings.
 type config struct {
-	searchName string
-	lookupName string
-	similar    int
+	searchName  string
+	lookupName  string
+	similar     int
+	similarSet  bool
+	format      Format
+	autoSuggest bool
+	recorded    map[string][]string
 }
 
 // Option configures a Store.
@@ -60,22 +128,60 @@ func WithNames(searchName, lookupName string) Option {
 	}
 }
 
-// WithSimilar sets how many similar titles, ranked by search score, a search
-// that matches no title lists. It must be at least 1. Default DefaultSimilar
-// (5).
-func WithSimilar(n int) Option { return func(c *config) { c.similar = n } }
+// WithSimilar sets how many similar titles a search that matches no page
+// lists: the first n of a recorded list, or else the n best search
+// results. It must be at least 1. Default DefaultSimilar (5), or
+// DefaultLangChainSimilar (10) in the langchain format.
+func WithSimilar(n int) Option {
+	return func(c *config) { c.similar, c.similarSet = n, true }
+}
 
-// page is one document split for the tools.
+// WithFormat selects the observation format, named as ParseFormat reads
+// it (so "" is FormatDefault). Default FormatDefault.
+func WithFormat(f Format) Option { return func(c *config) { c.format = f } }
+
+// WithAutoSuggest sets whether, in the langchain format, a search whose
+// term matches no title opens the best search result instead, as the
+// wikipedia package's page(auto_suggest=True), which LangChain's docstore
+// calls, does with Wikipedia's top search hit. Other formats ignore it.
+// Default true.
+func WithAutoSuggest(on bool) Option { return func(c *config) { c.autoSuggest = on } }
+
+// WithSimilarTitles records the similar titles that failed searches listed,
+// keyed by the entity exactly as searched (see Corpus.Similar). They add to
+// those of a *Corpus given to New; these win for an entity in both.
+func WithSimilarTitles(lists map[string][]string) Option {
+	return func(c *config) {
+		if c.recorded == nil {
+			c.recorded = map[string][]string{}
+		}
+		maps.Copy(c.recorded, lists)
+	}
+}
+
+// page is one document split for the tools; only the fields of the store's
+// format are filled in.
 type page struct {
 	title string
-	// first is the first paragraph, with white space collapsed.
-	first string
-	// sentences are the sentences of the whole body, in order.
+	// first is the first paragraph with white space collapsed, and
+	// sentences the sentences of the whole body (default format).
+	first     string
 	sentences []string
+	// obs is the observation of a search that opens the page, parts the
+	// passages a lookup walks and lower those passages in lower case
+	// (wikienv: the first five sentences, and sentences; langchain: the
+	// summary, and paragraphs).
+	obs   string
+	parts []string
+	lower []string
+	// disambiguation marks a page that says it "may refer to:" other
+	// pages, which the wikienv and langchain formats do not open.
+	disambiguation bool
 }
 
 // Store holds the pages of a corpus and their search index. It is immutable
-// and safe for concurrent use; per-run state lives in Sessions.
+// and safe for concurrent use; per-run state lives in the run's
+// tools.RunState or in a Session.
 type Store struct {
 	idx   *search.Index
 	owns  bool
@@ -83,15 +189,24 @@ type Store struct {
 	pages []page
 	// byTitle maps a normalised title to its page; byBase does the same for
 	// titles with a trailing "(qualifier)" removed, holding every page that
-	// shares a base.
+	// shares a base (default format).
 	byTitle map[string]int
 	byBase  map[string][]int
+	// titles matches entities to pages in the wikienv and langchain
+	// formats.
+	titles wikiTitles
+	// byID maps a document ID to its page, for search hits.
+	byID map[string]int
 }
 
-// New indexes the documents of src and returns a store over them. It fails
-// with search.ErrEmptyCorpus, search.ErrBadSource, ErrInvalidOption or ctx's
-// error. Close the store to release its index.
+// New indexes the documents of src and returns a store over them; when src
+// is a *Corpus, its similar lists are used too. It fails with
+// ErrEmptyCorpus, ErrBadSource, ErrInvalidOption or ctx's error. Close the
+// store to release its index.
 func New(ctx context.Context, src search.Source, opts ...Option) (*Store, error) {
+	if c, ok := src.(*Corpus); ok && len(c.Similar) > 0 {
+		opts = append([]Option{WithSimilarTitles(c.Similar)}, opts...)
+	}
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -121,9 +236,20 @@ func NewFromIndex(idx *search.Index, opts ...Option) (*Store, error) {
 
 // newConfig applies opts over the defaults and validates the result.
 func newConfig(opts []Option) (config, error) {
-	cfg := config{searchName: DefaultSearchName, lookupName: DefaultLookupName, similar: DefaultSimilar}
+	cfg := config{searchName: DefaultSearchName, lookupName: DefaultLookupName, format: FormatDefault, autoSuggest: true}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	f, err := ParseFormat(string(cfg.format))
+	if err != nil {
+		return cfg, err
+	}
+	cfg.format = f
+	if !cfg.similarSet {
+		cfg.similar = DefaultSimilar
+		if cfg.format == FormatLangChain {
+			cfg.similar = DefaultLangChainSimilar
+		}
 	}
 	switch {
 	case cfg.searchName == "" || cfg.lookupName == "":
@@ -136,34 +262,54 @@ func newConfig(opts []Option) (config, error) {
 	return cfg, nil
 }
 
-// newStore splits the indexed documents into pages. When two documents share
-// a normalised title, the first one wins.
-func newStore(idx *search.Index, cfg config) *Store {
-	docs := idx.Documents()
+// newStore splits the indexed documents into pages.
+func newStore(idx *search.Index, cfg config) *Store { return storeOf(idx, idx.Documents(), cfg) }
+
+// storeOf returns a store over docs, the documents of idx in index order.
+// When two documents share a title, the first one wins.
+func storeOf(idx *search.Index, docs []search.Document, cfg config) *Store {
 	s := &Store{
-		idx:     idx,
-		cfg:     cfg,
-		pages:   make([]page, len(docs)),
-		byTitle: make(map[string]int, len(docs)),
-		byBase:  make(map[string][]int, len(docs)),
+		idx:   idx,
+		cfg:   cfg,
+		pages: make([]page, len(docs)),
+		byID:  make(map[string]int, len(docs)),
+	}
+	if cfg.format == FormatDefault {
+		s.byTitle = make(map[string]int, len(docs))
+		s.byBase = make(map[string][]int, len(docs))
+	} else {
+		s.titles = newWikiTitles(len(docs))
 	}
 	for i, d := range docs {
-		s.pages[i] = splitPage(d)
-		key := normalize(d.Title)
-		if _, dup := s.byTitle[key]; !dup {
-			s.byTitle[key] = i
+		if _, dup := s.byID[d.ID]; !dup {
+			s.byID[d.ID] = i
 		}
-		if base := normalize(stripQualifier(d.Title)); base != key {
-			s.byBase[base] = append(s.byBase[base], i)
+		switch cfg.format {
+		case FormatWikiEnv:
+			s.pages[i] = wikiEnvPage(d)
+			s.titles.add(d.Title, i)
+		case FormatLangChain:
+			s.pages[i] = langChainPage(d)
+			s.titles.add(d.Title, i)
+		default:
+			s.pages[i] = splitPage(d)
+			key := normalize(d.Title)
+			if _, dup := s.byTitle[key]; !dup {
+				s.byTitle[key] = i
+			}
+			if base := normalize(stripQualifier(d.Title)); base != key {
+				s.byBase[base] = append(s.byBase[base], i)
+			}
 		}
 	}
 	return s
 }
 
-// splitPage extracts the first paragraph and the sentences of a document.
+// splitPage extracts the first paragraph and the sentences of a document
+// (default format).
 func splitPage(d search.Document) page {
 	p := page{title: d.Title}
-	for _, para := range strings.Split(strings.ReplaceAll(d.Text, "\r\n", "\n"), "\n\n") {
+	for _, para := range strings.Split(strings.ReplaceAll(validUTF8(d.Text), "\r\n", "\n"), "\n\n") {
 		flat := strings.Join(strings.Fields(para), " ")
 		if flat == "" {
 			continue
@@ -190,6 +336,9 @@ func (s *Store) Close() error {
 	return s.idx.Close()
 }
 
+// Format returns the store's observation format.
+func (s *Store) Format() Format { return s.cfg.format }
+
 // Titles returns the page titles, in corpus order.
 func (s *Store) Titles() []string {
 	out := make([]string, len(s.pages))
@@ -199,13 +348,59 @@ func (s *Store) Titles() []string {
 	return out
 }
 
-// NewSession starts a session with no page open. Each agent run should use
-// its own session.
-func (s *Store) NewSession() *Session { return &Session{store: s, page: noPage} }
+// similarTitles returns the titles a failed search for entity lists: the
+// recorded list for entity (or for entity with its enclosing square
+// brackets added or removed, the form WikiEnv and LangChain report a
+// disambiguation page in), else the best search results for query; at most
+// s.cfg.similar titles either way.
+func (s *Store) similarTitles(ctx context.Context, entity, query string) ([]string, error) {
+	if list, ok := s.recorded(entity); ok {
+		return list[:min(len(list), s.cfg.similar)], nil
+	}
+	hits, err := s.idx.Search(ctx, query, s.cfg.similar)
+	if err != nil {
+		return nil, fmt.Errorf("search similar pages for %q: %w", query, err)
+	}
+	titles := make([]string, len(hits))
+	for k, h := range hits {
+		titles[k] = h.Doc.Title
+	}
+	return titles, nil
+}
+
+// recorded returns the recorded similar list of entity, trying entity as
+// given, then with enclosing square brackets removed or added.
+func (s *Store) recorded(entity string) ([]string, bool) {
+	if list, ok := s.cfg.recorded[entity]; ok {
+		return list, true
+	}
+	if inner, ok := strings.CutPrefix(entity, "["); ok {
+		if inner, ok := strings.CutSuffix(inner, "]"); ok {
+			list, ok := s.cfg.recorded[inner]
+			return list, ok
+		}
+	}
+	list, ok := s.cfg.recorded["["+entity+"]"]
+	return list, ok
+}
+
+// topHit returns the page of the best search result for q, for the
+// langchain format's auto-suggest.
+func (s *Store) topHit(ctx context.Context, q string) (int, bool, error) {
+	hits, err := s.idx.Search(ctx, q, 1)
+	if err != nil {
+		return 0, false, fmt.Errorf("search %q: %w", q, err)
+	}
+	if len(hits) == 0 {
+		return 0, false, nil
+	}
+	i, ok := s.byID[hits[0].Doc.ID]
+	return i, ok, nil
+}
 
 // find resolves an entity to a page: first by exact normalised title, then by
 // title without its "(qualifier)" when exactly one page has that base. It
-// reports false when no single page matches.
+// reports false when no single page matches (default format).
 func (s *Store) find(entity string) (int, bool) {
 	key := normalize(entity)
 	if i, ok := s.byTitle[key]; ok {
@@ -234,17 +429,23 @@ func stripQualifier(title string) string {
 	return t
 }
 
+// foldAccents removes combining marks after canonical decomposition, so
+// that "São Paulo" reads as "Sao Paulo".
+func foldAccents(s string) string {
+	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+	if folded, _, err := transform.String(t, s); err == nil {
+		return folded
+	}
+	return s
+}
+
 // normalize makes a title or entity comparable: accents removed, lower case,
 // apostrophes dropped, other punctuation and underscores read as spaces, a
 // leading "the" dropped, and spaces collapsed. "The Halley's_Comet" and
 // "halleys comet" normalise alike, as do "São Paulo" and "sao paulo".
 func normalize(s string) string {
-	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
-	if folded, _, err := transform.String(t, s); err == nil {
-		s = folded
-	}
 	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
+	for _, r := range strings.ToLower(foldAccents(s)) {
 		switch {
 		case r == '\'' || r == '’':
 		case unicode.IsLetter(r) || unicode.IsDigit(r):

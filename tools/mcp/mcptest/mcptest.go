@@ -1,0 +1,116 @@
+// Package mcptest provides real MCP servers for tests.
+//
+// FilesystemServer returns the command that runs the reference filesystem
+// server, @modelcontextprotocol/server-filesystem from npm, pinned to
+// FilesystemVersion. CI installs it ahead of time and names the binary in
+// the environment variable FilesystemBinEnv:
+//
+//	npm install --no-audit --no-fund --prefix "$DIR" @modelcontextprotocol/server-filesystem@2026.8.31
+//	export PLANNER_MCP_FILESYSTEM_BIN="$DIR/node_modules/.bin/mcp-server-filesystem"
+//
+// Without the variable, the first test that asks installs it the same way
+// into the user's cache directory, once; without npm, the test is skipped.
+package mcptest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+const (
+	// FilesystemPackage is the npm package of the reference filesystem
+	// server.
+	FilesystemPackage = "@modelcontextprotocol/server-filesystem"
+	// FilesystemVersion is the pinned version of FilesystemPackage.
+	FilesystemVersion = "2026.8.31"
+	// FilesystemBinEnv names the environment variable that, when set,
+	// holds the path of an installed mcp-server-filesystem binary.
+	FilesystemBinEnv = "PLANNER_MCP_FILESYSTEM_BIN"
+)
+
+// installTimeout bounds the npm install.
+const installTimeout = 5 * time.Minute
+
+// FilesystemServer returns the argv that starts the reference filesystem
+// server with root as its only allowed directory. It uses the binary named
+// by $PLANNER_MCP_FILESYSTEM_BIN (a missing file is a test failure); else
+// it installs the pinned package with npm into
+// <user cache dir>/planner-test/npm, once across test processes (a file
+// lock guards the install), and skips the test when node or npm is not on
+// PATH or the install fails (as it does offline).
+func FilesystemServer(t testing.TB, root string) []string {
+	t.Helper()
+	return []string{filesystemBin(t), root}
+}
+
+func filesystemBin(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv(FilesystemBinEnv); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			t.Fatalf("%s=%s: %v", FilesystemBinEnv, bin, err)
+		}
+		return bin
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skipf("skipping: %s is not set and node, which runs %s, is not on PATH", FilesystemBinEnv, FilesystemPackage)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	prefix := filepath.Join(cache, "planner-test", "npm")
+	name := "mcp-server-filesystem"
+	if runtime.GOOS == "windows" {
+		name += ".cmd"
+	}
+	bin := filepath.Join(prefix, "node_modules", ".bin", name)
+	// The marker is written after a complete install of this version, so
+	// that an interrupted or older install is redone.
+	marker := filepath.Join(prefix, ".installed-server-filesystem@"+FilesystemVersion)
+	if exists(bin) && exists(marker) {
+		return bin
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skipf("skipping: %s is not set and npm is not on PATH to install %s@%s", FilesystemBinEnv, FilesystemPackage, FilesystemVersion)
+	}
+	if err := os.MkdirAll(prefix, 0o755); err != nil {
+		t.Fatalf("creating %s: %v", prefix, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
+	defer cancel()
+	lock := flock.New(filepath.Join(prefix, ".install.lock"))
+	locked, err := lock.TryLockContext(ctx, 100*time.Millisecond)
+	if err != nil || !locked {
+		t.Fatalf("locking %s: %v", lock.Path(), errors.Join(err, ctx.Err()))
+	}
+	defer func() { _ = lock.Unlock() }()
+	if exists(bin) && exists(marker) {
+		return bin // another test process installed it meanwhile
+	}
+	t.Logf("installing %s@%s into %s", FilesystemPackage, FilesystemVersion, prefix)
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", prefix, FilesystemPackage+"@"+FilesystemVersion)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("installing %s@%s with npm failed (offline? set %s to an installed server): %v\n%s", FilesystemPackage, FilesystemVersion, FilesystemBinEnv, err, out)
+	}
+	if !exists(bin) {
+		t.Fatalf("npm installed %s@%s but %s is missing", FilesystemPackage, FilesystemVersion, bin)
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatalf("writing %s: %v", marker, err)
+	}
+	return bin
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

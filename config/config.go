@@ -187,11 +187,11 @@ func (t *Tool) liftMCP() error {
 		return nil
 	}
 	if t.Name != "" {
-		return fmt.Errorf("an entry has either \"name\" (a built-in tool) or \"mcp\" (an MCP server), not both")
+		return errors.New(`an entry has either "name" (a built-in tool) or "mcp" (an MCP server), not both`)
 	}
 	inner, ok := raw.(map[string]any)
 	if !ok {
-		return fmt.Errorf("mcp must be a mapping with command: [...] or url: ...")
+		return errors.New("mcp must be a mapping with a command (the server's argv) or a url")
 	}
 	settings := make(map[string]any, len(inner)+len(t.Settings))
 	for k, v := range inner {
@@ -202,7 +202,7 @@ func (t *Tool) liftMCP() error {
 			continue
 		}
 		if k != "approve" {
-			return fmt.Errorf("key %q belongs under mcp:", k)
+			return fmt.Errorf("key %q belongs inside the mcp mapping", k)
 		}
 		settings[k] = v
 	}

@@ -91,7 +91,7 @@ func TestParseRejectsStructuralMistakes(t *testing.T) {
 		{"bad duration", "name: x\nlimits: {timeout: soon}\nnodes:\n  - {id: a, type: direct}\n", "limits.timeout"},
 		{"mcp and name", "name: x\ntools: [{name: calculator, mcp: {url: u}}]\nnodes:\n  - {id: a, type: direct}\n", `either "name"`},
 		{"mcp not a mapping", "name: x\ntools: [{mcp: [a]}]\nnodes:\n  - {id: a, type: direct}\n", "mcp must be a mapping"},
-		{"mcp key outside", "name: x\ntools: [{mcp: {url: u}, prefix: p_}]\nnodes:\n  - {id: a, type: direct}\n", `key "prefix" belongs under mcp:`},
+		{"mcp key outside", "name: x\ntools: [{mcp: {url: u}, prefix: p_}]\nnodes:\n  - {id: a, type: direct}\n", `key "prefix" belongs inside the mcp mapping`},
 		{"no tool name", "name: x\ntools: [{corpus: demo}]\nnodes:\n  - {id: a, type: direct}\n", `has no "name" (or "mcp"`},
 	}
 	for _, tc := range cases {

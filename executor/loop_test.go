@@ -116,7 +116,9 @@ func TestTextLoopGuards(t *testing.T) {
 			script: text("Thought: t\nAction: echo\nAction Input: same input",
 				"Thought: again\nAction: echo\nAction Input: Same  Input", "Thought: t\nFinal Answer: ok"),
 			tools: func() []tools.Tool {
-				return []tools.Tool{&fakeTool{name: "echo", fn: func(_ context.Context, in string) (string, error) { return "echo: " + strings.Join(strings.Fields(strings.ToLower(in)), " "), nil }}}
+				return []tools.Tool{&fakeTool{name: "echo", fn: func(_ context.Context, in string) (string, error) {
+					return "echo: " + strings.Join(strings.Fields(strings.ToLower(in)), " "), nil
+				}}}
 			},
 			check: func(t *testing.T, h *harness) {
 				assert.True(t, h.out.Complete)

@@ -90,3 +90,30 @@ replies:
 	assert.NotEqual(t, 0, res.code)
 	assert.Contains(t, strings.ToLower(res.stderr), "access denied", "the server refuses a path outside its root")
 }
+
+// The shipped MCP example builds against the server version CI installs:
+// its include list names tools the real server has, and it pins that
+// version.
+func TestShippedMCPExampleBuildsAgainstTheRealServer(t *testing.T) {
+	path := filepath.Join(repoRoot, "examples", "pipelines", "react_mcp.yaml")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	npx := `[npx, -y, "` + mcptest.FilesystemPackage + "@" + mcptest.FilesystemVersion + `", ".."]`
+	require.Contains(t, string(b), npx, "the example runs the server version the tests install")
+
+	argv, err := json.Marshal(mcptest.FilesystemServer(t, filepath.Join(repoRoot, "examples")))
+	require.NoError(t, err)
+	local := filepath.Join(t.TempDir(), "react_mcp.yaml")
+	require.NoError(t, os.WriteFile(local, []byte(strings.Replace(string(b), npx, string(argv), 1)), 0o644))
+	res := cli(t, "tools", "--config", local, "--json")
+	require.Equal(t, 0, res.code, res.stderr)
+	var infos []struct {
+		Name string `json:"name"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &infos))
+	var names []string
+	for _, in := range infos {
+		names = append(names, in.Name)
+	}
+	assert.Equal(t, []string{"directory_tree", "get_file_info", "list_directory", "read_text_file", "search_files"}, names)
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,10 +18,13 @@ func newToolsCmd() *cobra.Command {
 		Use:   "tools [--config FILE]",
 		Short: "List tools with their descriptions and input schemas",
 		Long: `List the tools a pipeline declares (--config), or every built-in tool, with descriptions,
-input JSON schemas and metadata (read-only, network, needs approval).`,
+input JSON schemas and metadata (read-only, network, needs approval). A pipeline's MCP servers are
+started to list their tools and stopped again. Built-in tools that need settings of their own (files,
+sql, mcp) are listed only with --config.`,
 		Example: `  planner tools
   planner tools --config configs/react.yaml --json
-  planner tools call calculator "2^10 + sqrt(16)"`,
+  planner tools call calculator "2^10 + sqrt(16)"
+  planner tools call code "sum([i*i for i in range(10)])"`,
 		Args: exactArgs(0, "no arguments (did you mean 'planner tools call NAME INPUT'?)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			reg, closeTools, err := loadTools(c, cfgPath)
@@ -67,6 +71,9 @@ input JSON schemas and metadata (read-only, network, needs approval).`,
 			}
 			defer closeTools()
 			out, err := reg.Call(c.Context(), args[0], args[1])
+			if errors.Is(err, tools.ErrUnknownTool) && cfgPath == "" {
+				return fmt.Errorf("%w (tools that need settings, such as those of files, sql and mcp entries, are called with --config FILE)", err)
+			}
 			if err != nil {
 				return err
 			}
@@ -99,7 +106,7 @@ func loadTools(c *cobra.Command, cfgPath string) (*tools.Registry, func(), error
 		}, nil
 	}
 	reg, needSettings, err := a.BuiltinTools(c.Context())
-	if err == nil && len(needSettings) > 0 {
+	if err == nil && len(needSettings) > 0 && c.Name() == "tools" {
 		fmt.Fprintf(c.ErrOrStderr(), "not listed: %s need settings of their own (a root, a database, a server); list them with --config FILE\n", strings.Join(needSettings, ", "))
 	}
 	return reg, func() {}, err

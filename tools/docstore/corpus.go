@@ -155,24 +155,8 @@ func ReadJSONL(ctx context.Context, r io.Reader, name string) (*Corpus, error) {
 // sub-headings are dropped. Blank files are skipped.
 func ReadFS(ctx context.Context, fsys fs.FS) (*Corpus, error) {
 	c := &Corpus{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("%w: walk %s: %w", ErrBadSource, p, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if p != "." && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		switch strings.ToLower(path.Ext(p)) {
-		case ".md", ".markdown", ".txt":
+	err := search.WalkCorpus(ctx, fsys, func(p, ext string) error {
+		if ext != ".jsonl" {
 			data, err := fs.ReadFile(fsys, p)
 			if err != nil {
 				return fmt.Errorf("%w: read %s: %w", ErrBadSource, p, err)
@@ -180,19 +164,19 @@ func ReadFS(ctx context.Context, fsys fs.FS) (*Corpus, error) {
 			if doc, ok := textPage(p, data); ok {
 				c.Pages = append(c.Pages, doc)
 			}
-		case ".jsonl":
-			f, err := fsys.Open(p)
-			if err != nil {
-				return fmt.Errorf("%w: %w", ErrBadSource, err)
-			}
-			more, err := ReadJSONL(ctx, f, p)
-			_ = f.Close()
-			if err != nil {
-				return err
-			}
-			if err := c.add(more); err != nil {
-				return fmt.Errorf("%s: %w", p, err)
-			}
+			return nil
+		}
+		f, err := fsys.Open(p)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadSource, err)
+		}
+		more, err := ReadJSONL(ctx, f, p)
+		_ = f.Close()
+		if err != nil {
+			return err
+		}
+		if err := c.add(more); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
 		}
 		return nil
 	})

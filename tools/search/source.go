@@ -87,37 +87,18 @@ func FromDocuments(docs ...Document) Source {
 func FromFS(fsys fs.FS) Source {
 	return SourceFunc(func(ctx context.Context) ([]Document, error) {
 		var docs []Document
-		err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return fmt.Errorf("%w: walk %s: %w", ErrBadSource, p, err)
-			}
-			if err := ctx.Err(); err != nil {
+		err := WalkCorpus(ctx, fsys, func(p, ext string) error {
+			if ext == ".jsonl" {
+				more, err := readJSONL(ctx, fsys, p)
+				docs = append(docs, more...)
 				return err
 			}
-			if p != "." && strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
+			data, err := fs.ReadFile(fsys, p)
+			if err != nil {
+				return fmt.Errorf("%w: read %s: %w", ErrBadSource, p, err)
 			}
-			if d.IsDir() {
-				return nil
-			}
-			switch strings.ToLower(path.Ext(p)) {
-			case ".md", ".markdown", ".txt":
-				data, err := fs.ReadFile(fsys, p)
-				if err != nil {
-					return fmt.Errorf("%w: read %s: %w", ErrBadSource, p, err)
-				}
-				if doc, ok := parseTextFile(p, data); ok {
-					docs = append(docs, doc)
-				}
-			case ".jsonl":
-				more, err := readJSONL(ctx, fsys, p)
-				if err != nil {
-					return err
-				}
-				docs = append(docs, more...)
+			if doc, ok := parseTextFile(p, data); ok {
+				docs = append(docs, doc)
 			}
 			return nil
 		})
@@ -125,6 +106,36 @@ func FromFS(fsys fs.FS) Source {
 			return nil, err
 		}
 		return docs, checkUnique(docs)
+	})
+}
+
+// WalkCorpus walks fsys in lexical order, skipping hidden files and
+// folders, and calls visit with the path and the lower-cased extension of
+// every corpus file: Markdown (.md, .markdown), text (.txt) and JSON Lines
+// (.jsonl). It stops at the first error visit returns, or when ctx ends; a
+// walk error wraps ErrBadSource.
+func WalkCorpus(ctx context.Context, fsys fs.FS, visit func(p, ext string) error) error {
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("%w: walk %s: %w", ErrBadSource, p, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		switch ext := strings.ToLower(path.Ext(p)); ext {
+		case ".md", ".markdown", ".txt", ".jsonl":
+			return visit(p, ext)
+		}
+		return nil
 	})
 }
 

@@ -29,6 +29,35 @@ const (
 	FormatPaper = "react-paper"
 )
 
+// Prompt styles (ReActConfig.Style).
+const (
+	// StyleChat is the chat conversation: a system message, the task, and
+	// one assistant message and one observation message per step.
+	StyleChat = "chat"
+	// StyleCompletion is the ReAct paper's harness: one prompt that grows
+	// by numbered steps ("Thought 3:", "Action 3:", "Observation 3:"),
+	// which the model continues; see the package documentation.
+	StyleCompletion = "completion"
+)
+
+// Built-in few-shot examples that ReActConfig.ExamplesFallback names. They
+// are written in the ReAct paper's format over the demo corpus (the
+// docstore's wikienv observations of `source: demo`); they are not the
+// paper's own examples.
+const (
+	// ExamplesDemoQA are question-answering trajectories (Question:,
+	// Search, Lookup, Finish[answer]), in the layout of the paper's
+	// HotpotQA prompt.
+	ExamplesDemoQA = "demo-qa"
+	// ExamplesDemoFEVER are fact-checking trajectories (Claim:, Search,
+	// Lookup, Finish[SUPPORTS|REFUTES|NOT ENOUGH INFO]) with their own
+	// first instruction line, in the layout of the paper's FEVER prompt.
+	ExamplesDemoFEVER = "demo-fever"
+)
+
+// Unlimited is the value of ObservationLimit that lifts the limit.
+const Unlimited = -1
+
 // Defaults of ReActConfig.
 const (
 	DefaultMaxIterations    = 8
@@ -61,6 +90,11 @@ const (
 // .Question, .Reflections and .Notes refer to the run state as in every
 // other node.
 type ReActConfig struct {
+	// Style is "chat" (a system message and one message per step) or
+	// "completion" (the ReAct paper's harness: one prompt of numbered
+	// steps that the model continues, sent as one user message; it needs
+	// mode text, format react-paper and language en). Default "chat".
+	Style string `mapstructure:"style"`
 	// Mode is "text" (Thought/Action text parsed by executor/parse, with stop
 	// words) or "tools" (native tool calling through llms.WithTools; a reply
 	// without tool calls is the final answer). Default "text".
@@ -70,47 +104,79 @@ type ReActConfig struct {
 	Language string `mapstructure:"language"`
 	// Format is the text-mode output format: "react" (Thought / Action /
 	// Action Input / Final Answer) or "react-paper" (Action: Tool[input],
-	// Finish[answer]). It selects the prompt and examples; replies in either
-	// form are accepted. Ignored in tools mode. Default "react".
+	// Finish[answer]). It selects the prompt and examples; in chat style
+	// replies in either form are accepted. In react-paper the text inside
+	// Tool[...] goes to the tool as written, trimmed only (quotes stay, no
+	// JSON unwrapping), as the paper's harness passed it. Ignored in tools
+	// mode. Default "react", and "react-paper" in completion style.
 	Format string `mapstructure:"format"`
 	// Tools names the subset of the pipeline's tools the loop may use
 	// (tolerant names). Default: all of them.
 	Tools []string `mapstructure:"tools"`
 	// MaxIterations bounds the model turns of one run (retries of empty
-	// replies and the finalizer call are not counted). Default 8.
+	// replies and the finalizer call are not counted); in completion style
+	// it is the step budget (the action-only second call of a step is not
+	// counted). Default 8.
 	MaxIterations int `mapstructure:"max_iterations"`
 	// MaxParseFailures is how many consecutive unparseable replies are
 	// answered with format feedback before the run stops with failure
-	// "parse". Default 3.
+	// "parse". Not used in completion style, where a reply without an
+	// action gets the action-only call and an unusable action the
+	// observation "Invalid action: ...". Default 3.
 	MaxParseFailures int `mapstructure:"max_parse_failures"`
 	// MaxRepeats is how many times an identical (tool, input) call may
 	// return the same observation again: each such repeat gets a warning
 	// appended to its observation, and one more stops the run with failure
 	// "loop". A repeated call whose observation changed (paging) is not a
-	// repeat. Default 2.
+	// repeat. Not used in completion style: the paper's harness had no
+	// such guard, and the environment answers a repeated call as it
+	// will. Default 2.
 	MaxRepeats int `mapstructure:"max_repeats"`
 	// MaxEmptyRetries is how many times in a row an empty reply is retried
-	// with the same prompt before it is treated as a format error.
+	// with the same prompt before it is treated as a format error. Not
+	// used in completion style (an empty reply gets the action-only call).
 	// Default 2.
 	MaxEmptyRetries int `mapstructure:"max_empty_retries"`
 	// ObservationLimit caps an observation, in characters (runes); longer
-	// ones are cut and end with "…[truncated N chars]". Default 2000.
+	// ones are cut and end with "…[truncated N chars]". -1 means no limit;
+	// 0 means the default. Default 2000.
 	ObservationLimit int `mapstructure:"observation_limit"`
 	// KeepSteps is how many recent steps the prompt shows in full; long
 	// observations of older steps are replaced by a one-line elision and
 	// older format errors are dropped. The system prompt, the task and the
-	// tool list are never dropped. Unset means 3; 0 keeps every step.
+	// tool list are never dropped. Unset means 3; 0 keeps every step (the
+	// paper's harness kept every step).
 	KeepSteps *int `mapstructure:"keep_steps"`
 	// PromptSources are the system, system_file, prompt and prompt_file
 	// keys: system replaces the embedded system prompt template, prompt
-	// the embedded template of the first user message.
+	// the embedded template of the first user message. In completion
+	// style the prompt's text begins with the system template's output,
+	// rendered as written (nothing trimmed; the instruction and the
+	// examples), followed by the prompt template's (the question line,
+	// default "Question: {{.Extra.Task}}"; trailing line breaks dropped)
+	// and one line break.
 	node.PromptSources `mapstructure:",squash"`
 	// Examples replaces the embedded few-shot examples (plain text shown in
 	// the system prompt). Default: examples for the language and format in
 	// text mode, none in tools mode.
 	Examples string `mapstructure:"examples"`
-	// ExamplesFile reads the few-shot examples from a file.
+	// ExamplesFile reads the few-shot examples from a file, relative to
+	// the pipeline's folder: the whole file, or with ExamplesKey the
+	// string under that key of a JSON object file (the ReAct paper's
+	// prompts_naive.json and fever.json). In completion style the text is
+	// used exactly as read. Default: none.
 	ExamplesFile string `mapstructure:"examples_file"`
+	// ExamplesKey selects the string under this key of a JSON object
+	// ExamplesFile, such as "webthink_simple6" in the paper's
+	// prompts_naive.json. Default: none (the whole file is the examples).
+	ExamplesKey string `mapstructure:"examples_key"`
+	// ExamplesFallback names built-in examples used when ExamplesFile does
+	// not exist: "demo-qa" or "demo-fever" (the ReAct paper's format over
+	// the demo corpus, written for this engine; not the paper's examples).
+	// Each run then emits a guard event "examples_fallback" that says so
+	// and where to get the paper's files. Default: none, and a missing
+	// file is an error.
+	ExamplesFallback string `mapstructure:"examples_fallback"`
 	// FinalizePrompt replaces the embedded template of the finalizer call.
 	FinalizePrompt string `mapstructure:"finalize_prompt"`
 	// FinalizePromptFile reads the finalizer template from a file.
@@ -123,26 +189,39 @@ type ReActConfig struct {
 	// Finalize makes the loop, when it stops without a final answer (budget,
 	// parse or loop failure), call the model once more (role "finalize")
 	// to answer from the work so far. The answer is still marked
-	// incomplete. Default true.
+	// incomplete. Off, the answer is empty, as the paper's harness gave
+	// (it called finish[] when the steps ran out). Default true.
 	Finalize *bool `mapstructure:"finalize"`
 }
 
 // settings is a ReActConfig with defaults applied and values checked.
 type settings struct {
-	mode, language, format        string
+	style, mode, language, format string
 	maxIter, maxParse, maxRepeats int
-	maxEmpty, obsLimit, keepSteps int
-	finalize                      bool
+	maxEmpty, keepSteps           int
+	// obsLimit is the observation limit; 0 is none.
+	obsLimit int
+	finalize bool
 }
+
+// completion reports whether the loop runs in completion style.
+func (s settings) completion() bool { return s.style == StyleCompletion }
+
+// verbatim reports whether tool inputs go to the tools as written
+// (format react-paper).
+func (s settings) verbatim() bool { return s.mode == ModeText && s.format == FormatPaper }
 
 // resolve applies the defaults and validates c. Errors are
 // *config.SettingError naming the key.
 func (c ReActConfig) resolve() (settings, error) {
 	s := settings{
-		mode: c.Mode, language: c.Language, format: c.Format,
+		style: c.Style, mode: c.Mode, language: c.Language, format: c.Format,
 		maxIter: c.MaxIterations, maxParse: c.MaxParseFailures, maxRepeats: c.MaxRepeats,
 		maxEmpty: c.MaxEmptyRetries, obsLimit: c.ObservationLimit, keepSteps: DefaultKeepSteps,
 		finalize: c.Finalize == nil || *c.Finalize,
+	}
+	if s.style == StyleCompletion && s.format == "" {
+		s.format = FormatPaper
 	}
 	choices := []struct {
 		key string
@@ -150,6 +229,7 @@ func (c ReActConfig) resolve() (settings, error) {
 		// def is the default; alt the one other value.
 		def, alt string
 	}{
+		{"style", &s.style, StyleChat, StyleCompletion},
 		{"mode", &s.mode, ModeText, ModeTools},
 		{"language", &s.language, LanguageEnglish, LanguageChinese},
 		{"format", &s.format, FormatReAct, FormatPaper},
@@ -163,24 +243,40 @@ func (c ReActConfig) resolve() (settings, error) {
 			return s, config.SettingErrorf(f.key, "want %q or %q, got %q", f.def, f.alt, *f.v)
 		}
 	}
+	if s.completion() {
+		for _, f := range []struct{ key, got, want string }{
+			{"mode", s.mode, ModeText}, {"format", s.format, FormatPaper}, {"language", s.language, LanguageEnglish},
+		} {
+			if f.got != f.want {
+				return s, config.SettingErrorf(f.key, "style %q needs %s %q (the ReAct paper's numbered English steps), got %q", StyleCompletion, f.key, f.want, f.got)
+			}
+		}
+	}
 	ints := []struct {
 		key string
 		v   *int
 		def int
+		// unlimited allows -1.
+		unlimited bool
 	}{
-		{"max_iterations", &s.maxIter, DefaultMaxIterations},
-		{"max_parse_failures", &s.maxParse, DefaultMaxParseFailures},
-		{"max_repeats", &s.maxRepeats, DefaultMaxRepeats},
-		{"max_empty_retries", &s.maxEmpty, DefaultMaxEmptyRetries},
-		{"observation_limit", &s.obsLimit, DefaultObservationLimit},
+		{"max_iterations", &s.maxIter, DefaultMaxIterations, false},
+		{"max_parse_failures", &s.maxParse, DefaultMaxParseFailures, false},
+		{"max_repeats", &s.maxRepeats, DefaultMaxRepeats, false},
+		{"max_empty_retries", &s.maxEmpty, DefaultMaxEmptyRetries, false},
+		{"observation_limit", &s.obsLimit, DefaultObservationLimit, true},
 	}
 	for _, f := range ints {
 		switch {
-		case *f.v < 0:
+		case f.unlimited && *f.v < Unlimited:
+			return s, config.SettingErrorf(f.key, "must be -1 (no limit) or more, got %d", *f.v)
+		case !f.unlimited && *f.v < 0:
 			return s, config.SettingErrorf(f.key, "must not be negative, got %d", *f.v)
 		case *f.v == 0:
 			*f.v = f.def
 		}
+	}
+	if s.obsLimit == Unlimited {
+		s.obsLimit = 0
 	}
 	if c.KeepSteps != nil {
 		if *c.KeepSteps < 0 {

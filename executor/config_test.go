@@ -37,6 +37,12 @@ func TestInvalidSettingsNameTheKey(t *testing.T) {
 		{"template syntax error", map[string]any{"system": "{{if}}"}, nil, "system", "template"},
 		{"inline text and file", map[string]any{"examples": "x", "examples_file": "ex.txt"}, nil, "examples", "not both"},
 		{"missing file", map[string]any{"system_file": "nope.tmpl"}, nil, "system_file", "nope.tmpl"},
+		{"unknown style", map[string]any{"style": "prose"}, nil, "style", `"chat" or "completion"`},
+		{"completion style in tools mode", map[string]any{"style": "completion", "mode": "tools"}, nil, "mode", `needs mode "text"`},
+		{"completion style in the react format", map[string]any{"style": "completion", "format": "react"}, nil, "format", `needs format "react-paper"`},
+		{"completion style in Chinese", map[string]any{"style": "completion", "language": "zh"}, nil, "language", `needs language "en"`},
+		{"observation limit below -1", map[string]any{"observation_limit": -2}, nil, "observation_limit", "-1 (no limit)"},
+		{"missing examples file", map[string]any{"examples_file": "ex.txt"}, nil, "examples_file", "ex.txt"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

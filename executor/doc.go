@@ -25,6 +25,37 @@
 // turn run concurrently and are answered in order, and a reply without tool
 // calls is the final answer.
 //
+// # Completion style
+//
+// With style "completion" the loop runs as the ReAct paper's harness did
+// (hotpotqa.ipynb and FEVER.ipynb in github.com/ysymyth/ReAct). The prompt
+// is one text, sent as one user message: the system template's output as
+// written (the instruction and the few-shot examples), the prompt
+// template's (the question line, "Question: ..." or "Claim: ..."), a line
+// break, then the steps so far, each rendered as the harness appended it,
+//
+//	Thought {i}: {thought}\nAction {i}: {action}\nObservation {i}: {observation}\n
+//
+// and finally "Thought {i}:" for the model to continue, with the stop word
+// "\nObservation {i}:". The reply (with or without a leading "Thought {i}:")
+// is stripped and must split at "\nAction {i}: " into exactly two parts,
+// the thought and the action; otherwise its first line is the thought and
+// a second call, the prompt followed by "Thought {i}: {thought}\nAction
+// {i}:" with the stop word "\n", gives the action. The action is read as
+// WikiEnv read it: Name[input] with the input running to the action's
+// final "]". Finish[answer] ends the run with the answer (possibly empty);
+// a known tool gets the input verbatim (trimmed); anything else gets the
+// observation "Invalid action: " and the action with its first letter
+// lower-cased. Observations lose their literal backslash-n sequences, as
+// the harness removed them. MaxIterations counts steps (the action-only
+// call is part of its step); after the last one the answer is the
+// finalizer's, or empty with finalize off, as the harness's finish[] gave.
+// The parse-failure, empty-reply and repeat guards do not apply: the
+// harness had none. Examples can be read from the paper's JSON prompt
+// files by key (examples_file, examples_key), with built-in examples in
+// the paper's format over the demo corpus as a fallback
+// (examples_fallback).
+//
 // # Guards
 //
 // Each guard emits a trace event of kind guard (or parse_error):
@@ -38,7 +69,8 @@
 //     paging with the same Lookup[x] does, is progress, not a repeat;
 //   - an empty reply is retried up to MaxEmptyRetries times;
 //   - a tool error, panic or timeout becomes an "Error: ..." observation;
-//   - observations longer than ObservationLimit are cut with a marker;
+//   - observations longer than ObservationLimit are cut with a marker
+//     (-1 lifts the limit);
 //   - only the last KeepSteps steps are shown in full: older long
 //     observations are replaced by a line such as
 //     "[observation of step 2 elided: 1,234 chars; it began "..."]"; the

@@ -52,6 +52,9 @@ type Loop struct {
 	toolNames string
 	callOpts  []llms.CallOption
 	finOpts   []llms.CallOption
+	// notice is the text of the examples_fallback event each run emits,
+	// or empty.
+	notice string
 }
 
 // Input is one task for the loop.
@@ -94,7 +97,8 @@ type Outcome struct {
 	// format error or final answer, in order.
 	Entries []agent.Entry `json:"entries"`
 	// Iterations counts the model turns, not counting retries of empty
-	// replies or the finalizer call.
+	// replies or the finalizer call; in completion style, the steps (a
+	// step's action-only call is not counted).
 	Iterations int `json:"iterations"`
 }
 
@@ -143,14 +147,14 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 	}
 	l.toolNames = strings.Join(l.tools.Names(), ", ")
 
-	system, task, finalize := templateSpecs(s.mode)
+	system, task, finalize := templateSpecs(s.mode, s.style)
 	texts := []struct {
 		inline, file, def string
 		spec              node.TemplateSpec
 		out               **node.Template
 	}{
-		{cfg.System, cfg.SystemFile, defaultSystem(s.mode, s.language), system, &l.system},
-		{cfg.Prompt, cfg.PromptFile, embedded("task_" + s.language + ".tmpl"), task, &l.prompt},
+		{cfg.System, cfg.SystemFile, defaultSystem(s), system, &l.system},
+		{cfg.Prompt, cfg.PromptFile, defaultTask(s), task, &l.prompt},
 		{cfg.FinalizePrompt, cfg.FinalizePromptFile, embedded("finalize_" + s.language + ".tmpl"), finalize, &l.finalize},
 	}
 	// env.Template checks each template against its declaration (every
@@ -160,11 +164,11 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 			return nil, err
 		}
 	}
-	if l.examples, err = env.LoadText(cfg.Examples, cfg.ExamplesFile, "examples"); err != nil {
+	if l.examples, l.notice, err = loadExamples(env, cfg); err != nil {
 		return nil, err
 	}
 	if l.examples == "" {
-		l.examples = defaultExamples(s.mode, s.language, s.format)
+		l.examples = defaultExamples(s)
 	}
 
 	if cfg.Temperature != nil {
@@ -174,12 +178,29 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 		l.finOpts = append(l.finOpts, llms.WithMaxTokens(cfg.MaxTokens))
 	}
 	l.callOpts = append([]llms.CallOption(nil), l.finOpts...)
-	if s.mode == ModeTools {
+	switch {
+	case s.mode == ModeTools:
 		l.callOpts = append(l.callOpts, llms.WithTools(llmTools))
-	} else {
+	case !s.completion():
+		// Completion style sets the stop words of each call.
 		l.callOpts = append(l.callOpts, llms.WithStopWords(l.lb.stops))
 	}
 	return l, nil
+}
+
+// ExamplesNotice says, when the loop's examples_file was missing and the
+// built-in examples of examples_fallback stand in for it, which file was
+// missing and where to get the paper's; otherwise it is empty. Each run
+// also emits it as a guard event (GuardExamplesFallback).
+func (l *Loop) ExamplesNotice() string { return l.notice }
+
+// parseOpts are the parser's options: in format react-paper the text in
+// Tool[...] is the input as written.
+func (l *Loop) parseOpts() []parse.Option {
+	if l.s.format == FormatPaper {
+		return []parse.Option{parse.WithVerbatimCalls()}
+	}
+	return nil
 }
 
 func (l *Loop) systemData() map[string]any {
@@ -217,6 +238,9 @@ type step struct {
 	// feedback is the format error shown to the model.
 	feedback string
 	calls    []*call
+	// action is the action as the model wrote it (completion style),
+	// shown back exactly so.
+	action string
 }
 
 // call is one tool call of a step.
@@ -267,6 +291,11 @@ type run struct {
 	parseFails int
 	seen       map[string]*seenCall
 	compacted  int
+	// header is the completion-style prompt's head: the system
+	// template's text, the task line and a line break.
+	header string
+	// final is the step that gave the final answer (completion style).
+	final *step
 }
 
 // Run runs the loop on in until the model gives a final answer or a guard or
@@ -286,6 +315,13 @@ func (l *Loop) Run(ctx context.Context, st *agent.State, in Input) (Outcome, err
 	}
 	r.tr = trace.From(ctx)
 	return r.loop(ctx)
+}
+
+// announce emits the examples_fallback event before a run's first turn.
+func (r *run) announce() {
+	if r.l.notice != "" && r.out.Iterations == 0 {
+		r.guard(GuardExamplesFallback, 1, r.l.notice, nil)
+	}
 }
 
 // begin checks in and renders the head of the prompt: nothing is asked
@@ -314,6 +350,10 @@ func (r *run) renderHead() error {
 	task, err := r.l.prompt.Render(r.st, taskData(r.in))
 	if err != nil {
 		return err
+	}
+	if r.l.s.completion() {
+		r.header = r.system + strings.TrimRight(task, "\r\n") + "\n"
+		return nil
 	}
 	r.head = llm.Prompt(r.system, strings.TrimSpace(task))
 	return nil
@@ -355,6 +395,14 @@ func (r *run) loop(ctx context.Context) (Outcome, error) {
 func (r *run) turn(ctx context.Context, opts []llms.CallOption) (done bool, h *halt, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, nil, err
+	}
+	r.announce()
+	if r.l.s.completion() {
+		done, h, err = r.completionTurn(ctx, len(r.steps)+1, opts)
+		if err == nil && !done && h == nil {
+			r.compact()
+		}
+		return done, h, err
 	}
 	rep, err := r.ask(ctx, opts)
 	if err != nil {
@@ -421,7 +469,7 @@ func (r *run) textTurn(ctx context.Context, n int, rep reply) (bool, *halt, erro
 	// Replies are parsed in both grammars (parse's default) whatever the
 	// prompt asked for: a paper-style action in a "react" run (or the
 	// reverse) is accepted rather than costing a retry.
-	res := parse.Parse(rep.text)
+	res := parse.Parse(rep.text, r.l.parseOpts()...)
 	if res.Truncated {
 		r.guard("invented_observation", n, "cut an Observation the model wrote itself, and everything after it", nil)
 	}
@@ -438,12 +486,14 @@ func (r *run) textTurn(ctx context.Context, n int, rep reply) (bool, *halt, erro
 		c := &call{name: res.Tool, input: res.Input}
 		r.resolve(n, c)
 		s := &step{n: n, kind: stepAction, thought: res.Thought, calls: []*call{c}}
-		out, err := c.tc.Call(ctx, r.st)
+		c.tc.Announce(ctx)
+		out, err := c.tc.Run(ctx, r.st)
 		if err != nil {
 			return false, nil, err
 		}
 		c.observe(out)
 		h := r.checkRepeat(n, c)
+		c.report(ctx, out)
 		if h != nil {
 			e := entryOf(s.thought, c, rep.text)
 			e.Error = h.reason
@@ -523,8 +573,18 @@ func (r *run) resolve(n int, c *call) {
 	if c.id != "" {
 		data["tool_call_id"] = c.id
 	}
-	c.tc = node.PrepareTool(r.l.tools, r.caller, c.name, c.input, node.ToolOptions{Limit: r.l.s.obsLimit, Messages: r.l.lb.tool, Trace: data})
+	c.tc = node.PrepareTool(r.l.tools, r.caller, c.name, c.input, node.ToolOptions{Limit: r.l.s.obsLimit, Messages: r.l.lb.tool, Trace: data,
+		Verbatim: r.l.s.verbatim()})
 	c.input = c.tc.Input
+}
+
+// report emits c's result events; the observation event holds what the
+// model is shown, a repeat guard's warning included.
+func (c *call) report(ctx context.Context, res node.ToolResult) {
+	if c.fromTool {
+		res.Observation = c.obs
+	}
+	c.tc.Report(ctx, res)
 }
 
 // observe records the result of c's call: a tool's output or failure is

@@ -125,6 +125,9 @@ func TestTextLoopGuards(t *testing.T) {
 				assert.Equal(t, 2, h.state.Usage.Snapshot().ToolCalls, "the tool runs: only its result tells a loop from progress")
 				assert.Contains(t, h.prompt(2), "Observation: [echo] echo: same input\n(You already called echo with this input in step 1 and got this same result.")
 				assert.Equal(t, []string{"repeat"}, h.guards())
+				obs := h.ofKind(trace.KindObservation)
+				require.Len(t, obs, 2)
+				assert.Contains(t, obs[1].Text, "(You already called echo", "the trace's observation is what the model saw, warning included")
 			},
 		},
 		{

@@ -46,7 +46,8 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 		r.resolve(n, c)
 		s.calls = append(s.calls, c)
 	}
-	if err := r.execAll(ctx, s.calls); err != nil {
+	results, err := r.execAll(ctx, s.calls)
+	if err != nil {
 		return false, nil, err
 	}
 	var stop *halt
@@ -60,6 +61,7 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 			stop = h
 			e.Error = h.reason
 		}
+		c.report(ctx, results[i])
 		r.out.Entries = append(r.out.Entries, e)
 	}
 	if stop != nil {
@@ -70,9 +72,10 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 }
 
 // execAll runs the calls concurrently (par.Map, unbounded: the model chose
-// how many) and traces them in the model's call order: every action first,
-// then each result.
-func (r *run) execAll(ctx context.Context, calls []*call) error {
+// how many), announcing every action first in the model's call order; the
+// caller reports each result, in that order, once the repeat guard has
+// seen it.
+func (r *run) execAll(ctx context.Context, calls []*call) ([]node.ToolResult, error) {
 	for _, c := range calls {
 		c.tc.Announce(ctx)
 	}
@@ -80,11 +83,10 @@ func (r *run) execAll(ctx context.Context, calls []*call) error {
 		return calls[i].tc.Run(journal.Branch(ctx, fmt.Sprintf("call.%d", i)), r.st)
 	})
 	if err := par.First(errs); err != nil {
-		return err
+		return nil, err
 	}
 	for i, c := range calls {
-		c.tc.Report(ctx, results[i])
 		c.observe(results[i])
 	}
-	return nil
+	return results, nil
 }

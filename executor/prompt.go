@@ -33,14 +33,16 @@ func embedded(name string) string {
 // template in text mode must list the tools: one that uses neither
 // {{.Extra.Tools}} nor {{.Extra.ToolNames}} gets the list appended.
 func Templates() []node.TemplateSpec {
-	system, task, finalize := templateSpecs(ModeText)
+	system, task, finalize := templateSpecs(ModeText, StyleChat)
 	return []node.TemplateSpec{system, task, finalize}
 }
 
 // templateSpecs returns the declarations of the loop's templates for a
-// mode: in tools mode the provider gets the tools natively, so a custom
-// system template need not list them.
-func templateSpecs(mode string) (system, task, finalize node.TemplateSpec) {
+// mode and style: in tools mode the provider gets the tools natively, and
+// in completion style the instruction is the pipeline's to write (the
+// paper's FEVER prompt lists no tools), so a custom system template need
+// not list them.
+func templateSpecs(mode, style string) (system, task, finalize node.TemplateSpec) {
 	tools := []promptTool{{Name: "calculator", Description: "Evaluates an arithmetic expression exactly.", Schema: `{"type":"string"}`}}
 	lessons := []string{"Check the arithmetic with the calculator."}
 	system = node.TemplateSpec{
@@ -55,7 +57,7 @@ func templateSpecs(mode string) (system, task, finalize node.TemplateSpec) {
 		Required: []node.Requirement{{Fields: []string{"Tools", "ToolNames"}, When: "in text mode",
 			Append: "Tools:\n{{range .Extra.Tools}}- {{.Name}}: {{.Description}} Input schema: {{.Schema}}\n{{end}}"}},
 	}
-	if mode == ModeTools {
+	if mode == ModeTools || style == StyleCompletion {
 		system = system.Without("Tools")
 	}
 	task = node.TemplateSpec{
@@ -79,25 +81,43 @@ func templateSpecs(mode string) (system, task, finalize node.TemplateSpec) {
 	return system, task, finalize
 }
 
-// defaultSystem names the embedded system template for a mode and language.
-func defaultSystem(mode, lang string) string {
-	if mode == ModeTools {
-		return embedded("system_tools_" + lang + ".tmpl")
+// defaultSystem returns the embedded system template for the settings.
+func defaultSystem(s settings) string {
+	switch {
+	case s.completion():
+		return embedded("completion_" + s.language + ".tmpl")
+	case s.mode == ModeTools:
+		return embedded("system_tools_" + s.language + ".tmpl")
 	}
-	return embedded("system_" + lang + ".tmpl")
+	return embedded("system_" + s.language + ".tmpl")
+}
+
+// defaultTask returns the embedded template of the first user message
+// (chat style) or of the question line (completion style).
+func defaultTask(s settings) string {
+	if s.completion() {
+		return embedded("completion_task_" + s.language + ".tmpl")
+	}
+	return embedded("task_" + s.language + ".tmpl")
 }
 
 // defaultExamples returns the embedded few-shot examples for text mode; tools
-// mode has none by default (the provider describes the tools).
-func defaultExamples(mode, lang, format string) string {
-	if mode == ModeTools {
+// mode has none by default (the provider describes the tools). Completion
+// style shows the demo-qa examples, as written (they begin with a blank
+// line, as the paper's do).
+func defaultExamples(s settings) string {
+	switch {
+	case s.mode == ModeTools:
 		return ""
+	case s.completion():
+		text, _ := FallbackExamples(ExamplesDemoQA)
+		return text
 	}
 	name := "examples_react_"
-	if format == FormatPaper {
+	if s.format == FormatPaper {
 		name = "examples_paper_"
 	}
-	return strings.TrimSpace(embedded(name + lang + ".txt"))
+	return strings.TrimSpace(embedded(name + s.language + ".txt"))
 }
 
 // labels are the words the loop writes into the conversation, per language.
@@ -270,6 +290,9 @@ func (r *run) messages() []llms.MessageContent {
 // format: its thought and the answer line.
 func (r *run) finalText() string {
 	l := r.l
+	if l.s.completion() && r.final != nil {
+		return fmt.Sprintf("Thought %d: %s\nAction %d: %s", r.final.n, r.final.thought, r.final.n, r.final.action)
+	}
 	var b strings.Builder
 	if e := r.out.Entries; len(e) > 0 && e[len(e)-1].Thought != "" && e[len(e)-1].Final != "" {
 		b.WriteString(l.lb.thought + e[len(e)-1].Thought + "\n")
@@ -286,6 +309,12 @@ func (r *run) finalText() string {
 // the prompt (compact); format errors are left out.
 func (r *run) transcript(compact bool) string {
 	l := r.l
+	if l.s.completion() {
+		if len(r.steps) == 0 {
+			return l.lb.nothingYet
+		}
+		return strings.TrimRight(r.completionSteps(compact), "\n")
+	}
 	var b strings.Builder
 	n := len(r.steps)
 	for i, s := range r.steps {

@@ -83,8 +83,13 @@ type ToolOptions struct {
 	// tool; the shorter one ends it. Zero: the registry's alone.
 	Timeout time.Duration
 	// Limit caps the observation in characters (runes); a longer one is
-	// cut and ends with Messages.Truncated. Zero: no limit.
+	// cut and ends with Messages.Truncated. Zero or negative: no limit.
 	Limit int
+	// Verbatim passes the input to the tool as written, with only the
+	// white space around it trimmed: no UnwrapToolInput (quotes, code
+	// fences and a {"input": ...} object stay). The ReAct paper's harness
+	// passed the text inside Tool[...] this way. Default false.
+	Verbatim bool
 	// Messages are the texts shown to the model.
 	Messages ToolMessages
 	// Trace holds extra data for every trace event of the call, such as
@@ -105,7 +110,7 @@ type ToolCall struct {
 	// is unknown.
 	Name string
 	// Input is the input the tool gets: the input as written, unwrapped
-	// by UnwrapToolInput.
+	// by UnwrapToolInput (only trimmed with ToolOptions.Verbatim).
 	Input string
 
 	reg  *tools.Registry
@@ -161,12 +166,19 @@ func CallTool(ctx context.Context, st *agent.State, meta llm.CallMeta, reg *tool
 }
 
 // PrepareTool resolves name in reg (tolerantly, see tools.Registry.Resolve)
-// and unwraps input for the tool, without calling it.
+// and unwraps input for the tool (UnwrapToolInput; with opts.Verbatim
+// only trims it), without calling it.
 func PrepareTool(reg *tools.Registry, meta llm.CallMeta, name, input string, opts ToolOptions) ToolCall {
 	c := ToolCall{Name: name, Input: input, reg: reg, meta: meta, opts: opts}
 	c.opts.Messages = opts.Messages.withDefaults()
+	if opts.Verbatim {
+		c.Input = strings.TrimSpace(input)
+	}
 	if t, ok := reg.Resolve(name); ok {
-		c.Tool, c.Name, c.Input = t, t.Name(), UnwrapToolInput(t, input)
+		c.Tool, c.Name = t, t.Name()
+		if !opts.Verbatim {
+			c.Input = UnwrapToolInput(t, input)
+		}
 	}
 	return c
 }

@@ -228,6 +228,24 @@ func TestUnwrapToolInput(t *testing.T) {
 	assert.Equal(t, "got Kyoto", res.Observation, "CallTool unwraps the input")
 }
 
+func TestVerbatimInputIsOnlyTrimmed(t *testing.T) {
+	reg := testRegistry(t, echo("plain"), schemaTool{echo("schema")})
+	for _, in := range []string{`"Love the Way You Lie"`, "`x`", `{"input": "Kyoto"}`, "```\n2 + 2\n```", `'a'`} {
+		for _, name := range []string{"plain", "Schema"} {
+			c := node.PrepareTool(reg, meta, name, "  "+in+"\n", node.ToolOptions{Verbatim: true})
+			assert.Equal(t, in, c.Input, "%s(%s)", name, in)
+			res, err := c.Call(context.Background(), nil)
+			require.NoError(t, err)
+			assert.Equal(t, "got "+in, res.Observation)
+		}
+	}
+	c := node.PrepareTool(reg, meta, "nope", "  \"q\" ", node.ToolOptions{Verbatim: true})
+	assert.Nil(t, c.Tool)
+	assert.Equal(t, `"q"`, c.Input, "an unknown tool's input is trimmed too")
+	c = node.PrepareTool(reg, meta, "plain", `"q"`, node.ToolOptions{})
+	assert.Equal(t, "q", c.Input, "without Verbatim the quotes go")
+}
+
 func TestAToolCallsPhasesTraceInTheCallersOrder(t *testing.T) {
 	reg := testRegistry(t, echo("a"), echo("b"))
 	ctx, rec := traced()

@@ -12,7 +12,6 @@ import (
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
-	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/verify"
 	"github.com/spf13/cobra"
 )
@@ -52,10 +51,17 @@ report.json and report.html (offline charts); its path is printed.
 CSV, HotpotQA or ParallelQA JSON (format detected, or --format).
 
 With --llm sim the numbers come from a simulated oracle model and measure the engine, not any
-model; every output says so.`,
+model; every output says so.
+
+With --llm scripted (no file) each run plays its task's own "replies" from a JSONL suite, in
+order, from the first: a suite of recorded runs (a model's raw outputs as each task's replies)
+becomes a regression test, whose scorer checks that the engine reaches each recorded answer, and
+whose traces (traces/<model>/<config>.jsonl) hold each run's actions and observations. Every task
+needs replies; the outputs say they are scripted.`,
 		Example: `  planner compare --suite demo --config configs/react.yaml --config configs/plan_execute.yaml --llm sim:noisy
   planner compare --suite ../shared/data/gsm8k/test.jsonl --limit 20 --llm sim --config configs/react.yaml --config configs/rewoo.yaml
-  planner compare --suite demo --limit 5 --config configs/cot.yaml --llm openai:gpt-4o-mini --concurrency 2 --out runs/cot   # needs OPENAI_API_KEY`,
+  planner compare --suite demo --limit 5 --config configs/cot.yaml --llm openai:gpt-4o-mini --concurrency 2 --out runs/cot   # needs OPENAI_API_KEY
+  planner compare --suite recorded.jsonl --llm scripted --config configs/react.yaml   # needs recorded.jsonl (tasks with "replies")`,
 		Args: exactArgs(0, "no arguments (use --suite and --config)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runCompare(c, f)
@@ -67,7 +73,7 @@ model; every output says so.`,
 	fl.IntVar(&f.limit, "limit", 0, "use only the first N tasks, N at least 1 (after --slice; default all)")
 	fl.StringVar(&f.slice, "slice", "", "task range a:b (0-based, end exclusive), e.g. 900:1000")
 	fl.StringArrayVar(&f.configs, "config", nil, "pipeline YAML (repeat for each config)")
-	fl.StringVar(&f.llm, "llm", "", "model for every config (e.g. sim:noisy, openai:gpt-4o-mini); default: each config's llm block")
+	fl.StringVar(&f.llm, "llm", "", "model for every config (e.g. sim:noisy, openai:gpt-4o-mini, scripted for each task's own replies); default: each config's llm block")
 	fl.IntVar(&f.concurrency, "concurrency", 8, "runs in flight, at least 1")
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time limit per run, more than 0s")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed (recorded with results; seeds the sim model's faults)")
@@ -164,6 +170,40 @@ func (f *compareFlags) selection() string {
 	return strings.Join(parts, ", ")
 }
 
+// threadsReplayError refuses journaling runs that replay the suite's
+// replies (flag is --thread or --threads): a resumed run replays its
+// journaled model calls without the model, whose position in the task's
+// replies would then start over.
+func threadsReplayError(flag string) error {
+	return fmt.Errorf("--llm scripted without a file cannot journal its runs as threads: a resumed run would replay "+
+		"its journaled model calls without the scripted model, which would then start the task's replies over; leave out %s "+
+		"(replayed runs are quick to run again)", flag)
+}
+
+// hasHave is the verb "has" for one subject and "have" for several.
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
+}
+
+// idsWord is "id" for one and "ids" for several.
+func idsWord(n int) string {
+	if n == 1 {
+		return "id"
+	}
+	return "ids"
+}
+
+// idList joins ids with ", ": the first n of them, and how many more.
+func idList(ids []string, n int) string {
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
+}
+
 func runCompare(c *cobra.Command, f *compareFlags) error {
 	if len(f.configs) == 0 {
 		return &usageError{cmd: "compare", err: errors.New("give at least one --config")}
@@ -186,11 +226,25 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 	}
 	var llmCfg config.LLM
 	if f.llm != "" {
-		if llmCfg, err = llm.ParseSpec(f.llm); err != nil {
+		if llmCfg, err = app.ParseSpec(f.llm); err != nil {
 			return &usageError{cmd: "compare", err: err}
 		}
 		if llmCfg.Script != "" {
 			llmCfg.Script, _ = filepath.Abs(llmCfg.Script)
+		}
+	}
+	var digests map[string]string
+	if app.PlaysTaskReplies(llmCfg) {
+		if f.threads {
+			return &usageError{cmd: "compare", err: threadsReplayError("--threads")}
+		}
+		if missing := app.WithoutReplies(tasks); len(missing) > 0 {
+			return &usageError{cmd: "compare", err: fmt.Errorf("--llm scripted without a file plays each task's own \"replies\"; %d of the %d tasks %s none (%s %s); "+
+				"give them replies, select tasks that have some (--slice, --limit), or pass a script: --llm scripted:FILE",
+				len(missing), len(tasks), hasHave(len(missing)), idsWord(len(missing)), idList(missing, 5))}
+		}
+		if digests, err = app.ReplyDigests(tasks); err != nil {
+			return err
 		}
 	}
 	a, err := app.New(app.WithTasks(tasks))
@@ -203,7 +257,7 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 		dir = filepath.Join("out", "compare", id.DirName())
 	}
 	opts := compare.Options{Configs: expanded, LLM: llmCfg, Concurrency: f.concurrency, Timeout: f.timeout,
-		Seed: f.seed, OutDir: dir, Scorer: sc, Suite: f.suite, Threads: f.threads}
+		Seed: f.seed, OutDir: dir, Scorer: sc, Suite: f.suite, Threads: f.threads, TaskDigests: digests}
 	if !f.quiet && !f.json && isTerminal(c.ErrOrStderr()) { // its "\r" frames would litter a log
 		opts.Progress = c.ErrOrStderr()
 	}

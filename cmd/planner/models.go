@@ -53,13 +53,16 @@ type offlineKind struct {
 // order `planner models` shows them.
 func offlineKinds() []offlineKind {
 	return []offlineKind{
-		{kind: llm.KindScripted, spec: "%s:FILE",
+		{kind: llm.KindScripted, spec: "%[1]s:FILE or %[1]s",
 			notes: "Replies come from a YAML script in order, each optionally matched on the calling node and a prompt " +
 				"substring or regex; replies may be text or tool calls. Stop words cut a reply as an API would " +
 				"(ignore_stop: true keeps the text, to test parsers). Replies are streamed in chunks. JSON mode " +
 				"is not enforced: a reply is returned as written. No usage is reported, so tokens are estimated. " +
 				"A call no reply matches fails at once, naming the script and the call. Scripts for the shipped " +
-				"configs, each for one demo question: examples/scripts."},
+				"configs, each for one demo question: examples/scripts. Without a file (--llm scripted) it plays " +
+				"each suite task's own \"replies\" (a JSONL suite's, such as a recorded run's raw outputs) in order, " +
+				"from the first for every run of the task, ignoring the prompt; running out of replies fails the run, " +
+				"naming the task. Use it with compare --suite FILE to check a set of recorded runs at once."},
 		{kind: llm.KindSimulated, spec: "%s[:PROFILE]",
 			notes: "SIMULATED oracle for suite tasks with a gold solution: plays the calling role in its real output " +
 				"format and injects faults at seeded rates (profiles: " + strings.Join(sim.ProfileNames(), ", ") + "). Its numbers " +

@@ -23,6 +23,7 @@ import (
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
@@ -89,7 +90,8 @@ The model is --llm (or PLANNER_LLM), else the pipeline's llm block. A question o
 needs a real model: --llm openai:gpt-4o-mini (with OPENAI_API_KEY set), --llm ollama:llama3.1
 (a local Ollama), ... The offline models play only what they know: --llm sim, a SIMULATED
 oracle, plays a task of a suite with gold solutions (--suite demo --task demo-07, or a demo
-question word for word); --llm scripted:FILE plays a script of replies (examples/scripts/).
+question word for word); --llm scripted:FILE plays a script of replies (examples/scripts/), and
+--llm scripted without a file the "replies" of the suite task (--suite FILE --task ID), in order.
 --suite and --task also give any model the task's id and reference answer.
 
 --record FILE saves every model request and response of the run to a cassette (JSON Lines,
@@ -150,7 +152,7 @@ planner resume NAME --approve or --deny REASON.`,
 	}
 	fl := c.Flags()
 	fl.StringVarP(&f.config, "config", "c", "", "pipeline YAML file (required)")
-	fl.StringVar(&f.llm, "llm", "", "model as provider:model (openai:gpt-4o-mini, ollama:llama3.1, scripted:FILE, sim:noisy); overrides the YAML llm block")
+	fl.StringVar(&f.llm, "llm", "", "model as provider:model (openai:gpt-4o-mini, ollama:llama3.1, scripted:FILE, scripted, sim:noisy); overrides the YAML llm block")
 	fl.StringVar(&f.traceFile, "trace", "", "write every trace event as JSONL to this file")
 	fl.StringVar(&f.record, "record", "", "save every model request/response to this cassette file (replay it with --llm replay:FILE)")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON object on the last stdout line")
@@ -205,6 +207,12 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 			return &usageError{cmd: "run", err: err}
 		}
 	}
+	if app.PlaysTaskReplies(model.LLM) && (!found || len(known.Replies) == 0) {
+		return &usageError{cmd: "run", err: app.TaskRepliesError(query, known, found)}
+	}
+	if app.PlaysTaskReplies(model.LLM) && f.thread != "" {
+		return &usageError{cmd: "run", err: threadsReplayError("--thread")}
+	}
 	if f.record != "" && model.LLM.Provider == "replay" && samePath(model.LLM.Script, f.record) {
 		return &usageError{cmd: "run", err: fmt.Errorf("--record %s would overwrite the cassette being replayed; record to another file", f.record)}
 	}
@@ -233,11 +241,17 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	if simulated && (!found || known.Gold == nil) {
 		return &usageError{cmd: "run", err: app.SimTaskError(query, known, found)}
 	}
+	llmCfg := model.LLM
+	if llmCfg.Provider == "" {
+		llmCfg = p.Config.LLM
+	}
+	// Built at all, the per-task scripted model has the task's replies.
+	taskReplies := app.PlaysTaskReplies(llmCfg)
 	task := agent.Task{Question: question}
 	// A task named with --suite/--task is run as the suite has it, for any
 	// model; a question matched against the demo suite only for the
-	// simulator, which needs the task's id.
-	if found && (f.suite != "" || f.task != "" || simulated) {
+	// offline models that play a task by its id.
+	if found && (f.suite != "" || f.task != "" || simulated || taskReplies) {
 		task = known.Task
 		task.Question = question
 	}
@@ -276,6 +290,9 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 		tracer.AddSink(jsonl)
 	}
 	label := a.ModelLabel(provider)
+	if taskReplies {
+		label = scripted.TaskLabel
+	}
 	if !f.quiet && !f.json {
 		fmt.Fprintf(out, "model: %s\n", label)
 	}

@@ -44,6 +44,11 @@ type Report struct {
 	// Scripted is true when a scripted model (llm.KindScripted) produced
 	// them.
 	Scripted bool `json:"scripted"`
+	// TaskReplies is true when the scripted model played each task's own
+	// replies (--llm scripted without a file, the suite's "replies"): the
+	// runs replay recorded model outputs, and success says the engine
+	// reproduced the recorded answers.
+	TaskReplies bool `json:"task_replies"`
 	// Suite names the task suite.
 	Suite string `json:"suite"`
 	// Seed is the comparison's seed.
@@ -319,6 +324,9 @@ func (r *Report) Banner() string {
 	switch {
 	case r.Simulated:
 		return "SIMULATED: these numbers come from the sim oracle model, which follows each task's gold solution and injects faults. They measure the engine's recovery and cost structure, not the quality of any language model."
+	case r.Scripted && r.TaskReplies:
+		return "SCRIPTED: these numbers come from a scripted model replaying each task's own recorded replies (the suite's \"replies\"), " +
+			"not a real language model. They say whether the engine reproduces the recorded runs' answers, not how good any model is."
 	case r.Scripted:
 		return "SCRIPTED: these numbers come from a scripted model replaying fixed replies, not a real language model."
 	}

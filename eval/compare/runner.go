@@ -18,8 +18,10 @@
 //
 // A stored result is reused only for the same config name, task id, seed,
 // model spec and fingerprint (the pipeline file's bytes and the --llm
-// override), so editing a config or switching models (or sim profiles)
-// re-runs it and a report never mixes models. Verdicts are not taken from
+// override, and the task's digest in Options.TaskDigests where it has one:
+// its own scripted replies), so editing a config or a task's replies or
+// switching models (or sim profiles) re-runs it and a report never mixes
+// models. Verdicts are not taken from
 // the store: every answer is scored again with the current scorer when the
 // report is built.
 //
@@ -113,6 +115,12 @@ type Options struct {
 	// the reports. Default: redact.New(), built once per Run from the
 	// process environment.
 	Scrubber *redact.Scrubber
+	// TaskDigests holds, by task id, a digest of what a task's runs
+	// depend on besides the task, the config and the model spec: the
+	// task's own scripted replies when the scripted model plays them
+	// (--llm scripted). A stored result is reused only for the same
+	// digest, so editing a task's replies runs it again. Default: none.
+	TaskDigests map[string]string
 	// Threads journals each run as a thread (package journal) in the run
 	// folder's threads.db, named by ThreadName: a comparison stopped in
 	// the middle of long runs resumes inside them, without repeating
@@ -319,6 +327,16 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	for i, m := range models {
 		specs[i] = ModelSpec(m)
 	}
+	// printOf is the fingerprint of config c's runs of task id: the
+	// config's, with the task's digest when it has one.
+	printOf := func(c int, id string) string {
+		d := opts.TaskDigests[id]
+		if d == "" {
+			return prints[c]
+		}
+		sum := sha256.Sum256([]byte(prints[c] + "\x00" + d))
+		return hex.EncodeToString(sum[:])[:16]
+	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
@@ -334,7 +352,7 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	var jobs []job
 	for t := range tasks {
 		for c := range pipes {
-			if !done[storeKey(pipes[c].Config.Name, tasks[t].ID, prints[c], specs[c])] {
+			if !done[storeKey(pipes[c].Config.Name, tasks[t].ID, printOf(c, tasks[t].ID), specs[c])] {
 				jobs = append(jobs, job{cfg: c, task: t})
 			}
 		}
@@ -385,7 +403,7 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				rec, ok := runOne(ctx, pipes[j.cfg], tasks[j.task], opts, traces, threads, specs[j.cfg], prints[j.cfg])
+				rec, ok := runOne(ctx, pipes[j.cfg], tasks[j.task], opts, traces, threads, specs[j.cfg], printOf(j.cfg, tasks[j.task].ID))
 				if !ok {
 					continue // interrupted: leave it for the resume
 				}
@@ -430,7 +448,7 @@ feed:
 	var mine []Record
 	for _, r := range records {
 		t, ok := ids[r.TaskID]
-		if c, mineCfg := want[r.Config]; mineCfg && ok && prints[c] == r.Fingerprint && specs[c] == r.Model {
+		if c, mineCfg := want[r.Config]; mineCfg && ok && printOf(c, r.TaskID) == r.Fingerprint && specs[c] == r.Model {
 			mine = append(mine, judge(scrubRecord(opts.Scrubber, r), tasks[t], opts.Scorer))
 		}
 	}
@@ -457,6 +475,7 @@ feed:
 	kind := loader.ModelKind(provider)
 	rep.Simulated = kind == llm.KindSimulated
 	rep.Scripted = kind == llm.KindScripted
+	rep.TaskReplies = rep.Scripted && slices.IndexFunc(models, func(m config.LLM) bool { return !playsTaskReplies(m) }) < 0
 	rep.Suite = opts.Scrubber.String(opts.Suite)
 	rep.Seed = opts.Seed
 	rep.Tasks = len(tasks)
@@ -465,6 +484,12 @@ feed:
 	rep.WallSeconds = wall.Seconds()
 	rep.GeneratedAt = time.Now().UTC()
 	return rep, nil
+}
+
+// playsTaskReplies reports whether m is the scripted model without a
+// script, which plays each task's own replies.
+func playsTaskReplies(m config.LLM) bool {
+	return m.Provider == "scripted" && m.Script == "" && m.Model == ""
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

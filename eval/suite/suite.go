@@ -5,6 +5,10 @@
 // ParallelQA (LLMCompiler) files, with slicing and limits, and names the
 // scorer each format is judged by.
 //
+// A JSONL task may also carry its own scripted model replies (Task.Replies),
+// such as a recorded run's raw model outputs, which --llm scripted plays
+// back: a suite of recorded runs is a regression suite.
+//
 // A JSONL or demo task with a gold solution but no reference answer gets
 // the gold answer as its reference (agent.Task.Answer), so scorers, which
 // read only the agent.Task, judge it against the gold solution; GSM8K tasks
@@ -25,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/verify"
 )
@@ -62,9 +67,12 @@ const (
 	// a "Puzzles" column, is Game of 24.
 	FormatAuto Format = "auto"
 	// FormatJSONL is one Task per line:
-	// {"id","question","answer","gold","tags"}. Unknown fields are ignored;
-	// a missing id becomes "<file stem>-<index>", a missing answer the gold
-	// solution's.
+	// {"id","question","answer","gold","tags","replies"}. Unknown fields
+	// are ignored; a missing id becomes "<file stem>-<index>", a missing
+	// answer the gold solution's. "replies" is an array of the scripted
+	// model's replies (see scripted.ParseReplies: objects in a script's
+	// reply format, or strings, each a reply's text); a malformed reply is
+	// an error naming the line and the reply.
 	FormatJSONL Format = "jsonl"
 	// FormatGSM8K is GSM8K's JSON lines {"question","answer"}; see
 	// GSM8KGold for how the worked answer becomes a gold program.
@@ -475,9 +483,22 @@ func (s source) jsonl() ([]Task, error) {
 	var tasks []Task
 	err := s.lines(func(lineNo int, line []byte) error {
 		index := len(tasks)
-		var t Task
-		if err := json.Unmarshal(line, &t); err != nil {
+		var rec struct {
+			Task
+			// Replies shadows Task.Replies: each is read by
+			// scripted.ParseReplies, which also takes strings.
+			Replies []json.RawMessage `json:"replies"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
 			return fmt.Errorf("%s:%d: record %d: %w: %w", s.path, lineNo, index, ErrBadRecord, err)
+		}
+		t := rec.Task
+		if len(rec.Replies) > 0 {
+			replies, err := scripted.ParseReplies(rec.Replies)
+			if err != nil {
+				return fmt.Errorf("%s:%d: record %d: %w: replies: %w", s.path, lineNo, index, ErrBadRecord, err)
+			}
+			t.Replies = replies
 		}
 		if strings.TrimSpace(t.Question) == "" {
 			return s.badRecord(lineNo, index, `missing "question"`)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/llm/scripted"
 )
 
 // Task is one task of a suite: the agent.Task an agent is given and, when
@@ -11,12 +12,18 @@ import (
 // evaluation code reads the gold solution (the offline simulator follows
 // it, tests check it); agents see Task.Task.
 //
-// In JSON the agent.Task fields and "gold" sit side by side:
-// {"id","question","answer","tags","gold"}.
+// In JSON the agent.Task fields, "gold" and "replies" sit side by side:
+// {"id","question","answer","tags","gold","replies"}.
 type Task struct {
 	agent.Task
 	// Gold is the solution program a perfect agent would follow, when known.
 	Gold *Gold `json:"gold,omitempty"`
+	// Replies are the task's own scripted model replies, in order, when the
+	// suite has them: a recorded run's raw model outputs, which the
+	// scripted model's per-task mode (scripted.TaskModel, --llm scripted
+	// without a file) plays back to every run of the task. Like Gold, only
+	// evaluation code reads them.
+	Replies []scripted.Reply `json:"replies,omitempty"`
 }
 
 // Gold is a task's gold solution: the tool calls a perfect agent would make,

@@ -220,9 +220,10 @@ func (p *parser) call(c call, n int, labelled string, hasLabelled bool, notes ..
 		notes = append(notes, fmt.Sprintf("%d actions on one line; took the first", n))
 	}
 	input := c.input
+	verbatim := p.cfg.verbatim
 	if hasLabelled {
 		if strings.TrimSpace(input) == "" {
-			input = labelled
+			input, verbatim = labelled, false
 			notes = append(notes, `empty brackets; took the input from "Action Input:"`)
 		} else {
 			notes = append(notes, `ignored "Action Input:"; the input in brackets wins`)
@@ -232,7 +233,12 @@ func (p *parser) call(c call, n int, labelled string, hasLabelled bool, notes ..
 		p.final(input, notes)
 		return
 	}
-	p.add(candidate{kind: KindAction, tool: c.name, input: cleanInput(input, &notes), notes: notes})
+	if verbatim {
+		input = strings.TrimSpace(input)
+	} else {
+		input = cleanInput(input, &notes)
+	}
+	p.add(candidate{kind: KindAction, tool: c.name, input: input, notes: notes})
 }
 
 // finalAnswer handles a "Final Answer:" section.

@@ -53,7 +53,9 @@
 // inside, so `say "hi"` and `"a" or "b"` keep their quotes. A Markdown code
 // fence (``` or ```json) around an input is removed. An input that starts with
 // a JSON object is kept exactly as written (not re-encoded); text after the
-// object's closing brace is dropped with a note. Final answers are trimmed but
+// object's closing brace is dropped with a note. WithVerbatimCalls keeps the
+// input of a Tool[input] call as written instead, only trimmed, as the ReAct
+// paper's harness passed it. Final answers are trimmed but
 // otherwise kept as written. Tool names are trimmed of surrounding quotes,
 // backticks, asterisks, periods and colons; use NormalizeToolName to match
 // them against registered tools. Line endings "\r\n" and "\r" count as "\n".

@@ -95,6 +95,8 @@ type Option func(*config)
 
 type config struct {
 	format Format
+	// verbatim keeps a Tool[input] call's input as written (trimmed).
+	verbatim bool
 }
 
 // WithFormat selects the accepted grammar. The default is FormatAuto; an
@@ -108,6 +110,16 @@ func WithFormat(f Format) Option {
 			c.format = FormatAuto
 		}
 	}
+}
+
+// WithVerbatimCalls returns the input of a Tool[input] call as written
+// between its brackets, with only the white space around it trimmed: no
+// quote, backtick or code-fence stripping and no cutting after a JSON
+// object, as the ReAct paper's harness passed it (Search["Love the Way
+// You Lie"] searches with the quotes). Inputs written after "Action
+// Input:" are cleaned as usual.
+func WithVerbatimCalls() Option {
+	return func(c *config) { c.verbatim = true }
 }
 
 // paper reports whether the paper's Tool[input] form is accepted.

@@ -721,3 +721,24 @@ func TestParse_TextAfterInventedQuestionAddsNoNotes(t *testing.T) {
 	require.Equal(t, KindFinal, got.Kind)
 	assert.Equal(t, []string{`ignored an invented new "Question:" and everything after it`}, got.Notes)
 }
+
+func TestParse_VerbatimCallsKeepTheBracketText(t *testing.T) {
+	cases := []struct{ text, input string }{
+		{"Thought 1: t\nAction 1: Search[\"Love the Way You Lie\"]", `"Love the Way You Lie"`},
+		{"Action: Search[ `x` ]", "`x`"},
+		{"Action: lookup[{\"a\": 1} and more]", `{"a": 1} and more`},
+		{"Search['quoted']", "'quoted'"},
+		{"Action: Search[]\nAction Input: \"from the label\"", "from the label"},
+	}
+	for _, tc := range cases {
+		res := Parse(tc.text, WithVerbatimCalls())
+		require.Equal(t, KindAction, res.Kind, tc.text)
+		assert.Equal(t, tc.input, res.Input, tc.text)
+	}
+	assert.Equal(t, "Love the Way You Lie", Parse(cases[0].text).Input, "without the option the quotes go")
+	res := Parse("Action: search\nAction Input: \"q\"", WithVerbatimCalls())
+	assert.Equal(t, "q", res.Input, "Action Input values are cleaned as usual")
+	res = Parse("Action 2: Finish[ \"yes\" ]", WithVerbatimCalls())
+	assert.Equal(t, KindFinal, res.Kind)
+	assert.Equal(t, `"yes"`, res.Answer)
+}

@@ -1,7 +1,8 @@
 // Package app wires the engine for the command line: the public
 // planner.Engine (package planner, the module's root) with every default,
 // plus what is not for the public: the offline simulator "sim" of package
-// eval/sim, which plays a suite's tasks (WithTasks), and the command-line
+// eval/sim and the scripted model's per-task mode (--llm scripted without
+// a file), which play a suite's tasks (WithTasks), and the command-line
 // wording of errors. Commands in cmd/planner stay thin.
 package app
 
@@ -58,7 +59,11 @@ func New(opts ...Option) (*App, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	popts := []planner.Option{withSim(o.tasks)}
+	scripted, err := withScripted(o.tasks)
+	if err != nil {
+		return nil, err
+	}
+	popts := []planner.Option{withSim(o.tasks), scripted}
 	if o.record != "" {
 		popts = append(popts, planner.WithRecording(o.record))
 	}
@@ -104,13 +109,13 @@ func (a *App) ModelLabel(provider string) string { return a.Engine.ModelLabel(pr
 func (a *App) ModelKind(provider string) llm.Kind { return a.Engine.ModelKind(provider) }
 
 // Load loads and builds a pipeline file. llmSpec, when non-empty, is a
-// provider:model specification (llm.ParseSpec) that replaces the pipeline's
+// provider:model specification (ParseSpec) that replaces the pipeline's
 // llm block; see LoadWith.
 func (a *App) Load(ctx context.Context, path, llmSpec string, maxSteps int) (*pipeline.Pipeline, error) {
 	var spec config.LLM
 	if llmSpec != "" {
 		var err error
-		if spec, err = llm.ParseSpec(llmSpec); err != nil {
+		if spec, err = ParseSpec(llmSpec); err != nil {
 			return nil, err
 		}
 	}

@@ -77,12 +77,12 @@ type ModelFlag struct {
 }
 
 // ParseModel parses a model specification given on the command line (see
-// llm.ParseSpec) and checks that its provider is registered. Errors are
+// ParseSpec) and checks that its provider is registered. Errors are
 // *ModelFlagError naming src and spec, with the fix and the known
 // providers.
 func (a *App) ParseModel(spec string, src ModelSource) (ModelFlag, error) {
 	providers := strings.Join(a.Models.Providers(), ", ")
-	cfg, err := llm.ParseSpec(spec)
+	cfg, err := ParseSpec(spec)
 	if err != nil {
 		msg := err.Error()
 		var se *llm.SpecError

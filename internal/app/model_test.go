@@ -25,8 +25,8 @@ func TestParseModelNamesWhereTheModelCameFrom(t *testing.T) {
 			want: "--llm gpt-4o: no provider given; use --llm openai:gpt-4o (providers: anthropic, googleai, mistral, ollama, openai, replay, scripted, sim)"},
 		{spec: "claude-3-5-haiku-latest", src: FromEnv, wantErr: llm.ErrBadSpec,
 			want: "PLANNER_LLM=claude-3-5-haiku-latest: no provider given; use PLANNER_LLM=anthropic:claude-3-5-haiku-latest (providers: anthropic, googleai, mistral, ollama, openai, replay, scripted, sim)"},
-		{spec: "scripted", src: FromFlag, wantErr: llm.ErrBadSpec,
-			want: "--llm scripted: no file given; use --llm scripted:FILE (providers: anthropic, googleai, mistral, ollama, openai, replay, scripted, sim)"},
+		{spec: "replay", src: FromFlag, wantErr: llm.ErrBadSpec,
+			want: "--llm replay: no file given; use --llm replay:FILE (providers: anthropic, googleai, mistral, ollama, openai, replay, scripted, sim)"},
 		{spec: "bogus:x", src: FromFlag, wantErr: llm.ErrUnknownProvider,
 			want: `--llm bogus:x: unknown llm provider "bogus" (providers: anthropic, googleai, mistral, ollama, openai, replay, scripted, sim)`},
 	}

@@ -11,10 +11,12 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// WithTasks gives the suite's tasks (with their gold solutions, keyed by
-// task id) to the offline models that play them: the simulator follows the
-// gold solution of the task whose id its call metadata names. Production
-// providers never see them.
+// WithTasks gives the suite's tasks (with their gold solutions and their
+// replies, keyed by task id) to the offline models that play them: the
+// simulator follows the gold solution of the task whose id its call
+// metadata names, and the scripted model without a script (--llm
+// scripted) plays that task's own replies. Production providers never see
+// them.
 func WithTasks(tasks []suite.Task) Option {
 	return func(o *options) { o.tasks = tasks }
 }

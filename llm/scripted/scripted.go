@@ -21,6 +21,16 @@
 //	    times: 1          # how many calls this reply serves (default 1)
 //
 // The prompt a matcher sees is every message's text joined by newlines.
+//
+// # Per-task mode
+//
+// TaskModel plays, instead of one script, the replies each task of a
+// suite carries (a suite JSONL task's "replies", in the Reply format, or
+// strings that are a reply's text): every run of a task gets its task's
+// replies in order, from the first, ignoring the prompt. A recorded run
+// of a real model, its raw outputs as a task's replies, is then a
+// regression test. The command line's --llm scripted, without a file,
+// selects it.
 package scripted
 
 import (
@@ -172,18 +182,27 @@ func New(s Script) (*Model, error) {
 		if r.Times < 0 {
 			return nil, fmt.Errorf("%w: reply %d: times must be positive", ErrBadScript, i+1)
 		}
-		for j := range r.ToolCalls {
-			args, err := argumentsJSON(r.ToolCalls[j].Arguments)
-			if err != nil {
-				return nil, fmt.Errorf("%w: reply %d: tool call %q: %w", ErrBadScript, i+1, r.ToolCalls[j].Name, err)
-			}
-			r.ToolCalls[j].argsJSON = args
+		if err := r.prepareToolCalls(); err != nil {
+			return nil, fmt.Errorf("%w: reply %d: %w", ErrBadScript, i+1, err)
 		}
 		if r.Text == "" && len(r.ToolCalls) == 0 && r.Error == "" {
 			return nil, fmt.Errorf("%w: reply %d has no text, tool_calls or error", ErrBadScript, i+1)
 		}
 	}
 	return &Model{script: s, used: make([]int, len(s.Replies))}, nil
+}
+
+// prepareToolCalls checks r's tool calls' arguments and keeps each as the
+// JSON text a model returns.
+func (r *Reply) prepareToolCalls() error {
+	for j := range r.ToolCalls {
+		args, err := argumentsJSON(r.ToolCalls[j].Arguments)
+		if err != nil {
+			return fmt.Errorf("tool call %q: %w", r.ToolCalls[j].Name, err)
+		}
+		r.ToolCalls[j].argsJSON = args
+	}
+	return nil
 }
 
 // Texts returns a strict script of plain text replies, for tests.
@@ -360,8 +379,15 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 }
 
 func (m *Model) respond(ctx context.Context, r Reply, opts llms.CallOptions) (*llms.ContentResponse, error) {
+	return respond(ctx, r, opts, m.script.IgnoreStop)
+}
+
+// respond turns r into the response a provider would give: its text cut
+// at opts' stop words unless ignoreStop, streamed in chunks when opts
+// stream, and its tool calls.
+func respond(ctx context.Context, r Reply, opts llms.CallOptions, ignoreStop bool) (*llms.ContentResponse, error) {
 	text := r.Text
-	if !m.script.IgnoreStop {
+	if !ignoreStop {
 		text = cutAtStop(text, opts.StopWords)
 	}
 	if opts.StreamingFunc != nil && text != "" {

@@ -337,11 +337,35 @@ func (t *LookupTool) Call(ctx context.Context, input string) (string, error) {
 }
 
 // argument extracts a tool argument from input: the named field of a JSON
-// object (or its only field), a JSON string, or else the text itself,
-// trimmed when trim is set. A JSON object without a usable string field
+// object (or its only field), else, when trim is set (the default format),
+// a JSON string's value or the trimmed text, and otherwise (wikienv,
+// langchain) the text exactly as given, quotes included. A JSON object without a usable string field
 // fails with tools.ErrBadInput.
 func argument(input, name string, trim bool) (string, error) {
 	s := strings.TrimSpace(input)
+	if !trim {
+		// wikienv and langchain: the harnesses passed the text inside
+		// Search[...] as written, quotes included (Search["Love the Way
+		// You Lie"]); only a JSON object of arguments (native tool
+		// calling) is read as one.
+		if strings.HasPrefix(s, "{") {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal([]byte(s), &obj) == nil {
+				raw, ok := obj[name]
+				if !ok && len(obj) == 1 {
+					for _, v := range obj {
+						raw, ok = v, true
+					}
+				}
+				var v string
+				if !ok || json.Unmarshal(raw, &v) != nil {
+					return "", fmt.Errorf("%w: JSON input needs a string field %q, as in {%q: \"Titan\"}", tools.ErrBadInput, name, name)
+				}
+				return v, nil
+			}
+		}
+		return input, nil
+	}
 	switch {
 	case strings.HasPrefix(s, "{"):
 		var obj map[string]json.RawMessage

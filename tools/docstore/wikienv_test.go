@@ -173,15 +173,21 @@ func TestWikiEnvStateIsPerRun(t *testing.T) {
 func TestWikiEnvBlankInputIsRejected(t *testing.T) {
 	store := jsonlStore(t, wikiFixture, docstore.WithFormat(docstore.FormatWikiEnv))
 	for _, tool := range store.Tools() {
-		for _, in := range []string{"", " \t", `""`, `{"entity": " "}`} {
+		for _, in := range []string{"", " \t", `{"entity": " "}`} {
 			_, err := tool.Call(context.Background(), in)
 			assert.ErrorIs(t, err, tools.ErrBadInput, "%s %q", tool.Name(), in)
 		}
 	}
-	// JSON input is unwrapped, its value kept as given.
+	// A JSON object is unwrapped, its value kept as given; any other text
+	// is the argument exactly as written, quotes included, as the paper's
+	// harness passed Search["Love the Way You Lie"].
 	runSteps(t, store, []step{
 		{"search[" + `{"entity": " Titan"}` + "]", titanObs},
 		{"lookup[" + `{"keyword": " planet"}` + "]", "No more results.\n"},
-		{"lookup[" + `" moon"` + "]", "(Result 1 / 1) Titan is the largest moon of Saturn."},
+		{"lookup[" + `" moon"` + "]", "No more results.\n"},
+		{"lookup[ moon]", "(Result 1 / 1) Titan is the largest moon of Saturn."},
 	})
+	out, err := store.SearchTool().Call(context.Background(), `"Titan"`)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(out, `Could not find "Titan".`), "the quotes reach the search: %s", out)
 }

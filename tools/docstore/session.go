@@ -337,60 +337,44 @@ func (t *LookupTool) Call(ctx context.Context, input string) (string, error) {
 }
 
 // argument extracts a tool argument from input: the named field of a JSON
-// object (or its only field), else, when trim is set (the default format),
-// a JSON string's value or the trimmed text, and otherwise (wikienv,
-// langchain) the text exactly as given, quotes included. A JSON object without a usable string field
-// fails with tools.ErrBadInput.
+// object (or its only field); else, when trim is set (the default format),
+// a JSON string's value or the trimmed text; and otherwise (wikienv,
+// langchain) the text exactly as given, quotes included, as the papers'
+// harnesses passed Search["Love the Way You Lie"]. A JSON object without
+// a usable string field fails with tools.ErrBadInput.
 func argument(input, name string, trim bool) (string, error) {
 	s := strings.TrimSpace(input)
+	if v, ok, err := objectArgument(s, name); ok || err != nil {
+		return v, err
+	}
 	if !trim {
-		// wikienv and langchain: the harnesses passed the text inside
-		// Search[...] as written, quotes included (Search["Love the Way
-		// You Lie"]); only a JSON object of arguments (native tool
-		// calling) is read as one.
-		if strings.HasPrefix(s, "{") {
-			var obj map[string]json.RawMessage
-			if json.Unmarshal([]byte(s), &obj) == nil {
-				raw, ok := obj[name]
-				if !ok && len(obj) == 1 {
-					for _, v := range obj {
-						raw, ok = v, true
-					}
-				}
-				var v string
-				if !ok || json.Unmarshal(raw, &v) != nil {
-					return "", fmt.Errorf("%w: JSON input needs a string field %q, as in {%q: \"Titan\"}", tools.ErrBadInput, name, name)
-				}
-				return v, nil
-			}
-		}
 		return input, nil
 	}
-	switch {
-	case strings.HasPrefix(s, "{"):
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(s), &obj) != nil {
-			break
-		}
-		raw, ok := obj[name]
-		if !ok && len(obj) == 1 {
-			for _, v := range obj {
-				raw, ok = v, true
-			}
-		}
-		var v string
-		if !ok || json.Unmarshal(raw, &v) != nil {
-			return "", fmt.Errorf("%w: JSON input needs a string field %q, as in {%q: \"Titan\"}", tools.ErrBadInput, name, name)
-		}
-		return v, nil
-	case strings.HasPrefix(s, `"`):
+	if strings.HasPrefix(s, `"`) {
 		var v string
 		if json.Unmarshal([]byte(s), &v) == nil {
 			return v, nil
 		}
 	}
-	if trim {
-		return s, nil
+	return s, nil
+}
+
+// objectArgument reads the argument name from s when s is a JSON object:
+// its field name, or its only field. ok is false when s is not a JSON
+// object; an object without a usable string field is an error.
+func objectArgument(s, name string) (v string, ok bool, err error) {
+	var obj map[string]json.RawMessage
+	if !strings.HasPrefix(s, "{") || json.Unmarshal([]byte(s), &obj) != nil {
+		return "", false, nil
 	}
-	return input, nil
+	raw, found := obj[name]
+	if !found && len(obj) == 1 {
+		for _, only := range obj {
+			raw, found = only, true
+		}
+	}
+	if !found || json.Unmarshal(raw, &v) != nil {
+		return "", true, fmt.Errorf("%w: JSON input needs a string field %q, as in {%q: \"Titan\"}", tools.ErrBadInput, name, name)
+	}
+	return v, true, nil
 }

@@ -37,7 +37,8 @@ var benchEntities = []string{"Jupiter", "Saturn", "Uranus", "Neptune", "Mars", "
 // BenchmarkPromptTokensPerStep runs a 20-step search run over the demo
 // corpus (about 1,000-character observations) and reports the prompt
 // tokens of the calls at steps 1, 5, 10, 15 and 20 and of the whole run,
-// with the default compaction (keep_steps 3) and without it.
+// with the default compaction (keep_steps 3, compaction block) and
+// without it.
 func BenchmarkPromptTokensPerStep(b *testing.B) {
 	est, err := usage.NewEstimator()
 	if err != nil {

@@ -55,6 +55,21 @@ const (
 	ExamplesDemoFEVER = "demo-fever"
 )
 
+// Compaction modes (ReActConfig.Compaction).
+const (
+	// CompactionBlock keeps the prompt append-only between compactions:
+	// nothing shown is rewritten until the steps shown in full pass
+	// CompactionBudget, then every step but the last KeepSteps is
+	// compacted at once. Provider prompt caches, which hit only on an
+	// exact prefix of an earlier prompt, then hit on every call but the
+	// ones that compact.
+	CompactionBlock = "block"
+	// CompactionWindow shows the last KeepSteps steps in full and
+	// compacts the step that leaves that window on every call, which
+	// rewrites the prompt's middle each time.
+	CompactionWindow = "window"
+)
+
 // Unlimited is the value of ObservationLimit that lifts the limit.
 const Unlimited = -1
 
@@ -66,6 +81,10 @@ const (
 	DefaultMaxEmptyRetries  = 2
 	DefaultObservationLimit = 2000
 	DefaultKeepSteps        = 3
+	// DefaultCompactionBudget is CompactionBudget's default, in
+	// characters: with KeepSteps 3 and 1,500-character observations, a
+	// block of three steps is compacted every third step.
+	DefaultCompactionBudget = 9000
 )
 
 // ReActConfig configures a ReAct loop. It is also the settings block of the
@@ -147,6 +166,23 @@ type ReActConfig struct {
 	// tool list are never dropped. Unset means 3; 0 keeps every step (the
 	// paper's harness kept every step).
 	KeepSteps *int `mapstructure:"keep_steps"`
+	// Compaction is how older steps leave the prompt once keep_steps is
+	// not 0: "block" keeps the prompt an append-only extension of the
+	// previous call's (what provider prompt caches need) until the steps
+	// shown in full pass CompactionBudget, then compacts all but the
+	// last KeepSteps steps at once; "window" compacts the step that
+	// leaves the last KeepSteps on every call. Compacting elides long
+	// observations and drops format errors as KeepSteps says. Completion
+	// style always uses "window" (its prompt is the paper's harness's).
+	// Default "block" in chat style.
+	Compaction string `mapstructure:"compaction"`
+	// CompactionBudget is, with compaction "block", how large the steps
+	// shown in full may grow, in characters (runes) of their thoughts,
+	// actions, observations and format feedback, before a block of them
+	// is compacted. When the last KeepSteps steps alone pass it, every
+	// step compacts the one before them, as "window" does. 0 means the
+	// default. Default 9000.
+	CompactionBudget int `mapstructure:"compaction_budget"`
 	// PromptSources are the system, system_file, prompt and prompt_file
 	// keys: system replaces the embedded system prompt template, prompt
 	// the embedded template of the first user message. In completion
@@ -199,6 +235,10 @@ type settings struct {
 	style, mode, language, format string
 	maxIter, maxParse, maxRepeats int
 	maxEmpty, keepSteps           int
+	// compaction is CompactionBlock or CompactionWindow; budget is the
+	// block budget in runes.
+	compaction string
+	budget     int
 	// obsLimit is the observation limit; 0 is none.
 	obsLimit int
 	finalize bool
@@ -218,6 +258,7 @@ func (c ReActConfig) resolve() (settings, error) {
 		style: c.Style, mode: c.Mode, language: c.Language, format: c.Format,
 		maxIter: c.MaxIterations, maxParse: c.MaxParseFailures, maxRepeats: c.MaxRepeats,
 		maxEmpty: c.MaxEmptyRetries, obsLimit: c.ObservationLimit, keepSteps: DefaultKeepSteps,
+		compaction: c.Compaction, budget: c.CompactionBudget,
 		finalize: c.Finalize == nil || *c.Finalize,
 	}
 	if s.style == StyleCompletion && s.format == "" {
@@ -252,6 +293,20 @@ func (c ReActConfig) resolve() (settings, error) {
 			}
 		}
 	}
+	switch s.compaction {
+	case "":
+		s.compaction = CompactionBlock
+		if s.completion() {
+			s.compaction = CompactionWindow
+		}
+	case CompactionWindow:
+	case CompactionBlock:
+		if s.completion() {
+			return s, config.SettingErrorf("compaction", "style %q compacts as %q (the paper's harness), got %q", StyleCompletion, CompactionWindow, s.compaction)
+		}
+	default:
+		return s, config.SettingErrorf("compaction", "want %q or %q, got %q", CompactionBlock, CompactionWindow, s.compaction)
+	}
 	ints := []struct {
 		key string
 		v   *int
@@ -264,6 +319,7 @@ func (c ReActConfig) resolve() (settings, error) {
 		{"max_repeats", &s.maxRepeats, DefaultMaxRepeats, false},
 		{"max_empty_retries", &s.maxEmpty, DefaultMaxEmptyRetries, false},
 		{"observation_limit", &s.obsLimit, DefaultObservationLimit, true},
+		{"compaction_budget", &s.budget, DefaultCompactionBudget, false},
 	}
 	for _, f := range ints {
 		switch {

@@ -41,6 +41,9 @@ func TestInvalidSettingsNameTheKey(t *testing.T) {
 		{"completion style in tools mode", map[string]any{"style": "completion", "mode": "tools"}, nil, "mode", `needs mode "text"`},
 		{"completion style in the react format", map[string]any{"style": "completion", "format": "react"}, nil, "format", `needs format "react-paper"`},
 		{"completion style in Chinese", map[string]any{"style": "completion", "language": "zh"}, nil, "language", `needs language "en"`},
+		{"unknown compaction", map[string]any{"compaction": "sliding"}, nil, "compaction", `want "block" or "window"`},
+		{"block compaction in completion style", map[string]any{"style": "completion", "compaction": "block"}, nil, "compaction", `compacts as "window"`},
+		{"negative compaction budget", map[string]any{"compaction_budget": -1}, nil, "compaction_budget", "must not be negative"},
 		{"observation limit below -1", map[string]any{"observation_limit": -2}, nil, "observation_limit", "-1 (no limit)"},
 		{"missing examples file", map[string]any{"examples_file": "ex.txt"}, nil, "examples_file", "ex.txt"},
 	}

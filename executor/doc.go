@@ -71,10 +71,18 @@
 //   - a tool error, panic or timeout becomes an "Error: ..." observation;
 //   - observations longer than ObservationLimit are cut with a marker
 //     (-1 lifts the limit);
-//   - only the last KeepSteps steps are shown in full: older long
-//     observations are replaced by a line such as
-//     "[observation of step 2 elided: 1,234 chars; it began "..."]"; the
-//     system prompt, the tool list and the task are never dropped;
+//   - older steps are compacted: their long observations are replaced by
+//     a line such as
+//     "[observation of step 2 elided: 1,234 chars; it began "..."]" and
+//     their format errors dropped; the system prompt, the tool list and
+//     the task are never dropped. With compaction "block" (the default)
+//     nothing shown is rewritten until the steps shown in full pass
+//     CompactionBudget characters; then all but the last KeepSteps are
+//     compacted at once, so between compactions each call's prompt
+//     extends the previous one and provider prompt caches (which hit
+//     only on an exact prefix) hit. With "window" (and always in
+//     completion style) only the last KeepSteps steps are shown in full
+//     and each call compacts the step that left them;
 //   - after MaxIterations turns without an answer the run stops (failure
 //     "budget").
 //

@@ -198,7 +198,7 @@ func registry(t testing.TB, ts ...tools.Tool) *tools.Registry {
 }
 
 // runScript runs one loop on task with a scripted model.
-func runScript(t *testing.T, cfg executor.ReActConfig, s scripted.Script, task string, ts ...tools.Tool) *harness {
+func runScript(t testing.TB, cfg executor.ReActConfig, s scripted.Script, task string, ts ...tools.Tool) *harness {
 	t.Helper()
 	sm, err := scripted.New(s)
 	require.NoError(t, err)

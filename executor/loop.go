@@ -290,7 +290,10 @@ type run struct {
 	out        Outcome
 	parseFails int
 	seen       map[string]*seenCall
-	compacted  int
+	// compacted counts the leading steps that are compacted in the
+	// prompt (with compaction "window", those whose events were
+	// emitted; the prompt follows run.old).
+	compacted int
 	// header is the completion-style prompt's head: the system
 	// template's text, the task line and a line break.
 	header string
@@ -608,14 +611,28 @@ func entryOf(thought string, c *call, raw string) agent.Entry {
 	return e
 }
 
-// compact emits a guard event for each step that has just left the window
-// of steps shown in full and had an observation elided.
+// compact moves the end of the compacted steps after a step was added,
+// and emits a guard event for each step that has just been compacted and
+// had an observation elided. With compaction "window" every step but the
+// last KeepSteps is compacted; with "block" nothing moves until the steps
+// shown in full pass the budget, and then all but the last KeepSteps are
+// compacted at once.
 func (r *run) compact() {
 	k := r.l.s.keepSteps
 	if k == 0 {
 		return
 	}
-	for ; r.compacted < len(r.steps)-k; r.compacted++ {
+	end := len(r.steps) - k
+	if r.l.s.compaction == CompactionBlock {
+		live := 0
+		for _, s := range r.steps[r.compacted:] {
+			live += s.size()
+		}
+		if live <= r.l.s.budget {
+			return
+		}
+	}
+	for ; r.compacted < end; r.compacted++ {
 		s := r.steps[r.compacted]
 		for _, c := range s.calls {
 			if c.elidable() {

@@ -283,7 +283,7 @@ func TestTextLoopGuards(t *testing.T) {
 		},
 		{
 			name: "old observations are elided while the task and tool list stay",
-			cfg:  executor.ReActConfig{KeepSteps: intp(1)},
+			cfg:  executor.ReActConfig{KeepSteps: intp(1), Compaction: executor.CompactionWindow},
 			script: text("Thought: t\nAction: big\nAction Input: one", "Thought: t\nAction: big\nAction Input: two",
 				"Thought: t\nAction: big\nAction Input: three", "Thought: t\nFinal Answer: done"),
 			tools: func() []tools.Tool { return []tools.Tool{bigTool(500)} },

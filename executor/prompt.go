@@ -211,6 +211,27 @@ func (l *Loop) old(i, n int) bool {
 	return l.s.keepSteps > 0 && i < n-l.s.keepSteps
 }
 
+// old reports whether step index i (0-based) of the run's steps is
+// compacted in the chat-style prompt: outside the window with compaction
+// "window", before the last block's end with "block".
+func (r *run) old(i int) bool {
+	if r.l.s.compaction == CompactionWindow {
+		return r.l.old(i, len(r.steps))
+	}
+	return i < r.compacted
+}
+
+// size is about how many characters s takes in the prompt in full: its
+// thought, text and format feedback, and each call's name, input and
+// observation (labels and message framing not counted).
+func (s *step) size() int {
+	n := utf8.RuneCountInString(s.thought) + utf8.RuneCountInString(s.text) + utf8.RuneCountInString(s.feedback)
+	for _, c := range s.calls {
+		n += utf8.RuneCountInString(c.name) + utf8.RuneCountInString(c.input) + utf8.RuneCountInString(c.obs)
+	}
+	return n
+}
+
 // content is what the model is shown for c's result.
 func (l *Loop) content(s *step, c *call, old, tagged bool) string {
 	obs := c.obs
@@ -240,13 +261,14 @@ func (l *Loop) assistantText(thought string, c *call) string {
 }
 
 // messages renders the conversation for the next model call: the system
-// prompt and the task (never dropped), then the steps, older ones compacted.
+// prompt and the task (never dropped), then the steps, older ones compacted
+// (run.old). With compaction "block" it extends the previous call's
+// messages unchanged until compact moves the block's end.
 func (r *run) messages() []llms.MessageContent {
 	l := r.l
 	msgs := append([]llms.MessageContent(nil), r.head...)
-	n := len(r.steps)
 	for i, s := range r.steps {
-		old := l.old(i, n)
+		old := r.old(i)
 		switch {
 		case s.kind == stepInvalid:
 			if old {
@@ -316,12 +338,11 @@ func (r *run) transcript(compact bool) string {
 		return strings.TrimRight(r.completionSteps(compact), "\n")
 	}
 	var b strings.Builder
-	n := len(r.steps)
 	for i, s := range r.steps {
 		if s.kind != stepAction {
 			continue
 		}
-		old := compact && l.old(i, n)
+		old := compact && r.old(i)
 		for k, c := range s.calls {
 			thought := s.thought
 			if k > 0 {

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"sync"
 	"unicode/utf8"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -127,11 +127,19 @@ var pieceEnds = map[string]func(s string, i int) int{
 // count within 0.1 % of the exact one (measured: 0 to 0.03 %). Counts are
 // estimates in any case: Estimate marks its Usage as Estimated.
 //
+// # Cache
+//
 // Counts of texts of at least cacheMinLen bytes are memoised in an LRU keyed
 // by a 64-bit hash of the text: agent prompts resend the same system text,
 // examples and earlier turns on every call, and tokenising them again
-// dominated the CPU time of offline comparisons. The cache holds only hashes
-// and counts, never the texts.
+// dominated the CPU time of offline comparisons. A text is memoised in
+// blocks of about a kilobyte cut after line feeds where no token can span
+// the cut (see blockEnd), so a prompt that grows by appending, such as a
+// completion-style ReAct prompt, re-tokenises only its new text; the count
+// is the same as without blocks. The cache holds only hashes and counts,
+// never the texts. It is split into independently locked shards, and the
+// merge buffers are pooled per estimator, so concurrent counts share no
+// process-wide lock.
 type Estimator struct {
 	encoding string
 	ranks    map[string]int
@@ -141,7 +149,11 @@ type Estimator struct {
 	// maxPiece is the longest piece, in bytes, that is merged as a whole.
 	maxPiece int
 	seed     maphash.Seed
-	cache    *lru.Cache[uint64, int]
+	// cache is nil when the cache is disabled.
+	cache *countCache
+	// scratch pools *bpeScratch buffers between count calls; a pointer, so
+	// that copies of an Estimator share it.
+	scratch *sync.Pool
 	// onMerge, when not nil, is called with every piece or chunk handed to
 	// the byte-pair merge. Tests set it to observe the work Count does.
 	onMerge func(piece string)
@@ -214,10 +226,11 @@ func NewEstimator(opts ...EstimatorOption) (*Estimator, error) {
 		pieceEnd: pieceEnds[cfg.encoding],
 		maxPiece: cfg.maxPiece,
 		seed:     maphash.MakeSeed(),
+		scratch:  &sync.Pool{New: func() any { return new(bpeScratch) }},
 	}
 	if cfg.cacheSize > 0 {
-		if e.cache, err = lru.New[uint64, int](cfg.cacheSize); err != nil {
-			return nil, fmt.Errorf("usage: token cache: %w", err)
+		if e.cache, err = newCountCache(cfg.cacheSize); err != nil {
+			return nil, err
 		}
 	}
 	return e, nil
@@ -240,24 +253,45 @@ func (e *Estimator) Count(text string) int {
 	if e.cache == nil || len(text) < cacheMinLen {
 		return e.count(text)
 	}
-	key := maphash.String(e.seed, text)
-	if n, ok := e.cache.Get(key); ok {
+	total := 0
+	for text != "" {
+		end := blockEnd(text, blockBytes)
+		total += e.cachedCount(text[:end])
+		text = text[end:]
+	}
+	return total
+}
+
+// cachedCount returns the count of one block of text through the cache.
+func (e *Estimator) cachedCount(block string) int {
+	if len(block) < cacheMinLen {
+		return e.count(block)
+	}
+	key := maphash.String(e.seed, block)
+	if n, ok := e.cache.get(key); ok {
 		return n
 	}
-	n := e.count(text)
-	e.cache.Add(key, n)
+	n := e.count(block)
+	e.cache.add(key, n)
 	return n
 }
+
+// maxPooledScratch is the largest piece length, in bytes, whose merge buffers
+// are kept for reuse (at the default maximum piece length, all are).
+const maxPooledScratch = DefaultMaxPieceBytes
 
 // count counts the tokens of text without the cache.
 func (e *Estimator) count(text string) int {
 	text = validUTF8(text)
-	var sc bpeScratch
+	sc := e.scratch.Get().(*bpeScratch)
 	total := 0
 	for i := 0; i < len(text); {
 		end := e.pieceEnd(text, i)
-		total += e.countPiece(text[i:end], &sc)
+		total += e.countPiece(text[i:end], sc)
 		i = end
+	}
+	if cap(sc.next) <= maxPooledScratch {
+		e.scratch.Put(sc) // buffers for a huge piece are left to the collector
 	}
 	return total
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -199,7 +198,7 @@ func TestCountMemoisesLongTexts(t *testing.T) {
 	est, err := sharedEstimator()
 	require.NoError(t, err)
 	counter, probe := probed(est, 0)
-	counter.cache, err = lru.New[uint64, int](16)
+	counter.cache, err = newCountCache(16)
 	require.NoError(t, err)
 	text := strings.Repeat("ab", mib/2)
 	first := counter.Count(text)

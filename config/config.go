@@ -218,6 +218,17 @@ type Limits struct {
 	// included. Default DefaultTimeout (10m); a negative value (for
 	// example -1s) means no limit.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxModelCalls bounds the model calls of one run; once reached, a
+	// ReAct loop stops with failure "budget" and its finalizer answers
+	// from the work so far (one more call), other nodes fail the run.
+	// Default 0: no bound.
+	MaxModelCalls int `mapstructure:"max_model_calls"`
+	// MaxTokens bounds the prompt plus completion tokens of one run, as
+	// MaxModelCalls does. Default 0: no bound.
+	MaxTokens int `mapstructure:"max_tokens"`
+	// MaxCostUSD bounds the cost of one run in US dollars (the price
+	// table's figure), as MaxModelCalls does. Default 0: no bound.
+	MaxCostUSD float64 `mapstructure:"max_cost_usd"`
 }
 
 // DefaultMaxSteps is Limits.MaxSteps when unset.
@@ -492,6 +503,14 @@ func (p *Pipeline) check() error {
 	}
 	if p.Limits.MaxSteps < 0 {
 		return p.Errorf("limits.max_steps", nil, "max_steps must be positive")
+	}
+	for _, b := range []struct {
+		key string
+		v   float64
+	}{{"max_model_calls", float64(p.Limits.MaxModelCalls)}, {"max_tokens", float64(p.Limits.MaxTokens)}, {"max_cost_usd", p.Limits.MaxCostUSD}} {
+		if b.v < 0 {
+			return p.Errorf("limits."+b.key, nil, "limits.%s must not be negative (0 or leaving it out sets no bound)", b.key)
+		}
 	}
 	if p.Limits.MaxSteps == 0 {
 		p.Limits.MaxSteps = DefaultMaxSteps

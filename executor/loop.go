@@ -378,6 +378,8 @@ func (r *run) loop(ctx context.Context) (Outcome, error) {
 	for r.out.Iterations < r.l.s.maxIter {
 		done, h, err := r.turn(ctx, nil)
 		switch {
+		case errors.Is(err, llm.ErrBudgetExceeded):
+			return r.stop(ctx, halt{failure: agent.FailureBudget, reason: err.Error(), why: r.l.lb.whyRunBudget})
 		case err != nil:
 			return r.out, err
 		case done:

@@ -144,6 +144,8 @@ type labels struct {
 	// why* complete "You were solving the task..., but ..." in the
 	// finalizer prompt.
 	whyBudget, whyParse, whyLoop string
+	// whyRunBudget says the run's model budget (limits) ran out.
+	whyRunBudget string
 }
 
 func labelsFor(lang string) labels {
@@ -153,13 +155,14 @@ func labelsFor(lang string) labels {
 			stops: []string{"\nObservation:", "Observation:", "\n观察：", "\n观察:"},
 			tool: node.ToolMessages{Error: "错误：", NoOutput: "[工具没有输出]",
 				UnknownTool: "错误：没有名为 %q 的工具。可用的工具：%s。", Truncated: "…[已截断 %s 字符]"},
-			elided:     "[第 %d 步的观察结果已省略：%s 字符；开头为“%s”]",
-			repeated:   "（你在第 %[2]d 步已经用同样的输入调用过 %[1]s，并得到了同样的结果。请利用这个结果、换一个输入或工具，或者给出最终答案。）",
-			emptyReply: "你的回复是空的。请调用一个工具，或者不调用工具、直接给出最终答案。",
-			nothingYet: "（还没有完成任何步骤）",
-			whyBudget:  "你已经用完了允许的 %d 步",
-			whyParse:   "你最近的回复都不符合要求的格式",
-			whyLoop:    "你一直在重复同一个工具调用",
+			elided:       "[第 %d 步的观察结果已省略：%s 字符；开头为“%s”]",
+			repeated:     "（你在第 %[2]d 步已经用同样的输入调用过 %[1]s，并得到了同样的结果。请利用这个结果、换一个输入或工具，或者给出最终答案。）",
+			emptyReply:   "你的回复是空的。请调用一个工具，或者不调用工具、直接给出最终答案。",
+			nothingYet:   "（还没有完成任何步骤）",
+			whyBudget:    "你已经用完了允许的 %d 步",
+			whyRunBudget: "这次运行的调用、token 或费用预算已经用完",
+			whyParse:     "你最近的回复都不符合要求的格式",
+			whyLoop:      "你一直在重复同一个工具调用",
 		}
 	}
 	return labels{
@@ -167,13 +170,14 @@ func labelsFor(lang string) labels {
 		stops: []string{"\nObservation:", "Observation:"},
 		tool: node.ToolMessages{Error: node.DefaultToolError, NoOutput: node.DefaultNoOutput,
 			UnknownTool: node.DefaultUnknownTool, Truncated: node.DefaultTruncated},
-		elided:     "[observation of step %d elided: %s chars; it began %q]",
-		repeated:   "(You already called %s with this input in step %d and got this same result. Use it, call a tool with a different input, or give your final answer.)",
-		emptyReply: "Your reply was empty. Call a tool, or reply without a tool call to give your final answer.",
-		nothingYet: "(no step was completed)",
-		whyBudget:  "you used all %d steps you were allowed",
-		whyParse:   "your last replies did not follow the required format",
-		whyLoop:    "you kept repeating the same tool call",
+		elided:       "[observation of step %d elided: %s chars; it began %q]",
+		repeated:     "(You already called %s with this input in step %d and got this same result. Use it, call a tool with a different input, or give your final answer.)",
+		emptyReply:   "Your reply was empty. Call a tool, or reply without a tool call to give your final answer.",
+		nothingYet:   "(no step was completed)",
+		whyBudget:    "you used all %d steps you were allowed",
+		whyRunBudget: "the run's budget of model calls, tokens or cost is spent",
+		whyParse:     "your last replies did not follow the required format",
+		whyLoop:      "you kept repeating the same tool call",
 	}
 }
 

@@ -97,6 +97,11 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 	if st != nil {
 		caller.TaskID = st.Task.ID
 	}
+	if b := BudgetFrom(ctx); !b.IsZero() && st != nil && caller.Role != "finalize" {
+		if err := b.check(st.Usage.Snapshot()); err != nil {
+			return "", nil, err
+		}
+	}
 	ctx = WithCallMeta(ctx, caller)
 	ctx, attempts := middleware.WithAttemptCounter(ctx)
 	began := time.Now()

@@ -426,6 +426,9 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 		defer cancel()
 	}
 	ctx = trace.WithTracer(ctx, tracer)
+	if b := (llm.Budget{MaxModelCalls: p.Config.Limits.MaxModelCalls, MaxTokens: p.Config.Limits.MaxTokens, MaxCostUSD: p.Config.Limits.MaxCostUSD}); !b.IsZero() {
+		ctx = llm.WithBudget(ctx, b)
+	}
 	if tools.RunStateFrom(ctx) == nil {
 		// Stateful tools (a docstore's open page) keep their state per run.
 		ctx = tools.WithRunState(ctx, tools.NewRunState())
@@ -502,6 +505,8 @@ func classify(st *agent.State, err error) {
 		st.Failure = agent.FailureTimeout
 	case errors.Is(err, graph.ErrMaxSteps):
 		st.Failure = agent.FailureLoop
+	case errors.Is(err, llm.ErrBudgetExceeded):
+		st.Failure = agent.FailureBudget
 	case errors.Is(err, llm.ErrModel):
 		st.Failure = agent.FailureProvider
 	case errors.Is(err, tools.ErrToolPanic), errors.Is(err, tools.ErrToolTimeout):

@@ -274,3 +274,43 @@ func TestCloseStopsWhatToolsStartedAndApproveOverridesTheirDefault(t *testing.T)
 	require.ErrorContains(t, err, "started, then failed")
 	assert.Equal(t, int32(2), closed.Load(), "a failed build stops what it started, the failing entry's tools too")
 }
+
+// A run that reaches limits.max_model_calls stops its ReAct loop with
+// failure "budget", and the loop's finalizer (one call past the budget)
+// still answers from the work so far.
+func TestRunBudgetEndsAReActRunWithAFinalizedAnswer(t *testing.T) {
+	script := write(t, "s.yaml", `replies:
+  - {role: "", text: "Thought: add.\nAction: calculator\nAction Input: 2+2", times: 2}
+  - {role: finalize, contains: "budget", text: "Final Answer: 4"}
+`)
+	cfgPath := write(t, "react.yaml", "name: r\nllm: {provider: scripted, script: "+script+"}\ntools: [calculator]\nlimits: {max_model_calls: 2}\n"+
+		"nodes:\n  - {id: act, type: react}\nedges:\n  - {from: START, to: act}\n  - {from: act, to: END}\n")
+	cfg, err := config.Load(cfgPath)
+	require.NoError(t, err)
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Tools: builtin.Factory{},
+		Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))})
+	require.NoError(t, err)
+	rec := &trace.Recorder{}
+	res, err := p.Run(context.Background(), agent.Task{Question: "What is 2+2?"}, trace.New("r", rec))
+	require.NoError(t, err)
+	assert.False(t, res.State.Complete)
+	assert.Equal(t, agent.FailureBudget, res.State.Failure)
+	assert.Equal(t, "4", res.State.Answer)
+	assert.Equal(t, 3, res.State.Usage.Snapshot().ModelCalls, "two calls within the budget, then the finalizer")
+	var budget []string
+	for _, e := range rec.OfKind(trace.KindGuard) {
+		if e.Data["guard"] == "budget" {
+			budget = append(budget, e.Text)
+		}
+	}
+	require.Len(t, budget, 1)
+	assert.Contains(t, budget[0], "2 model calls made, limits.max_model_calls is 2")
+}
+
+func TestNegativeBudgetsAreRejected(t *testing.T) {
+	for _, key := range []string{"max_model_calls", "max_tokens", "max_cost_usd"} {
+		_, err := config.Load(write(t, "p.yaml", "name: t\nlimits: {"+key+": -1}\nnodes:\n  - {id: a, type: direct}\n"))
+		require.ErrorIs(t, err, config.ErrInvalid, key)
+		assert.Contains(t, err.Error(), "limits."+key)
+	}
+}

@@ -37,6 +37,15 @@ func newTokenMeter() tokenMeter {
 	return tokenMeter{est: sync.OnceValues(func() (*usage.Estimator, error) { return usage.NewEstimator() })}
 }
 
+// Cached implements llm.CacheMeter: the cached prompt tokens the
+// provider reported.
+func (m tokenMeter) Cached(resp *llms.ContentResponse) int {
+	if u, ok := usage.FromResponse(resp); ok {
+		return u.CachedPromptTokens
+	}
+	return 0
+}
+
 func (m tokenMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentResponse) (int, int, bool) {
 	if u, ok := usage.FromResponse(resp); ok {
 		return u.PromptTokens, u.CompletionTokens, u.Estimated
@@ -57,6 +66,12 @@ type pricer struct {
 
 func (p pricer) Cost(prompt, completion int) (float64, bool) {
 	return p.table.Cost(p.model, usage.Usage{PromptTokens: prompt, CompletionTokens: completion})
+}
+
+// CostCached implements llm.CachePricer: the cached part of the prompt at
+// the model's cached rate (or its input rate when the table has none).
+func (p pricer) CostCached(prompt, cached, completion int) (float64, bool) {
+	return p.table.Cost(p.model, usage.Usage{PromptTokens: prompt, CachedPromptTokens: cached, CompletionTokens: completion})
 }
 
 // callTimeout is the per-attempt timeout of cfg's model: llm.timeout, else

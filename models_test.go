@@ -275,3 +275,32 @@ func TestOfflineProvidersRetryQuickly(t *testing.T) {
 		})
 	}
 }
+
+// An OpenAI-compatible server's prompt_tokens_details.cached_tokens reaches
+// the trace and is priced at the table's cached rate.
+func TestCachedPromptTokensArePricedAtTheCachedRate(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"house-model",
+"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],
+"usage":{"prompt_tokens":1000,"completion_tokens":10,"total_tokens":1010,"prompt_tokens_details":{"cached_tokens":800}}}`)
+	}))
+	t.Cleanup(srv.Close)
+	// $1 a token of input, $0.10 a cached one, $2 a token of output.
+	prices := usage.PriceTable{"house-model": {InputPerMTok: 1e6, CachedInputPerMTok: 1e5, OutputPerMTok: 2e6}}
+	e, err := New(WithPriceTable(prices))
+	require.NoError(t, err)
+	m, err := e.Models().Model(t.Context(), config.LLM{Provider: "openai", Model: "house-model", BaseURL: srv.URL + "/v1"}, "")
+	require.NoError(t, err)
+	st := agent.NewState(agent.Task{Question: "q"})
+	rec := &trace.Recorder{}
+	_, _, err = m.Call(trace.WithTracer(t.Context(), trace.New("r", rec)), st, llm.CallMeta{Node: "n"}, llm.Prompt("s", "u"))
+	require.NoError(t, err)
+	calls := rec.OfKind(trace.KindLLMCall)
+	require.Len(t, calls, 1)
+	assert.Equal(t, 800, calls[0].Usage.CachedPromptTokens)
+	assert.Equal(t, 1000, calls[0].Usage.PromptTokens)
+	assert.InDelta(t, 200*1+800*0.1+10*2, st.Usage.Snapshot().CostUSD, 1e-6)
+}

@@ -67,6 +67,19 @@ type Pricer interface {
 	Cost(prompt, completion int) (usd float64, known bool)
 }
 
+// CacheMeter is a Meter that also reads how many of a reply's prompt
+// tokens the provider served from its prompt cache (0 when it says
+// nothing).
+type CacheMeter interface {
+	Cached(resp *llms.ContentResponse) int
+}
+
+// CachePricer is a Pricer that prices the cached part of the prompt at the
+// model's cached rate; Model.Call uses it when the Meter is a CacheMeter.
+type CachePricer interface {
+	CostCached(prompt, cached, completion int) (usd float64, known bool)
+}
+
 // ErrModel marks a failed model call (provider error, timeout); reports
 // classify it as a provider failure.
 var ErrModel = errors.New("model call failed")
@@ -137,8 +150,14 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 		meter = ApproxMeter{}
 	}
 	p, c, est := meter.Measure(msgs, resp)
+	cached := 0
+	if cm, ok := meter.(CacheMeter); ok {
+		cached = min(cm.Cached(resp), p)
+	}
 	var cost float64
-	if m.Pricer != nil {
+	if cp, ok := m.Pricer.(CachePricer); ok && cached > 0 {
+		cost, _ = cp.CostCached(p, cached, c)
+	} else if m.Pricer != nil {
 		cost, _ = m.Pricer.Cost(p, c)
 	}
 	if st != nil {
@@ -150,7 +169,7 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 		data["role"] = caller.Role
 	}
 	trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindLLMCall, Data: data,
-		Usage: &trace.Usage{PromptTokens: p, CompletionTokens: c, Estimated: est, CostUSD: cost}, ElapsedMS: ms(elapsed)})
+		Usage: &trace.Usage{PromptTokens: p, CompletionTokens: c, CachedPromptTokens: cached, Estimated: est, CostUSD: cost}, ElapsedMS: ms(elapsed)})
 	return text, resp, nil
 }
 

@@ -45,10 +45,13 @@ const (
 
 // Usage is the model usage attached to an llm_call event.
 type Usage struct {
-	PromptTokens     int     `json:"prompt_tokens"`
-	CompletionTokens int     `json:"completion_tokens"`
-	Estimated        bool    `json:"estimated,omitempty"`
-	CostUSD          float64 `json:"cost_usd,omitempty"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// CachedPromptTokens is the part of PromptTokens the provider served
+	// from its prompt cache (priced at the cached rate), when it says.
+	CachedPromptTokens int     `json:"cached_prompt_tokens,omitempty"`
+	Estimated          bool    `json:"estimated,omitempty"`
+	CostUSD            float64 `json:"cost_usd,omitempty"`
 }
 
 // Event is one thing that happened in a run.

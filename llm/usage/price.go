@@ -25,6 +25,21 @@ type Price struct {
 	InputPerMTok float64 `yaml:"input" json:"input" mapstructure:"input"`
 	// OutputPerMTok is the price in US dollars per million completion tokens.
 	OutputPerMTok float64 `yaml:"output" json:"output" mapstructure:"output"`
+	// CachedInputPerMTok is the price in US dollars per million prompt tokens
+	// read from the provider's prompt cache ([Usage.CachedPromptTokens]).
+	// Zero, the default, means the provider publishes no cached rate (or the
+	// table does not know it): cached tokens are then priced at InputPerMTok,
+	// which never understates a cost.
+	CachedInputPerMTok float64 `yaml:"cached_input,omitempty" json:"cached_input,omitempty" mapstructure:"cached_input"`
+}
+
+// cachedRate is the price per million cached prompt tokens: the cached rate
+// when set, else the full input rate.
+func (p Price) cachedRate() float64 {
+	if p.CachedInputPerMTok > 0 {
+		return p.CachedInputPerMTok
+	}
+	return p.InputPerMTok
 }
 
 // PriceTable maps a model name, or a prefix of model names, to its price.
@@ -37,8 +52,11 @@ type Price struct {
 //	  claude-3-5-haiku:
 //	    input: 0.80
 //	    output: 4.00
+//	    cached_input: 0.08
 //
-// where input and output are US dollars per million tokens.
+// where input, output and the optional cached_input (prompt tokens served
+// from the provider's prompt cache; see [Price.CachedInputPerMTok]) are US
+// dollars per million tokens.
 type PriceTable map[string]Price
 
 // priceDoc is the YAML document layout.
@@ -70,7 +88,7 @@ func ParsePriceTable(r io.Reader) (PriceTable, error) {
 			return nil, fmt.Errorf("%w: models %q and %q differ only in case", ErrBadPriceTable, prev, name)
 		}
 		seen[key] = name
-		if p.InputPerMTok < 0 || p.OutputPerMTok < 0 {
+		if p.InputPerMTok < 0 || p.OutputPerMTok < 0 || p.CachedInputPerMTok < 0 {
 			return nil, fmt.Errorf("%w: model %q has a negative price", ErrBadPriceTable, name)
 		}
 		t[key] = p
@@ -128,13 +146,18 @@ func (t PriceTable) Lookup(model string) (Price, bool) {
 }
 
 // Cost returns the cost in US dollars of u on model. known is false, and usd
-// 0, when the model has no price in the table.
+// 0, when the model has no price in the table. u.CachedPromptTokens (capped
+// at u.PromptTokens) are priced at the model's cached input rate, the rest of
+// u.PromptTokens at its input rate.
 func (t PriceTable) Cost(model string, u Usage) (usd float64, known bool) {
 	p, ok := t.Lookup(model)
 	if !ok {
 		return 0, false
 	}
-	return (float64(u.PromptTokens)*p.InputPerMTok + float64(u.CompletionTokens)*p.OutputPerMTok) / 1e6, true
+	cached := min(max(u.CachedPromptTokens, 0), u.PromptTokens)
+	uncached := u.PromptTokens - cached
+	return (float64(uncached)*p.InputPerMTok + float64(cached)*p.cachedRate() +
+		float64(u.CompletionTokens)*p.OutputPerMTok) / 1e6, true
 }
 
 // sortedKeys makes Lookup deterministic when a caller-built table holds keys

@@ -103,7 +103,7 @@ func TestDefaultPriceTableIsValidAndFresh(t *testing.T) {
 	}
 	mini, ok := table.Lookup("gpt-4o-mini-2024-07-18")
 	require.True(t, ok)
-	assert.Equal(t, Price{InputPerMTok: 0.15, OutputPerMTok: 0.60}, mini)
+	assert.Equal(t, Price{InputPerMTok: 0.15, OutputPerMTok: 0.60, CachedInputPerMTok: 0.075}, mini)
 
 	table["gpt-4o-mini"] = Price{}
 	assert.NotEqual(t, Price{}, DefaultPriceTable()["gpt-4o-mini"], "each call must return a fresh copy")

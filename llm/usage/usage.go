@@ -21,6 +21,29 @@
 //   - "usage": a nested map or struct (mistral puts its sdk.UsageInfo here),
 //     read through its JSON form with the snake_case keys above.
 //
+// # Cached prompt tokens
+//
+// CachedPromptTokens is the part of PromptTokens the provider served from its
+// prompt cache (billed at a reduced rate, see [Price]). It is read from:
+//
+//   - "PromptCachedTokens": openai (int; prompt_tokens_details.cached_tokens
+//     of the reply, streamed or not). OpenAI-compatible servers that fill in
+//     prompt_tokens_details.cached_tokens report through the same key.
+//   - "CachedTokens", then "CacheReadInputTokens": googleai (int32; present
+//     only when the count is above zero).
+//   - "CacheReadInputTokens": anthropic (int). Cache writes
+//     ("CacheCreationInputTokens") are not cached reads: they count as
+//     ordinary prompt tokens.
+//   - "prompt_tokens_details.cached_tokens", then "prompt_cache_hit_tokens"
+//     (DeepSeek's own field): raw snake_case usage maps, top level or under
+//     "usage".
+//
+// langchaingo v0.1.14's openai client decodes only
+// prompt_tokens_details.cached_tokens, so DeepSeek's prompt_cache_hit_tokens
+// never reaches GenerationInfo through it; a DeepSeek cache hit is seen only
+// when the server also fills in prompt_tokens_details.cached_tokens.
+// A cached count larger than the prompt count is capped at the prompt count.
+//
 // A pair whose prompt and completion counts are both zero counts as not
 // reported: providers fill in zeros when the server omits usage.
 //
@@ -46,6 +69,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 
 	"github.com/tmc/langchaingo/llms"
 )
@@ -57,6 +81,10 @@ type Usage struct {
 	// CompletionTokens is the number of generated tokens, including any
 	// reasoning tokens the provider bills as output.
 	CompletionTokens int `json:"completion_tokens" yaml:"completion_tokens"`
+	// CachedPromptTokens is the part of PromptTokens read from the provider's
+	// prompt cache; 0 when the provider reports none. It never exceeds
+	// PromptTokens.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty" yaml:"cached_prompt_tokens,omitempty"`
 	// Estimated is true when the counts come from the local tokenizer rather
 	// than from the provider.
 	Estimated bool `json:"estimated,omitempty" yaml:"estimated,omitempty"`
@@ -68,9 +96,10 @@ func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
 // Add returns the sum of u and o. The result is Estimated when either is.
 func (u Usage) Add(o Usage) Usage {
 	return Usage{
-		PromptTokens:     u.PromptTokens + o.PromptTokens,
-		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
-		Estimated:        u.Estimated || o.Estimated,
+		PromptTokens:       u.PromptTokens + o.PromptTokens,
+		CompletionTokens:   u.CompletionTokens + o.CompletionTokens,
+		CachedPromptTokens: u.CachedPromptTokens + o.CachedPromptTokens,
+		Estimated:          u.Estimated || o.Estimated,
 	}
 }
 
@@ -79,17 +108,30 @@ type keyPair struct {
 	prompt, completion string
 	// extraPrompt lists keys whose values are added to the prompt count.
 	extraPrompt []string
+	// cached lists the keys of the cached prompt-token count, first found
+	// wins. A key "a.b" names key b of the nested map or struct under a.
+	cached []string
 }
 
 // keyPairs is the ordered list of key pairs FromResponse tries.
 var keyPairs = []keyPair{
-	{prompt: "PromptTokens", completion: "CompletionTokens"},
+	{
+		prompt: "PromptTokens", completion: "CompletionTokens",
+		cached: []string{"PromptCachedTokens", "CachedTokens", "CacheReadInputTokens"},
+	},
 	{
 		prompt: "InputTokens", completion: "OutputTokens",
 		extraPrompt: []string{"CacheCreationInputTokens", "CacheReadInputTokens"},
+		cached:      []string{"CacheReadInputTokens"},
 	},
-	{prompt: "input_tokens", completion: "output_tokens"},
-	{prompt: "prompt_tokens", completion: "completion_tokens"},
+	{
+		prompt: "input_tokens", completion: "output_tokens",
+		cached: []string{"CachedTokens", "CacheReadInputTokens"},
+	},
+	{
+		prompt: "prompt_tokens", completion: "completion_tokens",
+		cached: []string{"prompt_tokens_details.cached_tokens", "prompt_cache_hit_tokens"},
+	},
 }
 
 // FromResponse extracts the provider-reported usage from resp. It returns
@@ -125,6 +167,7 @@ func FromResponse(resp *llms.ContentResponse) (Usage, bool) {
 	var total Usage
 	for _, u := range found {
 		total.PromptTokens = max(total.PromptTokens, u.PromptTokens)
+		total.CachedPromptTokens = max(total.CachedPromptTokens, u.CachedPromptTokens)
 		total.CompletionTokens += u.CompletionTokens
 	}
 	return total, true
@@ -152,7 +195,7 @@ func fromInfo(info map[string]any) (Usage, bool) {
 			// zero tokens, so treat it as not reported.
 			continue
 		}
-		return Usage{PromptTokens: p, CompletionTokens: c}, true
+		return Usage{PromptTokens: p, CompletionTokens: c, CachedPromptTokens: min(cachedCount(info, kp.cached), p)}, true
 	}
 	if nested, ok := info["usage"]; ok && nested != nil {
 		if m, ok := asMap(nested); ok {
@@ -160,6 +203,29 @@ func fromInfo(info map[string]any) (Usage, bool) {
 		}
 	}
 	return Usage{}, false
+}
+
+// cachedCount returns the value of the first of keys present in info as a
+// valid count, or 0. See keyPair.cached for the key syntax.
+func cachedCount(info map[string]any, keys []string) int {
+	for _, k := range keys {
+		v, ok := info[k]
+		if outer, inner, nested := strings.Cut(k, "."); nested {
+			v, ok = nil, false
+			if sub, present := info[outer]; present && sub != nil {
+				if m, isMap := asMap(sub); isMap {
+					v, ok = m[inner]
+				}
+			}
+		}
+		if !ok {
+			continue
+		}
+		if n, valid := toInt(v); valid {
+			return n
+		}
+	}
+	return 0
 }
 
 // asMap converts a nested usage value (a map or a struct with JSON tags) to a

@@ -38,7 +38,7 @@ func TestFromResponseNormalisesProviderKeys(t *testing.T) {
 		{
 			name: "anthropic adds cache writes and reads to the prompt",
 			resp: choices(map[string]any{"InputTokens": 10, "OutputTokens": 4, "CacheCreationInputTokens": 100, "CacheReadInputTokens": 1000}),
-			want: Usage{PromptTokens: 1110, CompletionTokens: 4}, wantOK: true,
+			want: Usage{PromptTokens: 1110, CompletionTokens: 4, CachedPromptTokens: 1000}, wantOK: true,
 		},
 		{
 			name: "googleai int32 counts",

@@ -303,4 +303,5 @@ func TestCachedPromptTokensArePricedAtTheCachedRate(t *testing.T) {
 	assert.Equal(t, 800, calls[0].Usage.CachedPromptTokens)
 	assert.Equal(t, 1000, calls[0].Usage.PromptTokens)
 	assert.InDelta(t, 200*1+800*0.1+10*2, st.Usage.Snapshot().CostUSD, 1e-6)
+	assert.Equal(t, 800, st.Usage.Snapshot().CachedPromptTokens, "the run's usage (run --json, compare) counts them too")
 }

@@ -184,7 +184,10 @@ type Counters struct {
 	FailedCalls      int `json:"failed_model_calls,omitempty"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
-	ToolCalls        int `json:"tool_calls"`
+	// CachedPromptTokens is the part of PromptTokens the provider served
+	// from its prompt cache, where it says (priced at the cached rate).
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
+	ToolCalls          int `json:"tool_calls"`
 }
 
 func (c *Counters) addModelCall(prompt, completion int) {
@@ -232,6 +235,16 @@ func (u *Usage) AddModelCall(node string, prompt, completion int, estimated bool
 	u.Estimated = u.Estimated || estimated
 	u.CostUSD += cost
 	u.node(node).addModelCall(prompt, completion)
+}
+
+// AddCachedTokens counts n prompt tokens of a model call of node that the
+// provider served from its prompt cache (already in the call's prompt
+// tokens).
+func (u *Usage) AddCachedTokens(node string, n int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.CachedPromptTokens += n
+	u.node(node).CachedPromptTokens += n
 }
 
 // AddAttempts counts provider attempts of one model call of node, and

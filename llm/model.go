@@ -162,6 +162,9 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 	}
 	if st != nil {
 		st.Usage.AddModelCall(caller.Node, p, c, est, cost)
+		if cached > 0 {
+			st.Usage.AddCachedTokens(caller.Node, cached)
+		}
 	}
 	text = resp.Choices[0].Content
 	data := map[string]any{"kind": caller.Kind}

@@ -279,6 +279,15 @@ func (u *Usage) Snapshot() UsageSnapshot {
 	return s
 }
 
+// Totals returns the run's totals without the per-node breakdown: what
+// Snapshot returns, minus the copy of PerNode, for checks made before
+// every model call (run budgets).
+func (u *Usage) Totals() UsageSnapshot {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return UsageSnapshot{Counters: u.Counters, Estimated: u.Estimated, CostUSD: u.CostUSD}
+}
+
 // UsageSnapshot is an immutable copy of Usage.
 type UsageSnapshot struct {
 	Counters

@@ -111,7 +111,7 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 		caller.TaskID = st.Task.ID
 	}
 	if b := BudgetFrom(ctx); !b.IsZero() && st != nil && caller.Role != "finalize" {
-		if err := b.check(st.Usage.Snapshot()); err != nil {
+		if err := b.check(st.Usage.Totals()); err != nil {
 			return "", nil, err
 		}
 	}

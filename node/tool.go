@@ -486,12 +486,12 @@ func UnwrapToolInput(t tools.Tool, input string) string {
 	if inner, ok := unfence(s); ok {
 		s, changed = inner, true
 	}
-	for len(s) >= 2 {
-		q := s[0]
-		if (q != '"' && q != '\'' && q != '`') || s[len(s)-1] != q || strings.IndexByte(s[1:len(s)-1], q) >= 0 {
+	for {
+		inner := tools.Unquote(s, "\"'`")
+		if inner == s {
 			break
 		}
-		s, changed = strings.TrimSpace(s[1:len(s)-1]), true
+		s, changed = inner, true
 	}
 	if _, schema := t.(tools.Schemer); !schema && strings.HasPrefix(s, "{") {
 		var obj map[string]json.RawMessage

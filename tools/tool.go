@@ -9,6 +9,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -103,3 +104,18 @@ func (a approval) Meta() Meta {
 type approvalSchema struct{ approval }
 
 func (a approvalSchema) Schema() map[string]any { return a.Tool.(Schemer).Schema() }
+
+// Unquote removes one pair of matching quote characters (any of quotes,
+// such as "\"'`") that wraps all of s, when that character does not
+// occur inside, and trims the space left inside; otherwise s is returned
+// as it is. Models often quote a whole tool input; a quote inside belongs
+// to the input and is kept.
+func Unquote(s, quotes string) string {
+	if len(s) >= 2 {
+		q := s[0]
+		if strings.IndexByte(quotes, q) >= 0 && s[len(s)-1] == q && strings.IndexByte(s[1:len(s)-1], q) < 0 {
+			return strings.TrimSpace(s[1 : len(s)-1])
+		}
+	}
+	return s
+}

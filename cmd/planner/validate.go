@@ -66,7 +66,11 @@ func newGraphCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer p.Close()
+			defer func() {
+				if err := p.Close(); err != nil {
+					fmt.Fprintln(c.ErrOrStderr(), err)
+				}
+			}()
 			switch format {
 			case "dot":
 				fmt.Fprint(c.OutOrStdout(), p.Graph().DOT(p.Config.Name, p.Kinds()))

@@ -3,7 +3,6 @@ package builtin
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/planner-engine/planner/config"
@@ -88,10 +87,7 @@ func loadDocstore(ctx context.Context, source, baseDir string) (*docstore.Corpus
 	if source == "" || source == "demo" {
 		return docstore.ReadFS(ctx, corpus.Demo())
 	}
-	if !filepath.IsAbs(source) && baseDir != "" {
-		source = filepath.Join(baseDir, source)
-	}
-	return docstore.Load(ctx, source)
+	return docstore.Load(ctx, pipelinePath(source, baseDir))
 }
 
 // docstoreSearch is a docstore's search tool that also owns the store: the

@@ -2,23 +2,13 @@ package builtin
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/files"
 )
-
-// ErrMissingSetting marks a tools entry that lacks a setting its tool
-// cannot do without: files without root, sql without path. It comes
-// wrapped in a *config.SettingError (which wraps config.ErrSettings too),
-// so a listing that builds every built-in with empty settings can tell
-// such entries from broken ones and skip them.
-var ErrMissingSetting = errors.New("required setting missing")
 
 // buildFiles builds the tools of a files entry: list_files, read_file and
 // search_files over the folder root (relative to the pipeline's folder),
@@ -50,35 +40,4 @@ func buildFiles(_ context.Context, settings map[string]any, baseDir string) ([]t
 		return nil, &config.SettingError{Key: "root", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 	}
 	return f.Tools(), nil
-}
-
-// requiredSetting is the error for a required setting key left out.
-func requiredSetting(key, what string) error {
-	return &config.SettingError{Key: key, Err: fmt.Errorf("%w: %w: %s is required: %s", config.ErrSettings, ErrMissingSetting, key, what)}
-}
-
-// nonNegativeSettings refuses a negative value among limits, naming its
-// key; the keys are checked in sorted order.
-func nonNegativeSettings(limits map[string]int64) error {
-	keys := make([]string, 0, len(limits))
-	for k := range limits {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if limits[k] < 0 {
-			return config.SettingErrorf(k, "%s must not be negative (0 or leaving it out takes the default)", k)
-		}
-	}
-	return nil
-}
-
-// pipelinePath makes a relative path relative to baseDir, the pipeline's
-// folder.
-func pipelinePath(p, baseDir string) string {
-	p = strings.TrimSpace(p)
-	if !filepath.IsAbs(p) && baseDir != "" {
-		return filepath.Join(baseDir, p)
-	}
-	return p
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/planner-engine/planner/config"
@@ -109,10 +108,7 @@ func mcpConfig(settings map[string]any, baseDir string) (mcp.Config, error) {
 		}
 	}
 	if len(s.Command) > 0 {
-		cfg.Dir = s.Cwd
-		if !filepath.IsAbs(cfg.Dir) && baseDir != "" {
-			cfg.Dir = filepath.Join(baseDir, cfg.Dir)
-		}
+		cfg.Dir = pipelinePath(s.Cwd, baseDir)
 	} else if s.Cwd != "" {
 		cfg.Dir = s.Cwd // refused by mcp.Connect: cwd does not apply to url
 	}

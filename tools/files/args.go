@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/planner-engine/planner/tools"
 )
 
 // argSpec lists a tool's arguments for parseArgs: main is the argument
@@ -33,7 +35,7 @@ func parseArgs(spec argSpec, input string) (args, error) {
 		if spec.main == "" {
 			return nil, badInput(ErrBadArgument, "%s takes a JSON object of arguments (%s)", spec.tool, strings.Join(spec.names, ", "))
 		}
-		raw, _ := json.Marshal(unquote(s))
+		raw, _ := json.Marshal(tools.Unquote(s, "\"'`"))
 		return args{spec.main: raw}, nil
 	}
 	var obj map[string]json.RawMessage
@@ -73,18 +75,6 @@ func parseArgs(spec argSpec, input string) (args, error) {
 		}
 	}
 	return out, nil
-}
-
-// unquote removes one pair of matching quotes or backticks around all of
-// s, when the quote character does not occur inside.
-func unquote(s string) string {
-	if len(s) >= 2 {
-		q := s[0]
-		if (q == '"' || q == '\'' || q == '`') && s[len(s)-1] == q && strings.IndexByte(s[1:len(s)-1], q) < 0 {
-			return strings.TrimSpace(s[1 : len(s)-1])
-		}
-	}
-	return s
 }
 
 func example(spec argSpec) string {

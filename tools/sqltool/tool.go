@@ -96,7 +96,7 @@ func (t *schemaTool) Call(ctx context.Context, input string) (string, error) {
 func argument(tool, input, name string, keys []string) (string, error) {
 	s := strings.TrimSpace(input)
 	if !strings.HasPrefix(s, "{") {
-		return unquote(s), nil
+		return tools.Unquote(s, "\"`"), nil
 	}
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(strings.NewReader(s))
@@ -133,19 +133,6 @@ func argument(tool, input, name string, keys []string) (string, error) {
 		found = true
 	}
 	return strings.TrimSpace(val), nil
-}
-
-// unquote removes one pair of matching double quotes or backticks around
-// all of s, when that character does not occur inside. (SQL never starts
-// with either.)
-func unquote(s string) string {
-	if len(s) >= 2 {
-		q := s[0]
-		if (q == '"' || q == '`') && s[len(s)-1] == q && strings.IndexByte(s[1:len(s)-1], q) < 0 {
-			return strings.TrimSpace(s[1 : len(s)-1])
-		}
-	}
-	return s
 }
 
 // Close closes the database behind the tools: sql_query owns the DB that

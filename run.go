@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/trace"
 )
@@ -64,6 +65,7 @@ type runOptions struct {
 	thread    string
 	approver  journal.Approver
 	decision  *journal.Decision
+	tokens    bool
 }
 
 // WithThread makes the run durable: it is journaled as thread name in
@@ -151,7 +153,8 @@ type Result struct {
 	Steps []string
 	// Duration is the run's wall time.
 	Duration time.Duration
-	// Trace holds every event of the run, scrubbed, in order.
+	// Trace holds every event of the run, scrubbed, in order, except
+	// token events (see WithTokens).
 	Trace []trace.Event
 	// State is the run's final state (plan, scratchpad, candidates,
 	// notes, ...). It is not scrubbed: scrub before writing it anywhere.
@@ -210,7 +213,10 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 		o.runID = newRunID()
 	}
 	rec := &trace.Recorder{}
-	topts := []trace.Option{trace.WithScrubber(p.engine.scrub), trace.WithSinks(rec), trace.WithSinks(o.sinks...)}
+	topts := []trace.Option{trace.WithScrubber(p.engine.scrub), trace.WithSinks(trace.DropKinds(rec, trace.KindToken)), trace.WithSinks(o.sinks...)}
+	if o.tokens {
+		ctx = llm.WithTokenEvents(ctx)
+	}
 	var jsonl *trace.JSONL
 	if o.traceFile != "" {
 		f, err := os.Create(o.traceFile)

@@ -200,6 +200,27 @@ func (p *Pool[T]) Go(ctx context.Context, key int, f Func[T]) {
 	}()
 }
 
+// WaitOrWake blocks until a running call finishes, and returns it with ok
+// true, or until wake receives (or is closed), and returns woken true. With
+// no call running it waits for wake alone; a nil wake makes it Wait.
+func (p *Pool[T]) WaitOrWake(wake <-chan struct{}) (r Result[T], ok, woken bool) {
+	if wake == nil {
+		r, ok = p.Wait()
+		return r, ok, false
+	}
+	if p.running == 0 {
+		<-wake
+		return r, false, true
+	}
+	select {
+	case r = <-p.done:
+		p.running--
+		return r, true, false
+	case <-wake:
+		return r, false, true
+	}
+}
+
 // Wait blocks until a running call finishes and returns it; ok is false,
 // at once, when no call is running.
 func (p *Pool[T]) Wait() (r Result[T], ok bool) {

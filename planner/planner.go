@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/planner-engine/planner/agent"
@@ -99,6 +100,20 @@ type Settings struct {
 	Temperature *float64 `mapstructure:"temperature"`
 	// MaxTokens caps the completion; 0 uses the model default.
 	MaxTokens int `mapstructure:"max_tokens"`
+	// Dispatch runs the plan's steps while the model is still writing it
+	// (LLMCompiler's streamed task fetching): the reply streams, each step
+	// whose text is complete and that passes the checks a step can pass
+	// alone starts as soon as its dependencies are done, and the node
+	// returns once the plan is whole and every step has run, so the
+	// execute node after it finds nothing pending (it still runs a
+	// re-plan's steps). A plan rejected once whole is handled as without
+	// dispatch (fed back and retried); the steps it had started are
+	// stopped and their results discarded. true (or an empty mapping)
+	// uses the defaults; a mapping takes the execute node's settings:
+	// strategy (parallel, the default, or rewoo), max_concurrency,
+	// llm_tool (default: this planner's llm_tool), result_limit and
+	// worker_system. Needs require_tools. Default off.
+	Dispatch any `mapstructure:"dispatch"`
 }
 
 // InvalidPlanError is returned when no valid plan arrived within the retry
@@ -132,6 +147,9 @@ type Planner struct {
 	opts       []llms.CallOption
 	// extra is the prompt's .Extra, the same for every run.
 	extra map[string]any
+	// dispatch runs steps as the plan streams (Settings.Dispatch); nil:
+	// off.
+	dispatch *steps.Execute
 }
 
 // New builds a `planner` node from its spec. It declares the `failed`
@@ -205,6 +223,9 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 		"RequireTools": s.RequireTools,
 		"Output":       output,
 	}
+	if p.dispatch, err = newDispatch(env, spec, s.Dispatch, s.LLMTool, s.RequireTools); err != nil {
+		return node.Built{}, err
+	}
 	b := node.Built{Node: p}
 	if p.routeOnErr {
 		b.Routes = []string{RouteFailed}
@@ -224,8 +245,17 @@ func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
 	caller := llm.CallMeta{Node: p.id, Kind: p.kind}
 	var last *InvalidPlanError
 	for attempt := 1; attempt <= p.maxRetries+1; attempt++ {
-		text, resp, err := p.model.Call(ctx, st, caller, msgs, p.opts...)
+		opts := p.opts
+		var sp *streamedPlan
+		if p.dispatch != nil {
+			sp = p.startStream(ctx, st)
+			opts = append(slices.Clone(p.opts), llms.WithStreamingFunc(sp.write))
+		}
+		text, resp, err := p.model.Call(ctx, st, caller, msgs, opts...)
 		if err != nil {
+			if sp != nil {
+				sp.discard()
+			}
 			return "", fmt.Errorf("planner: %w", err)
 		}
 		steps, reply, err := p.read(text, resp)
@@ -233,13 +263,18 @@ func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
 			err = p.rules.Check(steps)
 		}
 		if err == nil {
-			for i := range steps {
-				steps[i].Status = plan.StatusPending
-				steps[i].Result, steps[i].Error = "", ""
+			data := map[string]any{"steps": steps, "attempts": attempt}
+			if sp == nil {
+				st.Plan = pendingSteps(steps)
+			} else {
+				data["streamed"] = true
 			}
-			st.Plan = steps
-			tr.Emit(trace.Event{Node: p.id, Kind: trace.KindPlan, Text: plan.Format(steps, false),
-				Data: map[string]any{"steps": steps, "attempts": attempt}})
+			tr.Emit(trace.Event{Node: p.id, Kind: trace.KindPlan, Text: plan.Format(steps, false), Data: data})
+			if sp != nil {
+				if err := sp.finish(steps); err != nil {
+					return "", fmt.Errorf("planner: %w", err)
+				}
+			}
 			return "", nil
 		}
 		last = &InvalidPlanError{Attempts: attempt, Reply: reply, Err: err}
@@ -247,7 +282,13 @@ func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
 		if errors.Is(err, plan.ErrMalformedPlan) {
 			kind = trace.KindParseError
 		}
-		tr.Emit(trace.Event{Node: p.id, Kind: kind, Text: "plan rejected: " + err.Error(),
+		text = "plan rejected: " + err.Error()
+		if sp != nil {
+			if n := sp.discard(); n > 0 {
+				text += fmt.Sprintf(" (%d step(s) started while it streamed were stopped and their results discarded)", n)
+			}
+		}
+		tr.Emit(trace.Event{Node: p.id, Kind: kind, Text: text,
 			Data: map[string]any{"attempt": attempt, "retries_left": p.maxRetries + 1 - attempt}})
 		msgs = append(msgs, llm.Text(llms.ChatMessageTypeAI, reply),
 			llm.Text(llms.ChatMessageTypeHuman, fmt.Sprintf(feedbackPrompt, err)))

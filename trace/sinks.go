@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // JSONL writes one JSON object per event. Writes are buffered; call Flush
@@ -77,9 +78,22 @@ type Terminal struct {
 	w       io.Writer
 	color   bool
 	verbose bool
+	tokens  bool
 	// maxLen caps each printed text, in characters; 0 or less means no cap.
 	// Default 600.
 	maxLen int
+	// The streamed reply being printed (guarded by mu): liveOn says there
+	// is one, live is its call number, liveNode its node, liveLen the
+	// characters printed, liveNL the line feeds held back and liveCut
+	// whether the cap was reached; quiet holds the nodes whose
+	// next thought event repeats a reply already streamed.
+	liveOn   bool
+	live     any
+	liveNode string
+	liveLen  int
+	liveNL   int
+	liveCut  bool
+	quiet    map[string]bool
 }
 
 // TerminalOption configures a Terminal sink.
@@ -95,6 +109,14 @@ func WithVerbose(on bool) TerminalOption { return func(t *Terminal) { t.verbose 
 // WithMaxLen caps each printed text at n characters; n <= 0 prints texts
 // whole. Default 600.
 func WithMaxLen(n int) TerminalOption { return func(t *Terminal) { t.maxLen = n } }
+
+// WithTokens prints token events (see KindToken) as they arrive: the
+// reply a model is writing appears live, capped like any text, and the
+// Thought parsed from it is not printed a second time (its Action and
+// Observation are). When calls stream concurrently (samples, parallel
+// steps), one reply is printed live at a time; the others show as their
+// parsed events. Default off: token events are not printed.
+func WithTokens(on bool) TerminalOption { return func(t *Terminal) { t.tokens = on } }
 
 // NewTerminal returns a terminal sink writing to w.
 func NewTerminal(w io.Writer, opts ...TerminalOption) *Terminal {
@@ -119,13 +141,101 @@ const (
 
 // Emit prints e if it is of a shown kind.
 func (t *Terminal) Emit(e Event) {
-	line := t.format(e)
-	if line == "" {
+	if e.Kind == KindToken {
+		if t.tokens {
+			t.token(e)
+		}
 		return
 	}
+	line := t.format(e)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, _ = io.WriteString(t.w, line)
+	if t.liveOn {
+		// Any other event ends the streamed reply's line.
+		t.endLive(e)
+	}
+	if e.Kind == KindThought && t.quiet[e.Node] {
+		delete(t.quiet, e.Node)
+		return
+	}
+	if line != "" {
+		_, _ = io.WriteString(t.w, line)
+	}
+}
+
+// token prints a token event's text when its call owns the live line or
+// no call does.
+func (t *Terminal) token(e Event) {
+	call := e.Data["call"]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.liveOn && t.live != call {
+		return
+	}
+	if !t.liveOn {
+		t.liveOn, t.live, t.liveNode, t.liveLen, t.liveNL, t.liveCut = true, call, e.Node, 0, 0, false
+		delete(t.quiet, e.Node)
+		node := ""
+		if e.Node != "" {
+			node = t.paint(ansiDim, "["+e.Node+"] ")
+		}
+		_, _ = io.WriteString(t.w, node+t.paint(ansiDim, "▸ "))
+	}
+	if t.liveCut {
+		return
+	}
+	text := e.Text
+	if n := utf8.RuneCountInString(text); t.maxLen > 0 && t.liveLen+n > t.maxLen {
+		text = string([]rune(text)[:t.maxLen-t.liveLen]) + "…"
+		t.liveCut = true
+	}
+	t.liveLen += utf8.RuneCountInString(text)
+	// Line feeds are held back until more text follows, so a reply
+	// ending with one leaves no blank indented line.
+	body := strings.TrimRight(text, "\n")
+	held := len(text) - len(body)
+	if body == "" {
+		t.liveNL += held
+		return
+	}
+	body = strings.Repeat("\n", t.liveNL) + body
+	t.liveNL = held
+	_, _ = io.WriteString(t.w, t.paint(ansiCyan, indent(body)))
+}
+
+// endLive closes the streamed reply's line because of event e. When e
+// says the call ended (its llm_call event), the node's next thought event
+// is not printed: the reply showed it. Called with mu held.
+func (t *Terminal) endLive(e Event) {
+	_, _ = io.WriteString(t.w, "\n")
+	if e.Kind == KindLLMCall && e.Node == t.liveNode {
+		if t.quiet == nil {
+			t.quiet = map[string]bool{}
+		}
+		t.quiet[t.liveNode] = true
+	}
+	t.liveOn, t.live = false, nil
+}
+
+// DropKinds returns a sink that passes every event to s except those of
+// the given kinds; for example DropKinds(s, KindToken) keeps a trace file
+// or a recorder free of token events.
+func DropKinds(s Sink, kinds ...Kind) Sink {
+	return dropKinds{s: s, kinds: kinds}
+}
+
+type dropKinds struct {
+	s     Sink
+	kinds []Kind
+}
+
+func (d dropKinds) Emit(e Event) {
+	for _, k := range d.kinds {
+		if e.Kind == k {
+			return
+		}
+	}
+	d.s.Emit(e)
 }
 
 func (t *Terminal) clip(s string) string {

@@ -34,7 +34,11 @@ type runFlags struct {
 	config, llm, traceFile, reference, record string
 	suite, task                               string
 	json, quiet, verbose                      bool
-	maxSteps                                  int
+	// stream and noStream force the live reply on or off (default: on
+	// when the trace stream goes to a terminal); traceTokens writes token
+	// events to the --trace file.
+	stream, noStream, traceTokens bool
+	maxSteps                      int
 	timeout                                   time.Duration
 
 	// thread names the durable run (--thread) and store its store
@@ -136,6 +140,9 @@ planner resume NAME --approve or --deny REASON.`,
 			if f.config == "" {
 				return &usageError{cmd: "run", err: errors.New("--config is required")}
 			}
+			if f.traceTokens && f.traceFile == "" {
+				return &usageError{cmd: "run", err: errors.New("--trace-tokens needs --trace FILE")}
+			}
 			task := strings.Join(args, " ")
 			if task == "-" {
 				b, err := io.ReadAll(bufio.NewReader(c.InOrStdin()))
@@ -158,6 +165,10 @@ planner resume NAME --approve or --deny REASON.`,
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON object on the last stdout line")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the trace stream")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also print node, route and model-call events")
+	fl.BoolVar(&f.stream, "stream", false, "show each model reply as it is written, token by token (default when the trace stream goes to a terminal)")
+	fl.BoolVar(&f.noStream, "no-stream", false, "do not stream model replies; show each Thought once parsed")
+	fl.BoolVar(&f.traceTokens, "trace-tokens", false, "also write every streamed token as an event to the --trace file (many events)")
+	c.MarkFlagsMutuallyExclusive("stream", "no-stream")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "override limits.max_steps (node executions per run)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "whole-run time limit (default: the pipeline's limits.timeout, else "+config.DefaultTimeout.String()+"; negative: none)")
 	fl.StringVar(&f.reference, "reference", "", "reference answer (used by evaluators such as Reflexion's exact match)")
@@ -267,17 +278,19 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	sc := redact.New()
 	tracer := trace.NewWithOptions(newRunID(), trace.WithScrubber(sc))
 	shown := &shownErrors{}
+	live := false
 	if !f.quiet {
-		tty := false
-		if file, ok := out.(*os.File); ok {
-			tty = isatty.IsTerminal(file.Fd())
-		}
 		w := out
 		if f.json {
 			w = c.ErrOrStderr()
 		}
+		tty := false
+		if file, ok := w.(*os.File); ok {
+			tty = isatty.IsTerminal(file.Fd())
+		}
+		live = f.stream || (tty && !f.noStream)
 		tracer.AddSink(trace.NewTerminal(w, trace.WithColor(tty && proc.getenv("NO_COLOR") == ""), trace.WithVerbose(f.verbose),
-			trace.WithMaxLen(terminalMaxLen)))
+			trace.WithMaxLen(terminalMaxLen), trace.WithTokens(live)))
 		tracer.AddSink(shown)
 	}
 	var jsonl *trace.JSONL
@@ -287,7 +300,14 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 			return fmt.Errorf("opening trace file: %w", err)
 		}
 		jsonl = trace.NewJSONL(file)
-		tracer.AddSink(jsonl)
+		if f.traceTokens {
+			tracer.AddSink(jsonl)
+		} else {
+			tracer.AddSink(trace.DropKinds(jsonl, trace.KindToken))
+		}
+	}
+	if live || (f.traceTokens && jsonl != nil) {
+		ctx = llm.WithTokenEvents(ctx)
 	}
 	label := a.ModelLabel(provider)
 	if taskReplies {

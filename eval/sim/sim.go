@@ -38,6 +38,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
@@ -283,15 +284,59 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		return nil, m.httpFault(ctx, http.StatusInternalServerError)
 	}
 	choice := m.respond(c, fault)
-	if err := m.sleep(ctx, m.latency(c, choice)); err != nil {
+	wait := m.latency(c, choice)
+	if c.opts.StreamingFunc != nil && choice.Content != "" {
+		if err := m.stream(ctx, c.opts.StreamingFunc, choice.Content, wait); err != nil {
+			return nil, err
+		}
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
+	}
+	if err := m.sleep(ctx, wait); err != nil {
 		return nil, err
 	}
-	if c.opts.StreamingFunc != nil && choice.Content != "" {
-		if err := c.opts.StreamingFunc(ctx, []byte(choice.Content)); err != nil {
-			return nil, fmt.Errorf("sim: streaming: %w", err)
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
+}
+
+// stream sends text to fn the way a streaming server does within the
+// call's latency: the time per completion token of the profile goes to
+// writing the reply, a token (about 4 bytes) at a time, and the rest
+// comes before the first token. Tokens are sent in groups of at least a
+// millisecond's worth, so the sleeps stay coarse. Without a per-token
+// time the reply comes as one chunk after the whole wait.
+func (m *Model) stream(ctx context.Context, fn func(context.Context, []byte) error, text string, wait time.Duration) error {
+	var chunks []string
+	for len(text) > 0 {
+		n := min(4, len(text))
+		for n < len(text) && !utf8.RuneStart(text[n]) {
+			n++
+		}
+		chunks = append(chunks, text[:n])
+		text = text[n:]
+	}
+	per := m.profile.Latency.PerCompletionToken
+	gen := min(time.Duration(len(chunks))*per, wait)
+	if per <= 0 || gen <= 0 {
+		chunks, gen = []string{strings.Join(chunks, "")}, 0
+	}
+	if err := m.sleep(ctx, wait-gen); err != nil {
+		return err
+	}
+	group := 1
+	if per > 0 && per < time.Millisecond {
+		group = int((time.Millisecond + per - 1) / per)
+	}
+	step := gen / time.Duration(max((len(chunks)+group-1)/group, 1))
+	for i := 0; i < len(chunks); i += group {
+		if gen > 0 {
+			if err := m.sleep(ctx, step); err != nil {
+				return err
+			}
+		}
+		if err := fn(ctx, []byte(strings.Join(chunks[i:min(i+group, len(chunks))], ""))); err != nil {
+			return fmt.Errorf("sim: streaming: %w", err)
 		}
 	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
+	return nil
 }
 
 // httpFault waits the base latency, as a server answering with an error

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,4 +226,32 @@ func TestSimPlansWorkerStepsWhenOfferedAModelWorker(t *testing.T) {
 	}
 	assert.Equal(t, "130", worker("1_v", "From this text: A is 130 m tall."))
 	assert.Equal(t, "unknown", worker("1_v", "From this text: nothing useful."))
+}
+
+func TestAStreamedReplyIsWrittenAtThePerTokenRateWithinTheSameLatency(t *testing.T) {
+	var sleeps []time.Duration
+	p := sim.Profile{Name: "t", Latency: sim.Latency{Base: 50 * time.Millisecond, PerCompletionToken: 500 * time.Microsecond}}
+	m, err := sim.NewWithProfile(p, sim.WithTasks([]suite.Task{goldTask("t")}),
+		sim.WithSleeper(func(_ context.Context, d time.Duration) error { sleeps = append(sleeps, d); return nil }))
+	require.NoError(t, err)
+	plain := gen(t, m, ctxFor(goldTask("t"), "cot"), "Question: q")
+	var total time.Duration
+	for _, d := range sleeps {
+		total += d
+	}
+	sleeps = nil
+	var chunks []string
+	streamed := gen(t, m, ctxFor(goldTask("t"), "cot"), "Question: q", llms.WithStreamingFunc(func(_ context.Context, c []byte) error {
+		chunks = append(chunks, string(c))
+		return nil
+	}))
+	require.Equal(t, plain, streamed)
+	require.Greater(t, len(chunks), 1, "the reply comes in parts")
+	assert.Equal(t, streamed, strings.Join(chunks, ""), "the parts spell the reply, in order")
+	var streamedTotal time.Duration
+	for _, d := range sleeps {
+		streamedTotal += d
+	}
+	assert.InDelta(t, float64(total), float64(streamedTotal), float64(len(sleeps)), "the same latency in all")
+	assert.Len(t, sleeps, len(chunks)+1, "a wait before the first token, then one per group of tokens")
 }

@@ -216,14 +216,9 @@ func (e *Execute) Run(ctx context.Context, st *agent.State) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("execute: the plan cannot be ordered (validate it with the planner): %w", err)
 	}
-	index := make(map[string]int, len(st.Plan))
-	for i, s := range st.Plan {
-		index[s.ID] = i
-	}
-	sched := &scheduler{e: e, st: st, tr: trace.From(ctx), index: index, todo: map[int]bool{},
-		inputs: map[int]string{}, durations: map[int]time.Duration{}}
+	sched := e.newScheduler(ctx, st)
 	for _, id := range order {
-		i := index[id]
+		i := sched.index[id]
 		switch st.Plan[i].Status {
 		case "", plan.StatusPending, plan.StatusRunning:
 			st.Plan[i].Status = plan.StatusPending
@@ -232,6 +227,16 @@ func (e *Execute) Run(ctx context.Context, st *agent.State) (string, error) {
 		}
 	}
 	return "", sched.run(ctx)
+}
+
+// newScheduler returns a scheduler for st.Plan with nothing to do yet.
+func (e *Execute) newScheduler(ctx context.Context, st *agent.State) *scheduler {
+	index := make(map[string]int, len(st.Plan))
+	for i, s := range st.Plan {
+		index[s.ID] = i
+	}
+	return &scheduler{e: e, st: st, tr: trace.From(ctx), index: index, todo: map[int]bool{},
+		inputs: map[int]string{}, durations: map[int]time.Duration{}}
 }
 
 // scheduler runs one visit's steps. Only its run goroutine touches st.Plan.
@@ -247,6 +252,26 @@ type scheduler struct {
 	// durations how long they ran, for the step events.
 	inputs    map[int]string
 	durations map[int]time.Duration
+	// feed brings the steps of a plan still being written (Dispatch); nil
+	// when the plan is whole. fed is set once the feed is closed and
+	// drained.
+	feed *feed
+	fed  bool
+}
+
+// take moves the steps the feed brought into the plan, as pending steps
+// of this visit.
+func (s *scheduler) take() {
+	steps, closed := s.feed.drain()
+	for _, step := range steps {
+		i := len(s.st.Plan)
+		step.Status, step.Result, step.Error = plan.StatusPending, "", ""
+		s.st.Plan = append(s.st.Plan, step)
+		s.index[step.ID] = i
+		s.order = append(s.order, i)
+		s.todo[i] = true
+	}
+	s.fed = closed
 }
 
 // run starts every step that is ready, in dependency order, as long as
@@ -258,6 +283,9 @@ func (s *scheduler) run(ctx context.Context) error {
 	var abort error
 	abortAt := len(s.st.Plan)
 	for {
+		if s.feed != nil {
+			s.take()
+		}
 		if abort == nil && ctx.Err() != nil {
 			abort, abortAt = ctx.Err(), -1
 		}
@@ -289,7 +317,14 @@ func (s *scheduler) run(ctx context.Context) error {
 			}
 			s.emit()
 		}
-		done, ok := pool.Wait()
+		var wake <-chan struct{}
+		if s.feed != nil && !s.fed {
+			wake = s.feed.wake
+		}
+		done, ok, woken := pool.WaitOrWake(wake)
+		if woken {
+			continue
+		}
 		if !ok {
 			break
 		}

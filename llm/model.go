@@ -117,7 +117,7 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 	}
 	ctx = WithCallMeta(ctx, caller)
 	ctx, attempts := middleware.WithAttemptCounter(ctx)
-	opts = withTokenStream(ctx, caller, attempts, opts)
+	ctx, opts = withTokenStream(ctx, caller, attempts, opts)
 	began := time.Now()
 	if j := journal.From(ctx); j != nil {
 		resp, err = j.Model(ctx, caller.Node, caller.Role, msgs, opts, func(ctx context.Context) (*llms.ContentResponse, error) {

@@ -24,8 +24,9 @@ type tokenEventsKey struct{}
 // chunks of one call, so concurrent calls can be told apart), "attempt"
 // (the attempt of the retry middleware that produced it, from 1: a
 // retried call streams again from its start) and, when set, "role" and
-// "step". The reply a streamed call returns is the same as without
-// streaming. Without it (the default) no call streams unless its caller
+// "step". A call that fails half way and is retried streams again from
+// its start, with the next attempt number. The reply a streamed call
+// returns is the same as without streaming. Without it (the default) no call streams unless its caller
 // passes llms.WithStreamingFunc, and no token events are emitted.
 //
 // Token events are many: sinks that do not want them filter them out (see
@@ -48,16 +49,19 @@ func tokenEventsFrom(ctx context.Context) *tokenEvents {
 
 // withTokenStream adds to opts a streaming function that emits each chunk
 // as a token event of caller's node, after the caller's own streaming
-// function (if any) has seen it. It returns opts unchanged when ctx does
-// not ask for token events.
-func withTokenStream(ctx context.Context, caller CallMeta, attempts *middleware.AttemptCounter, opts []llms.CallOption) []llms.CallOption {
+// function (if any) has seen it. It returns ctx and opts unchanged when
+// ctx does not ask for token events. When the caller streams nothing
+// itself, the returned ctx lets the retry middleware retry a call that
+// failed half way (middleware.WithRestartableStream): token events carry
+// their attempt, so readers tell a restarted reply apart.
+func withTokenStream(ctx context.Context, caller CallMeta, attempts *middleware.AttemptCounter, opts []llms.CallOption) (context.Context, []llms.CallOption) {
 	te := tokenEventsFrom(ctx)
 	if te == nil {
-		return opts
+		return ctx, opts
 	}
 	tr := trace.From(ctx)
 	if tr == nil {
-		return opts
+		return ctx, opts
 	}
 	call := te.calls.Add(1)
 	var own func(context.Context, []byte) error
@@ -87,5 +91,8 @@ func withTokenStream(ctx context.Context, caller CallMeta, attempts *middleware.
 		tr.Emit(trace.Event{Node: caller.Node, Kind: trace.KindToken, Text: string(chunk), Data: data})
 		return nil
 	}
-	return append(append(make([]llms.CallOption, 0, len(opts)+1), opts...), llms.WithStreamingFunc(emit))
+	if own == nil {
+		ctx = middleware.WithRestartableStream(ctx)
+	}
+	return ctx, append(append(make([]llms.CallOption, 0, len(opts)+1), opts...), llms.WithStreamingFunc(emit))
 }

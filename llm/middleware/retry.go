@@ -188,7 +188,8 @@ func (ev RetryEvent) String() string {
 //
 // A call that has already passed output to its streaming function
 // (llms.WithStreamingFunc or WithStreamingReasoningFunc) is not retried,
-// since the sink would see the output twice.
+// since the sink would see the output twice, unless its context says the
+// sink expects that (WithRestartableStream).
 func NewRetry(cfg RetryConfig, opts ...Option) Middleware {
 	cfg = cfg.withDefaults()
 	o := buildOptions(opts)
@@ -225,7 +226,7 @@ func retryLoop(ctx context.Context, cfg RetryConfig, o options, next llms.Model,
 		if class != Retryable {
 			return nil, err
 		}
-		if streamed != nil && streamed.Load() {
+		if streamed != nil && streamed.Load() && !restartable(ctx) {
 			return nil, fmt.Errorf("middleware: not retrying a call whose output was already partly streamed: %w", err)
 		}
 		if attempt >= cfg.MaxAttempts {
@@ -332,4 +333,21 @@ func trackStreaming(opts []llms.CallOption) ([]llms.CallOption, *atomic.Bool) {
 		}))
 	}
 	return out, streamed
+}
+
+type restartableKey struct{}
+
+// WithRestartableStream returns ctx whose calls the retry middleware
+// retries even after part of their output reached the streaming function:
+// the function tells the attempts apart itself (the AttemptCounter in ctx
+// says which attempt a chunk belongs to), so an attempt that fails half
+// way is streamed again from its start. Default: a partly streamed call is
+// not retried.
+func WithRestartableStream(ctx context.Context) context.Context {
+	return context.WithValue(ctx, restartableKey{}, true)
+}
+
+func restartable(ctx context.Context) bool {
+	on, _ := ctx.Value(restartableKey{}).(bool)
+	return on
 }

@@ -309,6 +309,34 @@ func TestRetryDoesNotRepeatPartlyStreamedOutput(t *testing.T) {
 	assert.Equal(t, []string{"partial"}, got)
 }
 
+func TestRetryRestartsAPartlyStreamedCallWhenTheSinkCanTellAttemptsApart(t *testing.T) {
+	calls := 0
+	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(&fakeModel{
+		gen: func(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+			calls++
+			var co llms.CallOptions
+			for _, o := range opts {
+				o(&co)
+			}
+			if calls == 1 {
+				require.NoError(t, co.StreamingFunc(ctx, []byte("partial")))
+				return nil, errors.New("error reading streaming response: unexpected EOF")
+			}
+			require.NoError(t, co.StreamingFunc(ctx, []byte("whole")))
+			return textResponse("whole"), nil
+		},
+	})
+	ctx, counter := WithAttemptCounter(WithRestartableStream(t.Context()))
+	var got []string
+	resp, err := model.GenerateContent(ctx, humanMsg("x"), llms.WithStreamingFunc(func(_ context.Context, c []byte) error {
+		got = append(got, fmt.Sprintf("%d:%s", counter.Attempts(), c))
+		return nil
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, "whole", resp.Choices[0].Content)
+	assert.Equal(t, []string{"1:partial", "2:whole"}, got, "each chunk tells its attempt")
+}
+
 func TestRetryRetriesStreamingCallsThatFailedBeforeOutput(t *testing.T) {
 	calls := 0
 	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(&fakeModel{

@@ -75,8 +75,30 @@ demo: build ## one traced ReAct run on the scripted model (offline)
 	$(BIN) run --config configs/react.yaml --llm scripted:examples/scripts/react_demo.yaml \
 		"By how many kilometres does Jupiter's equatorial diameter exceed Saturn's?"
 
-bench: ## run the Go benchmarks
-	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+# make bench (about 3–5 minutes on 2 cores) runs, each into out/bench/*.txt:
+#   1. the micro-benchmarks of every package that has some, but eval/compare,
+#      briefly (BENCHTIME);
+#   2. eval/compare's CPU per run: react and plan_execute on the demo suite
+#      (200 tasks, zero-latency sim), process user+sys CPU and allocations
+#      per run, 5 times each (take the median);
+#   3. 1,000 runs at concurrency 1,000 against a 100 ms sim (efficiency-%:
+#      ideal over actual wall time), 5 times each;
+#   4. one zero-latency comparison of 1,000 tasks x 6 configs (runs/s, peak heap);
+# then prints the cpu-ms/run and efficiency-% lines again.
+BENCHTIME   ?= 200ms
+BENCH_OUT   ?= out/bench
+
+bench: ## run the benchmarks (see the comment above; results in out/bench)
+	@mkdir -p $(BENCH_OUT)
+	@bench() { out=$$1; shift; echo "go test $$*"; \
+		$(GO) test -run='^$$' "$$@" >$(BENCH_OUT)/$$out.txt 2>&1; st=$$?; cat $(BENCH_OUT)/$$out.txt; return $$st; }; \
+	bench micro -bench=. -benchmem -benchtime=$(BENCHTIME) $$(grep -rl --include='*_test.go' '^func Benchmark' . | \
+		xargs -n1 dirname | sort -u | grep -v -e '^./eval/compare$$' -e '^./examples/') && \
+	bench cpu -bench='^BenchmarkCPUPerRun$$' -benchtime=10x -count=5 ./eval/compare/ && \
+	bench concurrent -bench='^BenchmarkCompareConcurrentLatency$$' -benchtime=1x -count=5 ./eval/compare/ && \
+	bench zero -bench='^BenchmarkCompareZeroLatency$$' -benchmem -benchtime=1x ./eval/compare/ && \
+	echo && echo "CPU per run (user+sys, GC included), then efficiency at 1,000 concurrent runs; take the medians:" && \
+	grep -h -e 'cpu-ms/run' -e 'efficiency-%' $(BENCH_OUT)/cpu.txt $(BENCH_OUT)/concurrent.txt
 
 clean:
 	rm -rf bin out

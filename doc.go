@@ -25,6 +25,8 @@
 //     ollama, ... with their API keys from the environment), the offline
 //     "scripted" model (scripted:FILE, replies from a script) and "replay"
 //     (replay:FILE, a cassette recorded WithRecording played back);
+//     anthropic requests mark their stable prefix for Anthropic's prompt
+//     cache (llm.prompt_cache, default true; see provider.Config.PromptCache);
 //   - usage measured from the provider's report, else estimated with the
 //     o200k tokenizer (loaded on first use), and priced from the built-in
 //     price table (usage.DefaultPriceTable);

@@ -15,8 +15,10 @@ import (
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/telemetry"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // Errors returned by the package. Test for them with errors.Is; the
@@ -57,6 +59,9 @@ type Engine struct {
 	tools    pipeline.ToolFactory
 	registry pipeline.Constructors
 	scrub    trace.Scrubber
+	// tracerProvider and telemetry are WithTracerProvider's (telemetry.go).
+	tracerProvider oteltrace.TracerProvider
+	telemetry      []telemetry.Option
 
 	rec     *recording // nil unless WithRecording
 	replays *replays   // cassettes opened by the replay provider
@@ -73,6 +78,10 @@ type options struct {
 	scrub     trace.Scrubber
 	scrubSet  bool // scrub was set, possibly to nil
 	prices    usage.PriceTable
+
+	// tracerProvider and telemetry are WithTracerProvider's.
+	tracerProvider oteltrace.TracerProvider
+	telemetry      []telemetry.Option
 }
 
 // extraProvider is a provider added with WithProvider or
@@ -177,7 +186,8 @@ func New(opts ...Option) (*Engine, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	e := &Engine{tools: o.tools, registry: o.registry, scrub: o.scrub, replays: newReplays()}
+	e := &Engine{tools: o.tools, registry: o.registry, scrub: o.scrub, replays: newReplays(),
+		tracerProvider: o.tracerProvider, telemetry: o.telemetry}
 	if e.tools == nil {
 		e.tools = builtin.Factory{}
 	}

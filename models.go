@@ -149,7 +149,7 @@ func middlewareOptions() []middleware.Option {
 func realModel(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
 	pc := provider.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
 		APIKeyEnv: cfg.APIKeyEnv, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
-		Timeout: callTimeout(cfg, false) + httpTimeoutMargin}
+		Timeout: callTimeout(cfg, false) + httpTimeoutMargin, PromptCache: cfg.PromptCache}
 	if cfg.Provider != provider.Mistral {
 		// The mistral SDK builds its own client and refuses one.
 		pc.HTTPClient = middleware.NewObservingClient(nil)

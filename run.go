@@ -227,6 +227,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 		topts = append(topts, trace.WithSinks(jsonl))
 	}
 	tracer := trace.NewWithOptions(o.runID, topts...)
+	ctx = p.engine.withTelemetry(ctx) // WithTracerProvider's spans (telemetry.go)
 	var (
 		out    *pipeline.Result
 		runErr error

@@ -99,6 +99,16 @@ type LLM struct {
 	// Applies to every provider, offline ones included; a recorded cassette
 	// keeps the raw reply.
 	MaxReplyBytes int `mapstructure:"max_reply_bytes"`
+	// PromptCache (anthropic only) marks the stable prefix of each request
+	// for Anthropic's prompt cache: the system prompt and, in loops, the
+	// conversation up to the newest turn, where the prompt is long enough
+	// to be cached (about 1024 tokens). Calls that repeat a cached prefix
+	// within five minutes (the next ReAct step, the next task of a node)
+	// pay a tenth of the input price for it; writing it to the cache costs
+	// 1.25 times the input price once, so a prefix never read again costs
+	// a quarter more. Unset means true; false sends requests unmarked.
+	// Other providers ignore it (OpenAI caches long prompts by itself).
+	PromptCache *bool `mapstructure:"prompt_cache" json:"PromptCache,omitempty"`
 }
 
 // Model reply size limits.

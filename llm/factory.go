@@ -163,7 +163,7 @@ func (f *Factory) Model(ctx context.Context, cfg config.LLM, baseDir string) (Mo
 	for _, w := range f.wrappers {
 		m = w(cfg, m)
 	}
-	out := Model{LLM: m, Meter: f.meter}
+	out := Model{LLM: m, Meter: f.meter, Provider: cfg.Provider, Name: cfg.Model}
 	if f.pricer != nil {
 		out.Pricer = f.pricer(cfg.Model)
 	}

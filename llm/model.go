@@ -10,6 +10,7 @@ import (
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/planner-engine/planner/telemetry"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -95,6 +96,10 @@ type Model struct {
 	Meter Meter
 	// Pricer prices usage; nil leaves cost at zero.
 	Pricer Pricer
+	// Provider and Name are the provider ("openai", "scripted") and model
+	// ("gpt-4o-mini"; may be empty) the Factory built it for; telemetry
+	// names the call's span after them.
+	Provider, Name string
 }
 
 // Call makes one model call on behalf of caller (whose Node, Kind and Role
@@ -115,7 +120,12 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 			return "", nil, err
 		}
 	}
+	if err := checkShared(ctx, caller.Role); err != nil { // a whole comparison's budget (WithSharedBudget)
+		return "", nil, err
+	}
 	ctx = WithCallMeta(ctx, caller)
+	ctx, span := m.startSpan(ctx, caller, msgs)   // OpenTelemetry (llm/telemetry.go)
+	defer func() { m.endSpan(span, resp, err) }() // named results: the call's outcome
 	ctx, attempts := middleware.WithAttemptCounter(ctx)
 	ctx, opts = withTokenStream(ctx, caller, attempts, opts)
 	began := time.Now()
@@ -161,6 +171,8 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 	} else if m.Pricer != nil {
 		cost, _ = m.Pricer.Cost(p, c)
 	}
+	SharedBudgetFrom(ctx).Add(p, c, cost)
+	span.SetUsage(telemetry.Usage{InputTokens: p, OutputTokens: c, CachedInputTokens: cached, Estimated: est, CostUSD: cost})
 	if st != nil {
 		st.Usage.AddModelCall(caller.Node, p, c, est, cost)
 		if cached > 0 {
@@ -221,7 +233,19 @@ func Prompt(system, user string) []llms.MessageContent {
 // one per line, in order; a tool result is preceded by toolPrefix (such as
 // "Observation: ", or ""). Other parts (tool calls, images) are left out.
 func MessagesText(msgs []llms.MessageContent, toolPrefix string) string {
+	n := 0
+	for _, msg := range msgs {
+		for _, p := range msg.Parts {
+			switch v := p.(type) {
+			case llms.TextContent:
+				n += len(v.Text) + 1
+			case llms.ToolCallResponse:
+				n += len(toolPrefix) + len(v.Content) + 1
+			}
+		}
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for _, msg := range msgs {
 		for _, p := range msg.Parts {
 			switch v := p.(type) {

@@ -209,6 +209,14 @@ func (c ToolCall) Announce(ctx context.Context) {
 // recovery and observations as in CallTool. It is safe to run several
 // calls concurrently and report them in order afterwards.
 func (c ToolCall) Run(ctx context.Context, st *agent.State) (ToolResult, error) {
+	ctx, span := c.startSpan(ctx) // OpenTelemetry (node/telemetry.go)
+	res, err := c.run(ctx, st)
+	c.endSpan(span, res, err)
+	return res, err
+}
+
+// run is Run inside its span.
+func (c ToolCall) run(ctx context.Context, st *agent.State) (ToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ToolResult{}, context.Cause(ctx)
 	}

@@ -279,6 +279,7 @@ func inheritLLM(o, base config.LLM, endpoint, model bool) config.LLM {
 	o.MaxTokens = cmp.Or(o.MaxTokens, base.MaxTokens)
 	o.Timeout = cmp.Or(o.Timeout, base.Timeout)
 	o.MaxReplyBytes = cmp.Or(o.MaxReplyBytes, base.MaxReplyBytes)
+	o.PromptCache = cmp.Or(o.PromptCache, base.PromptCache)
 	// Each retry and rate-limit setting is inherited on its own, so a node
 	// that sets only max_attempts keeps the pipeline's delays.
 	o.Retry.MaxAttempts = cmp.Or(o.Retry.MaxAttempts, base.Retry.MaxAttempts)
@@ -426,6 +427,8 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 		defer cancel()
 	}
 	ctx = trace.WithTracer(ctx, tracer)
+	ctx, span := p.startRunSpan(ctx, task, tracer.RunID()) // OpenTelemetry (telemetry.go)
+	defer span.EndRun(st)
 	if b := (llm.Budget{MaxModelCalls: p.Config.Limits.MaxModelCalls, MaxTokens: p.Config.Limits.MaxTokens, MaxCostUSD: p.Config.Limits.MaxCostUSD}); !b.IsZero() {
 		ctx = llm.WithBudget(ctx, b)
 	}
@@ -454,13 +457,16 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 		}
 	})
 	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithObserver(obs)}
-	if j := journal.From(ctx); j != nil {
-		gopts = append(gopts, graph.WithNodeHook(journalHook{j}))
+	if h := p.nodeHook(ctx); h != nil { // the journal's and the telemetry's (telemetry.go)
+		gopts = append(gopts, graph.WithNodeHook(h))
 	}
 	gres, err := p.graph.Run(ctx, st, gopts...)
 	res := &Result{State: st, Steps: gres.Steps, Duration: time.Since(began)}
 	if err != nil {
 		classify(st, err)
+		if st.Failure != agent.FailureWaiting {
+			span.Fail(st.Failure, err)
+		}
 		// The error itself was reported as an error event (and is returned);
 		// the closing line names its kind only, so it is not printed twice.
 		text := fmt.Sprintf("run failed (%s) after %s", st.Failure, time.Since(began).Round(time.Millisecond))

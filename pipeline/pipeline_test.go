@@ -186,7 +186,7 @@ func (r *recordingModels) Model(_ context.Context, cfg config.LLM, _ string) (ll
 
 func TestNodeLLMBlocksApplyOnTopOfThePipelineModel(t *testing.T) {
 	cfgPath := write(t, "n.yaml", `name: n
-llm: {provider: sim, profile: noisy, seed: 3, max_reply_bytes: 4096, retry: {max_attempts: 5, base_delay: 2s}, rate_limit: {requests_per_second: 4}}
+llm: {provider: sim, profile: noisy, seed: 3, max_reply_bytes: 4096, prompt_cache: false, retry: {max_attempts: 5, base_delay: 2s}, rate_limit: {requests_per_second: 4}}
 nodes:
   - id: tweak
     type: direct
@@ -218,6 +218,8 @@ edges:
 	assert.Equal(t, 2*time.Second, tweak.Retry.BaseDelay, "retry settings are inherited one by one")
 	assert.Equal(t, 4.0, tweak.RateLimit.RequestsPerSecond, "rate-limit settings are inherited one by one")
 	assert.Equal(t, 4096, tweak.MaxReplyBytes, "the reply limit carries over")
+	require.NotNil(t, tweak.PromptCache, "prompt_cache: false carries over")
+	assert.False(t, *tweak.PromptCache)
 
 	swap := models.seen[2]
 	assert.Equal(t, "scripted", swap.Provider)

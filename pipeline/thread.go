@@ -59,6 +59,15 @@ func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace
 	if err := journal.CheckName(th.Name); err != nil {
 		return nil, tr, err
 	}
+	// A run cancelled before it starts must not leave a thread it created
+	// or locked saying "running".
+	var created, locked, started bool
+	defer func() {
+		if (created || locked) && !started && ctx.Err() != nil {
+			_ = th.Store.SetStatus(context.WithoutCancel(ctx), th.Name,
+				journal.Update{Status: journal.StatusInterrupted, Error: context.Cause(ctx).Error()})
+		}
+	}()
 	_, err := th.Store.Thread(ctx, th.Name)
 	switch {
 	case errors.Is(err, journal.ErrNotFound):
@@ -74,6 +83,7 @@ func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace
 		if err != nil {
 			return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
 		}
+		created = true
 	case err != nil:
 		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
 	}
@@ -82,6 +92,7 @@ func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace
 		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
 	}
 	defer func() { _ = unlock() }()
+	locked = true
 	run, err := journal.Open(ctx, th.Store, th.Name)
 	if err != nil {
 		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
@@ -93,6 +104,7 @@ func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace
 	if th.Approver != nil {
 		rctx = journal.WithApprover(rctx, th.Approver)
 	}
+	started = true
 	res, runErr := p.Run(rctx, task, tracer)
 	tr.Replayed, tr.Live, tr.Unused = run.Stats()
 	u := journal.Update{Status: journal.StatusDone}

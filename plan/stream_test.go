@@ -15,10 +15,10 @@ var streamPlans = map[string]string{
   {"description": "no id", "tool": "llm", "input": "Combine #E1 and #E2", "deps": "1, step 2"}
 ]}`,
 	"fenced json with prose": "Here is my plan.\n```json\n{\"plan\": [{\"id\": \"a\", \"tool\": \"search\", \"input\": \"x\"}, {\"id\": \"b\", \"tool\": \"search\", \"input\": \"#Ea\"}]}\n```\nDone.",
-	"bare array": `[{"id": "1", "tool": "search", "input": "q"}, {"id": "2", "tool": "calculator", "input": "2*#E1", "depends_on": ["E1"]}]`,
-	"rewoo": "Plan: find the population\n#E1 = Search[population of Paris]\nPlan: double it\n#E2 = Calculator[2 * #E1]\n",
-	"numbered": "1. search[capital of France]\n2. calculator[3 + 4]\n3. Write the answer",
-	"key order": `{"note": "steps: [ignored]", "tasks": [{"idx": 1, "tool": "search", "args": ["a", 1]}]}`,
+	"bare array":             `[{"id": "1", "tool": "search", "input": "q"}, {"id": "2", "tool": "calculator", "input": "2*#E1", "depends_on": ["E1"]}]`,
+	"rewoo":                  "Plan: find the population\n#E1 = Search[population of Paris]\nPlan: double it\n#E2 = Calculator[2 * #E1]\n",
+	"numbered":               "1. search[capital of France]\n2. calculator[3 + 4]\n3. Write the answer",
+	"key order":              `{"note": "steps: [ignored]", "tasks": [{"idx": 1, "tool": "search", "args": ["a", 1]}]}`,
 }
 
 func TestStreamReadsEveryChunkingAsParseReadsTheWhole(t *testing.T) {

@@ -160,7 +160,7 @@ func isolatedEnv() []string {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		drop := false
-		for _, prefix := range []string{"PLANNER_", "OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "MISTRAL_", "NO_COLOR", "GORACE"} {
+		for _, prefix := range []string{"PLANNER_", "OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "MISTRAL_", "NO_COLOR", "GORACE", "OTEL_"} {
 			if strings.HasPrefix(name, prefix) {
 				drop = true
 			}

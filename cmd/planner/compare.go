@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,6 +26,8 @@ type compareFlags struct {
 	suite, format, slice, llm, out, scorer string
 	configs                                []string
 	limit, concurrency                     int
+	maxModelCalls, maxTokens               int
+	maxCostUSD                             float64
 	timeout                                time.Duration
 	seed                                   uint64
 	json, quiet, threads                   bool
@@ -57,11 +60,19 @@ With --llm scripted (no file) each run plays its task's own "replies" from a JSO
 order, from the first: a suite of recorded runs (a model's raw outputs as each task's replies)
 becomes a regression test, whose scorer checks that the engine reaches each recorded answer, and
 whose traces (traces/<model>/<config>.jsonl) hold each run's actions and observations. Every task
-needs replies; the outputs say they are scripted.`,
+needs replies; the outputs say they are scripted.
+
+--max-cost-usd, --max-tokens and --max-model-calls bound what the whole comparison spends (each
+pipeline's limits still bound its own runs). Once one is reached, runs in flight stop early: a
+ReAct loop's finalizer answers from the work so far (incomplete, failure budget, the reason
+naming the compare budget) and other nodes fail as budget; those runs are stored. Runs not yet
+started are not started and not stored: the table, the reports and report.json ("budget") count
+them, and the command exits 4. Running the same command again runs them, with a fresh budget.`,
 		Example: `  planner compare --suite demo --config configs/react.yaml --config configs/plan_execute.yaml --llm sim:noisy
   planner compare --suite ../shared/data/gsm8k/test.jsonl --limit 20 --llm sim --config configs/react.yaml --config configs/rewoo.yaml
   planner compare --suite demo --limit 5 --config configs/cot.yaml --llm openai:gpt-4o-mini --concurrency 2 --out runs/cot   # needs OPENAI_API_KEY
-  planner compare --suite recorded.jsonl --llm scripted --config configs/react.yaml   # needs recorded.jsonl (tasks with "replies")`,
+  planner compare --suite recorded.jsonl --llm scripted --config configs/react.yaml   # needs recorded.jsonl (tasks with "replies")
+  planner compare --suite demo --config configs/react.yaml --llm anthropic:claude-3-5-haiku-latest --max-cost-usd 0.50   # needs ANTHROPIC_API_KEY`,
 		Args: exactArgs(0, "no arguments (use --suite and --config)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runCompare(c, f)
@@ -81,6 +92,9 @@ needs replies; the outputs say they are scripted.`,
 	fl.StringVar(&f.scorer, "scorer", "", "scorer: em, contains, numeric, numeric:TOL, game24, choice:A|B (default: the suite format's)")
 	fl.BoolVar(&f.json, "json", false, "print report.json to stdout instead of the table")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	fl.Float64Var(&f.maxCostUSD, "max-cost-usd", 0, "stop the comparison once its runs have spent this many US dollars (priced from the price table; 0: no bound)")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "stop the comparison once its runs have used this many prompt plus completion tokens (0: no bound)")
+	fl.IntVar(&f.maxModelCalls, "max-model-calls", 0, "stop the comparison once its runs have made this many model calls (0: no bound)")
 	fl.BoolVar(&f.threads, "threads", false, "journal each run as a thread in the run folder's threads.db, so a stopped comparison resumes inside unfinished runs without repeating their model and tool calls")
 	return c
 }
@@ -146,6 +160,12 @@ func checkCompareFlags(c *cobra.Command, f *compareFlags) error {
 		err = fmt.Errorf("--concurrency must be at least 1 (the number of runs in flight), got %d", f.concurrency)
 	case f.timeout <= 0:
 		err = fmt.Errorf("--timeout must be more than 0s (the time limit per run, e.g. 30s or 2m), got %s", f.timeout)
+	case f.maxCostUSD < 0 || math.IsNaN(f.maxCostUSD) || math.IsInf(f.maxCostUSD, 0):
+		err = fmt.Errorf("--max-cost-usd must be 0 (no bound) or more, in US dollars, e.g. 0.50, got %v", f.maxCostUSD)
+	case f.maxTokens < 0:
+		err = fmt.Errorf("--max-tokens must be 0 (no bound) or more, got %d", f.maxTokens)
+	case f.maxModelCalls < 0:
+		err = fmt.Errorf("--max-model-calls must be 0 (no bound) or more, got %d", f.maxModelCalls)
 	case strings.TrimSpace(f.out) == "":
 		err = errors.New("--out must name a folder (leave it out for one per comparison under out/compare)")
 	}
@@ -257,7 +277,8 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 		dir = filepath.Join("out", "compare", id.DirName())
 	}
 	opts := compare.Options{Configs: expanded, LLM: llmCfg, Concurrency: f.concurrency, Timeout: f.timeout,
-		Seed: f.seed, OutDir: dir, Scorer: sc, Suite: f.suite, Threads: f.threads, TaskDigests: digests}
+		Seed: f.seed, OutDir: dir, Scorer: sc, Suite: f.suite, Threads: f.threads, TaskDigests: digests,
+		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
 	if !f.quiet && !f.json && isTerminal(c.ErrOrStderr()) { // its "\r" frames would litter a log
 		opts.Progress = c.ErrOrStderr()
 	}
@@ -280,11 +301,36 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 			return err
 		}
 		fmt.Fprintln(out, string(b))
-		return nil
+		return budgetStopped(c, rep, dir)
 	}
 	if err := rep.WriteTableWidth(out, terminalWidth(out)); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\nreports: %s (also report.md, report.json; traces in %s)\n", html, filepath.Join(dir, "traces"))
-	return nil
+	return budgetStopped(c, rep, dir)
+}
+
+// budgetStopped says on stderr what a spent compare budget stopped and
+// returns an *incompleteError (exit code 4), or nil when the budget
+// stopped nothing. The comparison is then incomplete, as a run with a
+// best-effort answer is: its report holds runs cut short, and leaves out
+// runs never started, so it does not compare the configs on the same
+// tasks and should not pass for a finished comparison in a script.
+func budgetStopped(c *cobra.Command, rep *compare.Report, dir string) error {
+	b := rep.Budget
+	if b == nil || !b.Spent || (b.NotRun == 0 && b.CutShort == 0) {
+		return nil
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "planner: compare stopped by its budget: %s; %d %s cut short, %d not started. "+
+		"The finished runs are saved in %s: run the same command again (raise the --max-* limit to go further) to run the rest.\n",
+		b.Reason, b.CutShort, pluralRuns(b.CutShort), b.NotRun, dir)
+	return &incompleteError{reason: b.Reason}
+}
+
+// pluralRuns is "run" for one and "runs" for several.
+func pluralRuns(n int) string {
+	if n == 1 {
+		return "run"
+	}
+	return "runs"
 }

@@ -122,6 +122,8 @@ func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, stderr 
 // invocations may run concurrently.
 func execute(ctx context.Context, args []string, p process) int {
 	root := newRoot(p)
+	tel := wireTelemetry(root, p.stderr) // OTEL_* spans of run, resume and compare (telemetry.go)
+	defer tel.close()
 	// A nil slice would make cobra read os.Args.
 	root.SetArgs(append([]string{}, args...))
 	root.SetIn(p.stdin)

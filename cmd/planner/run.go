@@ -39,7 +39,7 @@ type runFlags struct {
 	// events to the --trace file.
 	stream, noStream, traceTokens bool
 	maxSteps                      int
-	timeout                                   time.Duration
+	timeout                       time.Duration
 
 	// thread names the durable run (--thread) and store its store
 	// (--store); noInput never asks on the terminal (--no-input).

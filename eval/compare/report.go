@@ -66,6 +66,56 @@ type Report struct {
 	GeneratedAt time.Time `json:"generated_at"`
 	// Configs holds one summary per config, in the order given.
 	Configs []ConfigSummary `json:"configs"`
+	// Budget is what the compare budget (Options.MaxModelCalls,
+	// MaxTokens, MaxCostUSD) allowed and what this invocation's runs spent
+	// of it; nil without one.
+	Budget *BudgetSummary `json:"budget,omitempty"`
+}
+
+// BudgetSummary says what a comparison's budget allowed, what this
+// invocation's runs spent of it, and what it stopped.
+type BudgetSummary struct {
+	// MaxModelCalls, MaxTokens and MaxCostUSD are the limits; 0 sets
+	// none.
+	MaxModelCalls int     `json:"max_model_calls,omitempty"`
+	MaxTokens     int     `json:"max_tokens,omitempty"`
+	MaxCostUSD    float64 `json:"max_cost_usd,omitempty"`
+	// ModelCalls, Tokens and CostUSD are what this invocation's runs
+	// spent (results reused from the store cost nothing), finalizers'
+	// calls made after the budget was spent included.
+	ModelCalls int     `json:"model_calls"`
+	Tokens     int     `json:"tokens"`
+	CostUSD    float64 `json:"cost_usd"`
+	// Spent is true when a limit was reached; Reason then names it.
+	Spent  bool   `json:"spent"`
+	Reason string `json:"reason,omitempty"`
+	// CutShort counts the runs that were refused a model call: they
+	// ended early with failure "budget" (a ReAct loop's finalizer
+	// answering from the work so far) and are stored like any result.
+	CutShort int `json:"cut_short"`
+	// NotRun counts the runs not started because the budget was spent:
+	// not stored, not counted in any rate; running the comparison again
+	// runs them. ConfigSummary.NotRun has them per config.
+	NotRun int `json:"not_run"`
+}
+
+// Line says in one sentence what the budget stopped, or "" when it was
+// not spent.
+func (b *BudgetSummary) Line() string {
+	if b == nil || !b.Spent {
+		return ""
+	}
+	return fmt.Sprintf("Stopped by %s: %s. %d %s cut short (failure budget, answered from the work so far), "+
+		"%d not started (not counted in any figure; running the same command again runs them, with a budget of its own).",
+		CompareBudgetName, strings.TrimPrefix(b.Reason, CompareBudgetName+" is spent: "), b.CutShort, plural(b.CutShort, "run", "runs"), b.NotRun)
+}
+
+// plural is one for n == 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // FailureLegend explains the failure kinds and how reports count them.
@@ -108,8 +158,14 @@ type ConfigSummary struct {
 	PromptTokens int `json:"prompt_tokens"`
 	// CompletionTokens is the total of completion tokens.
 	CompletionTokens int `json:"completion_tokens"`
+	// CachedPromptTokens is the part of PromptTokens the provider served
+	// from its prompt cache (0 when it reported none).
+	CachedPromptTokens int `json:"cached_prompt_tokens"`
 	// ToolCalls is the total number of tool calls.
 	ToolCalls int `json:"tool_calls"`
+	// NotRun counts the config's runs that the spent compare budget kept
+	// from starting (see BudgetSummary); Runs does not count them.
+	NotRun int `json:"not_run"`
 	// Estimated is true when some token counts are tokenizer estimates
 	// (agent.Usage.Estimated): the config's token figures, and the cost
 	// computed from them, are then to be marked as estimated.
@@ -164,6 +220,9 @@ type PerTask struct {
 	PromptTokens float64 `json:"prompt_tokens"`
 	// CompletionTokens is the mean of completion tokens.
 	CompletionTokens float64 `json:"completion_tokens"`
+	// CachedPromptTokens is the mean of the prompt tokens served from the
+	// provider's prompt cache.
+	CachedPromptTokens float64 `json:"cached_prompt_tokens"`
 	// ToolCalls is the mean number of tool calls.
 	ToolCalls float64 `json:"tool_calls"`
 	// CostUSD is the mean estimated cost in US dollars.
@@ -173,7 +232,7 @@ type PerTask struct {
 // PerTask returns the config's means per task.
 func (s ConfigSummary) PerTask() PerTask {
 	return PerTask{ModelCalls: s.mean(s.ModelCalls), PromptTokens: s.mean(s.PromptTokens), CompletionTokens: s.mean(s.CompletionTokens),
-		ToolCalls: s.mean(s.ToolCalls), CostUSD: s.meanFloat(s.CostUSD)}
+		CachedPromptTokens: s.mean(s.CachedPromptTokens), ToolCalls: s.mean(s.ToolCalls), CostUSD: s.meanFloat(s.CostUSD)}
 }
 
 // MarshalJSON writes the summary with its means per task added under
@@ -231,7 +290,39 @@ func estimated(s ConfigSummary, v string) string {
 	return v
 }
 
-// columns lists the report tables' columns, in order.
+// cachedColumn shows the prompt tokens served from the provider's prompt
+// cache; reports where some run reported any have it, after the prompt
+// tokens.
+var cachedColumn = column{head: "cached tok/task", field: "per_task.cached_prompt_tokens",
+	doc:  "prompt tokens per task served from the provider's prompt cache (part of prompt tok/task, priced at the cached rate)",
+	cell: func(s ConfigSummary) string { return fmt.Sprintf("%.0f", s.PerTask().CachedPromptTokens) }}
+
+// notRunColumn counts the runs the spent compare budget kept from
+// starting; reports where it kept any have it, after the config.
+var notRunColumn = column{head: "not run", field: "not_run",
+	doc:  "runs not started because the compare budget was spent (not counted in any other column)",
+	cell: func(s ConfigSummary) string { return strconv.Itoa(s.NotRun) }}
+
+// columns lists the columns of r's tables: those of every report
+// (columns), and cachedColumn and notRunColumn where r has such figures.
+func (r *Report) columns() []column {
+	cols := columns()
+	var cached, notRun bool
+	for _, s := range r.Configs {
+		cached = cached || s.CachedPromptTokens > 0
+		notRun = notRun || s.NotRun > 0
+	}
+	if cached {
+		i := slices.IndexFunc(cols, func(c column) bool { return c.field == "per_task.prompt_tokens" })
+		cols = slices.Insert(cols, i+1, cachedColumn)
+	}
+	if notRun {
+		cols = slices.Insert(cols, 1, notRunColumn)
+	}
+	return cols
+}
+
+// columns lists the columns every report's tables have, in order.
 func columns() []column {
 	return []column{
 		{head: "config", field: "config", doc: "the pipeline's name", left: true,
@@ -290,9 +381,18 @@ type ColumnDoc struct {
 	Meaning string `json:"meaning"`
 }
 
-// Columns documents the report tables' columns, in order.
-func Columns() []ColumnDoc {
-	cols := columns()
+// Columns documents the columns every report's tables have, in order. A
+// report adds "cached tok/task" (after "prompt tok/task") when some run
+// reported prompt tokens served from the provider's prompt cache, and "not
+// run" (after "config") when the compare budget kept runs from starting;
+// Report.Columns lists a report's own.
+func Columns() []ColumnDoc { return docsOf(columns()) }
+
+// Columns documents the columns of r's tables, in order: Columns(), and
+// the columns r adds (see there). report.json's "columns" lists them.
+func (r *Report) Columns() []ColumnDoc { return docsOf(r.columns()) }
+
+func docsOf(cols []column) []ColumnDoc {
 	docs := make([]ColumnDoc, len(cols))
 	for i, c := range cols {
 		docs[i] = ColumnDoc{Column: c.head, Field: c.field, Meaning: c.doc}
@@ -343,12 +443,12 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Banner string `json:"banner"`
 		plain
 		Columns []ColumnDoc `json:"columns"`
-	}{Banner: r.Banner(), plain: plain(r), Columns: Columns()})
+	}{Banner: r.Banner(), plain: plain(r), Columns: r.Columns()})
 }
 
 // cells returns the header row and one row per config.
 func (r *Report) cells() (head []string, rows [][]string) {
-	cols := columns()
+	cols := r.columns()
 	head = make([]string, len(cols))
 	for i, c := range cols {
 		head[i] = c.head
@@ -376,7 +476,11 @@ func (r *Report) WriteTableWidth(w io.Writer, width int) error {
 	var b strings.Builder
 	b.WriteString(wrap(r.Banner(), width) + "\n")
 	b.WriteString(wrap(fmt.Sprintf("suite %s: %d tasks, model %s, seed %d, %d runs (%d reused from an earlier run), %.1fs",
-		r.Suite, r.Tasks, r.modelSpec(), r.Seed, r.Ran+r.Reused, r.Reused, r.WallSeconds), width) + "\n\n")
+		r.Suite, r.Tasks, r.modelSpec(), r.Seed, r.Ran+r.Reused, r.Reused, r.WallSeconds), width) + "\n")
+	if line := r.Budget.Line(); line != "" {
+		b.WriteString(wrap(line, width) + "\n")
+	}
+	b.WriteString("\n")
 	b.WriteString(r.layout(width))
 	notes := []string{PerTaskNote, "failures: unsuccessful runs by kind; recovered: correct runs that met a fault or failure on the way, by kind (see report.md)."}
 	if r.anyEstimated() {
@@ -396,7 +500,7 @@ const tableGap = "  "
 // layout renders the tables (or blocks) that fit width; see
 // WriteTableWidth.
 func (r *Report) layout(width int) string {
-	cols := columns()
+	cols := r.columns()
 	head, rows := r.cells()
 	widths := make([]int, len(cols))
 	for _, row := range append([][]string{head}, rows...) {
@@ -547,8 +651,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Dir != "" {
 		fmt.Fprintf(&b, "- run folder: %s\n", r.Dir)
 	}
+	if line := r.Budget.Line(); line != "" {
+		b.WriteString("\n> " + line + "\n")
+	}
 	b.WriteString("\n")
-	cols := columns()
+	cols := r.columns()
 	head, rows := r.cells()
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
 	for _, c := range cols {
@@ -616,7 +723,7 @@ func (r *Report) HTML() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	cols := columns()
+	cols := r.columns()
 	head, rows := r.cells()
 	left := make([]bool, len(cols))
 	for i, c := range cols {
@@ -630,7 +737,7 @@ func (r *Report) HTML() ([]byte, error) {
 	var out bytes.Buffer
 	err = pageTmpl.Execute(&out, map[string]any{
 		"R": r, "Banner": r.Banner(), "Spec": r.modelSpec(), "Scatter": template.HTML(scatter), "Latency": template.HTML(bars),
-		"Head": head, "Rows": rows, "Left": left, "Notes": notes, "Columns": Columns(),
+		"Head": head, "Rows": rows, "Left": left, "Notes": notes, "Columns": r.Columns(), "BudgetLine": r.Budget.Line(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering report.html: %w", err)
@@ -1011,7 +1118,8 @@ dl.columns{display:grid;grid-template-columns:max-content max-content auto;gap:.
 <h1>Comparison report</h1>
 <div class="banner">{{.Banner}}</div>
 <p>Model: {{.R.Model}} (--llm {{.Spec}}) · suite: {{.R.Suite}} ({{.R.Tasks}} tasks) · seed {{.R.Seed}} · {{.R.Ran}} runs in {{printf "%.1f" .R.WallSeconds}} s, {{.R.Reused}} reused from an earlier run{{if .R.Dir}} · run folder {{.R.Dir}}{{end}}</p>
-<div class="table"><table><tr>{{range $i, $h := .Head}}<th{{if index $.Left $i}} class="l"{{end}}>{{$h}}</th>{{end}}</tr>
+{{if .BudgetLine}}<p class="banner">{{.BudgetLine}}</p>
+{{end}}<div class="table"><table><tr>{{range $i, $h := .Head}}<th{{if index $.Left $i}} class="l"{{end}}>{{$h}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $.Left $i}} class="l"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</table></div>
 <div class="notes">{{range .Notes}}<p>{{.}}</p>{{end}}</div>

@@ -39,7 +39,6 @@
 package compare
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -55,6 +54,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/planner-engine/planner/agent"
@@ -127,7 +127,39 @@ type Options struct {
 	// their finished model and tool calls. Default false: an unfinished
 	// run starts over.
 	Threads bool
+	// MaxModelCalls, MaxTokens (prompt plus completion) and MaxCostUSD
+	// bound what the whole comparison spends: one tally (llm.SharedBudget)
+	// that every model call of every run of this invocation adds to,
+	// checked before each call (a finalizer's call is always made). Once
+	// one is reached, runs in flight stop as their own budget would stop
+	// them (a ReAct loop's finalizer answers from the work so far, marked
+	// incomplete with failure "budget" and a reason naming the compare
+	// budget; other nodes fail the run as "budget"); they are stored like
+	// any other result. Runs not yet started are not started and not
+	// stored: the report counts them (BudgetSummary.NotRun,
+	// ConfigSummary.NotRun), and running the comparison again runs them.
+	// Results reused from the store cost nothing. Only finalizers' calls
+	// go past MaxModelCalls (calls are admitted one at a time); calls in
+	// flight may go a little past MaxTokens and MaxCostUSD. Default 0: no
+	// bound; negative is invalid. A pipeline's own limits still bound each
+	// run.
+	MaxModelCalls int
+	MaxTokens     int
+	MaxCostUSD    float64
 }
+
+// budget returns the comparison's shared budget, or nil when o sets none.
+func (o Options) budget() *llm.SharedBudget {
+	b := llm.Budget{MaxModelCalls: o.MaxModelCalls, MaxTokens: o.MaxTokens, MaxCostUSD: o.MaxCostUSD}
+	if b.IsZero() {
+		return nil
+	}
+	return llm.NewSharedBudget(b, CompareBudgetName)
+}
+
+// CompareBudgetName is what messages call the budget of a whole
+// comparison (Options.MaxModelCalls, MaxTokens, MaxCostUSD).
+const CompareBudgetName = "the compare budget"
 
 // ThreadName is the thread that journals the run of task taskID with
 // config under model, seed and config fingerprint fp, when
@@ -262,6 +294,10 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("%w: the timeout must be positive (0 for the default), got %s", ErrOptions, opts.Timeout)
 	}
+	if opts.MaxModelCalls < 0 || opts.MaxTokens < 0 || opts.MaxCostUSD < 0 || math.IsNaN(opts.MaxCostUSD) {
+		return nil, fmt.Errorf("%w: the compare budget's limits must not be negative (0 for none), got %d model calls, %d tokens, $%g",
+			ErrOptions, opts.MaxModelCalls, opts.MaxTokens, opts.MaxCostUSD)
+	}
 	if opts.Concurrency == 0 {
 		opts.Concurrency = 4
 	}
@@ -357,7 +393,6 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 			}
 		}
 	}
-	began := time.Now()
 	var bar *progressbar.ProgressBar
 	if opts.Progress != nil && len(jobs) > 0 {
 		bar = progressbar.NewOptions(len(jobs), progressbar.OptionSetWriter(opts.Progress), progressbar.OptionSetDescription("compare"),
@@ -388,8 +423,13 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		defer ts.Close()
 		threads = ts
 	}
+	// The wall time runs from here, the first run's start (the trace files
+	// and the threads store are open), to the last result stored.
+	began := time.Now()
 	work := make(chan job)
-	results := make(chan Record, opts.Concurrency)
+	// Room for a whole batch: a worker whose run ended does not wait while
+	// the writer commits the previous batch.
+	results := make(chan Record, max(opts.Concurrency, maxBatch))
 	written := make(chan error, 1)
 	var stored int
 	go func() {
@@ -397,15 +437,29 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		stored, err = writeResults(context.WithoutCancel(ctx), store, traces, results, bar)
 		written <- err
 	}()
+	budget := opts.budget()
+	notRun := make([]atomic.Int64, len(pipes)) // by config: runs the spent budget kept from starting
+	var cutShort atomic.Int64                  // runs the budget refused a model call
 	var wg sync.WaitGroup
 	for w := 0; w < opts.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				rec, ok := runOne(ctx, pipes[j.cfg], tasks[j.task], opts, traces, threads, specs[j.cfg], printOf(j.cfg, tasks[j.task].ID))
+				if budget.Exhausted() != nil {
+					notRun[j.cfg].Add(1) // not started, not stored: a rerun runs it
+					if bar != nil {
+						_ = bar.Add(1)
+					}
+					continue
+				}
+				rctx := llm.WithSharedBudget(ctx, budget) // a scope of its own, for SharedBudgetRefused
+				rec, ok := runOne(rctx, pipes[j.cfg], tasks[j.task], opts, traces, threads, specs[j.cfg], printOf(j.cfg, tasks[j.task].ID))
 				if !ok {
 					continue // interrupted: leave it for the resume
+				}
+				if llm.SharedBudgetRefused(rctx) {
+					cutShort.Add(1)
 				}
 				results <- rec
 			}
@@ -459,6 +513,19 @@ feed:
 	rep := Summarize(mine, order)
 	for i := range rep.Configs {
 		rep.Configs[i].ModelSpec = opts.Scrubber.String(specs[i])
+		rep.Configs[i].NotRun = int(notRun[i].Load())
+	}
+	if budget != nil {
+		b := budget.Limits()
+		bs := &BudgetSummary{MaxModelCalls: b.MaxModelCalls, MaxTokens: b.MaxTokens, MaxCostUSD: b.MaxCostUSD, CutShort: int(cutShort.Load())}
+		bs.ModelCalls, bs.Tokens, bs.CostUSD = budget.Spent()
+		if err := budget.Exhausted(); err != nil {
+			bs.Spent, bs.Reason = true, err.Error()
+		}
+		for i := range notRun {
+			bs.NotRun += int(notRun[i].Load())
+		}
+		rep.Budget = bs
 	}
 	rep.ModelSpec = opts.Scrubber.String(ModelSpec(opts.LLM))
 	if opts.LLM.Provider == "" {
@@ -480,6 +547,9 @@ feed:
 	rep.Seed = opts.Seed
 	rep.Tasks = len(tasks)
 	rep.Ran = len(jobs)
+	if rep.Budget != nil {
+		rep.Ran -= rep.Budget.NotRun
+	}
 	rep.Reused = total - len(jobs)
 	rep.WallSeconds = wall.Seconds()
 	rep.GeneratedAt = time.Now().UTC()
@@ -500,17 +570,29 @@ func safeName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
 // maxBatch bounds the records stored in one transaction.
 const maxBatch = 256
 
-// writeResults stores records as they arrive, batching those already
-// waiting into one transaction, and advances the progress bar. Traces are
-// flushed before each batch is committed, so a stored record's trace lines
-// are on disk. It drains in even after a failed write and returns the
-// number of records stored and the first error.
+// batchWait is how long a batch waits for more records once its first
+// has arrived. A transaction costs far more than a row (begin, prepare,
+// commit to the WAL), and runs that end a few milliseconds apart would
+// otherwise be committed one or two at a time. A record is thus stored
+// at most batchWait after its run ended; the last batch, once in is
+// closed, at once.
+const batchWait = 20 * time.Millisecond
+
+// writeResults stores records as they arrive, batching those that arrive
+// within batchWait of a batch's first (up to maxBatch) into one
+// transaction, and advances the progress bar. Traces are flushed before
+// each batch is committed, so a stored record's trace lines are on disk.
+// It drains in even after a failed write and returns the number of
+// records stored and the first error.
 func writeResults(ctx context.Context, store *Store, traces *traceSet, in <-chan Record, bar *progressbar.ProgressBar) (int, error) {
 	var first error
 	stored := 0
 	batch := make([]Record, 0, maxBatch)
+	wait := time.NewTimer(batchWait)
+	wait.Stop()
 	for rec := range in {
 		batch = append(batch[:0], rec)
+		wait.Reset(batchWait)
 	fill:
 		for len(batch) < maxBatch {
 			select {
@@ -519,10 +601,11 @@ func writeResults(ctx context.Context, store *Store, traces *traceSet, in <-chan
 					break fill
 				}
 				batch = append(batch, r)
-			default:
+			case <-wait.C:
 				break fill
 			}
 		}
+		wait.Stop()
 		if err := traces.flush(); err != nil && first == nil {
 			first = fmt.Errorf("compare: writing traces: %w", err)
 		}
@@ -591,10 +674,12 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 	// The trace is kept in memory and appended to the config's trace file
 	// once the run is over, so file I/O neither delays the run nor counts in
 	// its latency, and an interrupted run leaves no partial trace behind.
-	var buf bytes.Buffer
+	var buf *traceBuffer
 	var sink *trace.JSONL
 	if traces != nil {
-		sink = trace.NewJSONL(&buf)
+		buf = newTraceBuffer()
+		defer buf.release()
+		sink = trace.NewJSONL(buf)
 		tracer.AddSink(sink)
 	}
 	rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
@@ -618,7 +703,7 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 		return rec, false
 	}
 	if sink != nil && sink.Close() == nil {
-		rec.Trace = traces.add(p.Config.Name, model, buf.Bytes())
+		rec.Trace = traces.add(p.Config.Name, model, buf.bytes())
 	}
 	rec.Faults = faults.counts()
 	st := res.State
@@ -628,6 +713,7 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 		rec.Failure = st.Incidents[0] // the first thing that went wrong
 	}
 	rec.ModelCalls, rec.PromptTokens, rec.CompletionTokens, rec.ToolCalls = u.ModelCalls, u.PromptTokens, u.CompletionTokens, u.ToolCalls
+	rec.CachedPromptTokens = u.CachedPromptTokens
 	rec.Estimated, rec.CostUSD, rec.Steps = u.Estimated, u.CostUSD, len(res.Steps)
 	if err != nil {
 		rec.Error = err.Error()
@@ -716,6 +802,7 @@ func Summarize(records []Record, order []string) *Report {
 			}
 			s.ModelCalls += r.ModelCalls
 			s.PromptTokens += r.PromptTokens
+			s.CachedPromptTokens += r.CachedPromptTokens
 			s.CompletionTokens += r.CompletionTokens
 			s.ToolCalls += r.ToolCalls
 			s.CostUSD += r.CostUSD

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 )
@@ -38,11 +39,14 @@ type Record struct {
 	ModelCalls       int     `json:"model_calls"`
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
-	ToolCalls        int     `json:"tool_calls"`
-	Estimated        bool    `json:"estimated"`
-	CostUSD          float64 `json:"cost_usd"`
-	LatencyMS        float64 `json:"latency_ms"`
-	Steps            int     `json:"steps"`
+	// CachedPromptTokens is the part of PromptTokens the provider served
+	// from its prompt cache, where it says (agent.Counters).
+	CachedPromptTokens int     `json:"cached_prompt_tokens,omitempty"`
+	ToolCalls          int     `json:"tool_calls"`
+	Estimated          bool    `json:"estimated"`
+	CostUSD            float64 `json:"cost_usd"`
+	LatencyMS          float64 `json:"latency_ms"`
+	Steps              int     `json:"steps"`
 	// Trace locates the run's JSONL trace in the output folder as
 	// "traces/<model>/<config>.jsonl:<first line>-<last line>"; empty
 	// without one.
@@ -86,6 +90,23 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("%w: creating table in %s: %w", ErrStore, path, err)
 	}
+	// Columns added since: a table made by an earlier version gets them,
+	// empty for the results it holds.
+	for _, col := range []string{"cached_prompt_tokens INTEGER NOT NULL DEFAULT 0"} {
+		name, _, _ := strings.Cut(col, " ")
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = ?`, name).Scan(&n); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%w: reading the columns of %s: %w", ErrStore, path, err)
+		}
+		if n == 0 {
+			if _, err := db.ExecContext(ctx, `ALTER TABLE records ADD COLUMN `+col); err != nil &&
+				!strings.Contains(err.Error(), "duplicate column") { // another process added it first
+				db.Close()
+				return nil, fmt.Errorf("%w: adding column %s to %s: %w", ErrStore, name, path, err)
+			}
+		}
+	}
 	return &Store{db: db}, nil
 }
 
@@ -123,7 +144,9 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO records VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO records (config, task_id, seed, fingerprint, model, answer, complete, correct, scored, em, f1, has_f1,
+		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace, faults,
+		cached_prompt_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -139,7 +162,7 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 		}
 		_, err = stmt.ExecContext(ctx, r.Config, r.TaskID, int64(r.Seed), r.Fingerprint, r.Model, r.Answer, r.Complete, r.Correct, r.Scored, r.EM, r.F1, r.HasF1,
 			r.Failure, r.Error, r.ModelCalls, r.PromptTokens, r.CompletionTokens, r.ToolCalls, r.Estimated,
-			r.CostUSD, r.LatencyMS, r.Steps, r.Trace, faults)
+			r.CostUSD, r.LatencyMS, r.Steps, r.Trace, faults, r.CachedPromptTokens)
 		if err != nil {
 			return fmt.Errorf("%w: saving %s/%s: %w", ErrStore, r.Config, r.TaskID, err)
 		}
@@ -154,8 +177,8 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 // fingerprint and model spec.
 func (s *Store) All(ctx context.Context, seed uint64) ([]Record, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, seed, fingerprint, model, answer, complete, correct, scored, em, f1, has_f1,
-		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace, faults
-		FROM records WHERE seed = ? ORDER BY config, task_id, fingerprint, model`, int64(seed))
+		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace, faults,
+		cached_prompt_tokens FROM records WHERE seed = ? ORDER BY config, task_id, fingerprint, model`, int64(seed))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -167,7 +190,7 @@ func (s *Store) All(ctx context.Context, seed uint64) ([]Record, error) {
 		var faults string
 		if err := rows.Scan(&r.Config, &r.TaskID, &seed64, &r.Fingerprint, &r.Model, &r.Answer, &r.Complete, &r.Correct, &r.Scored, &r.EM, &r.F1, &r.HasF1,
 			&r.Failure, &r.Error, &r.ModelCalls, &r.PromptTokens, &r.CompletionTokens, &r.ToolCalls, &r.Estimated,
-			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace, &faults); err != nil {
+			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace, &faults, &r.CachedPromptTokens); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 		r.Seed = uint64(seed64)

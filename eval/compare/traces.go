@@ -305,3 +305,62 @@ func (ts *traceSet) each(fn func(*traceFile) error) error {
 	}
 	return errors.Join(errs...)
 }
+
+// traceBufs recycles the buffers that hold a run's trace until it is
+// appended to its file: a run's trace is tens of kilobytes, and growing a
+// fresh buffer to that size for every run was a good part of a
+// comparison's allocations.
+var traceBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledTrace bounds the buffers put back in traceBufs, so one huge
+// trace does not stay in memory.
+const maxPooledTrace = 1 << 20
+
+// traceBuffer is the writer a run's JSONL sink writes to: a pooled buffer
+// that release hands back. Writes after release fail instead of reaching
+// a buffer another run may be using by then (an event emitted late, by a
+// goroutine that outlived its run).
+type traceBuffer struct {
+	mu  sync.Mutex
+	buf *bytes.Buffer
+}
+
+func newTraceBuffer() *traceBuffer {
+	b := traceBufs.Get().(*bytes.Buffer)
+	b.Reset()
+	return &traceBuffer{buf: b}
+}
+
+// errTraceReleased is what a write after release returns.
+var errTraceReleased = errors.New("compare: the run's trace buffer was released")
+
+// Write appends p, or fails once the buffer is released.
+func (t *traceBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.buf == nil {
+		return 0, errTraceReleased
+	}
+	return t.buf.Write(p)
+}
+
+// bytes returns the trace written so far; it is valid until release.
+func (t *traceBuffer) bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.buf == nil {
+		return nil
+	}
+	return t.buf.Bytes()
+}
+
+// release hands the buffer back to the pool; later writes fail.
+func (t *traceBuffer) release() {
+	t.mu.Lock()
+	b := t.buf
+	t.buf = nil
+	t.mu.Unlock()
+	if b != nil && b.Cap() <= maxPooledTrace {
+		traceBufs.Put(b)
+	}
+}

@@ -26,14 +26,16 @@ func evidence(c call) string {
 	return strings.ReplaceAll(c.prompt, c.task.Question, " ")
 }
 
-// supports reports whether text contains value as a whole phrase after
+// normalized is text normalised once for phrase lookups (contains).
+type normalized string
+
+func normalize(text string) normalized { return normalized(" " + verify.Normalize(text) + " ") }
+
+// contains reports whether value appears in n as a whole phrase after
 // normalisation.
-func supports(text, value string) bool {
+func (n normalized) contains(value string) bool {
 	v := verify.Normalize(value)
-	if v == "" {
-		return false
-	}
-	return strings.Contains(" "+verify.Normalize(text)+" ", " "+v+" ")
+	return v != "" && strings.Contains(string(n), " "+v+" ")
 }
 
 // finalFromEvidence returns the gold answer when the evidence supports it:
@@ -41,13 +43,13 @@ func supports(text, value string) bool {
 // ran to the end and only reasoning remains, as in GSM8K solutions whose
 // last line carries no calculator annotation).
 func finalFromEvidence(c call) string {
-	ev := evidence(c)
-	if supports(ev, c.task.Gold.Answer) {
+	ev := normalize(evidence(c))
+	if ev.contains(c.task.Gold.Answer) {
 		return c.task.Gold.Answer
 	}
 	complete := len(c.task.Gold.Steps) > 0
 	for _, s := range c.task.Gold.Steps {
-		complete = complete && s.Output != "" && supports(ev, s.Output)
+		complete = complete && s.Output != "" && ev.contains(s.Output)
 	}
 	if complete {
 		return c.task.Gold.Answer
@@ -86,7 +88,7 @@ func (m *Model) worker(c call, fault string) *llms.ContentChoice {
 	}
 	id := strings.TrimSuffix(c.stepID, workerSuffix)
 	for _, s := range c.task.Gold.Steps {
-		if s.ID == id && s.Output != "" && supports(evidence(c), s.Output) {
+		if s.ID == id && s.Output != "" && normalize(evidence(c)).contains(s.Output) {
 			return &llms.ContentChoice{Content: s.Output, StopReason: "stop"}
 		}
 	}

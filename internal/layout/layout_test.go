@@ -108,15 +108,28 @@ func checkFloorOnePackagesImportOnlyEachOthersLowerOnes(t *testing.T, graph map[
 }
 
 func checkLowerPackagesImportNoParadigmAndNothingAbove(t *testing.T, graph map[string][]string) {
-	above := append([]string{"pipeline", "paradigms", "eval", "internal", "cmd", "."}, paradigms...)
+	above := append([]string{"pipeline", "paradigms", "eval", "internal", "cmd", "server", "."}, paradigms...)
 	for pkg := range graph {
-		if !under(pkg, "llm", "agent", "node", "tools", "corpus", "journal") {
+		if !under(pkg, "llm", "agent", "node", "tools", "corpus", "journal", "telemetry") {
 			continue
 		}
 		for _, d := range deps(graph, pkg) {
 			if under(d, above...) {
 				t.Errorf("%s imports %s, which sits above it", pkg, d)
 			}
+		}
+	}
+}
+
+// checkTelemetryImportsOnlyItsFloor keeps the OpenTelemetry package light:
+// llm, node and pipeline import it, so it imports (directly) only the run's
+// data and the trace scrubbing below them.
+func checkTelemetryImportsOnlyItsFloor(t *testing.T, graph map[string][]string) {
+	ok := []string{"trace", "redact", "agent", "config"}
+	require.Contains(t, graph, "telemetry")
+	for _, d := range graph["telemetry"] {
+		if !slices.Contains(ok, d) {
+			t.Errorf("telemetry imports %s; it imports only %v", d, ok)
 		}
 	}
 }
@@ -143,7 +156,7 @@ func checkParadigmsDoNotImportEachOther(t *testing.T, graph map[string][]string)
 
 func checkOnlyTheWiringAndEvaluationKnowTheSimulator(t *testing.T, graph map[string][]string) {
 	for pkg := range graph {
-		if under(pkg, "eval", "internal/app", "cmd") {
+		if under(pkg, "eval", "internal/app", "cmd", "server") {
 			continue
 		}
 		for _, d := range deps(graph, pkg) {
@@ -171,14 +184,34 @@ func checkSimulatorImportsNoParadigm(t *testing.T, graph map[string][]string) {
 	}
 }
 
+// checkServerIsATopFloor: the HTTP API (server) sits beside internal/app,
+// under cmd: it uses the public API and the comparison runner, never the
+// simulator (the command line hands it an engine that has one), the CLI
+// wiring or the commands; only cmd imports it.
+func checkServerIsATopFloor(t *testing.T, graph map[string][]string) {
+	require.Contains(t, graph, "server")
+	for _, d := range deps(graph, "server") {
+		if under(d, "eval/sim", "internal", "cmd") {
+			t.Errorf("server imports %s; it takes its engine from its caller", d)
+		}
+	}
+	for pkg, imps := range graph {
+		if slices.Contains(imps, "server") && !under(pkg, "cmd") {
+			t.Errorf("%s imports server; only cmd may", pkg)
+		}
+	}
+}
+
 // TestImportRules lists the module's imports once (go list is the slow
 // part) and checks each rule on that graph in its own subtest.
 func TestImportRules(t *testing.T) {
 	graph := imports(t)
 	t.Run("FloorOnePackagesImportOnlyEachOthersLowerOnes", func(t *testing.T) { checkFloorOnePackagesImportOnlyEachOthersLowerOnes(t, graph) })
 	t.Run("LowerPackagesImportNoParadigmAndNothingAbove", func(t *testing.T) { checkLowerPackagesImportNoParadigmAndNothingAbove(t, graph) })
+	t.Run("TelemetryImportsOnlyItsFloor", func(t *testing.T) { checkTelemetryImportsOnlyItsFloor(t, graph) })
 	t.Run("ParadigmsDoNotImportEachOther", func(t *testing.T) { checkParadigmsDoNotImportEachOther(t, graph) })
 	t.Run("OnlyTheWiringAndEvaluationKnowTheSimulator", func(t *testing.T) { checkOnlyTheWiringAndEvaluationKnowTheSimulator(t, graph) })
 	t.Run("PipelineImportsNoParadigm", func(t *testing.T) { checkPipelineImportsNoParadigm(t, graph) })
 	t.Run("SimulatorImportsNoParadigm", func(t *testing.T) { checkSimulatorImportsNoParadigm(t, graph) })
+	t.Run("ServerIsATopFloor", func(t *testing.T) { checkServerIsATopFloor(t, graph) })
 }

@@ -80,6 +80,19 @@ type Config struct {
 	// wrapped. Default: a client using http.DefaultTransport. mistral cannot
 	// take one (its SDK builds its own client) and fails with ErrUnsupported.
 	HTTPClient *http.Client
+
+	// PromptCache sets Anthropic prompt-cache breakpoints (cache_control
+	// "ephemeral") on the stable prefix of each request: the system prompt
+	// and, in a conversation with assistant turns, the last message before
+	// the newest turn and the last message, each only where the request up
+	// to it is long enough to be cached (PromptCacheMinTokens). A cached
+	// prefix is then read at a tenth of the input price by the next calls
+	// within five minutes (the next step of a ReAct loop, the next task of
+	// a node with the same system prompt); writing it costs 1.25 times the
+	// input price once. Nil means the default: on. Other providers ignore
+	// it (OpenAI caches long prefixes by itself; the replies of both say
+	// how many prompt tokens came from the cache).
+	PromptCache *bool
 }
 
 // Default endpoints and limits.
@@ -110,6 +123,8 @@ type resolved struct {
 	timeout  time.Duration
 	client   *http.Client // caller's base client, may be nil
 	defaults []llms.CallOption
+	// promptCache sets Anthropic prompt-cache breakpoints (Config.PromptCache).
+	promptCache bool
 }
 
 // New builds the model for cfg. It fails with ErrUnknownProvider,
@@ -187,10 +202,14 @@ func (m *model) buildOllama(r resolved) error {
 }
 
 func (m *model) buildAnthropic(r resolved) error {
+	hc := newHTTPClient(r.client, r.timeout, "", "")
+	if r.promptCache {
+		hc.Transport = &cacheTransport{base: hc.Transport}
+	}
 	opts := []anthropic.Option{
 		anthropic.WithToken(r.key),
 		anthropic.WithModel(r.model),
-		anthropic.WithHTTPClient(newHTTPClient(r.client, r.timeout, "", "")),
+		anthropic.WithHTTPClient(hc),
 	}
 	if r.baseURL != "" {
 		opts = append(opts, anthropic.WithBaseURL(r.baseURL))
@@ -260,9 +279,10 @@ func (m *model) buildMistral(r resolved) error {
 // resolve validates cfg and fills in defaults.
 func resolve(cfg Config) (resolved, error) {
 	r := resolved{
-		provider: normalizeProvider(cfg.Provider),
-		model:    strings.TrimSpace(cfg.Model),
-		client:   cfg.HTTPClient,
+		provider:    normalizeProvider(cfg.Provider),
+		model:       strings.TrimSpace(cfg.Model),
+		client:      cfg.HTTPClient,
+		promptCache: cfg.PromptCache == nil || *cfg.PromptCache,
 	}
 	if _, err := CapabilitiesOf(r.provider); err != nil {
 		return r, err

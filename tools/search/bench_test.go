@@ -30,7 +30,8 @@ func BenchmarkIndex(b *testing.B) {
 }
 
 // BenchmarkSearch measures one tool call (search plus formatting) on the demo
-// corpus.
+// corpus, cycling through four queries: after the first round the index's
+// hit cache answers them (BenchmarkSearchUncached runs the query every time).
 func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
 	tool := demoTool(b)

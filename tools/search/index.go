@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -16,6 +18,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+	"github.com/clipperhouse/uax29/v2/sentences"
 )
 
 // Field names of the bleve index.
@@ -47,12 +50,73 @@ type Index struct {
 	// flat holds each document's body with runs of white space collapsed to
 	// one space: the text that is indexed, and that snippets are cut from.
 	flat []string
+	// bodies holds what snippets need of each flat body, computed once at
+	// indexing instead of at every search.
+	bodies []body
 	// titleTerms holds each document's analysed title terms, which tell
 	// snippets which matched terms the title already shows.
 	titleTerms [][]string
+	// cache keeps the hits of recent searches (see hitCache).
+	cache hitCache
+	// closed is set by Close: a closed index serves nothing, cached or not.
+	closed atomic.Bool
 	// closeOnce guards bleve.Close, which must run at most once.
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// cacheSize bounds the searches an Index remembers.
+const cacheSize = 1024
+
+// hitCache remembers the hits of the last cacheSize distinct searches,
+// keyed by the query and k. The index never changes once built, so a
+// search's hits depend on nothing else, and a search
+// repeated (the same entity looked up by several runs, configs or steps)
+// costs a map lookup instead of a BM25 query. Entries are evicted oldest
+// first. The zero value is an empty cache; it is safe for concurrent use.
+type hitCache struct {
+	mu    sync.Mutex
+	hits  map[hitKey][]Hit
+	order []hitKey // ring of the keys in insertion order
+	next  int      // the ring's oldest slot once it is full
+	off   bool     // tests: never cache
+}
+
+type hitKey struct {
+	query string
+	k     int
+}
+
+// get returns a copy of the hits cached for key.
+func (c *hitCache) get(key hitKey) ([]Hit, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hits, ok := c.hits[key]
+	return slices.Clone(hits), ok
+}
+
+// put caches a copy of hits for key. Hits share their match slices with
+// the cache; nothing writes to them after Search.
+func (c *hitCache) put(key hitKey, hits []Hit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.off {
+		return
+	}
+	if _, ok := c.hits[key]; ok {
+		return
+	}
+	if c.hits == nil {
+		c.hits = make(map[hitKey][]Hit, cacheSize)
+	}
+	if len(c.order) < cacheSize {
+		c.order = append(c.order, key)
+	} else {
+		delete(c.hits, c.order[c.next])
+		c.order[c.next] = key
+		c.next = (c.next + 1) % cacheSize
+	}
+	c.hits[key] = slices.Clone(hits)
 }
 
 // Hit is one ranked search result.
@@ -64,16 +128,51 @@ type Hit struct {
 	Score float64
 	// flat is the document body with white space collapsed.
 	flat string
+	// body holds flat's sentence starts and whether it is ASCII; nil for
+	// a zero Hit.
+	body *body
 	// matches locate the query terms in flat, ordered by offset.
 	matches []match
+	// terms is the number of distinct terms in matches; match.id is below it.
+	terms int
+}
+
+// body is what Snippet needs of a flat body besides its text.
+type body struct {
+	// sentences are the byte offsets of the body's sentence starts
+	// (Unicode sentence segmentation), in order.
+	sentences []int
+	// ascii is true when every byte of the body is below utf8.RuneSelf,
+	// so that a rune count is a byte count.
+	ascii bool
+}
+
+// newBody segments text into sentences and checks whether it is ASCII.
+func newBody(text string) body {
+	b := body{ascii: isASCII(text)}
+	seg := sentences.FromString(text)
+	for seg.Next() {
+		b.sentences = append(b.sentences, seg.Start())
+	}
+	return b
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // match is one occurrence of an analysed query term in a body: the byte
-// range [start, end), the term (its stem), and whether the term also occurs
-// in the document's title.
+// range [start, end), the term (its stem) and its number among the hit's
+// distinct terms, and whether the term also occurs in the document's title.
 type match struct {
 	start, end int
 	term       string
+	id         int
 	inTitle    bool
 }
 
@@ -92,7 +191,7 @@ func NewIndex(ctx context.Context, src Source) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create search index: %w", err)
 	}
-	idx := &Index{bleve: b, docs: docs, flat: make([]string, len(docs)), titleTerms: make([][]string, len(docs))}
+	idx := &Index{bleve: b, docs: docs, flat: make([]string, len(docs)), bodies: make([]body, len(docs)), titleTerms: make([][]string, len(docs))}
 	if err := idx.add(ctx); err != nil {
 		_ = b.Close()
 		return nil, err
@@ -132,6 +231,7 @@ func (idx *Index) add(ctx context.Context) error {
 	batch := idx.bleve.NewBatch()
 	for i, d := range idx.docs {
 		idx.flat[i] = strings.Join(strings.Fields(d.Text), " ")
+		idx.bodies[i] = newBody(idx.flat[i])
 		terms, err := idx.terms(d.Title)
 		if err != nil {
 			return err
@@ -174,6 +274,12 @@ func (idx *Index) Search(ctx context.Context, q string, k int) ([]Hit, error) {
 	if k < 1 || strings.TrimSpace(q) == "" {
 		return nil, nil
 	}
+	key := hitKey{query: q, k: k}
+	if !idx.closed.Load() {
+		if hits, ok := idx.cache.get(key); ok {
+			return hits, nil
+		}
+	}
 	terms, err := idx.terms(q)
 	if err != nil {
 		return nil, err
@@ -211,17 +317,20 @@ func (idx *Index) Search(ctx context.Context, q string, k int) ([]Hit, error) {
 			return nil, fmt.Errorf("search %q: index returned unknown document %q", q, h.ID)
 		}
 		var ms []match
+		id := 0
 		for term, locs := range h.Locations[fieldText] {
 			inTitle := slices.Contains(idx.titleTerms[i], term)
 			for _, l := range locs {
-				ms = append(ms, match{start: int(l.Start), end: int(l.End), term: term, inTitle: inTitle})
+				ms = append(ms, match{start: int(l.Start), end: int(l.End), term: term, id: id, inTitle: inTitle})
 			}
+			id++
 		}
 		slices.SortFunc(ms, func(a, b match) int {
 			return cmp.Or(cmp.Compare(a.start, b.start), strings.Compare(a.term, b.term))
 		})
-		hits = append(hits, Hit{Doc: idx.docs[i], Score: h.Score, flat: idx.flat[i], matches: ms})
+		hits = append(hits, Hit{Doc: idx.docs[i], Score: h.Score, flat: idx.flat[i], body: &idx.bodies[i], matches: ms, terms: id})
 	}
+	idx.cache.put(key, hits)
 	return hits, nil
 }
 
@@ -244,6 +353,7 @@ func (idx *Index) terms(q string) ([]string, error) {
 // Close releases the index. Later calls do nothing and return the first
 // call's result. Searching a closed index fails with ErrClosed.
 func (idx *Index) Close() error {
+	idx.closed.Store(true)
 	idx.closeOnce.Do(func() {
 		if err := idx.bleve.Close(); err != nil {
 			idx.closeErr = fmt.Errorf("close search index: %w", err)

@@ -1,10 +1,10 @@
 package search
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/clipperhouse/uax29/v2/sentences"
 )
 
 // Ellipsis marks text cut from either end of a snippet.
@@ -22,25 +22,39 @@ func (h Hit) Snippet(maxRunes int) string {
 	if maxRunes < 1 {
 		return ""
 	}
-	if utf8.RuneCountInString(text) <= maxRunes {
+	b := h.body
+	if b == nil {
+		nb := newBody(text)
+		b = &nb
+	}
+	if b.ascii {
+		if len(text) <= maxRunes {
+			return text
+		}
+	} else if utf8.RuneCountInString(text) <= maxRunes {
 		return text
 	}
-	best := window{start: 0, end: advance(text, 0, maxRunes), sentence: true}
-	best.score(h.matches, len(text))
+	// ends finds the end of the window of maxRunes runes from a start; in
+	// ASCII text a rune is a byte. The sentence starts, and the windows
+	// before the matches, come in increasing order, so each pass over the
+	// text decodes it about once.
+	ends := runeWindow{text: text, n: maxRunes, ascii: b.ascii}
+	seen := make([]bool, h.terms) // reused by every window's score
+	best := window{start: 0, end: ends.from(0), sentence: true}
+	best.score(h.matches, len(text), seen)
 	try := func(start int, sentence bool) {
-		w := window{start: start, end: advance(text, start, maxRunes), sentence: sentence}
-		w.score(h.matches, len(text))
+		w := window{start: start, end: ends.from(start), sentence: sentence}
+		w.score(h.matches, len(text), seen)
 		if w.better(best) {
 			best = w
 		}
 	}
-	seg := sentences.FromString(text)
-	for seg.Next() {
-		try(seg.Start(), true)
+	for _, start := range b.sentences {
+		try(start, true)
 	}
 	lead := maxRunes / 4
 	for _, m := range h.matches {
-		try(wordStartBefore(text, m.start, lead), false)
+		try(wordStartBefore(text, m.start, lead, b.ascii), false)
 	}
 	return cut(text, best.start, best.end)
 }
@@ -63,19 +77,26 @@ type window struct {
 const tailContext = 40
 
 // score counts the matches that lie entirely inside w, whose text is
-// textLen bytes long.
-func (w *window) score(ms []match, textLen int) {
-	seen := map[string]bool{}
+// textLen bytes long. ms is ordered by start offset; seen has a slot for
+// each match id, and is cleared here.
+func (w *window) score(ms []match, textLen int, seen []bool) {
+	clear(seen)
 	w.fresh, w.distinct, w.total = 0, 0, 0
 	last := w.start
-	for _, m := range ms {
-		if m.start < w.start || m.end > w.end {
+	// Matches that start before the window are skipped at once; from the
+	// first that starts after the window's end, none fits.
+	first, _ := slices.BinarySearchFunc(ms, w.start, func(m match, start int) int { return cmp.Compare(m.start, start) })
+	for _, m := range ms[first:] {
+		if m.start > w.end {
+			break
+		}
+		if m.end > w.end {
 			continue
 		}
 		w.total++
 		last = m.end
-		if !seen[m.term] {
-			seen[m.term] = true
+		if !seen[m.id] {
+			seen[m.id] = true
 			w.distinct++
 			if !m.inTitle {
 				w.fresh++
@@ -103,6 +124,43 @@ func (w window) better(b window) bool {
 	}
 }
 
+// runeWindow computes advance(text, start, n) for a series of starts,
+// each a rune boundary, carrying the last window over to the next start
+// when it is not earlier. The zero start, end and runes are the window at 0.
+type runeWindow struct {
+	text  string
+	n     int
+	ascii bool
+	// start and end bound the last window; runes counts the runes in it
+	// (at most n).
+	start, end, runes int
+}
+
+// from returns advance(w.text, start, w.n).
+func (w *runeWindow) from(start int) int {
+	if w.ascii {
+		return min(start+w.n, len(w.text))
+	}
+	if start < w.start {
+		w.start, w.end, w.runes = start, start, 0
+	}
+	for w.start < start {
+		if w.start == w.end {
+			w.start, w.end, w.runes = start, start, 0
+			break
+		}
+		_, size := utf8.DecodeRuneInString(w.text[w.start:])
+		w.start += size
+		w.runes--
+	}
+	for w.runes < w.n && w.end < len(w.text) {
+		_, size := utf8.DecodeRuneInString(w.text[w.end:])
+		w.end += size
+		w.runes++
+	}
+	return w.end
+}
+
 // advance returns the byte offset n runes after start in s, or len(s).
 func advance(s string, start, n int) int {
 	i := start
@@ -114,10 +172,13 @@ func advance(s string, start, n int) int {
 }
 
 // wordStartBefore returns the start of the word that begins at most lead runes
-// before offset at in s (0 if there is none).
-func wordStartBefore(s string, at, lead int) int {
+// before offset at in s (0 if there is none); ascii says s is ASCII.
+func wordStartBefore(s string, at, lead int, ascii bool) int {
 	i := at
-	for ; lead > 0 && i > 0; lead-- {
+	if ascii {
+		i = max(at-lead, 0)
+	}
+	for ; !ascii && lead > 0 && i > 0; lead-- {
 		_, size := utf8.DecodeLastRuneInString(s[:i])
 		i -= size
 	}

@@ -1,0 +1,42 @@
+package pipeline_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/journal/sqlitestore"
+	"github.com/planner-engine/planner/pipeline"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cancelOnLock is a store whose Lock cancels the run's context, as a
+// Ctrl-C arriving right after the thread was created does.
+type cancelOnLock struct {
+	journal.Store
+	cancel context.CancelFunc
+}
+
+func (s cancelOnLock) Lock(ctx context.Context, name string) (func() error, error) {
+	s.cancel()
+	return s.Store.Lock(ctx, name)
+}
+
+func TestAThreadCancelledBeforeItsRunStartsIsNotLeftRunning(t *testing.T) {
+	script := write(t, "s.yaml", "replies:\n  - text: \"Answer: 4\"\n")
+	p, err := build(t, write(t, "d.yaml", "name: d\nllm: {provider: scripted, script: "+script+"}\nnodes:\n  - {id: answer, type: direct}\nedges:\n  - {from: START, to: answer}\n  - {from: answer, to: END}\n"))
+	require.NoError(t, err)
+	db, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "threads.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, _, err = p.RunThread(ctx, agent.Task{Question: "2+2?"}, nil, pipeline.Thread{Store: cancelOnLock{Store: db, cancel: cancel}, Name: "early"})
+	require.Error(t, err)
+	th, err := db.Thread(context.Background(), "early")
+	require.NoError(t, err)
+	assert.Equal(t, journal.StatusInterrupted, th.Status, "the thread it created says it was interrupted")
+}

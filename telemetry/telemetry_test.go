@@ -1,0 +1,325 @@
+package telemetry_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/telemetry"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// recorder returns a provider whose spans end up in the returned exporter,
+// synchronously.
+func recorder(t *testing.T) (*sdktrace.TracerProvider, *tracetest.InMemoryExporter) {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp, exp
+}
+
+func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
+	out := map[attribute.Key]attribute.Value{}
+	for _, kv := range s.Attributes {
+		out[kv.Key] = kv.Value
+	}
+	return out
+}
+
+func TestWithoutProviderEverythingIsANoOp(t *testing.T) {
+	ctx := context.Background()
+	assert.False(t, telemetry.Enabled(ctx))
+	assert.Equal(t, ctx, telemetry.WithProvider(ctx, nil))
+	c2, span := telemetry.StartChat(ctx, telemetry.Chat{Provider: "openai", Model: "gpt"})
+	assert.Equal(t, ctx, c2)
+	assert.False(t, span.Recording())
+	assert.False(t, span.Content())
+	span.SetUsage(telemetry.Usage{InputTokens: 3})
+	span.Fail("x", errors.New("boom"))
+	span.SetContent(telemetry.KeyToolResult, "x")
+	span.End()
+	span.EndRun(agent.NewState(agent.Task{Question: "q"}))
+	telemetry.EndNode(ctx, "", "", nil)
+}
+
+func TestSpanNoProviderAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(1000, noProviderCall(ctx))
+	assert.Zero(t, allocs)
+}
+
+// noProviderCall is what a model and a tool call do with telemetry, with
+// ctx carrying no provider for the allocation test and the benchmark.
+func noProviderCall(ctx context.Context) func() {
+	return func() {
+		c, span := telemetry.StartChat(ctx, telemetry.Chat{Provider: "openai", Model: "gpt-4o-mini", Node: "react"})
+		span.SetUsage(telemetry.Usage{InputTokens: 10, OutputTokens: 5})
+		span.End()
+		_, tool := telemetry.StartTool(c, telemetry.Tool{Name: "search", Input: "q"})
+		tool.End()
+	}
+}
+
+func BenchmarkSpanNoProvider(b *testing.B) {
+	f := noProviderCall(context.Background())
+	b.ReportAllocs()
+	for b.Loop() {
+		f()
+	}
+}
+
+func BenchmarkSpanWithProvider(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewNoopExporter())))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	f := noProviderCall(telemetry.WithProvider(context.Background(), tp))
+	b.ReportAllocs()
+	for b.Loop() {
+		f()
+	}
+}
+
+func TestSpansNestAndCarryGenAIAttributes(t *testing.T) {
+	tp, exp := recorder(t)
+	ctx := telemetry.WithProvider(context.Background(), tp)
+	require.True(t, telemetry.Enabled(ctx))
+	ctx, run := telemetry.StartRun(ctx, telemetry.Run{Agent: "react", RunID: "r1", TaskID: "demo-07", Question: "secret question"})
+	nctx, _ := telemetry.StartNode(ctx, "think", "react", 1)
+	_, chat := telemetry.StartChat(nctx, telemetry.Chat{Provider: "openai", Model: "gpt-4o-mini", Node: "think"})
+	chat.SetUsage(telemetry.Usage{InputTokens: 12, OutputTokens: 7, CachedInputTokens: 4})
+	chat.SetMessages(telemetry.KeyInputMessages, []telemetry.Message{{Role: "user", Parts: []telemetry.Part{{Type: "text", Content: "hi"}}}})
+	chat.End()
+	_, tool := telemetry.StartTool(nctx, telemetry.Tool{Name: "search", CallID: "call_1", Input: "Jupiter"})
+	tool.Fail("timeout", errors.New("tool timed out"))
+	tool.End()
+	telemetry.EndNode(nctx, "continue", "", nil)
+	st := agent.NewState(agent.Task{Question: "q"})
+	st.Failure = agent.FailureTimeout
+	run.Fail(st.Failure, errors.New("deadline"))
+	run.EndRun(st)
+
+	spans := exp.GetSpans()
+	require.Len(t, spans, 4)
+	byName := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		byName[s.Name] = s
+	}
+	root, node, c, x := byName["invoke_agent react"], byName["node think"], byName["chat gpt-4o-mini"], byName["execute_tool search"]
+	require.NotEmpty(t, root.Name)
+	assert.False(t, root.Parent.IsValid())
+	assert.Equal(t, root.SpanContext.SpanID(), node.Parent.SpanID())
+	assert.Equal(t, node.SpanContext.SpanID(), c.Parent.SpanID())
+	assert.Equal(t, node.SpanContext.SpanID(), x.Parent.SpanID())
+
+	ra := attrs(root)
+	assert.Equal(t, "invoke_agent", ra[telemetry.KeyOperationName].AsString())
+	assert.Equal(t, "react", ra[telemetry.KeyAgentName].AsString())
+	assert.Equal(t, "r1", ra[telemetry.KeyRunID].AsString())
+	assert.Equal(t, "demo-07", ra[telemetry.KeyTaskID].AsString())
+	assert.Equal(t, "timeout", ra[telemetry.KeyFailure].AsString())
+	assert.Equal(t, "timeout", ra[telemetry.KeyErrorType].AsString())
+	assert.Equal(t, codes.Error, root.Status.Code)
+	assert.NotContains(t, ra, telemetry.KeyInputMessages, "content is off by default")
+
+	na := attrs(node)
+	assert.Equal(t, "think", na[telemetry.KeyNodeID].AsString())
+	assert.Equal(t, "react", na[telemetry.KeyNodeType].AsString())
+	assert.Equal(t, int64(1), na[telemetry.KeyStep].AsInt64())
+	assert.Equal(t, "continue", na[telemetry.KeyRoute].AsString())
+
+	ca := attrs(c)
+	assert.Equal(t, "chat", ca[telemetry.KeyOperationName].AsString())
+	assert.Equal(t, "openai", ca[telemetry.KeyProviderName].AsString())
+	assert.Equal(t, "openai", ca[telemetry.KeySystem].AsString())
+	assert.Equal(t, "gpt-4o-mini", ca[telemetry.KeyRequestModel].AsString())
+	assert.Equal(t, int64(12), ca[telemetry.KeyInputTokens].AsInt64())
+	assert.Equal(t, int64(7), ca[telemetry.KeyOutputTokens].AsInt64())
+	assert.Equal(t, int64(4), ca[telemetry.KeyCachedTokens].AsInt64())
+	assert.NotContains(t, ca, telemetry.KeyInputMessages, "content is off by default")
+
+	xa := attrs(x)
+	assert.Equal(t, "execute_tool", xa[telemetry.KeyOperationName].AsString())
+	assert.Equal(t, "search", xa[telemetry.KeyToolName].AsString())
+	assert.Equal(t, "call_1", xa[telemetry.KeyToolCallID].AsString())
+	assert.Equal(t, "timeout", xa[telemetry.KeyErrorType].AsString())
+	assert.NotContains(t, xa, telemetry.KeyToolArguments)
+}
+
+func TestContentIsRecordedScrubbedOnlyWhenOptedIn(t *testing.T) {
+	const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+	tp, exp := recorder(t)
+	ctx := telemetry.WithProvider(context.Background(), tp, telemetry.WithContent(true), telemetry.WithScrubber(redact.New(redact.WithSecrets(key))))
+	ctx, run := telemetry.StartRun(ctx, telemetry.Run{Agent: "a", Question: "use " + key})
+	_, tool := telemetry.StartTool(ctx, telemetry.Tool{Name: "http", Input: "Authorization: Bearer " + key})
+	tool.SetContent(telemetry.KeyToolResult, "got "+key)
+	tool.Fail("tool_error", errors.New("401 for key "+key))
+	tool.End()
+	run.EndRun(&agent.State{Answer: "the key is " + key})
+
+	spans := exp.GetSpans()
+	require.Len(t, spans, 2)
+	for _, s := range spans {
+		for _, kv := range s.Attributes {
+			assert.NotContains(t, kv.Value.Emit(), key, "%s: %s", s.Name, kv.Key)
+		}
+		assert.NotContains(t, s.Status.Description, key)
+		for _, ev := range s.Events {
+			for _, kv := range ev.Attributes {
+				assert.NotContains(t, kv.Value.Emit(), key)
+			}
+		}
+	}
+	x := attrs(spans[0])
+	assert.Contains(t, x[telemetry.KeyToolArguments].AsString(), "Authorization")
+	assert.Contains(t, x[telemetry.KeyToolResult].AsString(), "got ")
+	r := attrs(spans[1])
+	assert.Contains(t, r[telemetry.KeyInputMessages].AsString(), `"role":"user"`)
+	assert.Contains(t, r[telemetry.KeyOutputMessages].AsString(), "the key is")
+}
+
+func TestContentFromEnv(t *testing.T) {
+	t.Setenv(telemetry.EnvContent, "")
+	t.Setenv(telemetry.EnvCaptureContent, "")
+	assert.False(t, telemetry.ContentFromEnv())
+	t.Setenv(telemetry.EnvContent, "1")
+	assert.True(t, telemetry.ContentFromEnv())
+	t.Setenv(telemetry.EnvContent, "")
+	t.Setenv(telemetry.EnvCaptureContent, "true")
+	assert.True(t, telemetry.ContentFromEnv())
+}
+
+// clearEnv unsets every variable FromEnv reads, for the test.
+func clearEnv(t *testing.T) {
+	for _, k := range []string{telemetry.EnvEndpoint, telemetry.EnvTracesEndpoint, telemetry.EnvProtocol, telemetry.EnvTracesProtocol,
+		telemetry.EnvSDKDisabled, telemetry.EnvTracesExporter, telemetry.EnvServiceName, "OTEL_RESOURCE_ATTRIBUTES"} {
+		t.Setenv(k, "")
+	}
+}
+
+func TestFromEnvIsOffUnlessAnEndpointIsSet(t *testing.T) {
+	ctx := context.Background()
+	clearEnv(t)
+	tp, shutdown, err := telemetry.FromEnv(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, tp)
+	require.NoError(t, shutdown(ctx))
+
+	t.Setenv(telemetry.EnvEndpoint, "http://127.0.0.1:1")
+	for _, off := range [][2]string{{telemetry.EnvSDKDisabled, "true"}, {telemetry.EnvTracesExporter, "none"}} {
+		t.Run(off[0], func(t *testing.T) {
+			t.Setenv(off[0], off[1])
+			tp, _, err := telemetry.FromEnv(ctx)
+			require.NoError(t, err)
+			assert.Nil(t, tp)
+		})
+	}
+	t.Run("grpc", func(t *testing.T) {
+		t.Setenv(telemetry.EnvTracesProtocol, "grpc")
+		tp, shutdown, err := telemetry.FromEnv(ctx)
+		require.NoError(t, err)
+		require.NotNil(t, tp)
+		require.NoError(t, shutdown(ctx)) // nothing batched: no connection needed
+	})
+	t.Run("bad protocol", func(t *testing.T) {
+		t.Setenv(telemetry.EnvProtocol, "http/json")
+		_, _, err := telemetry.FromEnv(ctx)
+		assert.ErrorIs(t, err, telemetry.ErrConfig)
+	})
+	t.Run("bad exporter", func(t *testing.T) {
+		t.Setenv(telemetry.EnvTracesExporter, "zipkin")
+		_, _, err := telemetry.FromEnv(ctx)
+		assert.ErrorIs(t, err, telemetry.ErrConfig)
+	})
+}
+
+// TestFromEnvExportsToAnOTLPReceiver runs a real OTLP/HTTP receiver on
+// loopback and checks the spans of FromEnv's provider reach it.
+func TestFromEnvExportsToAnOTLPReceiver(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		reqs []*coltracepb.ExportTraceServiceRequest
+		errs []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		req := &coltracepb.ExportTraceServiceRequest{}
+		if err == nil {
+			err = proto.Unmarshal(body, req)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.URL.Path != "/v1/traces":
+			errs = append(errs, "path "+r.URL.Path)
+		case r.Header.Get("Content-Type") != "application/x-protobuf":
+			errs = append(errs, "content type "+r.Header.Get("Content-Type"))
+		case r.Header.Get("X-Test") != "yes":
+			errs = append(errs, "missing OTEL_EXPORTER_OTLP_HEADERS header")
+		case err != nil:
+			errs = append(errs, err.Error())
+		default:
+			reqs = append(reqs, req)
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		b, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+	clearEnv(t)
+	t.Setenv(telemetry.EnvEndpoint, srv.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-test=yes")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tp, shutdown, err := telemetry.FromEnv(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, tp)
+	rctx, run := telemetry.StartRun(telemetry.WithProvider(ctx, tp), telemetry.Run{Agent: "react", RunID: "r9"})
+	_, chat := telemetry.StartChat(rctx, telemetry.Chat{Provider: "scripted"})
+	chat.SetUsage(telemetry.Usage{InputTokens: 5, OutputTokens: 2})
+	chat.End()
+	run.EndRun(nil)
+	require.NoError(t, shutdown(ctx))
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, errs)
+	names := map[string]string{}
+	service := ""
+	for _, req := range reqs {
+		for _, rs := range req.ResourceSpans {
+			for _, kv := range rs.Resource.GetAttributes() {
+				if kv.Key == "service.name" {
+					service = kv.Value.GetStringValue()
+				}
+			}
+			for _, ss := range rs.ScopeSpans {
+				assert.Equal(t, telemetry.ScopeName, ss.Scope.GetName())
+				for _, s := range ss.Spans {
+					names[s.Name] = string(s.ParentSpanId)
+				}
+			}
+		}
+	}
+	assert.Equal(t, "planner", service)
+	require.Contains(t, names, "invoke_agent react")
+	require.Contains(t, names, "chat scripted")
+	assert.Empty(t, names["invoke_agent react"])
+	assert.NotEmpty(t, names["chat scripted"])
+	assert.True(t, strings.HasPrefix(srv.URL, "http://127.0.0.1"))
+}

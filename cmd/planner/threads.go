@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
@@ -36,18 +37,9 @@ type waitingError struct{ err error }
 func (e *waitingError) Error() string { return e.err.Error() }
 func (e *waitingError) Unwrap() error { return e.err }
 
-// threadMeta is what a thread records of the run command that started
-// it, so that resume can start the same run again.
-type threadMeta struct {
-	Config    string        `json:"config"`
-	LLM       string        `json:"llm,omitempty"`
-	Suite     string        `json:"suite,omitempty"`
-	Task      string        `json:"task,omitempty"`
-	Question  string        `json:"question,omitempty"`
-	Reference string        `json:"reference,omitempty"`
-	MaxSteps  int           `json:"max_steps,omitempty"`
-	Timeout   time.Duration `json:"timeout,omitempty"`
-}
+// threadMeta is the thread record `planner run --thread`, `planner serve`
+// and `planner resume` share (planner.ThreadMeta).
+type threadMeta = planner.ThreadMeta
 
 // defaultStore is the thread store's path when --store (PLANNER_STORE)
 // is unset: $XDG_STATE_HOME/planner/threads.db, else

@@ -1,0 +1,299 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/textutil"
+)
+
+// PipelineInfo describes one config of the folder.
+type PipelineInfo struct {
+	// Name is the pipeline's `name:`; runs and comparisons name it.
+	Name string `json:"name"`
+	// File is the config's file name inside the folder.
+	File string `json:"file"`
+	// Description is its `description:`.
+	Description string `json:"description,omitempty"`
+	// Paradigm is the node types, in node order, joined by "+" ("react",
+	// "planner+execute+replanner+finalizer").
+	Paradigm string `json:"paradigm,omitempty"`
+	// Nodes are its nodes with their types.
+	Nodes []NodeInfo `json:"nodes,omitempty"`
+	// Error says why the file does not load (file:line: message); the
+	// other fields are then empty but File.
+	Error string `json:"error,omitempty"`
+}
+
+// NodeInfo is a node of a pipeline.
+type NodeInfo struct {
+	// ID is the node's id.
+	ID string `json:"id"`
+	// Type is its node type.
+	Type string `json:"type"`
+}
+
+// pipelineFiles lists the config files of the folder, sorted; dot files
+// are skipped.
+func (s *Server) pipelineFiles() ([]string, error) {
+	var files []string
+	for _, pat := range []string{"*.yaml", "*.yml"} {
+		m, err := filepath.Glob(filepath.Join(s.cfg.Dir, pat))
+		if err != nil {
+			return nil, fmt.Errorf("configs folder %s: %w", s.cfg.Dir, err)
+		}
+		for _, f := range m {
+			if !strings.HasPrefix(filepath.Base(f), ".") {
+				files = append(files, f)
+			}
+		}
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// info loads one config for the listing.
+func info(path string) PipelineInfo {
+	pi := PipelineInfo{File: filepath.Base(path)}
+	cfg, err := config.Load(path)
+	if err != nil {
+		pi.Error = err.Error()
+		return pi
+	}
+	pi.Name, pi.Description = cfg.Name, textutil.OneLine(cfg.Description)
+	types := make([]string, 0, len(cfg.Nodes))
+	for _, n := range cfg.Nodes {
+		pi.Nodes = append(pi.Nodes, NodeInfo{ID: n.ID, Type: n.Type})
+		types = append(types, n.Type)
+	}
+	pi.Paradigm = strings.Join(types, "+")
+	return pi
+}
+
+var pipelineNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// pipelinePath finds the config a request names: by its `name:`, or by
+// its file name with or without the extension. Only files of the folder
+// are found; anything else is ErrNotFound.
+func (s *Server) pipelinePath(name string) (string, error) {
+	if !pipelineNameRE.MatchString(name) {
+		return "", withDetails(fmt.Errorf("%w: pipeline name %q: use letters, digits, '.', '_' and '-'", ErrBadRequest, name), map[string]string{"field": "config"})
+	}
+	files, err := s.pipelineFiles()
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		base := filepath.Base(f)
+		if base == name || strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml") == name {
+			return f, nil
+		}
+	}
+	for _, f := range files {
+		if cfg, err := config.Load(f); err == nil && cfg.Name == name {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no pipeline %q in %s (GET /api/pipelines lists them)", ErrNotFound, name, s.cfg.Dir)
+}
+
+func (s *Server) listPipelines(w http.ResponseWriter, r *http.Request) {
+	files, err := s.pipelineFiles()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]PipelineInfo, 0, len(files))
+	for _, f := range files {
+		out = append(out, info(f))
+	}
+	s.writeJSON(w, r, http.StatusOK, map[string]any{"dir": s.cfg.Dir, "pipelines": out})
+}
+
+// Problem is one problem of a pipeline file, at its line.
+type Problem struct {
+	// File is the file name (the posted name for a validated body).
+	File string `json:"file"`
+	// Line is the 1-based line, 0 when the problem has none.
+	Line int `json:"line,omitempty"`
+	// Key is the dotted key the problem is about, when known.
+	Key string `json:"key,omitempty"`
+	// Message is "file:line: message", as planner validate prints it.
+	Message string `json:"message"`
+}
+
+// ValidateResult is the answer of POST /api/pipelines/validate.
+type ValidateResult struct {
+	// OK is true when the pipeline is valid.
+	OK bool `json:"ok"`
+	// Name is the pipeline's name, Nodes its nodes and Cycles its cycles
+	// (legal, bounded by max_steps), when OK.
+	Name   string     `json:"name,omitempty"`
+	Nodes  []NodeInfo `json:"nodes,omitempty"`
+	Cycles [][]string `json:"cycles,omitempty"`
+	// Errors are the problems found, when not OK.
+	Errors []Problem `json:"errors,omitempty"`
+}
+
+// validateRequest is the JSON form of a validation request.
+type validateRequest struct {
+	YAML string `json:"yaml"`
+	File string `json:"file"`
+}
+
+var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+func (s *Server) validatePipeline(w http.ResponseWriter, r *http.Request) {
+	var req validateRequest
+	if isJSON(r.Header.Get("Content-Type")) {
+		if err := decode(r, &req, false); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	} else {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				err = fmt.Errorf("%w: more than %d bytes: %w", ErrTooLarge, mbe.Limit, err)
+			} else {
+				err = fmt.Errorf("%w: reading the body: %w", ErrBadRequest, err)
+			}
+			s.fail(w, r, err)
+			return
+		}
+		req.YAML, req.File = string(b), r.URL.Query().Get("file")
+	}
+	if req.File == "" {
+		req.File = "pipeline.yaml"
+	}
+	if !fileNameRE.MatchString(req.File) {
+		s.fail(w, r, fmt.Errorf("%w: file name %q: use letters, digits, '.', '_' and '-'", ErrBadRequest, req.File))
+		return
+	}
+	if strings.TrimSpace(req.YAML) == "" {
+		s.fail(w, r, fmt.Errorf("%w: no YAML to validate: post the pipeline as the body (Content-Type application/yaml) or as {\"yaml\": \"...\"}", ErrBadRequest))
+		return
+	}
+	dir, err := os.MkdirTemp("", "planner-validate-")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, req.File)
+	if err := os.WriteFile(path, []byte(req.YAML), 0o600); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// Building a pipeline starts its MCP servers: a posted one must not
+	// run a command on the server.
+	cfg, err := config.Load(path)
+	if err == nil {
+		for i, t := range cfg.Tools {
+			if t.Name == config.MCPTool {
+				err = cfg.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tools[%d]: an mcp entry is not validated by the server "+
+					"(building it would start the MCP server); check the file with planner validate", i)
+				break
+			}
+		}
+	}
+	if err != nil {
+		s.writeJSON(w, r, http.StatusOK, ValidateResult{Errors: problems(err, path, req.File)})
+		return
+	}
+	p, err := s.engine.Validate(r.Context(), path)
+	if err != nil {
+		s.writeJSON(w, r, http.StatusOK, ValidateResult{Errors: problems(err, path, req.File)})
+		return
+	}
+	defer p.Close()
+	res := ValidateResult{OK: true, Name: p.Name(), Cycles: p.Built().Graph().Cycles()}
+	for _, id := range p.Built().Graph().Nodes() {
+		res.Nodes = append(res.Nodes, NodeInfo{ID: id, Type: p.Built().Kinds()[id]})
+	}
+	s.writeJSON(w, r, http.StatusOK, res)
+}
+
+// problems lists the *config.Error values in err's tree (or err itself),
+// with the temporary path replaced by the posted name.
+func problems(err error, path, name string) []Problem {
+	var out []Problem
+	var walk func(error)
+	walk = func(e error) {
+		var ce *config.Error
+		if errors.As(e, &ce) {
+			if j, ok := e.(interface{ Unwrap() []error }); ok && !isConfigError(e) {
+				for _, sub := range j.Unwrap() {
+					walk(sub)
+				}
+				return
+			}
+			out = append(out, Problem{File: name, Line: ce.Line, Key: ce.Key, Message: strings.ReplaceAll(ce.Error(), path, name)})
+			return
+		}
+		out = append(out, Problem{File: name, Message: strings.ReplaceAll(e.Error(), path, name)})
+	}
+	walk(err)
+	return out
+}
+
+func isConfigError(e error) bool {
+	_, ok := e.(*config.Error)
+	return ok
+}
+
+func (s *Server) pipelineGraph(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = "svg"
+	}
+	if !slices.Contains([]string{"svg", "mermaid", "dot", "json"}, format) {
+		s.fail(w, r, fmt.Errorf("%w: format must be svg, mermaid, dot or json, got %q", ErrBadRequest, format))
+		return
+	}
+	path, err := s.pipelinePath(r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p, err := s.engine.Validate(r.Context(), path)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer p.Close()
+	g, kinds := p.Built().Graph(), p.Built().Kinds()
+	switch format {
+	case "svg":
+		s.writeBody(w, r, http.StatusOK, "image/svg+xml", []byte(renderSVG(p.Name(), g.Nodes(), g.Edges(), kinds)))
+	case "mermaid":
+		s.writeBody(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(g.Mermaid(kinds)))
+	case "dot":
+		s.writeBody(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(g.DOT(p.Name(), kinds)))
+	default:
+		type edge struct {
+			From  string `json:"from"`
+			To    string `json:"to"`
+			Route string `json:"route,omitempty"`
+		}
+		var nodes []NodeInfo
+		for _, id := range g.Nodes() {
+			nodes = append(nodes, NodeInfo{ID: id, Type: kinds[id]})
+		}
+		var edges []edge
+		for _, e := range g.Edges() {
+			edges = append(edges, edge{e.From, e.To, e.Route})
+		}
+		s.writeJSON(w, r, http.StatusOK, map[string]any{"name": p.Name(), "nodes": nodes, "edges": edges, "start": graph.START, "end": graph.END})
+	}
+}

@@ -1,0 +1,644 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/trace"
+)
+
+// Run statuses besides the thread statuses (journal.Status* values:
+// running, interrupted, waiting, done, failed).
+const (
+	// StatusQueued: the run waits for one of Config.MaxRuns slots.
+	StatusQueued = "queued"
+)
+
+// runStatuses returns the statuses a run can have.
+func runStatuses() []string {
+	return []string{StatusQueued, string(journal.StatusRunning), string(journal.StatusDone), string(journal.StatusWaiting),
+		string(journal.StatusInterrupted), string(journal.StatusFailed)}
+}
+
+// Run kinds: what started a run.
+const (
+	KindStart   = "start"   // POST /api/runs
+	KindResume  = "resume"  // POST /api/threads/{name}/resume
+	KindFork    = "fork"    // POST /api/threads/{name}/fork
+	KindApprove = "approve" // POST /api/approvals/{thread}
+)
+
+// run is one run of this process: its state, result and events.
+type run struct {
+	id, thread, pipeline, llm, kind, question string
+	created                                   time.Time
+	cancel                                    context.CancelFunc
+	max                                       int
+
+	mu       sync.Mutex
+	status   string
+	started  time.Time
+	ended    time.Time
+	res      *planner.Result
+	err      string
+	events   []trace.Event
+	dropped  int64 // events dropped from the front of events
+	notify   chan struct{}
+	finished bool
+}
+
+// Emit implements trace.Sink: it keeps e for the run's streams and wakes
+// them. The engine's tracer has scrubbed e.
+func (r *run) Emit(e trace.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.events) >= r.max {
+		cut := max(1, r.max/10)
+		r.events = slices.Delete(r.events, 0, cut)
+		r.dropped += int64(cut)
+	}
+	r.events = append(r.events, e)
+	close(r.notify)
+	r.notify = make(chan struct{})
+}
+
+// RunView is a run as the API shows it.
+type RunView struct {
+	// ID identifies the run (its trace events carry it as run_id).
+	ID string `json:"id"`
+	// Thread is the thread the run journals into.
+	Thread string `json:"thread"`
+	// Pipeline is the config file the run loaded.
+	Pipeline string `json:"pipeline"`
+	// LLM is the model spec, when the request or the server named one.
+	LLM string `json:"llm,omitempty"`
+	// Kind is what started it: start, resume, fork or approve.
+	Kind string `json:"kind"`
+	// Question is the task's question.
+	Question string `json:"question,omitempty"`
+	// Status is queued, running, or the thread's status after the run:
+	// done, waiting, interrupted, failed.
+	Status string `json:"status"`
+	// Created, Started and Ended time the run.
+	Created time.Time  `json:"created"`
+	Started *time.Time `json:"started,omitempty"`
+	Ended   *time.Time `json:"ended,omitempty"`
+	// DurationMS is the run's wall time once it ended.
+	DurationMS float64 `json:"duration_ms,omitempty"`
+	// Answer, Complete, Reason and Failure are the result's (see
+	// planner.Result).
+	Answer   string `json:"answer,omitempty"`
+	Complete bool   `json:"complete"`
+	Reason   string `json:"reason,omitempty"`
+	Failure  string `json:"failure,omitempty"`
+	// Error is why the run failed.
+	Error string `json:"error,omitempty"`
+	// Usage counts model calls, tokens, cost and tool calls, in total and
+	// per node (usage.per_node).
+	Usage *agent.UsageSnapshot `json:"usage,omitempty"`
+	// Steps are the node ids executed, in order.
+	Steps []string `json:"steps,omitempty"`
+	// Pending is the tool call the thread waits for (status waiting).
+	Pending *journal.Approval `json:"pending,omitempty"`
+	// Replayed and Live count the journaled calls answered from the
+	// journal and made live.
+	Replayed int `json:"replayed,omitempty"`
+	Live     int `json:"live,omitempty"`
+	// Events counts the run's events so far; LastSeq is the last one's
+	// seq.
+	Events  int64 `json:"events"`
+	LastSeq int64 `json:"last_seq"`
+}
+
+// view returns r as the API shows it.
+func (r *run) view() RunView {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.viewLocked()
+}
+
+func (r *run) viewLocked() RunView {
+	v := RunView{ID: r.id, Thread: r.thread, Pipeline: r.pipeline, LLM: r.llm, Kind: r.kind, Question: r.question,
+		Status: r.status, Created: r.created, Error: r.err, Events: r.dropped + int64(len(r.events))}
+	if n := len(r.events); n > 0 {
+		v.LastSeq = r.events[n-1].Seq
+	}
+	if !r.started.IsZero() {
+		t := r.started
+		v.Started = &t
+	}
+	if !r.ended.IsZero() {
+		t := r.ended
+		v.Ended = &t
+	}
+	if res := r.res; res != nil {
+		u := res.Usage
+		v.Answer, v.Complete, v.Reason, v.Failure = res.Answer, res.Complete, res.Reason, res.Failure
+		v.Usage, v.Steps, v.Pending, v.Replayed, v.Live = &u, res.Steps, res.Pending, res.Replayed, res.Live
+		v.DurationMS = float64(res.Duration.Microseconds()) / 1000
+	}
+	return v
+}
+
+// threadMeta is the thread record `planner run --thread`, `planner serve`
+// and `planner resume` share (planner.ThreadMeta).
+type threadMeta = planner.ThreadMeta
+
+// RunRequest is the body of POST /api/runs.
+type RunRequest struct {
+	// Config names a pipeline of the configs folder: its name or file
+	// name. Required.
+	Config string `json:"config"`
+	// Question is the task. Required unless Task names a suite task.
+	Question string `json:"question,omitempty"`
+	// Suite and Task pick a task of a suite by id ("demo" and "demo-07");
+	// its reference answer goes with it. Suite defaults to "demo".
+	Suite string `json:"suite,omitempty"`
+	Task  string `json:"task,omitempty"`
+	// LLM is the model spec, as --llm takes it: "sim", "scripted:FILE",
+	// "openai:gpt-4o-mini". Default: the server's, else the pipeline's
+	// own llm block.
+	LLM string `json:"llm,omitempty"`
+	// Thread names the thread the run journals into; it must not exist.
+	// Default: a generated name.
+	Thread string `json:"thread,omitempty"`
+	// MaxSteps overrides the pipeline's limits.max_steps when positive.
+	MaxSteps int `json:"max_steps,omitempty"`
+	// Timeout overrides the pipeline's limits.timeout ("90s", "5m").
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// Accepted is the answer to a request that started a run.
+type Accepted struct {
+	// RunID identifies the run: GET /api/runs/{run_id} and its events.
+	RunID string `json:"run_id"`
+	// Thread is the thread it journals into.
+	Thread string `json:"thread"`
+	// Events is the path of the run's event stream.
+	Events string `json:"events"`
+}
+
+// newID returns n random bytes in hex.
+func newID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// modelSpec parses a model spec for a request: its files must lie under
+// Root (a relative FILE is taken relative to Root).
+func (s *Server) modelSpec(spec string) (config.LLM, string, error) {
+	if spec == "" {
+		spec = s.cfg.LLM
+	}
+	if spec == "" {
+		return config.LLM{}, "", nil
+	}
+	cfg, err := llm.ParseSpec(spec)
+	if err != nil {
+		return config.LLM{}, "", withDetails(fmt.Errorf("%w: llm: %w", ErrBadRequest, err), map[string]string{"field": "llm"})
+	}
+	if !slices.Contains(s.engine.Providers(), cfg.Provider) {
+		return config.LLM{}, "", withDetails(fmt.Errorf("%w: llm: unknown provider %q (available: %s)", ErrBadRequest, cfg.Provider, strings.Join(s.engine.Providers(), ", ")),
+			map[string]string{"field": "llm"})
+	}
+	if cfg.Script != "" {
+		p, err := s.localPath(cfg.Script)
+		if err != nil {
+			return config.LLM{}, "", withDetails(fmt.Errorf("llm: %w", err), map[string]string{"field": "llm"})
+		}
+		cfg.Script = p
+		spec = cfg.Provider + ":" + p
+	}
+	return cfg, spec, nil
+}
+
+// localPath resolves a path of a request: relative to Root, and inside it.
+func (s *Server) localPath(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.cfg.Root, p)
+	}
+	p = filepath.Clean(p)
+	rel, err := filepath.Rel(s.cfg.Root, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%w: path %q is outside the server's root folder %s", ErrBadRequest, p, s.cfg.Root)
+	}
+	return p, nil
+}
+
+// loadError classifies an error of Engine.Load for the API.
+func loadError(err error) error {
+	switch {
+	case errors.Is(err, planner.ErrInvalidConfig):
+		return err
+	case errors.Is(err, planner.ErrNoModel), errors.Is(err, planner.ErrBadLLMSpec), errors.Is(err, planner.ErrUnknownProvider):
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return err
+}
+
+// load loads a pipeline for a run.
+func (s *Server) load(ctx context.Context, path string, m threadMeta) (*planner.Pipeline, error) {
+	var opts []planner.LoadOption
+	if m.LLM != "" {
+		opts = append(opts, planner.WithLLM(m.LLM))
+	}
+	if m.MaxSteps > 0 {
+		opts = append(opts, planner.WithMaxSteps(m.MaxSteps))
+	}
+	if m.Timeout != 0 {
+		opts = append(opts, planner.WithTimeout(m.Timeout))
+	}
+	p, err := s.engine.Load(ctx, path, opts...)
+	if err != nil {
+		return nil, loadError(err)
+	}
+	return p, nil
+}
+
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
+	var req RunRequest
+	if err := decode(r, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	if req.Config == "" {
+		s.fail(w, r, withDetails(fmt.Errorf("%w: config is required (a pipeline of GET /api/pipelines)", ErrBadRequest), map[string]string{"field": "config"}))
+		return
+	}
+	path, err := s.pipelinePath(req.Config)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	meta := threadMeta{Question: req.Question, MaxSteps: req.MaxSteps}
+	if req.MaxSteps < 0 {
+		s.fail(w, r, withDetails(fmt.Errorf("%w: max_steps must not be negative", ErrBadRequest), map[string]string{"field": "max_steps"}))
+		return
+	}
+	if req.Timeout != "" {
+		if meta.Timeout, err = time.ParseDuration(req.Timeout); err != nil || meta.Timeout == 0 {
+			s.fail(w, r, withDetails(fmt.Errorf("%w: timeout %q: a Go duration such as 90s or 5m", ErrBadRequest, req.Timeout), map[string]string{"field": "timeout"}))
+			return
+		}
+	}
+	if _, meta.LLM, err = s.modelSpec(req.LLM); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	task := agent.Task{Question: req.Question}
+	if req.Task != "" {
+		if req.Suite == "" {
+			req.Suite = "demo"
+		}
+		tasks, _, err := s.cfg.Tasks(ctx, req.Suite)
+		if err != nil {
+			s.fail(w, r, withDetails(err, map[string]string{"field": "suite"}))
+			return
+		}
+		i := slices.IndexFunc(tasks, func(t suiteTask) bool { return t.ID == req.Task })
+		if i < 0 {
+			s.fail(w, r, withDetails(fmt.Errorf("%w: suite %q has no task %q", ErrBadRequest, req.Suite, req.Task), map[string]string{"field": "task"}))
+			return
+		}
+		t := tasks[i]
+		task = agent.Task{ID: t.ID, Question: t.Question, Answer: t.Answer, Tags: t.Tags}
+		if req.Question != "" {
+			task.Question = req.Question
+		}
+		meta.Suite, meta.Task, meta.Reference = req.Suite, t.ID, t.Answer
+		if st, err := s.localPath(req.Suite); err == nil && req.Suite != "demo" {
+			meta.Suite = st
+		}
+	} else if req.Suite != "" {
+		s.fail(w, r, withDetails(fmt.Errorf("%w: suite needs task (the id of one of its tasks)", ErrBadRequest), map[string]string{"field": "task"}))
+		return
+	}
+	if strings.TrimSpace(task.Question) == "" {
+		s.fail(w, r, withDetails(fmt.Errorf("%w: question is required (or suite and task)", ErrBadRequest), map[string]string{"field": "question"}))
+		return
+	}
+	name := req.Thread
+	if name == "" {
+		name = "run-" + time.Now().UTC().Format("20060102-150405") + "-" + newID(4)
+	}
+	if err := journal.CheckName(name); err != nil {
+		s.fail(w, r, withDetails(fmt.Errorf("thread: %w", err), map[string]string{"field": "thread"}))
+		return
+	}
+	if meta.Config, err = filepath.Abs(path); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.admit(name); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p, err := s.load(ctx, path, meta)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	metaJSON, _ := json.Marshal(meta)
+	taskJSON, _ := json.Marshal(task)
+	if err := s.store.Create(ctx, journal.Thread{Name: name, Pipeline: path, Task: taskJSON, Meta: metaJSON, Status: journal.StatusInterrupted}); err != nil {
+		_ = p.Close()
+		if errors.Is(err, journal.ErrExists) {
+			err = fmt.Errorf("%w: thread %q exists; resume it with POST /api/threads/%s/resume or pick another name", ErrConflict, name, name)
+		}
+		s.fail(w, r, err)
+		return
+	}
+	acc, err := s.launch(launch{thread: name, pipeline: path, llm: meta.LLM, kind: KindStart, question: task.Question, p: p,
+		run: func(ctx context.Context, p *planner.Pipeline, opts ...planner.RunOption) (*planner.Result, error) {
+			return p.Run(ctx, "", append(opts, planner.WithTask(task), planner.WithThread(s.store, name))...)
+		}})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusAccepted, acc)
+}
+
+// launch describes a run to start.
+type launch struct {
+	thread, pipeline, llm, kind, question string
+	// p is the loaded pipeline; nil loads it from the thread's meta.
+	p *planner.Pipeline
+	// run runs p with the server's options (run id, event sink).
+	run func(ctx context.Context, p *planner.Pipeline, opts ...planner.RunOption) (*planner.Result, error)
+}
+
+// launch registers a run and starts it in the background. The thread must
+// not be running here; past MaxRuns+MaxQueued runs it fails with ErrBusy.
+// It takes ownership of l.p (closing or parking it).
+func (s *Server) launch(l launch) (Accepted, error) {
+	s.mu.Lock()
+	if err := s.admitLocked(l.thread); err != nil {
+		s.mu.Unlock()
+		if l.p != nil {
+			_ = l.p.Close()
+		}
+		return Accepted{}, err
+	}
+	if l.p == nil {
+		if pp := s.parked[l.thread]; pp != nil {
+			l.p = pp.p
+			s.unparkLocked(l.thread)
+		}
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	rn := &run{id: newID(6), thread: l.thread, pipeline: l.pipeline, llm: l.llm, kind: l.kind, question: l.question,
+		created: time.Now().UTC(), cancel: cancel, max: s.cfg.MaxEventsPerRun, status: StatusQueued, notify: make(chan struct{})}
+	s.runs[rn.id] = rn
+	s.order = append(s.order, rn.id)
+	s.active[l.thread] = rn.id
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.execute(ctx, rn, l)
+	return Accepted{RunID: rn.id, Thread: l.thread, Events: "/api/runs/" + rn.id + "/events"}, nil
+}
+
+// admitLocked says why a run of thread cannot start now, or nil.
+func (s *Server) admitLocked(thread string) error {
+	switch {
+	case s.closed:
+		return ErrShuttingDown
+	case s.active[thread] != "":
+		return fmt.Errorf("%w: thread %q is being run by run %s (POST /api/runs/%s/cancel stops it)", ErrConflict, thread, s.active[thread], s.active[thread])
+	case len(s.active) >= s.cfg.MaxRuns+s.cfg.MaxQueued:
+		return fmt.Errorf("%w: %d runs are running or queued; try again later", ErrBusy, len(s.active))
+	}
+	return nil
+}
+
+// admit is admitLocked under the lock: a request checks it before it
+// creates a thread, so that a refused run leaves none behind.
+func (s *Server) admit(thread string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.admitLocked(thread)
+}
+
+// execute runs rn once a slot is free, then records its result.
+func (s *Server) execute(ctx context.Context, rn *run, l launch) {
+	defer s.wg.Done()
+	defer rn.cancel()
+	var (
+		res *planner.Result
+		err error
+		p   = l.p
+	)
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+		rn.mu.Lock()
+		rn.status, rn.started = string(journal.StatusRunning), time.Now().UTC()
+		rn.mu.Unlock()
+		if p == nil {
+			p, err = s.loadThread(ctx, l.thread)
+		}
+		if err == nil {
+			res, err = l.run(ctx, p, planner.WithRunID(rn.id), planner.WithTraceSink(rn), planner.WithTokens())
+		}
+	case <-ctx.Done():
+		err = fmt.Errorf("%w: the run was cancelled before it started: %w", planner.ErrRun, context.Cause(ctx))
+	}
+	status := string(journal.StatusFailed)
+	if res != nil && res.Status != "" {
+		status = string(res.Status)
+	} else if ctx.Err() != nil {
+		status = string(journal.StatusInterrupted)
+		// A run stopped before it could record its end leaves no thread
+		// saying it runs.
+		bg := context.WithoutCancel(ctx)
+		if th, terr := s.store.Thread(bg, l.thread); terr == nil && th.Status == journal.StatusRunning {
+			_ = s.store.SetStatus(bg, l.thread, journal.Update{Status: journal.StatusInterrupted, Error: fmt.Sprint(context.Cause(ctx))})
+		}
+	}
+	if p != nil {
+		if status == string(journal.StatusDone) {
+			_ = p.Close()
+		} else {
+			s.park(l.thread, p)
+		}
+	}
+	rn.mu.Lock()
+	rn.status, rn.ended, rn.res = status, time.Now().UTC(), res
+	var waiting *journal.WaitingError
+	if err != nil && !errors.As(err, &waiting) {
+		rn.err = s.scrub.String(err.Error())
+	}
+	rn.finished = true
+	close(rn.notify)
+	rn.notify = make(chan struct{})
+	rn.mu.Unlock()
+
+	s.mu.Lock()
+	if s.active[l.thread] == rn.id {
+		delete(s.active, l.thread)
+	}
+	s.forgetLocked()
+	s.mu.Unlock()
+}
+
+// forgetLocked drops the oldest finished runs past MaxFinishedRuns.
+func (s *Server) forgetLocked() {
+	finished := 0
+	for _, id := range s.order {
+		if s.runs[id].isFinished() {
+			finished++
+		}
+	}
+	for i := 0; finished > s.cfg.MaxFinishedRuns && i < len(s.order); {
+		id := s.order[i]
+		if s.runs[id].isFinished() {
+			delete(s.runs, id)
+			s.order = slices.Delete(s.order, i, i+1)
+			finished--
+			continue
+		}
+		i++
+	}
+}
+
+func (r *run) isFinished() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.finished
+}
+
+// parkedPipeline is the loaded pipeline of a thread that may resume in
+// this process: a scripted model keeps its place in its script.
+type parkedPipeline struct{ p *planner.Pipeline }
+
+// maxParked bounds the parked pipelines.
+const maxParked = 256
+
+// park keeps the pipeline of a thread that did not finish, for its resume.
+func (s *Server) park(thread string, p *planner.Pipeline) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = p.Close()
+		return
+	}
+	if old := s.parked[thread]; old != nil {
+		_ = old.p.Close()
+		s.unparkLocked(thread)
+	}
+	s.parked[thread] = &parkedPipeline{p: p}
+	s.parkList = append(s.parkList, thread)
+	for len(s.parkList) > maxParked {
+		oldest := s.parkList[0]
+		_ = s.parked[oldest].p.Close()
+		s.unparkLocked(oldest)
+	}
+}
+
+func (s *Server) unparkLocked(thread string) {
+	delete(s.parked, thread)
+	if i := slices.Index(s.parkList, thread); i >= 0 {
+		s.parkList = slices.Delete(s.parkList, i, i+1)
+	}
+}
+
+// threadOf reads a thread and the run settings it recorded.
+func (s *Server) threadOf(ctx context.Context, name string) (journal.Thread, threadMeta, error) {
+	if err := journal.CheckName(name); err != nil {
+		return journal.Thread{}, threadMeta{}, err
+	}
+	th, err := s.store.Thread(ctx, name)
+	if err != nil {
+		return th, threadMeta{}, fmt.Errorf("thread %q: %w", name, err)
+	}
+	var meta threadMeta
+	if err := json.Unmarshal(th.Meta, &meta); err != nil || meta.Config == "" {
+		return th, meta, fmt.Errorf("%w: thread %q was not started by planner run or serve (no run settings recorded); resume it through the Go API", ErrConflict, name)
+	}
+	return th, meta, nil
+}
+
+// loadThread loads the pipeline a thread was started with.
+func (s *Server) loadThread(ctx context.Context, name string) (*planner.Pipeline, error) {
+	_, meta, err := s.threadOf(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.load(ctx, meta.Config, meta)
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	status := r.URL.Query().Get("status")
+	if status != "" && !slices.Contains(runStatuses(), status) {
+		s.fail(w, r, fmt.Errorf("%w: status must be one of %s, got %q", ErrBadRequest, strings.Join(runStatuses(), ", "), status))
+		return
+	}
+	s.mu.Lock()
+	rs := make([]*run, 0, len(s.order))
+	for _, id := range s.order {
+		rs = append(rs, s.runs[id])
+	}
+	s.mu.Unlock()
+	out := make([]RunView, 0, len(rs))
+	for i := len(rs) - 1; i >= 0; i-- { // newest first
+		v := rs[i].view()
+		if status == "" || v.Status == status {
+			out = append(out, v)
+		}
+	}
+	s.writeJSON(w, r, http.StatusOK, map[string]any{"runs": out})
+}
+
+// runOf finds a run of this process.
+func (s *Server) runOf(id string) (*run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rn := s.runs[id]; rn != nil {
+		return rn, nil
+	}
+	return nil, fmt.Errorf("%w: no run %q in this server (runs of an earlier process are listed as threads: GET /api/threads)", ErrNotFound, id)
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	rn, err := s.runOf(r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, rn.view())
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	if err := decode(r, &struct{}{}, true); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rn, err := s.runOf(r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if rn.isFinished() {
+		s.fail(w, r, fmt.Errorf("%w: run %s has ended (%s)", ErrConflict, rn.id, rn.view().Status))
+		return
+	}
+	rn.cancel()
+	s.writeJSON(w, r, http.StatusAccepted, rn.view())
+}

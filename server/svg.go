@@ -1,0 +1,123 @@
+package server
+
+import (
+	"fmt"
+	"html"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/planner-engine/planner/graph"
+)
+
+// SVG layout sizes, in pixels.
+const (
+	svgCharW  = 7.2
+	svgBoxH   = 40.0
+	svgLayerH = 90.0
+	svgGapX   = 40.0
+	svgMargin = 30.0
+)
+
+// renderSVG draws a pipeline's graph as a self-contained SVG: nodes in
+// layers by their distance from START, top to bottom, END last; forward
+// edges straight, edges back up (cycles) curved on the right; route labels
+// at the middle of their edge. Each node is a <g class="node"
+// data-node="ID" id="node-ID">, so a page can highlight the running node.
+func renderSVG(name string, nodes []string, edges []graph.Edge, kinds map[string]string) string {
+	depth := map[string]int{graph.START: 0}
+	queue := []string{graph.START}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, e := range edges {
+			if e.From != n || e.To == graph.END {
+				continue
+			}
+			if _, seen := depth[e.To]; !seen {
+				depth[e.To] = depth[n] + 1
+				queue = append(queue, e.To)
+			}
+		}
+	}
+	maxDepth := 0
+	for _, id := range nodes {
+		if _, ok := depth[id]; !ok { // unreachable: validation forbids it, but draw it anyway
+			depth[id] = 1
+		}
+		maxDepth = max(maxDepth, depth[id])
+	}
+	depth[graph.END] = maxDepth + 1
+	layers := make([][]string, maxDepth+2)
+	for _, id := range append(append([]string{graph.START}, nodes...), graph.END) {
+		layers[depth[id]] = append(layers[depth[id]], id)
+	}
+	label := func(id string) string {
+		if k := kinds[id]; k != "" && k != id {
+			return id + " (" + k + ")"
+		}
+		return id
+	}
+	width := func(id string) float64 { return float64(utf8.RuneCountInString(label(id)))*svgCharW + 24 }
+	layerW := make([]float64, len(layers))
+	total := 0.0
+	for i, l := range layers {
+		for j, id := range l {
+			if j > 0 {
+				layerW[i] += svgGapX
+			}
+			layerW[i] += width(id)
+		}
+		total = max(total, layerW[i])
+	}
+	type box struct{ x, y, w float64 }
+	pos := map[string]box{}
+	for i, l := range layers {
+		x := svgMargin + (total-layerW[i])/2
+		for _, id := range l {
+			pos[id] = box{x, svgMargin + 20 + float64(i)*svgLayerH, width(id)}
+			x += width(id) + svgGapX
+		}
+	}
+	w := total + 2*svgMargin + 80
+	h := svgMargin*2 + 20 + float64(len(layers)-1)*svgLayerH + svgBoxH
+	var b strings.Builder
+	esc := html.EscapeString
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12" role="img" aria-label="%s">`+"\n",
+		w, h, w, h, esc(name))
+	b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>` + "\n")
+	fmt.Fprintf(&b, `<title>%s</title>`+"\n", esc(name))
+	for _, e := range edges {
+		from, to := pos[e.From], pos[e.To]
+		x1, y1 := from.x+from.w/2, from.y+svgBoxH
+		x2, y2 := to.x+to.w/2, to.y
+		var lx, ly float64
+		if depth[e.To] > depth[e.From] {
+			fmt.Fprintf(&b, `<path class="edge" data-from="%s" data-to="%s" d="M%.1f,%.1f L%.1f,%.1f" stroke="#555" fill="none" marker-end="url(#arrow)"/>`+"\n",
+				esc(e.From), esc(e.To), x1, y1, x2, y2)
+			lx, ly = (x1+x2)/2, (y1+y2)/2
+		} else { // back up (a cycle) or sideways: around the right side
+			sx, sy := from.x+from.w, from.y+svgBoxH/2
+			ex, ey := to.x+to.w, to.y+svgBoxH/2
+			cx := max(sx, ex) + 60
+			fmt.Fprintf(&b, `<path class="edge back" data-from="%s" data-to="%s" d="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" stroke="#555" fill="none" stroke-dasharray="4 3" marker-end="url(#arrow)"/>`+"\n",
+				esc(e.From), esc(e.To), sx, sy, cx, sy, cx, ey, ex, ey)
+			lx, ly = cx-10, (sy+ey)/2
+		}
+		if e.Route != "" {
+			fmt.Fprintf(&b, `<text class="route" x="%.1f" y="%.1f" fill="#a33" text-anchor="middle">%s</text>`+"\n", lx, ly, esc(e.Route))
+		}
+	}
+	for _, l := range layers {
+		for _, id := range l {
+			p := pos[id]
+			fill, rx := "#eef3fb", 6.0
+			if id == graph.START || id == graph.END {
+				fill, rx = "#ddd", svgBoxH/2
+			}
+			fmt.Fprintf(&b, `<g class="node" id="node-%s" data-node="%s"><rect x="%.1f" y="%.1f" width="%.1f" height="%.0f" rx="%.0f" fill="%s" stroke="#335"/><text x="%.1f" y="%.1f" text-anchor="middle" dominant-baseline="middle">%s</text></g>`+"\n",
+				esc(id), esc(id), p.x, p.y, p.w, svgBoxH, rx, fill, p.x+p.w/2, p.y+svgBoxH/2, esc(label(id)))
+		}
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}

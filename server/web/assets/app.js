@@ -1,0 +1,725 @@
+// planner serve's page: plain JavaScript, no framework, no outside requests.
+// It talks to the JSON API under /api and follows a run's events with
+// Server-Sent Events: EventSource when the server needs no token (it
+// reconnects by itself, sending Last-Event-ID), else a fetch-based reader
+// that sends the bearer token and Last-Event-ID itself (EventSource cannot
+// set headers).
+'use strict';
+(() => {
+  const TOKEN_KEY = 'planner-serve-token';
+  // Every trace event kind (trace/trace.go), plus the stream's own.
+  const KINDS = ['run_start', 'run_end', 'node_start', 'node_end', 'route', 'error', 'llm_call', 'token', 'thought',
+    'action', 'observation', 'parse_error', 'guard', 'plan', 'step', 'decision', 'vote', 'reflection', 'candidate',
+    'answer', 'info', 'retry', 'gap'];
+  const TAGS = {thought: 'Thought', action: 'Action', observation: 'Observation', answer: 'Answer', error: 'Error',
+    parse_error: 'Parse error', retry: 'Retry', guard: 'Guard', plan: 'Plan', step: 'Step', decision: 'Decision',
+    vote: 'Vote', reflection: 'Reflection', candidate: 'Candidate', info: 'Info', route: 'Route', gap: 'Gap'};
+
+  const state = {
+    token: sessionStorage.getItem(TOKEN_KEY) || '',
+    pipelines: [],
+    selected: '',      // pipeline name whose graph is shown
+    follow: null,      // {runId, thread, close()} of the run followed
+    usage: {},         // node -> {calls, prompt, completion, tools, cost}
+    replies: new Map(), // "call:attempt" -> {li, text, node}
+    compare: null,     // id of the comparison shown
+    compareTimer: 0,
+    approvalsSig: null, // the approvals listed
+  };
+
+  // --- helpers --------------------------------------------------------
+  const $ = (sel, root = document) => root.querySelector(sel);
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (k in e && typeof v !== 'string') e[k] = v;
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children.flat()) {
+      if (c === undefined || c === null || c === false) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+  const svgEl = (tag, attrs) => {
+    const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    return e;
+  };
+  const num = (n) => (n || 0).toLocaleString('en-US');
+  const cost = (c) => (c ? c.toFixed(4) : '–');
+  const pct = (x) => (x * 100).toFixed(1) + '%';
+  const when = (t) => (t ? new Date(t).toLocaleString() : '');
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const baseName = (p) => (p || '').split(/[\\/]/).pop();
+  const stem = (f) => baseName(f).replace(/\.ya?ml$/, '');
+
+  function showError(msg) {
+    const box = $('#error');
+    if (!msg) { box.hidden = true; box.textContent = ''; return; }
+    box.textContent = msg;
+    box.hidden = false;
+  }
+
+  class APIError extends Error {
+    constructor(status, body) {
+      super(body && body.error ? body.error.message : `HTTP ${status}`);
+      this.status = status;
+      this.code = body && body.error ? body.error.code : '';
+    }
+  }
+
+  function authHeaders(h = {}) {
+    if (state.token) h.Authorization = 'Bearer ' + state.token;
+    return h;
+  }
+
+  // api calls the JSON API; it asks for the token on a 401.
+  async function api(method, path, body) {
+    const init = {method, headers: authHeaders({Accept: 'application/json'}), cache: 'no-store', credentials: 'omit'};
+    if (body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch(path, init);
+    const ct = res.headers.get('Content-Type') || '';
+    const data = ct.includes('json') ? await res.json().catch(() => null) : await res.text();
+    if (res.status === 401) askToken(state.token ? 'The token was refused.' : '');
+    if (!res.ok) throw new APIError(res.status, data);
+    return data;
+  }
+
+  // --- token ----------------------------------------------------------
+  let tokenWaiters = [];
+  function askToken(why) {
+    const box = $('#token-box');
+    if (why) showError(why);
+    box.hidden = false;
+    $('#token-input').focus();
+  }
+  function tokenReady() {
+    return new Promise((r) => tokenWaiters.push(r));
+  }
+  $('#token-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    state.token = $('#token-input').value.trim();
+    sessionStorage.setItem(TOKEN_KEY, state.token);
+    $('#token-input').value = '';
+    $('#token-box').hidden = true;
+    showError('');
+    const w = tokenWaiters;
+    tokenWaiters = [];
+    w.forEach((r) => r());
+  });
+
+  // --- tabs -----------------------------------------------------------
+  function selectTab(name) {
+    for (const b of document.querySelectorAll('nav button.tab')) b.classList.toggle('selected', b.dataset.tab === name);
+    for (const s of document.querySelectorAll('.tab-body')) s.hidden = s.id !== 'tab-' + name;
+    if (name === 'threads') loadThreads();
+    if (name === 'approvals') loadApprovals();
+    if (name === 'compare') loadCompares();
+  }
+  for (const b of document.querySelectorAll('nav button.tab')) b.addEventListener('click', () => selectTab(b.dataset.tab));
+
+  // --- pipelines and graph --------------------------------------------
+  async function loadPipelines() {
+    let data;
+    for (;;) {
+      try {
+        data = await api('GET', '/api/pipelines');
+        break;
+      } catch (e) {
+        if (e.status !== 401) { showError('Listing the pipelines: ' + e.message); return; }
+        await tokenReady();
+      }
+    }
+    state.pipelines = data.pipelines || [];
+    $('#pipelines-dir').textContent = data.dir ? '(' + data.dir + ')' : '';
+    const list = $('#pipelines');
+    const select = $('#run-config');
+    const checks = $('#compare-configs');
+    list.replaceChildren();
+    select.replaceChildren();
+    checks.replaceChildren();
+    for (const p of state.pipelines) {
+      const name = p.name || stem(p.file);
+      if (p.error) {
+        list.append(el('li', {class: 'broken', title: p.error}, p.file, el('span', {class: 'sub'}, p.error)));
+        continue;
+      }
+      list.append(el('li', {'data-pipeline': name, title: p.description || '', onclick: () => selectPipeline(name)},
+        name, el('span', {class: 'sub'}, p.paradigm || '')));
+      select.append(el('option', {value: name}, name));
+      checks.append(el('label', {}, el('input', {type: 'checkbox', value: name}), name));
+    }
+    select.addEventListener('change', () => selectPipeline(select.value));
+    const first = state.pipelines.find((p) => !p.error);
+    if (first && !state.selected) selectPipeline(first.name || stem(first.file));
+  }
+
+  function pipelineByPath(path) {
+    const file = baseName(path);
+    return state.pipelines.find((p) => p.file === file);
+  }
+
+  async function selectPipeline(name) {
+    state.selected = name;
+    for (const li of document.querySelectorAll('#pipelines li')) li.classList.toggle('selected', li.dataset.pipeline === name);
+    $('#run-config').value = name;
+    const p = state.pipelines.find((x) => (x.name || stem(x.file)) === name);
+    $('#graph-title').textContent = 'Graph: ' + name;
+    $('#pipeline-desc').textContent = p ? [p.description, p.file].filter(Boolean).join(' — ') : '';
+    const box = $('#graph');
+    try {
+      const text = await api('GET', '/api/pipelines/' + encodeURIComponent(name) + '/graph?format=svg');
+      if (state.selected !== name) return;
+      const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+      const svg = doc.documentElement;
+      if (svg.nodeName !== 'svg') throw new Error('the graph is not an SVG picture');
+      box.replaceChildren(document.importNode(svg, true));
+      box.dataset.pipeline = name;
+    } catch (e) {
+      box.replaceChildren(el('p', {class: 'error'}, 'Drawing ' + name + ': ' + e.message));
+    }
+  }
+
+  function graphNode(id) {
+    for (const g of document.querySelectorAll('#graph g.node')) if (g.dataset.node === id) return g;
+    return null;
+  }
+  function markNode(id, cls, on) {
+    const g = graphNode(id);
+    if (g) g.classList.toggle(cls, on);
+  }
+  function clearGraph() {
+    for (const g of document.querySelectorAll('#graph g.node')) g.classList.remove('active', 'visited', 'waiting');
+  }
+
+  // --- the event stream -----------------------------------------------
+  // follow streams a run's events to onEvent(kind, event) and its end
+  // (the run as GET /api/runs/{id} shows it) to onEnd.
+  function follow(runId, onEvent, onEnd, onTrouble) {
+    const url = '/api/runs/' + encodeURIComponent(runId) + '/events';
+    if (!state.token) {
+      const es = new EventSource(url);
+      for (const k of KINDS) es.addEventListener(k, (m) => onEvent(k, JSON.parse(m.data)));
+      es.addEventListener('end', (m) => { es.close(); onEnd(JSON.parse(m.data)); });
+      es.addEventListener('open', () => onTrouble(''));
+      es.addEventListener('error', () => {
+        if (es.readyState === EventSource.CLOSED) onTrouble('the event stream closed; reload the run from Threads');
+        else onTrouble('reconnecting…');
+      });
+      return {close: () => es.close()};
+    }
+    const ctrl = new AbortController();
+    let closed = false;
+    (async () => {
+      let last = '';
+      let retry = 1000;
+      while (!closed) {
+        try {
+          const h = authHeaders({Accept: 'text/event-stream'});
+          if (last) h['Last-Event-ID'] = last;
+          const res = await fetch(url, {headers: h, signal: ctrl.signal, cache: 'no-store', credentials: 'omit'});
+          if (!res.ok) {
+            const body = await res.json().catch(() => null);
+            if (res.status === 401) askToken('The token was refused.');
+            onTrouble(new APIError(res.status, body).message);
+            if (res.status !== 429 && res.status < 500) return;
+          } else {
+            onTrouble('');
+            const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+            let buf = '';
+            let ev = {event: '', data: [], id: null};
+            for (;;) {
+              const {value, done} = await reader.read();
+              if (done) break;
+              buf += value;
+              let i;
+              while ((i = buf.indexOf('\n')) >= 0) {
+                let line = buf.slice(0, i);
+                buf = buf.slice(i + 1);
+                if (line.endsWith('\r')) line = line.slice(0, -1);
+                if (line === '') {
+                  if (ev.id !== null) last = ev.id;
+                  if (ev.data.length) {
+                    const kind = ev.event || 'message';
+                    const data = JSON.parse(ev.data.join('\n'));
+                    if (kind === 'end') { closed = true; onEnd(data); return; }
+                    onEvent(kind, data);
+                  }
+                  ev = {event: '', data: [], id: null};
+                  continue;
+                }
+                if (line.startsWith(':')) continue;
+                const c = line.indexOf(':');
+                const field = c < 0 ? line : line.slice(0, c);
+                let val = c < 0 ? '' : line.slice(c + 1);
+                if (val.startsWith(' ')) val = val.slice(1);
+                if (field === 'event') ev.event = val;
+                else if (field === 'data') ev.data.push(val);
+                else if (field === 'id') ev.id = val;
+                else if (field === 'retry' && /^\d+$/.test(val)) retry = Number(val);
+              }
+            }
+          }
+        } catch (e) {
+          if (closed) return;
+          onTrouble('reconnecting…');
+        }
+        if (!closed) await sleep(retry);
+      }
+    })();
+    return {close: () => { closed = true; ctrl.abort(); }};
+  }
+
+  // --- a run ------------------------------------------------------------
+  function resetRunView() {
+    if (state.follow) state.follow.close();
+    state.follow = null;
+    state.usage = {};
+    state.replies = new Map();
+    $('#stream').replaceChildren();
+    $('#run-approval').replaceChildren();
+    $('#answer').hidden = true;
+    renderUsage();
+    clearGraph();
+  }
+
+  function setStatus(status) {
+    const s = $('#run-status');
+    s.textContent = status || '';
+    s.className = 'status ' + (status || '');
+    $('#run-cancel').disabled = !(status === 'queued' || status === 'running');
+  }
+
+  function streamItem(cls, tag, node, text) {
+    const li = el('li', {class: cls}, tag ? el('span', {class: 'tag'}, tag) : null, node ? el('span', {class: 'node'}, node) : null,
+      el('span', {class: 'text'}, text || ''));
+    const list = $('#stream');
+    const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 20;
+    list.append(li);
+    if (atEnd) list.scrollTop = list.scrollHeight;
+    return li;
+  }
+
+  function usageOf(node) {
+    return (state.usage[node] ||= {calls: 0, prompt: 0, completion: 0, tools: 0, cost: 0});
+  }
+
+  function renderUsage(total) {
+    const body = $('#usage tbody');
+    body.replaceChildren();
+    for (const [node, u] of Object.entries(state.usage)) {
+      body.append(el('tr', {'data-node': node}, el('td', {}, node), el('td', {class: 'num'}, num(u.calls)),
+        el('td', {class: 'num'}, num(u.prompt)), el('td', {class: 'num'}, num(u.completion)), el('td', {class: 'num'}, num(u.tools)),
+        el('td', {class: 'num'}, cost(u.cost))));
+    }
+    const foot = $('#usage tfoot');
+    foot.replaceChildren();
+    if (total) {
+      foot.append(el('tr', {}, el('td', {}, 'total' + (total.estimated ? ' (estimated)' : '')), el('td', {class: 'num'}, num(total.model_calls)),
+        el('td', {class: 'num'}, num(total.prompt_tokens)), el('td', {class: 'num'}, num(total.completion_tokens)),
+        el('td', {class: 'num'}, num(total.tool_calls)), el('td', {class: 'num'}, cost(total.cost_usd))));
+    }
+  }
+
+  function foldReplies(node) {
+    for (const [key, r] of state.replies) {
+      if (r.node !== node || r.done) continue;
+      r.done = true;
+      r.li.classList.add('done');
+      const details = el('details', {}, el('summary', {}, 'model reply' + (r.call ? ' (call ' + r.call + ')' : '')), r.text);
+      r.li.replaceChildren(details);
+      state.replies.set(key, r);
+      return;
+    }
+  }
+
+  function onEvent(kind, e) {
+    const node = e.node || '';
+    switch (kind) {
+      case 'node_start':
+        markNode(node, 'waiting', false);
+        markNode(node, 'active', true);
+        streamItem('ev-node_start', '▶', node, (e.data && e.data.type) || '');
+        return;
+      case 'node_end':
+        markNode(node, 'active', false);
+        markNode(node, 'visited', true);
+        streamItem('ev-node_end', '■', node, e.elapsed_ms ? e.elapsed_ms.toFixed(0) + ' ms' : '');
+        return;
+      case 'token': {
+        const d = e.data || {};
+        const key = (d.call || 0) + ':' + (d.attempt || 1);
+        let r = state.replies.get(key);
+        if (!r) {
+          const li = streamItem('reply live', '▸', node, '');
+          r = {li, text: li.querySelector('.text'), node, call: d.call, done: false};
+          r.text.dataset.call = String(d.call || '');
+          state.replies.set(key, r);
+        }
+        if (!r.done) r.text.textContent += e.text || '';
+        return;
+      }
+      case 'llm_call': {
+        const u = usageOf(node);
+        u.calls++;
+        if (e.usage) {
+          u.prompt += e.usage.prompt_tokens || 0;
+          u.completion += e.usage.completion_tokens || 0;
+          u.cost += e.usage.cost_usd || 0;
+        }
+        renderUsage();
+        foldReplies(node);
+        return;
+      }
+      case 'action':
+        usageOf(node).tools++;
+        renderUsage();
+        streamItem('ev-action', 'Action', node, e.text);
+        return;
+      case 'run_start':
+        streamItem('ev-run_start', '●', '', 'run ' + (e.run_id || '') + ' started');
+        return;
+      case 'run_end':
+        streamItem('ev-run_end', '●', '', e.text || 'run ended');
+        return;
+      case 'route': {
+        const d = e.data || {};
+        streamItem('ev-route', 'Route', node, '→ ' + (d.to || '?') + (d.route && d.route !== 'default' ? ' (' + d.route + ')' : ''));
+        return;
+      }
+      case 'error':
+        if ((e.text || '').includes('waiting for approval')) {
+          streamItem('ev-waiting', 'Waiting', node, e.text.replace(/^.*waiting for approval: /, 'for approval: '));
+          return;
+        }
+        break;
+      case 'gap':
+        streamItem('ev-error', 'Gap', '', 'events ' + e.from + '–' + e.to + ' were dropped by the server before this page asked for them');
+        return;
+    }
+    let text = e.text || '';
+    if (!text && e.data) text = JSON.stringify(e.data);
+    streamItem('ev-' + kind, TAGS[kind] || kind, node, text);
+  }
+
+  function onEnd(v) {
+    setStatus(v.status);
+    $('#conn').textContent = '';
+    if (v.usage) {
+      const per = v.usage.per_node || {};
+      for (const [node, c] of Object.entries(per)) {
+        const u = usageOf(node);
+        u.calls = c.model_calls || 0;
+        u.prompt = c.prompt_tokens || 0;
+        u.completion = c.completion_tokens || 0;
+        u.tools = c.tool_calls || 0;
+      }
+      renderUsage(v.usage);
+    }
+    for (const g of document.querySelectorAll('#graph g.node.active')) {
+      g.classList.remove('active');
+      if (v.status !== 'waiting') g.classList.add('visited');
+    }
+    if (v.status === 'waiting' && v.pending) {
+      if (v.pending.node) markNode(v.pending.node, 'waiting', true);
+      $('#run-approval').replaceChildren(approvalCard({thread: v.thread, node: v.pending.node, tool: v.pending.tool, input: v.pending.input, question: v.question}));
+      loadApprovals();
+    }
+    const ans = $('#answer');
+    if (v.status === 'done' || v.answer || v.error) {
+      ans.replaceChildren();
+      if (v.answer) ans.append(el('strong', {}, 'Answer: '), el('span', {id: 'answer-text'}, v.answer));
+      if (!v.complete && v.reason) ans.append(el('div', {class: 'muted'}, 'incomplete: ' + v.reason));
+      if (v.error) ans.append(el('div', {class: 'error'}, v.error));
+      ans.classList.toggle('incomplete', !v.complete);
+      ans.hidden = false;
+    }
+    state.follow = null;
+  }
+
+  function followRun(acc, keep) {
+    if (!keep) resetRunView();
+    else if (state.follow) state.follow.close();
+    $('#run-id').textContent = acc.run_id + ' · thread ' + acc.thread;
+    $('#run-approval').replaceChildren();
+    $('#answer').hidden = true;
+    setStatus('queued');
+    const f = follow(acc.run_id, (k, e) => {
+      if (k === 'run_start') setStatus('running');
+      onEvent(k, e);
+    }, onEnd, (msg) => { $('#conn').textContent = msg; });
+    state.follow = {runId: acc.run_id, thread: acc.thread, close: f.close};
+  }
+
+  $('#run-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    showError('');
+    const req = {config: $('#run-config').value};
+    for (const [k, id] of [['question', '#run-question'], ['llm', '#run-llm'], ['suite', '#run-suite'], ['task', '#run-task'], ['thread', '#run-thread']]) {
+      const v = $(id).value.trim();
+      if (v) req[k] = v;
+    }
+    if (req.config !== state.selected) await selectPipeline(req.config);
+    const btn = $('#run-start');
+    btn.disabled = true;
+    try {
+      const acc = await api('POST', '/api/runs', req);
+      followRun(acc, false);
+    } catch (e) {
+      showError('Starting the run: ' + e.message);
+    } finally {
+      btn.disabled = false;
+    }
+  });
+
+  $('#run-cancel').addEventListener('click', async () => {
+    if (!state.follow) return;
+    try {
+      await api('POST', '/api/runs/' + encodeURIComponent(state.follow.runId) + '/cancel');
+    } catch (e) {
+      showError('Cancelling: ' + e.message);
+    }
+  });
+
+  // --- approvals ------------------------------------------------------
+  function approvalCard(a) {
+    const reason = el('input', {type: 'text', class: 'reason', placeholder: 'reason (shown to the model when denied)', maxlength: 4000});
+    const decide = async (approve, buttons) => {
+      buttons.forEach((b) => { b.disabled = true; });
+      showError('');
+      try {
+        const acc = await api('POST', '/api/approvals/' + encodeURIComponent(a.thread), {approve, reason: reason.value.trim(), by: 'web'});
+        const p = pipelineByPath(a.pipeline);
+        const same = state.follow === null && $('#run-id').textContent.includes('thread ' + a.thread);
+        selectTab('run');
+        if (p && (p.name || stem(p.file)) !== state.selected) await selectPipeline(p.name || stem(p.file));
+        if (a.node) markNode(a.node, 'waiting', false);
+        followRun(acc, same);
+        streamItem('ev-decision', approve ? 'Approved' : 'Denied', a.node || '', a.tool + ': ' + a.input + (reason.value.trim() ? ' — ' + reason.value.trim() : ''));
+        loadApprovals();
+      } catch (e) {
+        showError('Deciding: ' + e.message);
+        buttons.forEach((b) => { b.disabled = false; });
+      }
+    };
+    const approve = el('button', {type: 'button', class: 'approve'}, 'Approve');
+    const deny = el('button', {type: 'button', class: 'deny'}, 'Deny');
+    approve.addEventListener('click', () => decide(true, [approve, deny]));
+    deny.addEventListener('click', () => decide(false, [approve, deny]));
+    return el('div', {class: 'approval', 'data-thread': a.thread},
+      el('div', {}, el('strong', {}, 'Waiting for approval: '), 'thread ', el('code', {}, a.thread), a.node ? ' · node ' + a.node : ''),
+      a.question ? el('div', {class: 'muted'}, a.question) : null,
+      el('div', {}, 'Tool ', el('code', {}, a.tool), ' with input ', el('code', {}, a.input)),
+      el('div', {class: 'row'}, reason, approve, deny));
+  }
+
+  async function loadApprovals() {
+    try {
+      const data = await api('GET', '/api/approvals');
+      const list = data.approvals || [];
+      const badge = $('#approval-count');
+      badge.textContent = String(list.length);
+      badge.hidden = list.length === 0;
+      // Redraw only when the list changed: a reason being typed stays.
+      const sig = list.map((a) => a.thread + '@' + a.since).join(',');
+      if (sig === state.approvalsSig) return;
+      state.approvalsSig = sig;
+      const box = $('#approvals');
+      box.replaceChildren(...(list.length ? list.map(approvalCard) : [el('p', {class: 'muted'}, 'None.')]));
+    } catch (e) {
+      if (e.status !== 401) showError('Listing the approvals: ' + e.message);
+    }
+  }
+
+  // --- threads --------------------------------------------------------
+  async function loadThreads() {
+    try {
+      const data = await api('GET', '/api/threads');
+      const body = $('#threads tbody');
+      body.replaceChildren();
+      for (const t of data.threads || []) {
+        const actions = el('td', {});
+        if (t.run_id) {
+          actions.append(el('button', {type: 'button', class: 'small', onclick: () => { selectTab('run'); followPipeline(t.pipeline); followRun({run_id: t.run_id, thread: t.name}, false); }}, 'Follow'));
+        } else if (t.status === 'interrupted' || t.status === 'failed') {
+          actions.append(el('button', {type: 'button', class: 'small', onclick: () => resumeThread(t) }, 'Resume'));
+        }
+        body.append(el('tr', {'data-thread': t.name},
+          el('td', {}, el('a', {href: '#', onclick: (ev) => { ev.preventDefault(); showThread(t.name); }}, t.name)),
+          el('td', {}, el('span', {class: 'status ' + t.status}, t.status)),
+          el('td', {}, stem(t.config || t.pipeline)), el('td', {}, t.question || ''), el('td', {}, when(t.updated)), actions));
+      }
+      if (!body.children.length) body.append(el('tr', {}, el('td', {colspan: 6, class: 'muted'}, 'No threads yet.')));
+    } catch (e) {
+      if (e.status !== 401) showError('Listing the threads: ' + e.message);
+    }
+  }
+
+  function followPipeline(path) {
+    const p = pipelineByPath(path);
+    if (p) selectPipeline(p.name || stem(p.file));
+  }
+
+  async function resumeThread(t) {
+    try {
+      const acc = await api('POST', '/api/threads/' + encodeURIComponent(t.name) + '/resume');
+      selectTab('run');
+      followPipeline(t.pipeline);
+      followRun(acc, false);
+    } catch (e) {
+      showError('Resuming ' + t.name + ': ' + e.message);
+    }
+  }
+
+  async function showThread(name) {
+    try {
+      const data = await api('GET', '/api/threads/' + encodeURIComponent(name));
+      $('#thread-detail').hidden = false;
+      $('#thread-name').textContent = name + ' (' + data.thread.status + ')';
+      const body = $('#history tbody');
+      body.replaceChildren(...(data.history || []).map((h) => el('tr', {}, el('td', {class: 'num'}, h.n), el('td', {}, h.kind),
+        el('td', {}, h.node || ''), el('td', {}, h.summary))));
+    } catch (e) {
+      showError('Thread ' + name + ': ' + e.message);
+    }
+  }
+  $('#threads-refresh').addEventListener('click', loadThreads);
+
+  // --- comparisons ----------------------------------------------------
+  $('#compare-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    showError('');
+    const configs = [...document.querySelectorAll('#compare-configs input:checked')].map((i) => i.value);
+    if (!configs.length) { showError('Pick at least one pipeline to compare.'); return; }
+    const req = {suite: $('#compare-suite').value.trim(), configs};
+    const llm = $('#compare-llm').value.trim();
+    if (llm) req.llm = llm;
+    const limit = Number($('#compare-limit').value);
+    if (limit > 0) req.limit = limit;
+    try {
+      const acc = await api('POST', '/api/compares', req);
+      showCompare(acc.id);
+    } catch (e) {
+      showError('Starting the comparison: ' + e.message);
+    }
+  });
+
+  async function loadCompares() {
+    try {
+      const data = await api('GET', '/api/compares');
+      const list = $('#compares');
+      list.replaceChildren(...(data.compares || []).map((c) => el('li', {onclick: () => showCompare(c.id)},
+        c.configs.join(', ') + ' on ' + c.suite, el('span', {class: 'sub'}, c.status + ' · ' + (c.model || 'own models') + ' · ' + when(c.started)))));
+      if (!list.children.length) list.append(el('li', {class: 'muted'}, 'None yet.'));
+    } catch (e) {
+      if (e.status !== 401) showError('Listing the comparisons: ' + e.message);
+    }
+  }
+
+  async function showCompare(id) {
+    clearTimeout(state.compareTimer);
+    state.compare = id;
+    $('#compare-id').textContent = id;
+    $('#compare-table thead').replaceChildren();
+    $('#compare-table tbody').replaceChildren();
+    $('#compare-chart').replaceChildren();
+    $('#compare-note').textContent = '';
+    $('#compare-error').hidden = true;
+    pollCompare(id);
+  }
+
+  async function pollCompare(id) {
+    if (state.compare !== id) return;
+    let v;
+    try {
+      v = await api('GET', '/api/compares/' + encodeURIComponent(id));
+    } catch (e) {
+      showError('Comparison ' + id + ': ' + e.message);
+      return;
+    }
+    if (state.compare !== id) return;
+    const st = $('#compare-status');
+    st.textContent = v.status;
+    st.className = 'status ' + v.status;
+    const bar = $('#compare-progress');
+    bar.max = Math.max(v.total, 1);
+    bar.value = v.done;
+    $('#compare-count').textContent = v.done + ' of ' + v.total + ' runs';
+    if (v.error) { $('#compare-error').textContent = v.error; $('#compare-error').hidden = false; }
+    if (v.status === 'running') {
+      table('#compare-table', ['config', 'done', 'complete so far', 'failed'], (v.per_config || []).map((c) => [c.config, c.done, c.correct, c.failed]));
+      state.compareTimer = setTimeout(() => pollCompare(id), 700);
+      return;
+    }
+    loadCompares();
+    if (v.status !== 'done') return;
+    try {
+      const rep = await api('GET', '/api/compares/' + encodeURIComponent(id) + '/report');
+      renderReport(rep);
+    } catch (e) {
+      showError('The report of ' + id + ': ' + e.message);
+    }
+  }
+
+  function table(sel, head, rows) {
+    const t = $(sel);
+    t.querySelector('thead').replaceChildren(el('tr', {}, head.map((h, i) => el('th', {class: i ? 'num' : ''}, h))));
+    t.querySelector('tbody').replaceChildren(...rows.map((r) => el('tr', {}, r.map((c, i) => el('td', {class: i ? 'num' : ''}, c)))));
+  }
+
+  function renderReport(rep) {
+    const cs = rep.configs || [];
+    table('#compare-table', ['config', 'runs', 'correct', 'success', 'EM', 'F1', 'model calls', 'tokens', 'tool calls', 'cost (USD)', 'p50 ms', 'p95 ms'],
+      cs.map((c) => [c.config, c.runs, c.correct, pct(c.success_rate), pct(c.em), c.has_f1 ? pct(c.f1) : '–', num(c.model_calls),
+        num((c.prompt_tokens || 0) + (c.completion_tokens || 0)) + (c.tokens_estimated ? ' (est.)' : ''), num(c.tool_calls), cost(c.cost_usd),
+        num(Math.round(c.latency_p50_ms || 0)), num(Math.round(c.latency_p95_ms || 0))]));
+    const chart = $('#compare-chart');
+    chart.replaceChildren(
+      barChart('Success rate', cs.map((c) => [c.config, c.success_rate]), 1, pct),
+      barChart('Tokens per run', cs.map((c) => [c.config, c.runs ? ((c.prompt_tokens || 0) + (c.completion_tokens || 0)) / c.runs : 0]), 0, (x) => num(Math.round(x))));
+    const notes = [];
+    if (rep.simulated) notes.push('SIMULATED model: these figures measure the engine\'s recovery and cost structure, not the quality of a model.');
+    if (rep.scripted) notes.push('Scripted model: replies read from a script.');
+    notes.push('Suite ' + rep.suite + ', ' + rep.tasks + ' tasks, model ' + (rep.model_spec || rep.model) + ', seed ' + rep.seed + (rep.dir ? ', folder ' + rep.dir : '') + '.');
+    $('#compare-note').textContent = notes.join(' ');
+  }
+
+  // barChart draws horizontal bars as inline SVG; max 0 scales to the
+  // largest value.
+  function barChart(title, rows, max, fmt) {
+    const labelW = 150, barW = 360, rowH = 22, top = 22;
+    const hi = max || Math.max(...rows.map((r) => r[1]), 1e-9);
+    const svg = svgEl('svg', {width: labelW + barW + 90, height: top + rows.length * rowH + 6, role: 'img', 'aria-label': title, class: 'bars'});
+    svg.setAttribute('viewBox', `0 0 ${labelW + barW + 90} ${top + rows.length * rowH + 6}`);
+    const t = svgEl('text', {x: 0, y: 14, 'font-weight': 600});
+    t.textContent = title;
+    svg.append(t);
+    rows.forEach(([label, v], i) => {
+      const y = top + i * rowH;
+      const l = svgEl('text', {x: labelW - 6, y: y + 14, 'text-anchor': 'end'});
+      l.textContent = label;
+      const w = Math.max(0, Math.min(1, v / hi)) * barW;
+      const r = svgEl('rect', {class: 'bar', x: labelW, y: y + 3, width: w.toFixed(1), height: rowH - 8, rx: 2});
+      r.dataset.config = label;
+      const val = svgEl('text', {x: labelW + w + 6, y: y + 14});
+      val.textContent = fmt(v);
+      svg.append(l, r, val);
+    });
+    return svg;
+  }
+
+  // --- start ----------------------------------------------------------
+  async function start() {
+    await loadPipelines();
+    loadApprovals();
+    setInterval(() => { if (!document.hidden) loadApprovals(); }, 3000);
+  }
+  start();
+})();

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 )
@@ -80,15 +81,51 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serialises anyway
-	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS records (
+	// Two processes opening a new results.db at once (compare and a
+	// progress reader such as planner serve) can meet in SQLite's lock
+	// upgrade, which answers SQLITE_BUSY at once rather than waiting out
+	// busy_timeout: the schema statements are retried for a while.
+	if err := retryBusy(ctx, func() error { return createSchema(ctx, db, path) }); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db}, nil
+}
+
+// retryBusy runs f until it succeeds, fails with an error other than
+// SQLite's "database is locked", or about two seconds have passed.
+func retryBusy(ctx context.Context, f func() error) error {
+	var err error
+	for attempt := 1; attempt <= 20; attempt++ {
+		if err = f(); err == nil || !isBusy(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (primary code 5).
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
+}
+
+// createSchema creates the records table and adds the columns added since
+// the first version.
+func createSchema(ctx context.Context, db *sql.DB, path string) error {
+	_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS records (
 		config TEXT NOT NULL, task_id TEXT NOT NULL, seed INTEGER NOT NULL, fingerprint TEXT NOT NULL, model TEXT NOT NULL,
 		answer TEXT, complete INTEGER, correct INTEGER, scored INTEGER, em REAL, f1 REAL, has_f1 INTEGER,
 		failure TEXT, error TEXT, model_calls INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,
 		tool_calls INTEGER, estimated INTEGER, cost_usd REAL, latency_ms REAL, steps INTEGER, trace TEXT, faults TEXT,
 		PRIMARY KEY (config, task_id, seed, fingerprint, model))`)
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%w: creating table in %s: %w", ErrStore, path, err)
+		return fmt.Errorf("%w: creating table in %s: %w", ErrStore, path, err)
 	}
 	// Columns added since: a table made by an earlier version gets them,
 	// empty for the results it holds.
@@ -96,18 +133,16 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 		name, _, _ := strings.Cut(col, " ")
 		var n int
 		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = ?`, name).Scan(&n); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("%w: reading the columns of %s: %w", ErrStore, path, err)
+			return fmt.Errorf("%w: reading the columns of %s: %w", ErrStore, path, err)
 		}
 		if n == 0 {
 			if _, err := db.ExecContext(ctx, `ALTER TABLE records ADD COLUMN `+col); err != nil &&
 				!strings.Contains(err.Error(), "duplicate column") { // another process added it first
-				db.Close()
-				return nil, fmt.Errorf("%w: adding column %s to %s: %w", ErrStore, name, path, err)
+				return fmt.Errorf("%w: adding column %s to %s: %w", ErrStore, name, path, err)
 			}
 		}
 	}
-	return &Store{db: db}, nil
+	return nil
 }
 
 // Close closes the database.

@@ -32,6 +32,9 @@ type Run struct {
 	left     int
 	replayed int
 	live     int
+	// gate is the one-live-call mode's state (WithLiveBudget); nil
+	// without a budget.
+	gate *gate
 }
 
 // Open starts a session of the named thread: it reads and verifies the
@@ -43,6 +46,9 @@ func Open(ctx context.Context, s Store, name string) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{store: s, thread: name, queues: map[string][]Entry{}, left: len(entries)}
+	if n := liveBudget(ctx); n >= 0 {
+		r.gate = &gate{left: n}
+	}
 	for _, e := range entries {
 		r.queues[e.Scope] = append(r.queues[e.Scope], e)
 	}
@@ -229,6 +235,17 @@ func (r *Run) Model(ctx context.Context, node, role string, msgs []llms.MessageC
 		}
 		return resp, nil
 	}
+	release, err := r.admit(ctx, KindModel, scope, node, sum)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.liveModel(ctx, call, Entry{Kind: KindModel, Scope: scope, Node: node, Digest: sum, Request: body})
+	release(err)
+	return resp, err
+}
+
+// liveModel makes a model call and journals its response in e.
+func (r *Run) liveModel(ctx context.Context, call func(ctx context.Context) (*llms.ContentResponse, error), e Entry) (*llms.ContentResponse, error) {
 	resp, err := call(ctx)
 	if err != nil || resp == nil {
 		return resp, err
@@ -237,7 +254,8 @@ func (r *Run) Model(ctx context.Context, node, role string, msgs []llms.MessageC
 	if err != nil {
 		return nil, fmt.Errorf("journal: encoding a model response: %w", err)
 	}
-	if err := r.append(ctx, Entry{Kind: KindModel, Scope: scope, Node: node, Digest: sum, Request: body, Response: out}); err != nil {
+	e.Response = out
+	if err := r.append(ctx, e); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -292,6 +310,17 @@ func (r *Run) Tool(ctx context.Context, node, tool, input string, call func(ctx 
 		}
 		return res, nil
 	}
+	release, err := r.admit(ctx, KindTool, scope, node, sum)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	res, err := r.liveTool(ctx, call, Entry{Kind: KindTool, Scope: scope, Node: node, Digest: sum, Request: body})
+	release(err)
+	return res, err
+}
+
+// liveTool makes a tool call and journals its result in e.
+func (r *Run) liveTool(ctx context.Context, call func(ctx context.Context) (ToolResult, error), e Entry) (ToolResult, error) {
 	res, err := call(ctx)
 	if err != nil {
 		return res, err
@@ -300,7 +329,8 @@ func (r *Run) Tool(ctx context.Context, node, tool, input string, call func(ctx 
 	if err != nil {
 		return ToolResult{}, fmt.Errorf("journal: encoding a tool result: %w", err)
 	}
-	if err := r.append(ctx, Entry{Kind: KindTool, Scope: scope, Node: node, Digest: sum, Request: body, Response: out}); err != nil {
+	e.Response = out
+	if err := r.append(ctx, e); err != nil {
 		return ToolResult{}, err
 	}
 	return res, nil
@@ -338,6 +368,9 @@ func (r *Run) Node(ctx context.Context, step int, node, route string) error {
 				Diff: fmt.Sprintf("node %q (step %d) took route %q; the journal recorded %q", node, step, route, rec.Route)}
 		}
 		return nil
+	}
+	if err := r.quiesce(ctx, KindNode, "", node); err != nil {
+		return err
 	}
 	out, err := json.Marshal(nodeResponse{Route: route})
 	if err != nil {
@@ -474,6 +507,9 @@ func Approve(ctx context.Context, a Approval) (Decision, error) {
 				return Decision{}, fmt.Errorf("%w: thread %q, checkpoint %d: approval: %w", ErrCorrupt, r.thread, e.Seq, err)
 			}
 			return d, nil
+		}
+		if err := r.quiesce(ctx, KindApproval, scope, a.Node); err != nil {
+			return Decision{}, err
 		}
 	}
 	ap := ApproverFrom(ctx)

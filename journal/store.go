@@ -14,8 +14,9 @@
 // concurrent branches replay their own calls whatever their interleaving.
 //
 // A Store keeps threads and journals; package journal/sqlitestore is the
-// default one (one SQLite file), and journal/journaltest is the
-// conformance suite every Store must pass.
+// default one (one SQLite file), journal/memstore keeps one in memory
+// (for a journal held elsewhere, such as a Temporal workflow's history),
+// and journal/journaltest is the conformance suite every Store must pass.
 package journal
 
 import (

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -214,4 +215,59 @@ func TestImportRules(t *testing.T) {
 	t.Run("PipelineImportsNoParadigm", func(t *testing.T) { checkPipelineImportsNoParadigm(t, graph) })
 	t.Run("SimulatorImportsNoParadigm", func(t *testing.T) { checkSimulatorImportsNoParadigm(t, graph) })
 	t.Run("ServerIsATopFloor", func(t *testing.T) { checkServerIsATopFloor(t, graph) })
+	t.Run("TemporalIsATopFloor", func(t *testing.T) { checkTemporalIsATopFloor(t, graph) })
+}
+
+// checkTemporalIsATopFloor: the Temporal runner (temporal) sits beside
+// server and internal/app, under cmd: it uses the public API, never the
+// simulator, the CLI wiring or the commands; only cmd imports it, so the
+// default run path never links the Temporal SDK.
+func checkTemporalIsATopFloor(t *testing.T, graph map[string][]string) {
+	require.Contains(t, graph, "temporal")
+	for _, d := range deps(graph, "temporal") {
+		if under(d, "eval", "internal", "cmd", "server") {
+			t.Errorf("temporal imports %s; it takes its engine from its caller", d)
+		}
+	}
+	for pkg, imps := range graph {
+		if slices.Contains(imps, "temporal") && !under(pkg, "cmd") {
+			t.Errorf("%s imports temporal; only cmd may", pkg)
+		}
+	}
+}
+
+// TestOnlyTemporalAndCmdImportTheTemporalSDK keeps Temporal opt-in: no
+// package but temporal, the commands and the tests' dev-server harness
+// (internal/temporaltest, which no production package imports) imports
+// go.temporal.io (tests excluded), so a program that does not run on
+// Temporal does not link it.
+func TestOnlyTemporalAndCmdImportTheTemporalSDK(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	cmd := exec.CommandContext(ctx, "go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", out)
+	seen := false
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := rel(fields[0])
+		for _, imp := range fields[1:] {
+			if imp != "go.temporal.io" && !strings.HasPrefix(imp, "go.temporal.io/") {
+				continue
+			}
+			seen = seen || pkg == "temporal"
+			if !under(pkg, "temporal", "cmd", "internal/temporaltest") {
+				t.Errorf("%s imports %s; only temporal and cmd may import the Temporal SDK", pkg, imp)
+			}
+		}
+		for _, imp := range fields[1:] {
+			if imp == module+"/internal/temporaltest" {
+				t.Errorf("%s imports internal/temporaltest; only tests may", pkg)
+			}
+		}
+	}
+	assert.True(t, seen, "go list shows temporal importing the SDK")
 }

@@ -31,6 +31,7 @@ type compareFlags struct {
 	timeout                                time.Duration
 	seed                                   uint64
 	json, quiet, threads                   bool
+	temporal                               temporalFlags
 }
 
 func newCompareCmd() *cobra.Command {
@@ -67,12 +68,19 @@ pipeline's limits still bound its own runs). Once one is reached, runs in flight
 ReAct loop's finalizer answers from the work so far (incomplete, failure budget, the reason
 naming the compare budget) and other nodes fail as budget; those runs are stored. Runs not yet
 started are not started and not stored: the table, the reports and report.json ("budget") count
-them, and the command exits 4. Running the same command again runs them, with a fresh budget.`,
+them, and the command exits 4. Running the same command again runs them, with a fresh budget.
+
+--temporal HOST:PORT runs each (config, task) as a Temporal workflow on the planner workers of
+--task-queue (planner worker --temporal), whose model and tool calls are activities: the runs
+spread across the workers' machines and survive a worker's death. The comparison's store,
+progress bar and reports stay here. Each run's workflow id is named from the run folder and the
+run, so running the command again attaches to the runs still going instead of starting them again.`,
 		Example: `  planner compare --suite demo --config configs/react.yaml --config configs/plan_execute.yaml --llm sim:noisy
   planner compare --suite ../shared/data/gsm8k/test.jsonl --limit 20 --llm sim --config configs/react.yaml --config configs/rewoo.yaml
   planner compare --suite demo --limit 5 --config configs/cot.yaml --llm openai:gpt-4o-mini --concurrency 2 --out runs/cot   # needs OPENAI_API_KEY
   planner compare --suite recorded.jsonl --llm scripted --config configs/react.yaml   # needs recorded.jsonl (tasks with "replies")
-  planner compare --suite demo --config configs/react.yaml --llm anthropic:claude-3-5-haiku-latest --max-cost-usd 0.50   # needs ANTHROPIC_API_KEY`,
+  planner compare --suite demo --config configs/react.yaml --llm anthropic:claude-3-5-haiku-latest --max-cost-usd 0.50   # needs ANTHROPIC_API_KEY
+  planner compare --temporal localhost:7233 --suite demo --llm sim --config configs/react.yaml   # needs Temporal and planner workers (planner worker --temporal)`,
 		Args: exactArgs(0, "no arguments (use --suite and --config)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runCompare(c, f)
@@ -96,6 +104,7 @@ them, and the command exits 4. Running the same command again runs them, with a 
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "stop the comparison once its runs have used this many prompt plus completion tokens (0: no bound)")
 	fl.IntVar(&f.maxModelCalls, "max-model-calls", 0, "stop the comparison once its runs have made this many model calls (0: no bound)")
 	fl.BoolVar(&f.threads, "threads", false, "journal each run as a thread in the run folder's threads.db, so a stopped comparison resumes inside unfinished runs without repeating their model and tool calls")
+	f.temporal.add(c, "run each (config, task) as a Temporal workflow on the planner workers (planner worker) of this Temporal frontend, HOST:PORT")
 	return c
 }
 
@@ -281,6 +290,13 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
 	if !f.quiet && !f.json && isTerminal(c.ErrOrStderr()) { // its "\r" frames would litter a log
 		opts.Progress = c.ErrOrStderr()
+	}
+	if f.temporal.hostPort != "" {
+		closeTemporal, err := useTemporal(c, f, &opts)
+		if err != nil {
+			return err
+		}
+		defer closeTemporal()
 	}
 	fmt.Fprintf(c.ErrOrStderr(), "compare: run folder %s (running the same command again resumes there)\n", dir)
 	rep, err := compare.Run(c.Context(), a, suite.AgentTasks(tasks), opts)

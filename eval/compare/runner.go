@@ -146,6 +146,38 @@ type Options struct {
 	MaxModelCalls int
 	MaxTokens     int
 	MaxCostUSD    float64
+	// RunFunc, when set, runs each (config, task) in place of the pipeline
+	// loaded in this process: `planner compare --temporal` submits each run
+	// to a Temporal workflow and waits for its result. It gets the run's
+	// description and its tracer (events emitted there go to the run's
+	// trace and count its faults) and returns what Pipeline.Run returns; a
+	// nil result with an error counts as a failed run. The pipelines are
+	// still loaded here, for their names, models and fingerprints, and
+	// results are stored, resumed and reported as usual. Threads and the
+	// compare budget (MaxModelCalls, MaxTokens, MaxCostUSD) do not reach
+	// into its runs. Default nil: every run runs in this process.
+	RunFunc func(ctx context.Context, run RunSpec, tracer *trace.Tracer) (*pipeline.Result, error)
+}
+
+// RunSpec describes one run of a comparison, for Options.RunFunc.
+type RunSpec struct {
+	// ConfigPath is the pipeline's YAML file, as Options.Configs gives
+	// it; Config is the pipeline's name.
+	ConfigPath, Config string
+	// Task is the task to run.
+	Task agent.Task
+	// LLM is the llm block that replaces the pipeline's (Options.LLM with
+	// the comparison's seed); zero when the pipeline runs with its own.
+	LLM config.LLM
+	// Seed is the comparison's seed.
+	Seed uint64
+	// Model is the run's model spec and Fingerprint its fingerprint, under
+	// which its result is stored; RunID is its trace run id (RunID).
+	Model, Fingerprint, RunID string
+	// Timeout is the run's time limit (Options.Timeout), for RunFunc to
+	// apply where the run runs: RunFunc's context has no deadline of its
+	// own, since the run may wait in a queue before it starts.
+	Timeout time.Duration
 }
 
 // budget returns the comparison's shared budget, or nil when o sets none.
@@ -415,7 +447,7 @@ func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (
 		}()
 	}
 	var threads journal.Store
-	if opts.Threads && len(jobs) > 0 {
+	if opts.Threads && opts.RunFunc == nil && len(jobs) > 0 {
 		ts, err := sqlitestore.Open(ctx, filepath.Join(opts.OutDir, "threads.db"))
 		if err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
@@ -682,16 +714,36 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 		sink = trace.NewJSONL(buf)
 		tracer.AddSink(sink)
 	}
-	rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	// A RunFunc's run keeps to the time limit where it runs (RunSpec.Timeout):
+	// the wait here may include its time in a queue.
+	rctx, cancel := ctx, context.CancelFunc(func() {})
+	if opts.RunFunc == nil {
+		rctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+	}
 	defer cancel()
 	began := time.Now()
 	var (
 		res *pipeline.Result
 		err error
 	)
-	if threads == nil {
+	switch {
+	case opts.RunFunc != nil:
+		llmCfg := opts.LLM
+		if llmCfg.Provider != "" {
+			llmCfg.Seed = opts.Seed
+		}
+		res, err = opts.RunFunc(rctx, RunSpec{ConfigPath: p.Config.File, Config: p.Config.Name, Task: task, LLM: llmCfg, Seed: opts.Seed,
+			Model: model, Fingerprint: fp, RunID: RunID(p.Config.Name, model, task.ID, opts.Seed, fp), Timeout: opts.Timeout}, tracer)
+		if res == nil || res.State == nil {
+			if err == nil {
+				err = errors.New("compare: the run returned no result")
+			}
+			res = &pipeline.Result{State: agent.NewState(task)}
+			res.State.Failure = FailureError
+		}
+	case threads == nil:
 		res, err = p.Run(rctx, task, tracer)
-	} else {
+	default:
 		res, _, err = p.RunThread(rctx, task, tracer, pipeline.Thread{Store: threads, Name: ThreadName(p.Config.Name, model, task.ID, opts.Seed, fp)})
 		if res == nil { // the thread could not start: report it as the run's failure
 			res = &pipeline.Result{State: agent.NewState(task)}

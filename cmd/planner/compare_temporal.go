@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/eval/compare"
+	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/temporal"
+	"github.com/planner-engine/planner/trace"
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+)
+
+// useTemporal makes opts run each (config, task) of the comparison as a
+// Temporal workflow on the workers of f's task queue (compare
+// --temporal), and returns what closes the connection. The comparison
+// itself (store, resume, progress bar, reports) stays in this process.
+func useTemporal(c *cobra.Command, f *compareFlags, opts *compare.Options) (func(), error) {
+	switch {
+	case f.threads:
+		return nil, &usageError{cmd: "compare", err: errors.New("--threads has no use with --temporal: Temporal keeps each run's finished calls itself; leave out --threads")}
+	case f.maxModelCalls > 0 || f.maxTokens > 0 || f.maxCostUSD > 0:
+		return nil, &usageError{cmd: "compare", err: errors.New("--max-model-calls, --max-tokens and --max-cost-usd do not reach runs on Temporal workers yet; " +
+			"leave them out (each pipeline's own limits still bound its runs)")}
+	case opts.LLM.Provider == "sim" && f.seed != 1:
+		return nil, &usageError{cmd: "compare", err: fmt.Errorf("--seed %d: the sim model on Temporal workers plays seed 1 only for now; leave out --seed", f.seed)}
+	}
+	tc, err := f.temporal.dial(c.Context(), "compare", c.ErrOrStderr())
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(opts.OutDir)
+	if err != nil {
+		tc.Close()
+		return nil, err
+	}
+	opts.RunFunc = temporalRunFunc(tc, f.temporal.taskQueue, dir)
+	fmt.Fprintf(c.ErrOrStderr(), "compare: runs go to the Temporal workers of task queue %s at %s (planner worker --temporal %s)\n",
+		f.temporal.taskQueue, f.temporal.hostPort, f.temporal.hostPort)
+	return tc.Close, nil
+}
+
+// workflowID is the Temporal workflow id of one run of the comparison in
+// run folder dir: "planner-<hash>-<config>-<task>", where <hash> covers
+// the folder's absolute path and the run's identity (config, model, task,
+// seed, fingerprint). Running the comparison again gives the same id, so
+// it attaches to the workflow, running or finished, instead of starting
+// it again; an edited config or another model gets a new one.
+func workflowID(dir string, run compare.RunSpec) string {
+	sum := sha256.Sum256([]byte(dir + "\x00" + run.RunID))
+	id := fmt.Sprintf("planner-%s-%s-%s", hex.EncodeToString(sum[:6]), idUnsafe.ReplaceAllString(run.Config, "_"), idUnsafe.ReplaceAllString(run.Task.ID, "_"))
+	if len(id) > 200 {
+		id = id[:200]
+	}
+	return id
+}
+
+var idUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// temporalRunFunc returns the compare.Options.RunFunc that submits each
+// run to queue on tc (or attaches to it: workflowID), waits for its
+// outcome, replays its trace events into the run's tracer and returns its
+// result. The run keeps to its time limit (RunInput.Timeout) on the
+// workers; a comparison interrupted (Ctrl-C) leaves its runs running
+// there, and the next one attaches to them.
+func temporalRunFunc(tc client.Client, queue, dir string) func(context.Context, compare.RunSpec, *trace.Tracer) (*pipeline.Result, error) {
+	return func(ctx context.Context, run compare.RunSpec, tracer *trace.Tracer) (*pipeline.Result, error) {
+		cfg, err := filepath.Abs(run.ConfigPath)
+		if err != nil {
+			return nil, err
+		}
+		in := temporal.RunInput{Config: cfg, Task: run.Task, Timeout: run.Timeout}
+		if run.LLM.Provider != "" {
+			in.LLM = compare.ModelSpec(run.LLM)
+		}
+		id := workflowID(dir, run)
+		began := time.Now()
+		wr, err := temporal.Start(ctx, tc, temporal.StartOptions{ID: id, Queue: queue, Input: in})
+		if err != nil {
+			return nil, err
+		}
+		var out temporal.Outcome
+		if err := wr.Get(ctx, &out); err != nil {
+			return nil, fmt.Errorf("temporal: run %s: %w", id, err)
+		}
+		return outcomeResult(ctx, tc, id, run.Task, &out, tracer, time.Since(began))
+	}
+}
+
+// eventsTimeout bounds the query of a finished run's trace events.
+const eventsTimeout = 10 * time.Second
+
+// outcomeResult turns a finished workflow's outcome into the result
+// Pipeline.Run would have returned, after replaying the run's trace events
+// (as many as the workflow keeps, temporal.MaxEvents) into tracer.
+func outcomeResult(ctx context.Context, tc client.Client, id string, task agent.Task, out *temporal.Outcome, tracer *trace.Tracer, took time.Duration) (*pipeline.Result, error) {
+	qctx, cancel := context.WithTimeout(ctx, eventsTimeout) // a query needs a worker to answer it
+	evs, err := temporal.Events(qctx, tc, id)
+	cancel()
+	if err == nil { // without them the run only has no trace
+		for _, e := range evs {
+			tracer.Emit(e)
+		}
+	}
+	st := agent.NewState(task)
+	st.Answer, st.Complete, st.Reason, st.Failure = out.Answer, out.Complete, out.Reason, out.Failure
+	st.Done = out.Status == temporal.StatusDone
+	st.Usage.Counters, st.Usage.Estimated, st.Usage.CostUSD = out.Usage.Counters, out.Usage.Estimated, out.Usage.CostUSD
+	res := &pipeline.Result{State: st, Steps: out.Steps, Duration: took}
+	if out.Status == temporal.StatusFailed {
+		msg := out.Error
+		if msg == "" {
+			msg = "the run failed"
+		}
+		if st.Failure == "" {
+			st.Failure = compare.FailureError
+		}
+		return res, errors.New(msg)
+	}
+	return res, nil
+}

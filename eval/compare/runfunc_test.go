@@ -1,0 +1,101 @@
+package compare_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/eval/compare"
+	"github.com/planner-engine/planner/eval/sim"
+	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunFuncRunsEachRunInsteadOfThePipeline runs a comparison whose runs
+// go through Options.RunFunc, which loads and runs each pipeline the way a
+// remote worker would: the answers and counts equal the in-process
+// comparison's, each RunSpec describes its run, the runs' events reach
+// the traces, and a second comparison reuses the stored results without
+// calling RunFunc.
+func TestRunFuncRunsEachRunInsteadOfThePipeline(t *testing.T) {
+	ctx := context.Background()
+	loader := newLoader(sim.Profile{Name: "perfect"})
+	tasks := demoTasks(t)
+	base := compare.Options{Configs: configPaths("cot", "react"), LLM: config.LLM{Provider: "sim"}, Seed: 3}
+
+	local := base
+	local.OutDir = t.TempDir()
+	want, err := compare.Run(ctx, loader, tasks, local)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	var specs []compare.RunSpec
+	remote := base
+	remote.OutDir = t.TempDir()
+	remote.RunFunc = func(ctx context.Context, run compare.RunSpec, tracer *trace.Tracer) (*pipeline.Result, error) {
+		mu.Lock()
+		specs = append(specs, run)
+		mu.Unlock()
+		p, err := loader.LoadWith(ctx, run.ConfigPath, run.LLM, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer p.Close()
+		return p.Run(ctx, run.Task, tracer)
+	}
+	got, err := compare.Run(ctx, loader, tasks, remote)
+	require.NoError(t, err)
+	require.Len(t, specs, 2*len(tasks))
+	for _, s := range specs {
+		assert.Equal(t, uint64(3), s.LLM.Seed)
+		assert.Equal(t, "sim", s.Model)
+		assert.Equal(t, compare.RunID(s.Config, s.Model, s.Task.ID, 3, s.Fingerprint), s.RunID)
+		assert.Equal(t, configPath(s.Config), s.ConfigPath)
+		assert.Positive(t, s.Timeout)
+	}
+	require.Len(t, got.Configs, 2)
+	for i := range want.Configs {
+		w, g := want.Configs[i], got.Configs[i]
+		assert.Equal(t, w.Config, g.Config)
+		assert.Equal(t, w.Runs, g.Runs)
+		assert.Equal(t, w.Correct, g.Correct)
+		assert.Equal(t, w.ModelCalls, g.ModelCalls)
+		assert.Equal(t, w.ToolCalls, g.ToolCalls)
+	}
+	answers := func(dir string) map[string]string {
+		m := map[string]string{}
+		for _, r := range storedRecords(t, dir, 3) {
+			m[r.Config+"/"+r.TaskID] = r.Answer
+			assert.NotEmpty(t, r.Trace, "the run's events reach its trace")
+		}
+		return m
+	}
+	assert.Equal(t, answers(local.OutDir), answers(remote.OutDir))
+
+	specs = nil
+	again, err := compare.Run(ctx, loader, tasks, remote)
+	require.NoError(t, err)
+	assert.Empty(t, specs, "stored results are reused")
+	assert.Equal(t, 2*len(tasks), again.Reused)
+}
+
+// TestRunFuncErrorsAreStoredAsFailedRuns checks that a RunFunc that fails
+// without a result gives a failed run, stored with its error.
+func TestRunFuncErrorsAreStoredAsFailedRuns(t *testing.T) {
+	opts := compare.Options{Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, OutDir: t.TempDir(), NoTraces: true,
+		RunFunc: func(context.Context, compare.RunSpec, *trace.Tracer) (*pipeline.Result, error) {
+			return nil, errors.New("the worker is gone")
+		}}
+	rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}), demoTasks(t)[:2], opts)
+	require.NoError(t, err)
+	assert.Equal(t, 2, rep.Configs[0].Runs)
+	assert.Equal(t, 0, rep.Configs[0].Correct)
+	for _, r := range storedRecords(t, opts.OutDir, 1) {
+		assert.Equal(t, compare.FailureError, r.Failure)
+		assert.Equal(t, "the worker is gone", r.Error)
+	}
+}

@@ -16,9 +16,10 @@ import (
 
 const module = "github.com/planner-engine/planner"
 
-// imports lists every package of the module (tests excluded) with its
-// direct imports inside the module, as `go list` reports them.
-func imports(t *testing.T) map[string][]string {
+// listImports returns one line per package of the module (tests
+// excluded): its import path, then every package it imports directly, as
+// `go list` reports them.
+func listImports(t *testing.T) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -28,8 +29,15 @@ func imports(t *testing.T) map[string][]string {
 	cmd.Dir = root
 	out, err := cmd.Output()
 	require.NoError(t, err, "go list: %s", out)
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// imports lists every package of the module (tests excluded) with its
+// direct imports inside the module.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
 	graph := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range listImports(t) {
 		fields := strings.Fields(line)
 		pkg := rel(fields[0])
 		graph[pkg] = nil
@@ -242,16 +250,8 @@ func checkTemporalIsATopFloor(t *testing.T, graph map[string][]string) {
 // go.temporal.io (tests excluded), so a program that does not run on
 // Temporal does not link it.
 func TestOnlyTemporalAndCmdImportTheTemporalSDK(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
-	cmd := exec.CommandContext(ctx, "go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	require.NoError(t, err, "go list: %s", out)
 	seen := false
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range listImports(t) {
 		fields := strings.Fields(line)
 		pkg := rel(fields[0])
 		for _, imp := range fields[1:] {

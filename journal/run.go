@@ -205,6 +205,34 @@ type modelRequest struct {
 	// Role is the caller's role in its node (llm.CallMeta.Role).
 	Role    string           `json:"role,omitempty"`
 	Request cassette.Request `json:"request"`
+	// Compacted is set when the request's messages and options were
+	// dropped (Compact): the entry is still replayed by its digest.
+	Compacted bool `json:"compacted,omitempty"`
+}
+
+// Compact returns e with a model entry's request reduced to its role: the
+// messages and options (the whole prompt) are dropped. Replay matches
+// entries by their digest, so a compacted journal replays exactly as the
+// whole one; only the diff of a diverged call is lost (its error then says
+// the journaled request was compacted and shows the actual one). Other
+// entries, and entries whose request cannot be read, are returned as
+// they are. A durable store keeps whole entries; Compact is for journals
+// carried in messages, such as a Temporal workflow's state, whose size
+// would otherwise grow with the square of the run's calls.
+func Compact(e Entry) Entry {
+	if e.Kind != KindModel {
+		return e
+	}
+	var req modelRequest
+	if json.Unmarshal(e.Request, &req) != nil || req.Compacted {
+		return e
+	}
+	body, err := json.Marshal(modelRequest{Role: req.Role, Compacted: true})
+	if err != nil {
+		return e
+	}
+	e.Request = body
+	return e
 }
 
 // Model answers one model call of node (in role) from the journal, or
@@ -385,6 +413,11 @@ func (r *Run) Node(ctx context.Context, step int, node, route string) error {
 func (r *Run) diverged(scope string, kind Kind, expected Entry, req *modelRequest, body []byte) error {
 	de := &DivergedError{Thread: r.thread, Scope: scope, Seq: expected.Seq, Kind: kind}
 	var rec modelRequest
+	if req != nil && expected.Kind == KindModel && json.Unmarshal(expected.Request, &rec) == nil && rec.Compacted {
+		de.Diff = fmt.Sprintf("journaled model call (checkpoint %d, role %q) was compacted to its digest, so its request cannot be shown; actual call (role %q):    %s",
+			expected.Seq, rec.Role, req.Role, oneLine(body))
+		return de
+	}
 	if req != nil && expected.Kind == KindModel && json.Unmarshal(expected.Request, &rec) == nil {
 		de.Diff = cassette.Diff(fmt.Sprintf("journaled call (checkpoint %d)", expected.Seq), rec.Request, "actual call", req.Request)
 		if rec.Role != req.Role {

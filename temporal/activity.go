@@ -158,6 +158,10 @@ func (a *Activities) Advance(ctx context.Context, in AdvanceInput) (*AdvanceOutp
 	}
 	out.Entries = all[len(in.Entries):]
 	for i := range out.Entries {
+		// The workflow carries every entry into every Advance: model
+		// requests (whole prompts) are kept as digests, which is all
+		// replay needs, so the history grows with the replies only.
+		out.Entries[i] = journal.Compact(out.Entries[i])
 		out.Entries[i].Seq = 0
 	}
 	if res != nil {

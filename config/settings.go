@@ -102,3 +102,19 @@ func fieldKeys(t reflect.Type) []string {
 func SettingErrorf(key, format string, args ...any) error {
 	return &SettingError{Key: key, Err: fmt.Errorf("%w: %s", ErrSettings, fmt.Sprintf(format, args...))}
 }
+
+// NestSetting returns err, the error of a nested block of settings (a
+// node's `react:` or `dispatch:` mapping), as the error of the key it
+// names under prefix: a *SettingError keyed "react.max_iterations" for
+// one keyed "max_iterations", and any other error as the error of prefix
+// itself. A nil err stays nil.
+func NestSetting(prefix string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *SettingError
+	if errors.As(err, &se) {
+		return &SettingError{Key: prefix + "." + se.Key, Err: se.Err}
+	}
+	return &SettingError{Key: prefix, Err: err}
+}

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/planner-engine/planner/config"
@@ -70,4 +71,17 @@ func TestDecodeListsTheKeysOfSquashedStructsAsKnown(t *testing.T) {
 	assert.Equal(t, "s", u.System)
 	err = config.Decode(map[string]any{"promt": "p"}, &u)
 	assert.Contains(t, err.Error(), "(known: max_tokens, prompt, system)")
+}
+
+func TestNestSettingKeysANestedErrorUnderItsBlock(t *testing.T) {
+	inner := config.SettingErrorf("max_iterations", "must be positive")
+	var se *config.SettingError
+	require.ErrorAs(t, config.NestSetting("react", inner), &se)
+	assert.Equal(t, "react.max_iterations", se.Key)
+	assert.ErrorIs(t, se, config.ErrSettings)
+	plain := errors.New("no step agent")
+	require.ErrorAs(t, config.NestSetting("dispatch", plain), &se)
+	assert.Equal(t, "dispatch", se.Key)
+	assert.ErrorIs(t, se, plain)
+	assert.NoError(t, config.NestSetting("react", nil))
 }

@@ -2,7 +2,6 @@ package nodes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -161,11 +160,7 @@ func newReActLoop(env node.Env, settings map[string]any) (*executor.Loop, error)
 		l, err = executor.NewLoop(env, cfg)
 	}
 	if err != nil {
-		var se *config.SettingError
-		if errors.As(err, &se) {
-			return nil, &config.SettingError{Key: "react." + se.Key, Err: se.Err}
-		}
-		return nil, &config.SettingError{Key: "react", Err: err}
+		return nil, config.NestSetting("react", err)
 	}
 	return l, nil
 }

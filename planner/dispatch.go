@@ -2,7 +2,6 @@ package planner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -50,11 +49,7 @@ func newDispatch(env node.Env, spec node.Spec, raw any, llmTool string, requireT
 	}
 	b, err := steps.NewExecute(env, node.Spec{ID: spec.ID, Type: spec.Type, Settings: settings})
 	if err != nil {
-		var se *config.SettingError
-		if errors.As(err, &se) {
-			return nil, &config.SettingError{Key: "dispatch." + se.Key, Err: se.Err}
-		}
-		return nil, &config.SettingError{Key: "dispatch", Err: err}
+		return nil, config.NestSetting("dispatch", err)
 	}
 	ex, ok := b.Node.(*steps.Execute)
 	if !ok {

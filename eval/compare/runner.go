@@ -62,6 +62,7 @@ import (
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
@@ -574,7 +575,7 @@ feed:
 	kind := loader.ModelKind(provider)
 	rep.Simulated = kind == llm.KindSimulated
 	rep.Scripted = kind == llm.KindScripted
-	rep.TaskReplies = rep.Scripted && slices.IndexFunc(models, func(m config.LLM) bool { return !playsTaskReplies(m) }) < 0
+	rep.TaskReplies = rep.Scripted && slices.IndexFunc(models, func(m config.LLM) bool { return !scripted.PlaysTaskReplies(m) }) < 0
 	rep.Suite = opts.Scrubber.String(opts.Suite)
 	rep.Seed = opts.Seed
 	rep.Tasks = len(tasks)
@@ -586,12 +587,6 @@ feed:
 	rep.WallSeconds = wall.Seconds()
 	rep.GeneratedAt = time.Now().UTC()
 	return rep, nil
-}
-
-// playsTaskReplies reports whether m is the scripted model without a
-// script, which plays each task's own replies.
-func playsTaskReplies(m config.LLM) bool {
-	return m.Provider == "scripted" && m.Script == "" && m.Model == ""
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -174,11 +174,7 @@ func NewExecuteWith(factory AgentFactory) node.Constructor {
 			}
 			a, err := factory(env.Nested("react"), s.ReAct)
 			if err != nil {
-				var se *config.SettingError
-				if errors.As(err, &se) {
-					return node.Built{}, &config.SettingError{Key: "react." + se.Key, Err: se.Err}
-				}
-				return node.Built{}, &config.SettingError{Key: "react", Err: err}
+				return node.Built{}, config.NestSetting("react", err)
 			}
 			e.agent = a
 		} else if len(s.ReAct) > 0 {

@@ -18,7 +18,7 @@ import (
 )
 
 // providerScripted is the scripted model's provider name.
-const providerScripted = "scripted"
+const providerScripted = scripted.Provider
 
 // ScriptedLabel describes the scripted provider in outputs: a script's
 // replies (scripted:FILE) or, without a file, each suite task's own
@@ -42,9 +42,7 @@ func ParseSpec(spec string) (config.LLM, error) {
 // PlaysTaskReplies reports whether cfg selects the scripted model's
 // per-task mode: the scripted provider without a script, which plays the
 // replies of the suite task being run (scripted.TaskModel).
-func PlaysTaskReplies(cfg config.LLM) bool {
-	return cfg.Provider == providerScripted && cfg.Script == "" && cfg.Model == ""
-}
+func PlaysTaskReplies(cfg config.LLM) bool { return scripted.PlaysTaskReplies(cfg) }
 
 // WithoutReplies returns the ids of the tasks that carry no replies of
 // their own, in order: tasks the per-task mode cannot play.

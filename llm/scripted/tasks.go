@@ -10,6 +10,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/textutil"
@@ -30,6 +31,16 @@ var (
 	// NewTaskModel) is malformed.
 	ErrBadReply = errors.New("bad scripted reply")
 )
+
+// Provider is the scripted model's provider name in an llm block.
+const Provider = "scripted"
+
+// PlaysTaskReplies reports whether cfg selects the per-task mode: the
+// scripted provider without a script, which plays the replies of the
+// suite task being run (TaskModel).
+func PlaysTaskReplies(cfg config.LLM) bool {
+	return cfg.Provider == Provider && cfg.Script == "" && cfg.Model == ""
+}
 
 // TaskLabel describes the per-task mode in outputs.
 const TaskLabel = "scripted: each suite task's own recorded replies, played in order, not a real model"

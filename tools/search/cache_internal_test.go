@@ -48,8 +48,8 @@ func TestCachedSearchEqualsUncached(t *testing.T) {
 			}
 		}
 	}
-	assert.Empty(t, fresh.cache.hits)
-	assert.NotEmpty(t, cached.cache.hits)
+	assert.Zero(t, fresh.cache.len())
+	assert.NotZero(t, cached.cache.len())
 }
 
 // located drops the match ids, which number a hit's terms in map order.
@@ -79,7 +79,7 @@ func TestHitCacheIsBounded(t *testing.T) {
 	for i := range cacheSize + 10 {
 		c.put(hitKey{query: fmt.Sprint(i), k: 1}, []Hit{{Score: float64(i)}})
 	}
-	assert.Len(t, c.hits, cacheSize)
+	assert.Equal(t, cacheSize, c.len())
 	_, ok := c.get(hitKey{query: "0", k: 1})
 	assert.False(t, ok, "the oldest entry was evicted")
 	h, ok := c.get(hitKey{query: fmt.Sprint(cacheSize + 9), k: 1})

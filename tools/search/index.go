@@ -19,6 +19,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 	"github.com/clipperhouse/uax29/v2/sentences"
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // Field names of the bleve index.
@@ -68,18 +69,16 @@ type Index struct {
 // cacheSize bounds the searches an Index remembers.
 const cacheSize = 1024
 
-// hitCache remembers the hits of the last cacheSize distinct searches,
-// keyed by the query and k. The index never changes once built, so a
-// search's hits depend on nothing else, and a search
-// repeated (the same entity looked up by several runs, configs or steps)
-// costs a map lookup instead of a BM25 query. Entries are evicted oldest
-// first. The zero value is an empty cache; it is safe for concurrent use.
+// hitCache remembers the hits of the last cacheSize distinct searches
+// (least recently used first out), keyed by the query and k. The index
+// never changes once built, so a search's hits depend on nothing else, and
+// a search repeated (the same entity looked up by several runs, configs or
+// steps) costs a map lookup instead of a BM25 query. The zero value is an
+// empty cache; it is safe for concurrent use.
 type hitCache struct {
-	mu    sync.Mutex
-	hits  map[hitKey][]Hit
-	order []hitKey // ring of the keys in insertion order
-	next  int      // the ring's oldest slot once it is full
-	off   bool     // tests: never cache
+	once  sync.Once
+	cache *lru.Cache[hitKey, []Hit]
+	off   bool // tests: never cache
 }
 
 type hitKey struct {
@@ -87,37 +86,27 @@ type hitKey struct {
 	k     int
 }
 
+func (c *hitCache) lru() *lru.Cache[hitKey, []Hit] {
+	c.once.Do(func() { c.cache, _ = lru.New[hitKey, []Hit](cacheSize) }) // New fails only for a size below 1
+	return c.cache
+}
+
 // get returns a copy of the hits cached for key.
 func (c *hitCache) get(key hitKey) ([]Hit, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	hits, ok := c.hits[key]
+	hits, ok := c.lru().Get(key)
 	return slices.Clone(hits), ok
 }
 
 // put caches a copy of hits for key. Hits share their match slices with
 // the cache; nothing writes to them after Search.
 func (c *hitCache) put(key hitKey, hits []Hit) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.off {
-		return
+	if !c.off {
+		c.lru().ContainsOrAdd(key, slices.Clone(hits))
 	}
-	if _, ok := c.hits[key]; ok {
-		return
-	}
-	if c.hits == nil {
-		c.hits = make(map[hitKey][]Hit, cacheSize)
-	}
-	if len(c.order) < cacheSize {
-		c.order = append(c.order, key)
-	} else {
-		delete(c.hits, c.order[c.next])
-		c.order[c.next] = key
-		c.next = (c.next + 1) % cacheSize
-	}
-	c.hits[key] = slices.Clone(hits)
 }
+
+// len returns how many searches are cached.
+func (c *hitCache) len() int { return c.lru().Len() }
 
 // Hit is one ranked search result.
 type Hit struct {

@@ -143,10 +143,6 @@ func (a *Activities) Advance(ctx context.Context, in AdvanceInput) (*AdvanceOutp
 	if activity.IsActivity(ctx) {
 		opts = append(opts, planner.WithRunID(activity.GetInfo(ctx).WorkflowExecution.ID))
 	}
-	if activity.IsActivity(ctx) {
-		stop := heartbeat(ctx, HeartbeatTimeout/4)
-		defer stop()
-	}
 	res, runErr := p.Run(journal.WithLiveBudget(ctx, 1), "", opts...)
 	out := &AdvanceOutput{Policy: policyOf(p)}
 	all, err := store.Entries(context.WithoutCancel(ctx), threadName)
@@ -202,30 +198,4 @@ func (a *Activities) Advance(ctx context.Context, in AdvanceInput) (*AdvanceOutp
 		}
 	}
 	return out, nil
-}
-
-// heartbeat records the activity's heartbeat every interval until stop is
-// called, so that Temporal notices a worker that died mid-call.
-func heartbeat(ctx context.Context, interval time.Duration) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
 }

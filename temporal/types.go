@@ -31,11 +31,6 @@ const (
 // they travel in the workflow's history.
 const MaxEvents = 2000
 
-// HeartbeatTimeout is how long Temporal waits for an Advance activity's
-// heartbeat before it retries the call on another worker; Advance
-// heartbeats every HeartbeatTimeout/4 while it runs.
-const HeartbeatTimeout = 20 * time.Second
-
 // ModelQueue is the task queue of the Advance activities that make model
 // calls, for a workflow whose task queue is queue.
 func ModelQueue(queue string) string { return queue + "-model" }

@@ -15,9 +15,6 @@ func activityOptions(queue string, pol Policy) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: pol.Timeout,
-		// A worker that dies mid-call stops heartbeating: the call is
-		// retried elsewhere after HeartbeatTimeout, not the run's timeout.
-		HeartbeatTimeout: HeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    pol.InitialInterval,
 			BackoffCoefficient: 2,

@@ -15,6 +15,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/trace"
 )
@@ -66,6 +67,7 @@ type runOptions struct {
 	approver  journal.Approver
 	decision  *journal.Decision
 	tokens    bool
+	audit     node.ToolAuditor
 }
 
 // WithThread makes the run durable: it is journaled as thread name in
@@ -96,6 +98,15 @@ func WithApprover(a journal.Approver) RunOption {
 // WithApprover approver. Default: none.
 func WithDecision(d journal.Decision) RunOption {
 	return func(o *runOptions) { o.decision = &d }
+}
+
+// WithAudit records every tool call of the run in a (an *audit.Log of
+// package audit, say): what ran, with what input, its output's digest and
+// size, its duration, its error and the human decision on it; a WithThread
+// run records only the calls it makes live, not those it replays from the
+// journal. The caller opens and closes a. Default: no record.
+func WithAudit(a node.ToolAuditor) RunOption {
+	return func(o *runOptions) { o.audit = a }
 }
 
 // WithTask runs t rather than a bare question: its ID (in the trace), its
@@ -228,6 +239,9 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 	}
 	tracer := trace.NewWithOptions(o.runID, topts...)
 	ctx = p.engine.withTelemetry(ctx) // WithTracerProvider's spans (telemetry.go)
+	if o.audit != nil {
+		ctx = node.WithToolAuditor(ctx, o.audit)
+	}
 	var (
 		out    *pipeline.Result
 		runErr error

@@ -21,4 +21,7 @@ type ThreadMeta struct {
 	// MaxSteps and Timeout override the pipeline's limits.
 	MaxSteps int           `json:"max_steps,omitempty"`
 	Timeout  time.Duration `json:"timeout,omitempty"`
+	// Audit is the audit log file the run records its tool calls in
+	// (run --audit); "" for audit.db beside the thread store.
+	Audit string `json:"audit,omitempty"`
 }

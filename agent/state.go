@@ -9,8 +9,8 @@ import (
 
 // State is the run state shared by every agent node of one run. It is plain
 // data with JSON tags. Nodes run one at a time; a node that fans work out to
-// goroutines must merge results itself, in a fixed order. Usage is the one
-// field safe for concurrent updates.
+// goroutines must merge results itself, in a fixed order. Usage and Vars
+// are the fields safe for concurrent updates.
 type State struct {
 	// Task is the input.
 	Task Task `json:"task"`
@@ -36,6 +36,11 @@ type State struct {
 	// nodes through templates (for example a CoT rationale saved under a
 	// node's note key), keyed by name.
 	Notes map[string]string `json:"notes,omitempty"`
+	// Vars are the run's working memory: named values that nodes
+	// (`output: var:NAME`), tools (the `vars` tool) and the execute node
+	// (each plan step's result, under StepVar of its id) set and prompt
+	// templates read as {{.Vars.NAME}}. Safe for concurrent use.
+	Vars Vars `json:"vars,omitzero"`
 	// Replans counts re-planning rounds.
 	Replans int `json:"replans,omitempty"`
 	// Answer is the final answer once one is known.

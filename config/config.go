@@ -109,6 +109,31 @@ type LLM struct {
 	// a quarter more. Unset means true; false sends requests unmarked.
 	// Other providers ignore it (OpenAI caches long prompts by itself).
 	PromptCache *bool `mapstructure:"prompt_cache" json:"PromptCache,omitempty"`
+	// EmptyRetries is how many times a model call whose reply is empty (no
+	// text, no tool call) is made again, with EmptyNudge appended to its
+	// messages, before the empty reply goes to the node, which counts it
+	// as a failure. It applies to every model call of every node,
+	// finalizers included; a react node's max_empty_retries takes its
+	// place for the loop's own turns. Unset means DefaultEmptyRetries (2);
+	// 0 disables the retries; negative is an error.
+	EmptyRetries *int `mapstructure:"empty_retries" json:"EmptyRetries,omitempty"`
+	// EmptyNudge is the user message appended to a retried call's messages
+	// (EmptyRetries). Empty means the default, llm.DefaultEmptyNudge:
+	// "Your previous reply was empty. Reply again, following the
+	// instructions above."
+	EmptyNudge string `mapstructure:"empty_nudge" json:"EmptyNudge,omitempty"`
+}
+
+// DefaultEmptyRetries is LLM.EmptyRetries when unset.
+const DefaultEmptyRetries = 2
+
+// EmptyReplyRetries returns EmptyRetries, or DefaultEmptyRetries when it
+// is unset.
+func (l LLM) EmptyReplyRetries() int {
+	if l.EmptyRetries == nil {
+		return DefaultEmptyRetries
+	}
+	return *l.EmptyRetries
 }
 
 // Model reply size limits.
@@ -148,6 +173,11 @@ func (l LLM) problem() (key, msg string) {
 		return "timeout", fmt.Sprintf("%s is negative; leave it unset for the default (2m for real providers)", l.Timeout)
 	case l.Retry.MaxRetryAfter < 0:
 		return "retry.max_retry_after", fmt.Sprintf("%s is negative; leave it unset for the default 2m", l.Retry.MaxRetryAfter)
+	case l.EmptyRetries != nil && *l.EmptyRetries < 0:
+		return "empty_retries", fmt.Sprintf("%d is negative; use 0 to turn the retries of empty replies off, or leave it unset for the default %d",
+			*l.EmptyRetries, DefaultEmptyRetries)
+	case l.EmptyNudge != "" && strings.TrimSpace(l.EmptyNudge) == "":
+		return "empty_nudge", "is blank; write the message to send after an empty reply, or leave it unset for the default"
 	}
 	return "", ""
 }

@@ -53,6 +53,27 @@ func TestParseRejectsAbsurdModelLimits(t *testing.T) {
 	}
 }
 
+func TestParseReadsTheEmptyReplySettings(t *testing.T) {
+	p, err := config.Parse("p.yaml", llmPipeline("  provider: openai\n  empty_retries: 0\n  empty_nudge: Answer, please.\n"), env(nil))
+	require.NoError(t, err)
+	require.NotNil(t, p.LLM.EmptyRetries, "0 is set, not unset")
+	assert.Zero(t, p.LLM.EmptyReplyRetries(), "0 disables")
+	assert.Equal(t, "Answer, please.", p.LLM.EmptyNudge)
+
+	p, err = config.Parse("p.yaml", llmPipeline("  provider: openai\n"), env(nil))
+	require.NoError(t, err)
+	assert.Nil(t, p.LLM.EmptyRetries)
+	assert.Equal(t, 2, config.DefaultEmptyRetries)
+	assert.Equal(t, config.DefaultEmptyRetries, p.LLM.EmptyReplyRetries())
+
+	_, err = config.Parse("p.yaml", llmPipeline("  provider: openai\n  empty_retries: -1\n"), env(nil))
+	require.ErrorIs(t, err, config.ErrInvalid)
+	assert.Contains(t, err.Error(), "p.yaml:4: llm.empty_retries: -1 is negative; use 0 to turn the retries of empty replies off")
+	_, err = config.Parse("p.yaml", llmPipeline("  provider: openai\n  empty_nudge: \"  \"\n"), env(nil))
+	require.ErrorIs(t, err, config.ErrInvalid)
+	assert.Contains(t, err.Error(), "llm.empty_nudge: is blank")
+}
+
 func TestLLMValidate(t *testing.T) {
 	require.NoError(t, config.LLM{Provider: "openai", MaxReplyBytes: config.MaxMaxReplyBytes}.Validate())
 	err := config.LLM{MaxReplyBytes: config.MaxMaxReplyBytes + 1}.Validate()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/executor/parse"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -109,9 +110,10 @@ func (r *run) completionTurn(ctx context.Context, n int, opts []llms.CallOption)
 
 // complete sends prompt as one user message with the stop words and the
 // loop's sampling options, and returns the reply's text (from any choice,
-// as ask reads it). Empty replies are not retried: the harness's
-// action-only call follows instead.
+// as ask reads it). Empty replies are not retried (not even by
+// llm.Model.Call): the harness's action-only call follows instead.
 func (r *run) complete(ctx context.Context, prompt string, stops []string, opts []llms.CallOption) (string, error) {
+	ctx = llm.WithEmptyRetries(ctx, 0)
 	callOpts := append(slices.Clip(r.l.finOpts), llms.WithStopWords(stops))
 	callOpts = append(callOpts, opts...)
 	text, resp, err := r.l.model.Call(ctx, r.st, r.caller, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}, callOpts...)

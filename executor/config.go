@@ -68,6 +68,14 @@ const (
 	// compacts the step that leaves that window on every call, which
 	// rewrites the prompt's middle each time.
 	CompactionWindow = "window"
+	// CompactionSummarize compacts in blocks as CompactionBlock does, but
+	// replaces each compacted block of steps with a summary the model
+	// writes (one call, role "summarize", journaled like any model call),
+	// shown after the task; the prompt stays append-only between
+	// compactions. The run's full observations stay reachable through
+	// the recall tool (ReActConfig.Recall). A summary call that fails or
+	// comes back empty falls back to eliding the block, as "block" does.
+	CompactionSummarize = "summarize"
 )
 
 // Unlimited is the value of ObservationLimit that lifts the limit.
@@ -85,6 +93,9 @@ const (
 	// characters: with KeepSteps 3 and 1,500-character observations, a
 	// block of three steps is compacted every third step.
 	DefaultCompactionBudget = 9000
+	// DefaultSummaryMaxTokens caps the completion of a summary call
+	// (compaction "summarize").
+	DefaultSummaryMaxTokens = 512
 )
 
 // ReActConfig configures a ReAct loop. It is also the settings block of the
@@ -152,9 +163,11 @@ type ReActConfig struct {
 	// will. Default 2.
 	MaxRepeats int `mapstructure:"max_repeats"`
 	// MaxEmptyRetries is how many times in a row an empty reply is retried
-	// with the same prompt before it is treated as a format error. Not
-	// used in completion style (an empty reply gets the action-only call).
-	// Default 2.
+	// (by llm.Model.Call: the same prompt with a nudge appended, guard
+	// "empty_reply") before it is treated as a format error. It replaces
+	// the llm block's empty_retries for the loop's turns; the finalizer's
+	// call keeps the llm block's. Not used in completion style (an empty
+	// reply gets the action-only call, and is not retried). Default 2.
 	MaxEmptyRetries int `mapstructure:"max_empty_retries"`
 	// ObservationLimit caps an observation, in characters (runes); longer
 	// ones are cut and end with "…[truncated N chars]". -1 means no limit;
@@ -174,7 +187,9 @@ type ReActConfig struct {
 	// leaves the last KeepSteps on every call. Compacting elides long
 	// observations and drops format errors as KeepSteps says. Completion
 	// style always uses "window" (its prompt is the paper's harness's).
-	// Default "block" in chat style.
+	// "summarize" compacts in blocks like "block" but has the model
+	// summarize each block (see CompactionSummarize). Default "block" in
+	// chat style.
 	Compaction string `mapstructure:"compaction"`
 	// CompactionBudget is, with compaction "block", how large the steps
 	// shown in full may grow, in characters (runes) of their thoughts,
@@ -183,6 +198,33 @@ type ReActConfig struct {
 	// step compacts the one before them, as "window" does. 0 means the
 	// default. Default 9000.
 	CompactionBudget int `mapstructure:"compaction_budget"`
+	// SummarizePrompt replaces the embedded template of the summary call
+	// (compaction "summarize"). Its .Extra values: .Extra.Task,
+	// .Extra.Summary (the previous summary, or empty) and .Extra.Steps
+	// (the steps to summarize as text, observations in full).
+	SummarizePrompt string `mapstructure:"summarize_prompt"`
+	// SummarizePromptFile reads the summary template from a file.
+	SummarizePromptFile string `mapstructure:"summarize_prompt_file"`
+	// SummaryMaxTokens caps each summary's completion, in tokens. 0 means
+	// the default. Default 512.
+	SummaryMaxTokens int `mapstructure:"summary_max_tokens"`
+	// Recall adds the tool "recall" to the loop: it fetches back, by step
+	// number or by words to search for, the full output of any earlier
+	// tool call of the run, however the prompt compacted it. A pipeline
+	// tool of that name is then a setting error. Default true with
+	// compaction "summarize", false otherwise.
+	Recall *bool `mapstructure:"recall"`
+	// ShowVars shows the run's working memory (agent.State.Vars, which
+	// the vars tool, `output: var:NAME` and plan steps set) to the model:
+	// the whole state block ("name = value" lines, values cut to 200
+	// characters) in the task message when vars are set as the run
+	// begins, and again after the observation of each step that changed
+	// them; earlier blocks stay as they were, so the prompt stays
+	// append-only. Default true for a `react` node; false for the ReAct
+	// steps of `execute` and `lats`, whose prompts carry the plan's
+	// results as context and whose concurrent sibling runs change the
+	// vars while they run.
+	ShowVars *bool `mapstructure:"show_vars"`
 	// PromptSources are the system, system_file, prompt and prompt_file
 	// keys: system replaces the embedded system prompt template, prompt
 	// the embedded template of the first user message. In completion
@@ -228,6 +270,12 @@ type ReActConfig struct {
 	// incomplete. Off, the answer is empty, as the paper's harness gave
 	// (it called finish[] when the steps ran out). Default true.
 	Finalize *bool `mapstructure:"finalize"`
+	// ToolRetrieval (key tool_retrieval) makes each model call show only
+	// the tools relevant to the task and the latest thought when the loop
+	// has more than max_tools (default 12) tools; see ToolRetrieval for
+	// its keys (max_tools, method, always, first_call, sticky, disabled) and
+	// their defaults. Below the threshold nothing changes.
+	ToolRetrieval ToolRetrieval `mapstructure:"tool_retrieval"`
 }
 
 // settings is a ReActConfig with defaults applied and values checked.
@@ -242,6 +290,13 @@ type settings struct {
 	// obsLimit is the observation limit; 0 is none.
 	obsLimit int
 	finalize bool
+	// summaryTokens caps a summary call; recall adds the recall tool.
+	summaryTokens int
+	recall        bool
+	// retrieval is tool_retrieval with its defaults.
+	retrieval retrievalSettings
+	// showVars shows the state block (ShowVars).
+	showVars bool
 }
 
 // completion reports whether the loop runs in completion style.
@@ -259,7 +314,9 @@ func (c ReActConfig) resolve() (settings, error) {
 		maxIter: c.MaxIterations, maxParse: c.MaxParseFailures, maxRepeats: c.MaxRepeats,
 		maxEmpty: c.MaxEmptyRetries, obsLimit: c.ObservationLimit, keepSteps: DefaultKeepSteps,
 		compaction: c.Compaction, budget: c.CompactionBudget,
-		finalize: c.Finalize == nil || *c.Finalize,
+		finalize:      c.Finalize == nil || *c.Finalize,
+		summaryTokens: c.SummaryMaxTokens,
+		showVars:      c.ShowVars == nil || *c.ShowVars,
 	}
 	if s.style == StyleCompletion && s.format == "" {
 		s.format = FormatPaper
@@ -300,12 +357,16 @@ func (c ReActConfig) resolve() (settings, error) {
 			s.compaction = CompactionWindow
 		}
 	case CompactionWindow:
-	case CompactionBlock:
+	case CompactionBlock, CompactionSummarize:
 		if s.completion() {
 			return s, config.SettingErrorf("compaction", "style %q compacts as %q (the paper's harness), got %q", StyleCompletion, CompactionWindow, s.compaction)
 		}
 	default:
-		return s, config.SettingErrorf("compaction", "want %q or %q, got %q", CompactionBlock, CompactionWindow, s.compaction)
+		return s, config.SettingErrorf("compaction", "want %q, %q or %q, got %q", CompactionBlock, CompactionWindow, CompactionSummarize, s.compaction)
+	}
+	s.recall = s.compaction == CompactionSummarize
+	if c.Recall != nil {
+		s.recall = *c.Recall
 	}
 	ints := []struct {
 		key string
@@ -320,6 +381,7 @@ func (c ReActConfig) resolve() (settings, error) {
 		{"max_empty_retries", &s.maxEmpty, DefaultMaxEmptyRetries, false},
 		{"observation_limit", &s.obsLimit, DefaultObservationLimit, true},
 		{"compaction_budget", &s.budget, DefaultCompactionBudget, false},
+		{"summary_max_tokens", &s.summaryTokens, DefaultSummaryMaxTokens, false},
 	}
 	for _, f := range ints {
 		switch {
@@ -342,6 +404,10 @@ func (c ReActConfig) resolve() (settings, error) {
 	}
 	if c.MaxTokens < 0 {
 		return s, config.SettingErrorf("max_tokens", "must not be negative, got %d", c.MaxTokens)
+	}
+	var err error
+	if s.retrieval, err = c.ToolRetrieval.resolve(); err != nil {
+		return s, err
 	}
 	return s, nil
 }

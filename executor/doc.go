@@ -67,7 +67,9 @@
 //     than MaxRepeats repeats of one (tool, input, observation) stop the
 //     run (failure "loop"). A repeated call whose result changed, as
 //     paging with the same Lookup[x] does, is progress, not a repeat;
-//   - an empty reply is retried up to MaxEmptyRetries times;
+//   - an empty reply is retried up to MaxEmptyRetries times, with a
+//     nudge appended (llm.Model.Call does it; MaxEmptyRetries replaces
+//     the llm block's empty_retries for the loop's turns);
 //   - a tool error, panic or timeout becomes an "Error: ..." observation;
 //   - observations longer than ObservationLimit are cut with a marker
 //     (-1 lifts the limit);
@@ -82,7 +84,11 @@
 //     extends the previous one and provider prompt caches (which hit
 //     only on an exact prefix) hit. With "window" (and always in
 //     completion style) only the last KeepSteps steps are shown in full
-//     and each call compacts the step that left them;
+//     and each call compacts the step that left them. With "summarize"
+//     a block is compacted when "block" would compact it, but the model
+//     writes a summary of it (role "summarize"), shown after the task in
+//     place of the block's steps; the recall tool (ReActConfig.Recall)
+//     fetches back any earlier tool output in full;
 //   - after MaxIterations turns without an answer the run stops (failure
 //     "budget").
 //

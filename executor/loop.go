@@ -47,6 +47,7 @@ type Loop struct {
 	system    *node.Template
 	prompt    *node.Template
 	finalize  *node.Template
+	summary   *node.Template
 	examples  string
 	toolInfos []promptTool
 	toolNames string
@@ -55,6 +56,9 @@ type Loop struct {
 	// notice is the text of the examples_fallback event each run emits,
 	// or empty.
 	notice string
+	// retrieval selects the tools each model call shows (tool_retrieval);
+	// nil when every call shows every tool.
+	retrieval *toolRetrieval
 }
 
 // Input is one task for the loop.
@@ -139,6 +143,14 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 	if l.tools.Len() == 0 {
 		return nil, config.SettingErrorf("tools", "a ReAct loop needs at least one tool; list some under the pipeline's tools:")
 	}
+	if s.recall {
+		if l.tools.Has(RecallToolName) {
+			return nil, config.SettingErrorf("recall", "the loop adds a tool named %q, and the pipeline has a tool of that name; rename the pipeline's tool or set recall: false", RecallToolName)
+		}
+		if l.tools, err = l.tools.With(recallTool{}); err != nil {
+			return nil, config.SettingErrorf("recall", "%v", err)
+		}
+	}
 	var llmTools []llms.Tool
 	for _, t := range l.tools.Tools() {
 		l.toolInfos = append(l.toolInfos, promptTool{Name: t.Name(), Description: t.Description(), Schema: tools.SchemaJSON(t)})
@@ -146,6 +158,11 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 			Name: t.Name(), Description: t.Description(), Parameters: tools.SchemaOf(t)}})
 	}
 	l.toolNames = strings.Join(l.tools.Names(), ", ")
+	tr, err := newToolRetrieval(env, l, s.retrieval, llmTools)
+	if err != nil {
+		return nil, err
+	}
+	l.attachRetrieval(tr)
 
 	system, task, finalize := templateSpecs(s.mode, s.style)
 	texts := []struct {
@@ -156,6 +173,7 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 		{cfg.System, cfg.SystemFile, defaultSystem(s), system, &l.system},
 		{cfg.Prompt, cfg.PromptFile, defaultTask(s), task, &l.prompt},
 		{cfg.FinalizePrompt, cfg.FinalizePromptFile, embedded("finalize_" + s.language + ".tmpl"), finalize, &l.finalize},
+		{cfg.SummarizePrompt, cfg.SummarizePromptFile, embedded("summarize_" + s.language + ".tmpl"), summarizeSpec(), &l.summary},
 	}
 	// env.Template checks each template against its declaration (every
 	// field reference, and a render with sample values).
@@ -241,6 +259,9 @@ type step struct {
 	// action is the action as the model wrote it (completion style),
 	// shown back exactly so.
 	action string
+	// vars is the state block shown after the step's observations: the
+	// vars its calls changed, or empty.
+	vars string
 }
 
 // call is one tool call of a step.
@@ -252,6 +273,8 @@ type call struct {
 	// input is the tool input (unwrapped for the tool); args the raw
 	// native arguments.
 	input, args string
+	// full is the tool's whole output, uncut (for recall).
+	full string
 	// obs is what the model is shown (already truncated).
 	obs string
 	// fromTool is true when obs is the tool's output or error, false for
@@ -299,6 +322,18 @@ type run struct {
 	header string
 	// final is the step that gave the final answer (completion style).
 	final *step
+	// summary is the model's summary of the first summarized steps
+	// (compaction "summarize"), shown after the task; summarized counts
+	// the steps it covers, which the prompt no longer shows.
+	summary    string
+	summarized int
+	// headVars is the state block the task message shows (ShowVars);
+	// varsVer the version of the vars last shown.
+	headVars string
+	varsVer  uint64
+	// shown are the tools the last model call's prompt showed, when tool
+	// retrieval is on (see showTools).
+	shown []string
 }
 
 // Run runs the loop on in until the model gives a final answer or a guard or
@@ -341,6 +376,7 @@ func (l *Loop) begin(st *agent.State, in Input) (*run, error) {
 	if r.system, err = l.system.Render(st, l.systemData()); err != nil {
 		return nil, err
 	}
+	r.headState()
 	if err := r.renderHead(); err != nil {
 		return nil, err
 	}
@@ -358,7 +394,14 @@ func (r *run) renderHead() error {
 		r.header = r.system + strings.TrimRight(task, "\r\n") + "\n"
 		return nil
 	}
-	r.head = llm.Prompt(r.system, strings.TrimSpace(task))
+	task = strings.TrimSpace(task)
+	if block := r.summaryBlock(); block != "" {
+		task += "\n\n" + block
+	}
+	if r.headVars != "" {
+		task += "\n\n" + r.varsBlock(r.headVars)
+	}
+	r.head = llm.Prompt(r.system, task)
 	return nil
 }
 
@@ -402,10 +445,13 @@ func (r *run) turn(ctx context.Context, opts []llms.CallOption) (done bool, h *h
 		return false, nil, err
 	}
 	r.announce()
+	if opts, err = r.showTools(ctx, opts); err != nil {
+		return false, nil, err
+	}
 	if r.l.s.completion() {
-		done, h, err = r.completionTurn(ctx, len(r.steps)+1, opts)
+		done, h, err = r.completionTurn(r.withRecall(ctx), len(r.steps)+1, opts)
 		if err == nil && !done && h == nil {
-			r.compact()
+			err = r.compact(ctx)
 		}
 		return done, h, err
 	}
@@ -416,12 +462,15 @@ func (r *run) turn(ctx context.Context, opts []llms.CallOption) (done bool, h *h
 	r.out.Iterations++
 	n := len(r.steps) + 1
 	if r.l.s.mode == ModeTools {
-		done, h, err = r.toolsTurn(ctx, n, rep)
+		done, h, err = r.toolsTurn(r.withRecall(ctx), n, rep)
 	} else {
-		done, h, err = r.textTurn(ctx, n, rep)
+		done, h, err = r.textTurn(r.withRecall(ctx), n, rep)
 	}
 	if err == nil && !done && h == nil {
-		r.compact()
+		if len(r.steps) >= n && r.steps[len(r.steps)-1].kind == stepAction {
+			r.noteVars(r.steps[len(r.steps)-1])
+		}
+		err = r.compact(ctx)
 	}
 	return done, h, err
 }
@@ -433,7 +482,8 @@ type reply struct {
 	empty bool
 }
 
-// ask calls the model, retrying empty replies up to MaxEmptyRetries times.
+// ask calls the model, whose Call retries empty replies up to
+// MaxEmptyRetries times.
 // Tool calls are read from every choice: Anthropic returns them in a
 // choice of their own.
 func (r *run) ask(ctx context.Context, opts []llms.CallOption) (reply, error) {
@@ -441,32 +491,40 @@ func (r *run) ask(ctx context.Context, opts []llms.CallOption) (reply, error) {
 	if len(opts) > 0 {
 		callOpts = append(slices.Clip(callOpts), opts...)
 	}
-	for attempt := 0; ; attempt++ {
-		text, resp, err := r.l.model.Call(ctx, r.st, r.caller, r.messages(), callOpts...)
-		if err != nil {
-			return reply{}, err
+	// Model.Call retries empty replies (guard "empty_reply"): the loop's
+	// max_empty_retries replaces the llm block's empty_retries for its
+	// turns, so they are not retried twice over; in tools mode the nudge
+	// (in text mode too) is the loop's own, in the prompt's language,
+	// unless the llm block sets one.
+	ctx = llm.WithEmptyRetries(ctx, r.l.s.maxEmpty)
+	if r.l.model.EmptyNudge == "" {
+		nudge := r.l.lb.emptyText
+		if r.l.s.mode == ModeTools {
+			nudge = r.l.lb.emptyReply
 		}
-		rep := reply{text: text}
-		for _, ch := range resp.Choices {
-			if ch == nil {
-				continue
-			}
-			if strings.TrimSpace(rep.text) == "" && strings.TrimSpace(ch.Content) != "" {
-				rep.text = ch.Content
-			}
-			if r.l.s.mode == ModeTools {
-				rep.calls = append(rep.calls, ch.ToolCalls...)
-			}
-		}
-		if strings.TrimSpace(rep.text) != "" || len(rep.calls) > 0 {
-			return rep, nil
-		}
-		if attempt >= r.l.s.maxEmpty {
-			return reply{text: rep.text, empty: true}, nil
-		}
-		r.guard("empty_reply", len(r.steps)+1, fmt.Sprintf("empty reply; retrying (%d of %d)", attempt+1, r.l.s.maxEmpty),
-			map[string]any{"retry": attempt + 1})
+		ctx = llm.WithEmptyNudge(ctx, nudge)
 	}
+	text, resp, err := r.l.model.Call(ctx, r.st, r.caller, r.messages(), callOpts...)
+	if err != nil {
+		return reply{}, err
+	}
+	rep := reply{text: text}
+	for _, ch := range resp.Choices {
+		if ch == nil {
+			continue
+		}
+		if strings.TrimSpace(rep.text) == "" && strings.TrimSpace(ch.Content) != "" {
+			rep.text = ch.Content
+		}
+		if r.l.s.mode == ModeTools {
+			rep.calls = append(rep.calls, ch.ToolCalls...)
+		}
+	}
+	if strings.TrimSpace(rep.text) != "" || len(rep.calls) > 0 {
+		return rep, nil
+	}
+	// The retries ran out: the caller feeds the empty reply back.
+	return reply{text: rep.text, empty: true}, nil
 }
 
 // textTurn handles one text-mode reply.
@@ -581,6 +639,7 @@ func (r *run) resolve(n int, c *call) {
 	c.tc = node.PrepareTool(r.l.tools, r.caller, c.name, c.input, node.ToolOptions{Limit: r.l.s.obsLimit, Messages: r.l.lb.tool, Trace: data,
 		Verbatim: r.l.s.verbatim()})
 	c.input = c.tc.Input
+	r.noteUnshown(n, c)
 }
 
 // report emits c's result events; the observation event holds what the
@@ -596,6 +655,10 @@ func (c *call) report(ctx context.Context, res node.ToolResult) {
 // the observation, the answer to an unknown tool a guard message.
 func (c *call) observe(res node.ToolResult) {
 	c.obs = res.Observation
+	c.full = res.Output
+	if res.Err != nil {
+		c.full = res.Observation
+	}
 	if res.Unknown() {
 		c.guard = res.Observation
 		return
@@ -616,22 +679,33 @@ func entryOf(thought string, c *call, raw string) agent.Entry {
 // compact moves the end of the compacted steps after a step was added,
 // and emits a guard event for each step that has just been compacted and
 // had an observation elided. With compaction "window" every step but the
-// last KeepSteps is compacted; with "block" nothing moves until the steps
-// shown in full pass the budget, and then all but the last KeepSteps are
-// compacted at once.
-func (r *run) compact() {
+// last KeepSteps is compacted; with "block" and "summarize" nothing moves
+// until the steps shown in full pass the budget, and then all but the
+// last KeepSteps are compacted at once ("summarize" has the model
+// summarize them first, see run.summarize). It fails only when a summary
+// call ends the turn (ctx, budget, journal).
+func (r *run) compact(ctx context.Context) error {
 	k := r.l.s.keepSteps
 	if k == 0 {
-		return
+		return nil
 	}
 	end := len(r.steps) - k
-	if r.l.s.compaction == CompactionBlock {
+	if r.l.s.compaction != CompactionWindow {
 		live := 0
 		for _, s := range r.steps[r.compacted:] {
 			live += s.size()
 		}
-		if live <= r.l.s.budget {
-			return
+		if live <= r.l.s.budget || end <= r.compacted {
+			return nil
+		}
+	}
+	if r.l.s.compaction == CompactionSummarize && end > r.summarized {
+		if err := r.summarize(ctx, end); err != nil {
+			return err
+		}
+		if r.summarized == end {
+			r.compacted = end
+			return nil
 		}
 	}
 	for ; r.compacted < end; r.compacted++ {
@@ -643,6 +717,7 @@ func (r *run) compact() {
 			}
 		}
 	}
+	return nil
 }
 
 // stop ends a run without a final answer: it records why and, with

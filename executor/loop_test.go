@@ -168,7 +168,7 @@ func TestTextLoopGuards(t *testing.T) {
 			},
 		},
 		{
-			name:   "empty replies are retried with the same prompt",
+			name:   "empty replies are retried with the same prompt and a nudge",
 			cfg:    executor.ReActConfig{MaxEmptyRetries: 2},
 			script: text("  \n", "Observation: the model skipped its action", "Thought: t\nFinal Answer: a"),
 			check: func(t *testing.T, h *harness) {
@@ -177,7 +177,11 @@ func TestTextLoopGuards(t *testing.T) {
 				assert.Equal(t, []string{"empty_reply", "empty_reply"}, h.guards())
 				reqs := h.model.requests()
 				require.Len(t, reqs, 3)
-				assert.Equal(t, reqs[0].text(), reqs[2].text())
+				assert.Equal(t, reqs[1].msgs, reqs[2].msgs)
+				require.Len(t, reqs[2].msgs, len(reqs[0].msgs)+1)
+				assert.Equal(t, reqs[0].msgs, reqs[2].msgs[:len(reqs[0].msgs)])
+				assert.Equal(t, llms.TextParts(llms.ChatMessageTypeHuman, "Your reply was empty. Reply in the format above: a Thought and one Action, or your Final Answer."), reqs[2].msgs[len(reqs[0].msgs)])
+				assert.Equal(t, 3, h.state.Usage.Snapshot().ModelCalls, "every retry is a model call")
 			},
 		},
 		{

@@ -161,6 +161,8 @@ func TestToolsLoop(t *testing.T) {
 				assert.Contains(t, h.prompt(3), "Your reply was empty.")
 				assert.NotContains(t, h.prompt(3), "Observation: Your reply")
 				assert.Equal(t, []string{"empty_reply", "empty_reply"}, h.guards())
+				assert.NotContains(t, h.prompt(0), "Your reply was empty.")
+				assert.Contains(t, h.prompt(1), "Your reply was empty. Call a tool", "the retry's nudge is the loop's tools-mode feedback")
 			},
 		},
 	}

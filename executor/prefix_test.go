@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -40,12 +41,22 @@ func prefixRun(t testing.TB, cfg executor.ReActConfig) ([]string, *harness) {
 	replies = append(replies, "Thought: I have every fact.\nFinal Answer: done")
 	cfg.MaxIterations = prefixSteps + 1
 	cfg.ObservationLimit = executor.Unlimited
-	h := runScript(t, cfg, text(replies...), "collect the facts", factTool(1500))
+	script := text(replies...)
+	if cfg.Compaction == executor.CompactionSummarize {
+		// Summary calls come when a block compacts: the script serves
+		// them by role, the steps in order.
+		script.Strict = boolp(false)
+		script.Replies = append([]scripted.Reply{{Role: executor.RoleSummarize, Times: prefixSteps,
+			Text: "Facts 1-9 of each item so far were recorded in surveys 7-63 and checked against sources 13-117; nothing contradicts them, and no item is missing yet."}}, script.Replies...)
+	}
+	h := runScript(t, cfg, script, "collect the facts", factTool(1500))
 	require.NoError(t, h.err)
 	require.True(t, h.out.Complete)
 	var ps []string
 	for _, r := range h.model.requests() {
-		ps = append(ps, r.text())
+		if r.caller.Role != executor.RoleSummarize {
+			ps = append(ps, r.text())
+		}
 	}
 	require.Len(t, ps, prefixSteps+1)
 	return ps, h
@@ -106,6 +117,7 @@ func prefixConfigs() []struct {
 		{"window", executor.ReActConfig{Compaction: executor.CompactionWindow}},
 		{"block", executor.ReActConfig{}},
 		{"keep-all", executor.ReActConfig{KeepSteps: intp(0)}},
+		{"summarize", executor.ReActConfig{Compaction: executor.CompactionSummarize}},
 	}
 }
 
@@ -169,9 +181,17 @@ func BenchmarkPromptPrefixShare(b *testing.B) {
 	for _, c := range prefixConfigs() {
 		b.Run(c.name, func(b *testing.B) {
 			var ps []string
+			var h *harness
 			for b.Loop() {
-				ps, _ = prefixRun(b, c.cfg)
+				ps, h = prefixRun(b, c.cfg)
 			}
+			summaries := 0
+			for _, r := range h.model.requests() {
+				if r.caller.Role == executor.RoleSummarize {
+					summaries += est.Count(r.text())
+				}
+			}
+			b.ReportMetric(float64(summaries), "summary-tok/run")
 			chars, toks := measure(ps, runes), measure(ps, est.Count)
 			b.ReportMetric(100*chars.mean, "pfx%")
 			b.ReportMetric(100*chars.pooled, "pfx-pooled%")

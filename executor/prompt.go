@@ -27,14 +27,14 @@ func embedded(name string) string {
 	return string(b)
 }
 
-// Templates declares the loop's templates, system, prompt and
-// finalize_prompt, with the .Extra values each sees (node.Kind.Templates of
+// Templates declares the loop's templates, system, prompt,
+// finalize_prompt and summarize_prompt, with the .Extra values each sees (node.Kind.Templates of
 // `react`; `execute` and `lats` take them under react.). A custom system
 // template in text mode must list the tools: one that uses neither
 // {{.Extra.Tools}} nor {{.Extra.ToolNames}} gets the list appended.
 func Templates() []node.TemplateSpec {
 	system, task, finalize := templateSpecs(ModeText, StyleChat)
-	return []node.TemplateSpec{system, task, finalize}
+	return []node.TemplateSpec{system, task, finalize, summarizeSpec()}
 }
 
 // templateSpecs returns the declarations of the loop's templates for a
@@ -137,8 +137,9 @@ type labels struct {
 	elided string
 	// repeated formats the warning for a repeated call (tool, step).
 	repeated string
-	// emptyReply is the feedback after empty replies in tools mode.
-	emptyReply string
+	// emptyReply is the feedback after empty replies in tools mode;
+	// emptyText the nudge after an empty reply in text mode.
+	emptyReply, emptyText string
 	// nothingYet is the transcript when no step was completed.
 	nothingYet string
 	// why* complete "You were solving the task..., but ..." in the
@@ -146,6 +147,11 @@ type labels struct {
 	whyBudget, whyParse, whyLoop string
 	// whyRunBudget says the run's model budget (limits) ran out.
 	whyRunBudget string
+	// summary heads the summary of older steps (the last step it
+	// covers); summaryRecall points at the recall tool.
+	summary, summaryRecall string
+	// vars heads the state block (ShowVars).
+	vars string
 }
 
 func labelsFor(lang string) labels {
@@ -155,14 +161,18 @@ func labelsFor(lang string) labels {
 			stops: []string{"\nObservation:", "Observation:", "\n观察：", "\n观察:"},
 			tool: node.ToolMessages{Error: "错误：", NoOutput: "[工具没有输出]",
 				UnknownTool: "错误：没有名为 %q 的工具。可用的工具：%s。", Truncated: "…[已截断 %s 字符]"},
-			elided:       "[第 %d 步的观察结果已省略：%s 字符；开头为“%s”]",
-			repeated:     "（你在第 %[2]d 步已经用同样的输入调用过 %[1]s，并得到了同样的结果。请利用这个结果、换一个输入或工具，或者给出最终答案。）",
-			emptyReply:   "你的回复是空的。请调用一个工具，或者不调用工具、直接给出最终答案。",
-			nothingYet:   "（还没有完成任何步骤）",
-			whyBudget:    "你已经用完了允许的 %d 步",
-			whyRunBudget: "这次运行的调用、token 或费用预算已经用完",
-			whyParse:     "你最近的回复都不符合要求的格式",
-			whyLoop:      "你一直在重复同一个工具调用",
+			elided:        "[第 %d 步的观察结果已省略：%s 字符；开头为“%s”]",
+			repeated:      "（你在第 %[2]d 步已经用同样的输入调用过 %[1]s，并得到了同样的结果。请利用这个结果、换一个输入或工具，或者给出最终答案。）",
+			emptyReply:    "你的回复是空的。请调用一个工具，或者不调用工具、直接给出最终答案。",
+			emptyText:     "你的回复是空的。请按上面的格式回复：写出思考和一个行动，或者给出最终答案。",
+			nothingYet:    "（还没有完成任何步骤）",
+			whyBudget:     "你已经用完了允许的 %d 步",
+			whyRunBudget:  "这次运行的调用、token 或费用预算已经用完",
+			whyParse:      "你最近的回复都不符合要求的格式",
+			whyLoop:       "你一直在重复同一个工具调用",
+			summary:       "第 1 到第 %d 步的摘要（这些步骤已不再完整显示）：",
+			summaryRecall: "需要其中的细节时，用 recall 工具按步骤编号取回完整的观察结果。",
+			vars:          "工作记忆（变量）：",
 		}
 	}
 	return labels{
@@ -170,14 +180,18 @@ func labelsFor(lang string) labels {
 		stops: []string{"\nObservation:", "Observation:"},
 		tool: node.ToolMessages{Error: node.DefaultToolError, NoOutput: node.DefaultNoOutput,
 			UnknownTool: node.DefaultUnknownTool, Truncated: node.DefaultTruncated},
-		elided:       "[observation of step %d elided: %s chars; it began %q]",
-		repeated:     "(You already called %s with this input in step %d and got this same result. Use it, call a tool with a different input, or give your final answer.)",
-		emptyReply:   "Your reply was empty. Call a tool, or reply without a tool call to give your final answer.",
-		nothingYet:   "(no step was completed)",
-		whyBudget:    "you used all %d steps you were allowed",
-		whyRunBudget: "the run's budget of model calls, tokens or cost is spent",
-		whyParse:     "your last replies did not follow the required format",
-		whyLoop:      "you kept repeating the same tool call",
+		elided:        "[observation of step %d elided: %s chars; it began %q]",
+		repeated:      "(You already called %s with this input in step %d and got this same result. Use it, call a tool with a different input, or give your final answer.)",
+		emptyReply:    "Your reply was empty. Call a tool, or reply without a tool call to give your final answer.",
+		emptyText:     "Your reply was empty. Reply in the format above: a Thought and one Action, or your Final Answer.",
+		nothingYet:    "(no step was completed)",
+		whyBudget:     "you used all %d steps you were allowed",
+		whyRunBudget:  "the run's budget of model calls, tokens or cost is spent",
+		whyParse:      "your last replies did not follow the required format",
+		whyLoop:       "you kept repeating the same tool call",
+		summary:       "Summary of steps 1-%d (no longer shown in full):",
+		summaryRecall: "Use the recall tool with a step number to fetch back any of their observations in full.",
+		vars:          "Working memory (vars):",
 	}
 }
 
@@ -272,6 +286,9 @@ func (r *run) messages() []llms.MessageContent {
 	l := r.l
 	msgs := append([]llms.MessageContent(nil), r.head...)
 	for i, s := range r.steps {
+		if i < r.summarized {
+			continue // in the summary after the task
+		}
 		old := r.old(i)
 		switch {
 		case s.kind == stepInvalid:
@@ -299,14 +316,18 @@ func (r *run) messages() []llms.MessageContent {
 				ai.Parts = append(ai.Parts, llms.TextContent{Text: s.thought})
 			}
 			msgs = append(msgs, ai)
-			for _, c := range s.calls {
+			for k, c := range s.calls {
+				content := l.content(s, c, old, false)
+				if k == len(s.calls)-1 {
+					content += r.stateNote(s)
+				}
 				msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
-					llms.ToolCallResponse{ToolCallID: c.id, Name: c.name, Content: l.content(s, c, old, false)}}})
+					llms.ToolCallResponse{ToolCallID: c.id, Name: c.name, Content: content}}})
 			}
 		default:
 			c := s.calls[0]
 			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, l.assistantText(s.thought, c)),
-				llms.TextParts(llms.ChatMessageTypeHuman, l.lb.observation+l.content(s, c, old, true)))
+				llms.TextParts(llms.ChatMessageTypeHuman, l.lb.observation+l.content(s, c, old, true)+r.stateNote(s)))
 		}
 	}
 	return msgs
@@ -342,8 +363,11 @@ func (r *run) transcript(compact bool) string {
 		return strings.TrimRight(r.completionSteps(compact), "\n")
 	}
 	var b strings.Builder
+	if compact && r.summarized > 0 {
+		b.WriteString(r.summaryBlock() + "\n\n")
+	}
 	for i, s := range r.steps {
-		if s.kind != stepAction {
+		if s.kind != stepAction || compact && i < r.summarized {
 			continue
 		}
 		old := compact && r.old(i)
@@ -354,6 +378,9 @@ func (r *run) transcript(compact bool) string {
 			}
 			b.WriteString(l.assistantText(thought, c))
 			b.WriteString("\n" + l.lb.observation + l.content(s, c, old, true) + "\n")
+		}
+		if note := r.stateNote(s); note != "" {
+			b.WriteString(strings.TrimPrefix(note, "\n") + "\n")
 		}
 	}
 	if b.Len() == 0 {

@@ -143,7 +143,9 @@ func (f *Factory) Kind(provider string) Kind {
 	return KindReal
 }
 
-// Model builds the metered, wrapped model for cfg. It fails with
+// Model builds the metered, wrapped model for cfg, which retries empty
+// replies as cfg's empty_retries and empty_nudge say (Model.EmptyRetries:
+// default config.DefaultEmptyRetries). It fails with
 // ErrUnknownProvider, with an error wrapping config.ErrInvalid when cfg has
 // an invalid setting (config.LLM.Validate: checked here because node-level
 // llm blocks and --llm specs do not pass through config.Parse), or with the
@@ -163,7 +165,8 @@ func (f *Factory) Model(ctx context.Context, cfg config.LLM, baseDir string) (Mo
 	for _, w := range f.wrappers {
 		m = w(cfg, m)
 	}
-	out := Model{LLM: m, Meter: f.meter, Provider: cfg.Provider, Name: cfg.Model}
+	out := Model{LLM: m, Meter: f.meter, Provider: cfg.Provider, Name: cfg.Model,
+		EmptyRetries: cfg.EmptyReplyRetries(), EmptyNudge: cfg.EmptyNudge}
 	if f.pricer != nil {
 		out.Pricer = f.pricer(cfg.Model)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,12 +101,110 @@ type Model struct {
 	// ("gpt-4o-mini"; may be empty) the Factory built it for; telemetry
 	// names the call's span after them.
 	Provider, Name string
+	// EmptyRetries is how many times Call asks again after an empty reply
+	// (see EmptyReply), each time with EmptyNudge appended to the
+	// messages. 0, the zero Model's, makes no retries; the Factory sets it
+	// from the llm block's empty_retries (default
+	// config.DefaultEmptyRetries, 2). WithEmptyRetries overrides it for
+	// the calls made with a context.
+	EmptyRetries int
+	// EmptyNudge is the user message appended to the messages of a call
+	// retried after an empty reply. Empty means DefaultEmptyNudge. The
+	// Factory sets it from the llm block's empty_nudge.
+	EmptyNudge string
+}
+
+// DefaultEmptyNudge is the user message appended to a call retried after
+// an empty reply, unless the llm block's empty_nudge (Model.EmptyNudge) or
+// WithEmptyNudge says otherwise. It is a message of its own, after the
+// call's messages: an empty assistant turn before it would be rejected by
+// some providers (Anthropic, Gemini), and the providers that want turns to
+// alternate merge consecutive user turns.
+const DefaultEmptyNudge = "Your previous reply was empty. Reply again, following the instructions above."
+
+// GuardEmptyReply is the guard name ("guard" in the event's Data) of the
+// trace event Call emits before it retries an empty reply.
+const GuardEmptyReply = "empty_reply"
+
+type emptyRetriesKey struct{}
+
+type emptyNudgeKey struct{}
+
+// WithEmptyRetries returns ctx whose model calls (Model.Call) retry an
+// empty reply n times instead of their Model's EmptyRetries; n <= 0 makes
+// no retries. The ReAct loop sets it from its max_empty_retries for its
+// turns.
+func WithEmptyRetries(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, emptyRetriesKey{}, max(n, 0))
+}
+
+// WithEmptyNudge returns ctx whose model calls retried after an empty
+// reply append nudge instead of their Model's EmptyNudge; a blank nudge
+// leaves ctx as it is.
+func WithEmptyNudge(ctx context.Context, nudge string) context.Context {
+	if strings.TrimSpace(nudge) == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, emptyNudgeKey{}, nudge)
+}
+
+// emptyRetry returns how many times a call made with ctx retries an empty
+// reply and the nudge it appends.
+func (m Model) emptyRetry(ctx context.Context) (int, string) {
+	n, ok := ctx.Value(emptyRetriesKey{}).(int)
+	if !ok {
+		n = max(m.EmptyRetries, 0)
+	}
+	nudge, _ := ctx.Value(emptyNudgeKey{}).(string)
+	if nudge == "" {
+		nudge = m.EmptyNudge
+	}
+	if strings.TrimSpace(nudge) == "" {
+		nudge = DefaultEmptyNudge
+	}
+	return n, nudge
+}
+
+// EmptyReply reports whether resp says nothing: no choice has text other
+// than white space, a tool call or a function call. A reply of native tool
+// calls alone is not empty; a nil resp is.
+func EmptyReply(resp *llms.ContentResponse) bool {
+	if resp == nil {
+		return true
+	}
+	for _, ch := range resp.Choices {
+		if ch == nil {
+			continue
+		}
+		if strings.TrimSpace(ch.Content) != "" || len(ch.ToolCalls) > 0 || ch.FuncCall != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Call makes one model call on behalf of caller (whose Node, Kind and Role
 // it uses; the task id comes from st and the step id from ctx, see
-// WithStep), records its usage in st, and emits an llm_call trace event. The returned text is the first
-// choice's content; resp holds every choice (tool calls may be in any).
+// WithStep), records its usage in st, and emits an llm_call trace event.
+// The returned text is the first choice's content; resp holds every
+// choice (tool calls may be in any).
+//
+// A reply that is empty (EmptyReply) is asked for again, up to
+// EmptyRetries times (or WithEmptyRetries'), with the same messages and
+// the nudge (EmptyNudge, DefaultEmptyNudge or WithEmptyNudge's) appended
+// as a user message; each retry is announced by a trace event of kind
+// guard (Data: "guard" GuardEmptyReply, "retry" n, "of" the retries,
+// "kind" and "role" of the caller). Each retry is a model call of its
+// own: the budgets are checked before it (a spent budget ends the retries
+// with its error; a "finalize" call, which budgets never refuse, retries
+// regardless), its usage is counted, it emits its llm_call event and
+// token events, and a journaled run journals it (its request, holding
+// the nudge, is not the first call's), so a resumed run replays the
+// retries as they happened. When the retries run out the last, empty,
+// reply is returned without an error: the caller treats it as any
+// unusable reply, most nodes as a failure of kind "parse" ("the model
+// returned an empty answer"), a ReAct loop as a format error fed back to
+// the model.
 func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs []llms.MessageContent, opts ...llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
 	if m.LLM == nil {
 		return "", nil, fmt.Errorf("%w: no model configured (set llm: in the pipeline or pass --llm)", ErrModel)
@@ -115,6 +214,27 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 	if st != nil {
 		caller.TaskID = st.Task.ID
 	}
+	text, resp, err = m.call(ctx, st, caller, msgs, opts)
+	retries, nudge := m.emptyRetry(ctx)
+	var nudged []llms.MessageContent
+	for n := 1; err == nil && n <= retries && EmptyReply(resp); n++ {
+		data := map[string]any{"guard": GuardEmptyReply, "retry": n, "of": retries, "kind": caller.Kind}
+		if caller.Role != "" {
+			data["role"] = caller.Role
+		}
+		trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindGuard, Data: data,
+			Text: fmt.Sprintf("empty reply; asking again with a nudge (retry %d of %d)", n, retries)})
+		if nudged == nil {
+			nudged = append(slices.Clip(msgs), llms.TextParts(llms.ChatMessageTypeHuman, nudge))
+		}
+		text, resp, err = m.call(ctx, st, caller, nudged, opts)
+	}
+	return text, resp, err
+}
+
+// call makes one attempt of Call: one model call, its budget checks,
+// usage, span and events.
+func (m Model) call(ctx context.Context, st *agent.State, caller CallMeta, msgs []llms.MessageContent, opts []llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
 	if b := BudgetFrom(ctx); !b.IsZero() && st != nil && caller.Role != "finalize" {
 		if err := b.check(st.Usage.Totals()); err != nil {
 			return "", nil, err

@@ -45,17 +45,25 @@ type Template struct {
 	completed []Requirement
 	// notes are the keys the template reads as {{.Notes.KEY}}.
 	notes []string
+	// vars are the names the template reads as {{.Vars.NAME}} (or with
+	// index); Render gives those not set the empty string.
+	vars []string
 }
 
 // PromptData is what a prompt template can reference: {{.Question}},
-// {{.Reflections}}, {{.Notes.key}}, and node-specific Extra values.
+// {{.Reflections}}, {{.Notes.key}}, {{.Vars.name}}, and node-specific
+// Extra values.
 type PromptData struct {
 	Question    string
 	Task        agent.Task
 	Plan        []plan.Step
 	Reflections []string
 	Notes       map[string]string
-	Extra       map[string]any
+	// Vars is a snapshot of the run's vars (State.Vars) taken when the
+	// template renders; a var the template names but the run has not set
+	// renders as "".
+	Vars  map[string]string
+	Extra map[string]any
 }
 
 // StateFields documents the fields of PromptData that every template sees
@@ -67,6 +75,7 @@ func StateFields() []Field {
 		{Name: "Plan", Doc: "the plan's steps, each with `.ID`, `.Description`, `.Tool`, `.Input`, `.DependsOn`, `.Status`, `.Result`, `.Error` (empty before a planner ran)"},
 		{Name: "Reflections", Doc: "the lessons of earlier trials (Reflexion's `reflect` node), a list"},
 		{Name: "Notes", Doc: "`.Notes.KEY` is the note KEY written by a node with `output: note:KEY`"},
+		{Name: "Vars", Doc: "`.Vars.NAME` is the run's var NAME (working memory), set by a node with `output: var:NAME`, by the `vars` tool, or by the execute node (`.Vars.E1` is the result of plan step 1); \"\" while not set"},
 	}
 }
 
@@ -169,7 +178,7 @@ func ParseTemplate(key, text string) (*Template, error) {
 	if err != nil {
 		return nil, &config.SettingError{Key: key, Err: fmt.Errorf("%w: template: %w", config.ErrSettings, err)}
 	}
-	return &Template{name: key, t: t, setting: key}, nil
+	return &Template{name: key, t: t, setting: key, vars: varRefs(references(t))}, nil
 }
 
 func parseText(name, text string) (*template.Template, error) {
@@ -212,6 +221,10 @@ func (t *Template) Completed() []Requirement { return slices.Clone(t.completed) 
 // sorted.
 func (t *Template) Notes() []string { return slices.Clone(t.notes) }
 
+// Vars returns the var names the template reads as {{.Vars.NAME}} (or
+// {{index .Vars "NAME"}}), sorted.
+func (t *Template) Vars() []string { return slices.Clone(t.vars) }
+
 // Render executes the template on the state plus extra values. A template
 // compiled against a TemplateSpec fails with ErrUndeclaredExtra when extra
 // differs from the declaration.
@@ -228,7 +241,9 @@ func (t *Template) Render(st *agent.State, extra map[string]any) (string, error)
 		data.Plan = st.Plan
 		data.Reflections = st.Reflections
 		data.Notes = st.Notes
+		data.Vars = st.Vars.All()
 	}
+	data.Vars = withVarNames(data.Vars, t.vars)
 	var b strings.Builder
 	if err := t.t.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("rendering prompt %q: %w", t.name, err)
@@ -275,6 +290,13 @@ func compile(spec TemplateSpec, setting, source, text string, custom bool) (*Tem
 		}
 	}
 	sort.Strings(out.notes)
+	out.vars = varRefs(refs)
+	for _, name := range out.vars {
+		if err := agent.CheckVarName(name); err != nil {
+			return nil, fail(fmt.Errorf("{{.Vars.%s}}: no var can have this name: %w", name, err))
+		}
+		sample.Vars[name] = "sample var " + name
+	}
 	for _, r := range refs {
 		if err := checkChain(&spec, reflect.ValueOf(sample), r, source); err != nil {
 			return nil, fail(err)
@@ -312,6 +334,7 @@ func sampleData(spec *TemplateSpec) PromptData {
 			Status: plan.StatusDone, Result: "395"}},
 		Reflections: []string{"Check the arithmetic with the calculator."},
 		Notes:       map[string]string{},
+		Vars:        map[string]string{},
 		Extra:       map[string]any{},
 	}
 	for _, f := range spec.Extra {
@@ -392,7 +415,7 @@ func unknownField(r ref, i int, known []string, source string) error {
 	}
 	switch {
 	case i == 0:
-		more.WriteString(" (a prompt template sees .Question, .Task, .Plan, .Reflections, .Notes.KEY and .Extra.NAME)")
+		more.WriteString(" (a prompt template sees .Question, .Task, .Plan, .Reflections, .Notes.KEY, .Vars.NAME and .Extra.NAME)")
 	case i == 1 && r.chain[0] == "Extra" && len(known) == 0:
 		more.WriteString(" (this setting's template gets no .Extra fields)")
 	case len(known) > 0:
@@ -451,4 +474,32 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(x)][len(y)]
+}
+
+// varRefs returns the var names refs read ({{.Vars.NAME}}), sorted, each
+// once.
+func varRefs(refs []ref) []string {
+	var names []string
+	for _, r := range refs {
+		if len(r.chain) >= 2 && r.chain[0] == "Vars" && !slices.Contains(names, r.chain[1]) {
+			names = append(names, r.chain[1])
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// withVarNames returns vars with "" for each of names it lacks, so that a
+// template reading a var the run has not set renders it empty rather than
+// failing (templates run with missingkey=error). vars may be nil.
+func withVarNames(vars map[string]string, names []string) map[string]string {
+	if vars == nil {
+		vars = make(map[string]string, len(names))
+	}
+	for _, n := range names {
+		if _, ok := vars[n]; !ok {
+			vars[n] = ""
+		}
+	}
+	return vars
 }

@@ -116,6 +116,9 @@ type ToolCall struct {
 	reg  *tools.Registry
 	meta llm.CallMeta
 	opts ToolOptions
+	// audit gathers the call's audit record while Run runs; nil without
+	// a ToolAuditor (node/audit.go).
+	audit *callAudit
 }
 
 // ToolResult is what a tool call produced.
@@ -210,7 +213,9 @@ func (c ToolCall) Announce(ctx context.Context) {
 // calls concurrently and report them in order afterwards.
 func (c ToolCall) Run(ctx context.Context, st *agent.State) (ToolResult, error) {
 	ctx, span := c.startSpan(ctx) // OpenTelemetry (node/telemetry.go)
+	c.audit = c.startAudit(ctx)   // the audit log (node/audit.go)
 	res, err := c.run(ctx, st)
+	c.audit.finish(ctx, c, res, err)
 	c.endSpan(span, res, err)
 	return res, err
 }
@@ -230,7 +235,8 @@ func (c ToolCall) run(ctx context.Context, st *agent.State) (ToolResult, error) 
 		return ToolResult{Observation: fmt.Sprintf(m.UnknownTool, c.Name, names), Err: err}, nil
 	}
 	if tools.MetaOf(c.Tool).NeedsApproval {
-		d, err := journal.Approve(ctx, journal.Approval{Node: c.meta.Node, Tool: c.Name, Input: c.Input})
+		d, err := journal.Approve(c.audit.watch(ctx), journal.Approval{Node: c.meta.Node, Tool: c.Name, Input: c.Input})
+		c.audit.decided(d, err)
 		if err != nil {
 			// Waiting for a human, nobody to ask, or a journal problem:
 			// the run stops here (and a thread can resume from here).
@@ -250,6 +256,7 @@ func (c ToolCall) run(ctx context.Context, st *agent.State) (ToolResult, error) 
 	if st != nil {
 		st.Usage.AddToolCall(c.meta.Node)
 	}
+	ctx = c.withVars(ctx, st) // node/toolvars.go
 	began := time.Now()
 	out, err, stop := c.call(ctx)
 	res := ToolResult{Output: out, Elapsed: time.Since(began)}
@@ -291,6 +298,7 @@ func approvalText(tool string, d journal.Decision) string {
 func (c ToolCall) call(ctx context.Context) (out string, err, stop error) {
 	j := journal.From(ctx)
 	if j == nil {
+		c.audit.ran(true)
 		out, err = c.invoke(ctx)
 		return out, err, nil
 	}
@@ -309,6 +317,7 @@ func (c ToolCall) call(ctx context.Context) (out string, err, stop error) {
 		}
 		return r, nil
 	})
+	c.audit.ran(ran)
 	if stop == nil && !ran && tools.MetaOf(c.Tool).Stateful {
 		stop = c.rebuild(ctx, res)
 	}

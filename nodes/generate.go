@@ -31,7 +31,9 @@ type GenerateSettings struct {
 	// "#### n", \boxed{}, ...). Default false for direct, true for cot.
 	Extract *bool `mapstructure:"extract"`
 	// Output is where the reply goes: "answer" (default) sets the final
-	// answer; "note:<key>" stores it as a note for later nodes.
+	// answer; "note:<key>" stores it as a note for later nodes;
+	// "var:<name>" stores it in the run's vars (working memory, read as
+	// {{.Vars.name}}; cut to agent.MaxVarValue characters).
 	Output string `mapstructure:"output"`
 }
 
@@ -56,6 +58,7 @@ type Generate struct {
 	opts     []llms.CallOption
 	extract  bool
 	noteKey  string
+	varName  string
 }
 
 // NewDirect builds a `direct` node: one model call, the reply is the answer.
@@ -94,8 +97,13 @@ func buildGenerate(env node.Env, spec node.Spec, s GenerateSettings, defPrompt s
 	case s.Output == "" || s.Output == "answer":
 	case strings.HasPrefix(s.Output, "note:") && len(s.Output) > len("note:"):
 		g.noteKey = strings.TrimPrefix(s.Output, "note:")
+	case strings.HasPrefix(s.Output, "var:"):
+		g.varName = strings.TrimPrefix(s.Output, "var:")
+		if err := agent.CheckVarName(g.varName); err != nil {
+			return nil, &config.SettingError{Key: "output", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
+		}
 	default:
-		return nil, &config.SettingError{Key: "output", Err: fmt.Errorf("%w: want \"answer\" or \"note:<key>\", got %q", config.ErrSettings, s.Output)}
+		return nil, &config.SettingError{Key: "output", Err: fmt.Errorf("%w: want \"answer\", \"note:<key>\" or \"var:<name>\", got %q", config.ErrSettings, s.Output)}
 	}
 	if s.Temperature != nil {
 		g.opts = append(g.opts, llms.WithTemperature(*s.Temperature))
@@ -137,6 +145,13 @@ func (g *Generate) Run(ctx context.Context, st *agent.State) (string, error) {
 	if g.noteKey != "" {
 		st.Note(g.noteKey, out)
 		trace.From(ctx).Emit(trace.Event{Node: g.id, Kind: trace.KindInfo, Text: g.noteKey + ": " + out})
+		return "", nil
+	}
+	if g.varName != "" {
+		if err := st.Vars.SetClipped(g.varName, out); err != nil {
+			return "", fmt.Errorf("%s: output var:%s: %w", g.id, g.varName, err)
+		}
+		trace.From(ctx).Emit(trace.Event{Node: g.id, Kind: trace.KindInfo, Text: "var " + g.varName + " = " + out, Data: map[string]any{"var": g.varName}})
 		return "", nil
 	}
 	if out == "" {

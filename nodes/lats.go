@@ -155,6 +155,11 @@ func NewLATS(env node.Env, spec node.Spec) (node.Built, error) {
 func newReActLoop(env node.Env, settings map[string]any) (*executor.Loop, error) {
 	var cfg executor.ReActConfig
 	err := config.Decode(settings, &cfg)
+	if cfg.ShowVars == nil {
+		// Sibling branches grow at once and would change the vars
+		// while a branch's prompt shows them.
+		cfg.ShowVars = new(false)
+	}
 	var l *executor.Loop
 	if err == nil {
 		l, err = executor.NewLoop(env, cfg)

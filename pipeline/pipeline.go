@@ -248,10 +248,10 @@ func popApprove(spec *config.Tool) (*bool, error) {
 // OverrideLLM applies a command-line model choice (--llm) to a pipeline's
 // llm block. The override's provider, model, script, profile and seed
 // replace the block's; the block's provider-independent settings (retry,
-// rate limit, timeout, temperature, max tokens) are kept unless the
-// override sets them; endpoint settings (base_url, api_key_env) are kept
-// only when the provider stays the same. An override without a provider
-// changes nothing.
+// rate limit, timeout, temperature, max tokens, empty-reply retries) are
+// kept unless the override sets them; endpoint settings (base_url,
+// api_key_env) are kept only when the provider stays the same. An
+// override without a provider changes nothing.
 func OverrideLLM(block, o config.LLM) config.LLM {
 	if o.Provider == "" {
 		return block
@@ -280,6 +280,8 @@ func inheritLLM(o, base config.LLM, endpoint, model bool) config.LLM {
 	o.Timeout = cmp.Or(o.Timeout, base.Timeout)
 	o.MaxReplyBytes = cmp.Or(o.MaxReplyBytes, base.MaxReplyBytes)
 	o.PromptCache = cmp.Or(o.PromptCache, base.PromptCache)
+	o.EmptyRetries = cmp.Or(o.EmptyRetries, base.EmptyRetries)
+	o.EmptyNudge = cmp.Or(o.EmptyNudge, base.EmptyNudge)
 	// Each retry and rate-limit setting is inherited on its own, so a node
 	// that sets only max_attempts keeps the pipeline's delays.
 	o.Retry.MaxAttempts = cmp.Or(o.Retry.MaxAttempts, base.Retry.MaxAttempts)

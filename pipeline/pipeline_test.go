@@ -166,6 +166,9 @@ func TestOverrideLLMKeepsProviderIndependentSettings(t *testing.T) {
 	assert.Equal(t, 5, same.Retry.MaxAttempts)
 	assert.Equal(t, 2, same.RateLimit.MaxConcurrent)
 	assert.Equal(t, 300, same.MaxTokens)
+	one := 1
+	kept := pipeline.OverrideLLM(config.LLM{Provider: "openai", EmptyRetries: &one}, config.LLM{Provider: "sim"})
+	assert.Equal(t, &one, kept.EmptyRetries, "--llm keeps the block's empty_retries")
 
 	other := pipeline.OverrideLLM(block, config.LLM{Provider: "sim", Profile: "noisy"})
 	assert.Empty(t, other.BaseURL, "another provider must not inherit the endpoint")
@@ -186,7 +189,7 @@ func (r *recordingModels) Model(_ context.Context, cfg config.LLM, _ string) (ll
 
 func TestNodeLLMBlocksApplyOnTopOfThePipelineModel(t *testing.T) {
 	cfgPath := write(t, "n.yaml", `name: n
-llm: {provider: sim, profile: noisy, seed: 3, max_reply_bytes: 4096, prompt_cache: false, retry: {max_attempts: 5, base_delay: 2s}, rate_limit: {requests_per_second: 4}}
+llm: {provider: sim, profile: noisy, seed: 3, max_reply_bytes: 4096, prompt_cache: false, empty_retries: 0, empty_nudge: Go on., retry: {max_attempts: 5, base_delay: 2s}, rate_limit: {requests_per_second: 4}}
 nodes:
   - id: tweak
     type: direct
@@ -220,12 +223,17 @@ edges:
 	assert.Equal(t, 4096, tweak.MaxReplyBytes, "the reply limit carries over")
 	require.NotNil(t, tweak.PromptCache, "prompt_cache: false carries over")
 	assert.False(t, *tweak.PromptCache)
+	require.NotNil(t, tweak.EmptyRetries, "empty_retries: 0 carries over")
+	assert.Zero(t, *tweak.EmptyRetries)
+	assert.Equal(t, "Go on.", tweak.EmptyNudge)
 
 	swap := models.seen[2]
 	assert.Equal(t, "scripted", swap.Provider)
 	assert.Equal(t, "s.yaml", swap.Script)
 	assert.Empty(t, swap.Profile, "another provider does not inherit the model choice")
 	assert.Equal(t, 5, swap.Retry.MaxAttempts, "provider-independent settings carry over")
+	require.NotNil(t, swap.EmptyRetries, "so do the empty-reply settings")
+	assert.Equal(t, "Go on.", swap.EmptyNudge)
 }
 
 // closingTool counts its Close calls and asks for approval by default.

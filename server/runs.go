@@ -455,7 +455,7 @@ func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 			p, err = s.loadThread(ctx, l.thread)
 		}
 		if err == nil {
-			res, err = l.run(ctx, p, planner.WithRunID(rn.id), planner.WithTraceSink(rn), planner.WithTokens())
+			res, err = l.run(ctx, p, planner.WithRunID(rn.id), planner.WithTraceSink(rn), planner.WithTokens(), planner.WithAudit(s.audit))
 		}
 	case <-ctx.Done():
 		err = fmt.Errorf("%w: the run was cancelled before it started: %w", planner.ErrRun, context.Cause(ctx))

@@ -41,10 +41,12 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/audit"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
 )
@@ -142,6 +144,11 @@ type Config struct {
 	// StorePath is the SQLite thread store's file when Store is nil.
 	// Default: DefaultStorePath(), the command line's default store.
 	StorePath string
+	// Audit records every tool call of the server's runs (package audit;
+	// `planner audit` lists them). Default: when New opens the store, the
+	// audit log audit.db beside it, opened by New and closed by Close;
+	// none when Store is given.
+	Audit node.ToolAuditor
 	// Addr is the address Serve's caller listens on; New checks it
 	// needs a token. Default DefaultAddr.
 	Addr string
@@ -200,6 +207,8 @@ type Server struct {
 	scrub    trace.Scrubber
 	store    journal.Store
 	ownStore bool // New opened store: Close closes it
+	audit    node.ToolAuditor
+	ownAudit *audit.Log // New opened it: Close closes it
 	mux      *http.ServeMux
 	handler  http.Handler
 	cop      *http.CrossOriginProtection
@@ -321,6 +330,17 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("%w: thread store %s: %w", ErrConfig, path, err)
 		}
 		s.store, s.ownStore = st, true
+		if cfg.Audit == nil {
+			l, err := audit.Open(context.Background(), audit.PathBeside(path), audit.WithScrubber(s.scrub))
+			if err != nil {
+				_ = st.Close()
+				return nil, fmt.Errorf("%w: audit log beside %s: %w", ErrConfig, path, err)
+			}
+			s.audit, s.ownAudit = l, l
+		}
+	}
+	if cfg.Audit != nil {
+		s.audit = cfg.Audit
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mux = http.NewServeMux()
@@ -496,6 +516,10 @@ func (s *Server) Close() error {
 			errs = append(errs, c.Close())
 		}
 		s.ownStore = false
+	}
+	if s.ownAudit != nil {
+		errs = append(errs, s.ownAudit.Close())
+		s.ownAudit = nil
 	}
 	return errors.Join(errs...)
 }

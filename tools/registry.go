@@ -61,6 +61,19 @@ func NewRegistry(ts []Tool, opts ...Option) (*Registry, error) {
 	return r, nil
 }
 
+// With returns a registry of r's tools and extra, with r's default
+// timeout. A name that clashes with another (NormalizeName) is an error,
+// as in NewRegistry. r may be nil.
+func (r *Registry) With(extra ...Tool) (*Registry, error) {
+	timeout := DefaultTimeout
+	var ts []Tool
+	if r != nil {
+		timeout = r.timeout
+		ts = r.Tools()
+	}
+	return NewRegistry(append(ts, extra...), WithTimeout(timeout))
+}
+
 // NormalizeName folds case and drops separators ('_', '-', spaces, dots), so
 // "Web-Search", "web_search" and "websearch" resolve to the same tool.
 func NormalizeName(s string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/audit"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
@@ -24,6 +26,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
@@ -53,6 +56,9 @@ type runFlags struct {
 	// opened is the thread store resume already opened; nil: run opens
 	// --store itself.
 	opened journal.Store
+	// audit is the audit log file (--audit); "" with a thread: audit.db
+	// beside the thread store (auditPath).
+	audit string
 }
 
 // runOutput is the --json result line.
@@ -177,6 +183,7 @@ planner resume NAME --approve or --deny REASON.`,
 	fl.StringVar(&f.thread, "thread", "", "journal the run as thread NAME: it survives Ctrl-C and crashes (planner resume NAME), and can wait for approvals")
 	storeFlag(c, &f.store)
 	fl.BoolVar(&f.noInput, "no-input", false, "never ask on the terminal: a tool call that needs approval makes the thread wait (exit 3)")
+	fl.StringVar(&f.audit, "audit", "", "record every tool call in this audit log (planner audit reads it; default with --thread: audit.db beside the thread store)")
 	return c
 }
 
@@ -315,6 +322,18 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	}
 	if !f.quiet && !f.json {
 		fmt.Fprintf(out, "model: %s\n", label)
+	}
+	auditLog, err := openAudit(ctx, proc, f, sc)
+	if err != nil {
+		return err
+	}
+	if auditLog != nil {
+		defer func() {
+			if cerr := auditLog.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+		ctx = node.WithToolAuditor(ctx, auditLog)
 	}
 	var approver journal.Approver = &cliApprover{in: c.InOrStdin(), out: c.ErrOrStderr(),
 		interactive: !f.noInput && isTerminalReader(c.InOrStdin()), canWait: f.thread != ""}
@@ -465,4 +484,34 @@ func llmSource(p process, spec string) app.ModelSource {
 		return app.FromEnv
 	}
 	return app.FromFlag
+}
+
+// auditPath is the audit log a run records its tool calls in: --audit,
+// else for a thread audit.db beside the thread store; "" for none.
+func auditPath(proc process, f *runFlags) (string, error) {
+	if f.audit != "" || f.thread == "" {
+		return f.audit, nil
+	}
+	store := f.store
+	if store == "" {
+		var err error
+		if store, err = defaultStore(proc); err != nil {
+			return "", err
+		}
+	}
+	return audit.PathBeside(store), nil
+}
+
+// openAudit opens the run's audit log (auditPath), scrubbing with sc; nil
+// when the run has none.
+func openAudit(ctx context.Context, proc process, f *runFlags, sc audit.Scrubber) (*audit.Log, error) {
+	path, err := auditPath(proc, f)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	l, err := audit.Open(ctx, path, audit.WithScrubber(sc))
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	return l, nil
 }

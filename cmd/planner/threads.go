@@ -249,7 +249,7 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 	}
 	rf := &runFlags{config: meta.Config, llm: meta.LLM, suite: meta.Suite, task: meta.Task, reference: meta.Reference,
 		maxSteps: meta.MaxSteps, timeout: meta.Timeout, json: f.json, quiet: f.quiet, verbose: f.verbose, traceFile: f.traceFile,
-		thread: th.Name, store: f.store, noInput: f.noInput, resume: true, opened: store}
+		thread: th.Name, store: f.store, noInput: f.noInput, resume: true, opened: store, audit: meta.Audit}
 	if f.approve || c.Flags().Changed("deny") {
 		if th.Status != journal.StatusWaiting || th.Pending == nil {
 			return usage("thread %q is %s, not waiting for an approval", th.Name, th.Status)
@@ -444,8 +444,14 @@ func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipel
 			suite = abs
 		}
 	}
+	auditFile := f.audit
+	if auditFile != "" {
+		if auditFile, err = filepath.Abs(auditFile); err != nil {
+			return nil, tr, err
+		}
+	}
 	meta, err := json.Marshal(threadMeta{Config: config, LLM: f.llm, Suite: suite, Task: f.task, Question: question,
-		Reference: f.reference, MaxSteps: f.maxSteps, Timeout: f.timeout})
+		Reference: f.reference, MaxSteps: f.maxSteps, Timeout: f.timeout, Audit: auditFile})
 	if err != nil {
 		return nil, tr, err
 	}

@@ -20,7 +20,7 @@ func newToolsCmd() *cobra.Command {
 		Long: `List the tools a pipeline declares (--config), or every built-in tool, with descriptions,
 input JSON schemas and metadata (read-only, network, needs approval). A pipeline's MCP servers are
 started to list their tools and stopped again. Built-in tools that need settings of their own (files,
-sql, mcp) are listed only with --config.`,
+sql, mcp) are listed only with --config; serpapi only when its key (SERPAPI_API_KEY) is set.`,
 		Example: `  planner tools
   planner tools --config configs/react.yaml --json
   planner tools call calculator "2^10 + sqrt(16)"
@@ -107,7 +107,7 @@ func loadTools(c *cobra.Command, cfgPath string) (*tools.Registry, func(), error
 	}
 	reg, needSettings, err := a.BuiltinTools(c.Context())
 	if err == nil && len(needSettings) > 0 && c.Name() == "tools" {
-		fmt.Fprintf(c.ErrOrStderr(), "not listed: %s need settings of their own (a root, a database, a server); list them with --config FILE\n", strings.Join(needSettings, ", "))
+		fmt.Fprintf(c.ErrOrStderr(), "not listed: %s need settings of their own (a root, a database, a server, an API key); list them with --config FILE\n", strings.Join(needSettings, ", "))
 	}
 	return reg, func() {}, err
 }

@@ -21,10 +21,11 @@
 // error fails only its step; cancellation and model-provider errors end the
 // node with an error.
 //
-// Whatever the strategy, results are written to the plan in place and step
-// trace events are emitted in the plan's dependency order (the order of
-// plan.Order), so a run's state and step events do not depend on which
-// concurrent step finished first.
+// Whatever the strategy, results are written to the plan in place (and a
+// done step's result to the run's vars, as E1 for step 1 or #E1: see
+// agent.StepVar), and step trace events are emitted in the plan's
+// dependency order (the order of plan.Order), so a run's state and step
+// events do not depend on which concurrent step finished first.
 package steps
 
 import (
@@ -388,7 +389,31 @@ func (s *scheduler) finish(r result) {
 	if r.status == plan.StatusFailed {
 		s.st.NoteIncident(r.failure)
 	}
+	if r.status == plan.StatusDone {
+		s.keepResult(p)
+	}
 	s.durations[r.index] = r.elapsed
+}
+
+// GuardStepVar names the guard event of a step result the run's vars
+// could not keep (Data: id, var).
+const GuardStepVar = "step_var"
+
+// keepResult sets the var named after a done step's id (agent.StepVar:
+// step 1 or #E1 gives E1) to its result, before any step that waits for
+// it starts, so prompts and tools read it as {{.Vars.E1}}. A var the
+// run cannot hold (no usable name, or every var slot taken) is reported
+// by a guard event; the step still counts as done.
+func (s *scheduler) keepResult(p *plan.Step) {
+	name := agent.StepVar(p.ID)
+	err := fmt.Errorf("step id %q gives no var name", p.ID)
+	if name != "" {
+		err = s.st.Vars.SetClipped(name, p.Result)
+	}
+	if err != nil {
+		s.tr.Emit(trace.Event{Node: s.e.id, Kind: trace.KindGuard, Text: "the result of step " + p.ID + " is not kept in the vars: " + err.Error(),
+			Data: map[string]any{"guard": GuardStepVar, "id": p.ID, "var": name}})
+	}
 }
 
 // emit sends the step events of finished steps in dependency order: an

@@ -30,6 +30,11 @@ func NewReActAgent(env node.Env, settings map[string]any) (StepAgent, error) {
 	if err := config.Decode(settings, &cfg); err != nil {
 		return nil, err
 	}
+	if cfg.ShowVars == nil {
+		// A step's prompt carries earlier results as its context, and
+		// sibling steps running at once change the vars mid-run.
+		cfg.ShowVars = new(false)
+	}
 	return executor.NewLoop(env, cfg)
 }
 

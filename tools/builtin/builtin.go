@@ -1,10 +1,11 @@
 // Package builtin builds the built-in tools from pipeline `tools:` entries:
 // calculator, search, get_time, weather, wikipedia, web_search,
-// http_fetch, files, sql, code, docstore, and the tools of MCP servers
-// (entries {mcp: {...}}). An entry may yield several tools (files yields
-// list_files, read_file, search_files and, with write: true, write_file).
-// Entries that need a setting to mean anything (files needs root, sql a
-// path, mcp a command or url) fail without it with ErrMissingSetting.
+// http_fetch, files, sql, code, docstore, vars, serpapi, and the tools of
+// MCP servers (entries {mcp: {...}}). An entry may yield several tools
+// (files yields list_files, read_file, search_files and, with write: true,
+// write_file). Entries that need a setting to mean anything (files needs
+// root, sql a path, mcp a command or url, serpapi an API key in the
+// environment) fail without it with ErrMissingSetting.
 package builtin
 
 import (
@@ -51,6 +52,8 @@ func builders() map[string]builder {
 		"docstore":   buildDocstore,
 		"code":       buildCode,
 		"mcp":        buildMCP,
+		"vars":       buildVars,
+		"serpapi":    buildSerpAPI,
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 )
 
 func TestFactoryBuildsEveryBuiltin(t *testing.T) {
-	needSettings := map[string]bool{"files": true, "sql": true, "mcp": true}
+	t.Setenv("SERPAPI_API_KEY", "") // serpapi needs a key from the environment
+	needSettings := map[string]bool{"files": true, "sql": true, "mcp": true, "serpapi": true}
 	for _, name := range builtin.Names() {
 		ts, err := builtin.Factory{}.Tools(context.Background(), config.Tool{Name: name}, "")
 		if needSettings[name] {
@@ -92,12 +93,15 @@ func TestSearchCorpusIsResolvedAgainstThePipelineFolder(t *testing.T) {
 }
 
 // sampleSettings are settings that let every built-in that needs some be
-// built offline (mcp, which needs a server, is left out).
+// built offline (mcp, which needs a server, is left out). It sets the
+// environment variable the serpapi sample reads its key from.
 func sampleSettings(t *testing.T) map[string]map[string]any {
 	dir := t.TempDir()
+	t.Setenv("PLANNER_TEST_SERPAPI_KEY", "sample-serpapi-key")
 	return map[string]map[string]any{
-		"files": {"root": dir, "write": true},
-		"sql":   {"path": filepath.Join(dir, "s.db"), "write": true, "create": true},
+		"files":   {"root": dir, "write": true},
+		"sql":     {"path": filepath.Join(dir, "s.db"), "write": true, "create": true},
+		"serpapi": {"api_key_env": "PLANNER_TEST_SERPAPI_KEY"},
 	}
 }
 

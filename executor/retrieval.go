@@ -1,0 +1,405 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/retrieve"
+	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// DefaultMaxTools is ToolRetrieval.MaxTools's default.
+const DefaultMaxTools = 12
+
+// First-call policies of tool retrieval (ToolRetrieval.FirstCall).
+const (
+	// FirstCallRetrieve selects the tools of a run's first model call by
+	// the task alone.
+	FirstCallRetrieve = "retrieve"
+	// FirstCallAll shows every tool on a run's first model call, before
+	// the model has written a thought; retrieval starts with the second.
+	FirstCallAll = "all"
+)
+
+// Guard names of tool retrieval's trace events (kind guard).
+const (
+	// GuardToolNotShown: the model called a registered tool that the
+	// call's prompt did not show; the call runs as any other.
+	GuardToolNotShown = "tool_not_shown"
+	// GuardToolRetrievalFallback: the tools could not be selected (the
+	// query matched no tool, or the retriever failed), so the call shows
+	// every tool.
+	GuardToolRetrievalFallback = "tool_retrieval_fallback"
+)
+
+// ToolRetrieval configures tool retrieval (ReActConfig.ToolRetrieval,
+// key tool_retrieval): when the loop has more tools than MaxTools, each
+// model call shows only the MaxTools tools most relevant to the task and
+// the model's latest thought, plus every tool already called in the run
+// and the tools of Always. A call to a tool that was not shown still runs
+// (guard event "tool_not_shown"). The zero value is valid and means every
+// default.
+type ToolRetrieval struct {
+	// MaxTools is how many retrieved tools a model call shows; retrieval
+	// is on only when the loop has more tools than this. Default 12.
+	MaxTools int `mapstructure:"max_tools"`
+	// Method ranks the tools: "bm25" (BM25 over each tool's name, split
+	// into words, its description and its input schema's property names
+	// and descriptions), "embedding" (cosine similarity of embeddings) or
+	// "hybrid" (both, fused by rank). "embedding" and "hybrid" need a
+	// model whose provider offers embeddings. Default "bm25".
+	Method string `mapstructure:"method"`
+	// Always names tools shown on every call, besides the retrieved ones
+	// (general tools such as a calculator). Default: none.
+	Always []string `mapstructure:"always"`
+	// FirstCall is "retrieve" (the run's first call shows the tools
+	// relevant to the task alone) or "all" (it shows every tool, since the
+	// model has written no thought yet; its prompt is then the same for
+	// every run of the loop, which prompt caches share). Default
+	// "retrieve".
+	FirstCall string `mapstructure:"first_call"`
+	// Sticky keeps the previous call's selection (plus the tools called
+	// since) while it still shows the tool that ranks first for the new
+	// query, instead of selecting afresh on every call: the system
+	// prompt, and with it the prompt-cache prefix, then changes only when
+	// the model's need moves to a tool not shown. Default true.
+	Sticky *bool `mapstructure:"sticky"`
+	// Disabled turns retrieval off: every call shows every tool. Default
+	// false.
+	Disabled bool `mapstructure:"disabled"`
+}
+
+// retrievalSettings is a ToolRetrieval with defaults applied.
+type retrievalSettings struct {
+	maxTools int
+	method   string
+	always   []string
+	firstAll bool
+	sticky   bool
+	disabled bool
+}
+
+// resolve applies the defaults and validates c. Errors are
+// *config.SettingError keyed "tool_retrieval.KEY".
+func (c ToolRetrieval) resolve() (retrievalSettings, error) {
+	s := retrievalSettings{maxTools: c.MaxTools, method: c.Method, always: c.Always, disabled: c.Disabled,
+		sticky: c.Sticky == nil || *c.Sticky}
+	key := func(k string) string { return "tool_retrieval." + k }
+	switch {
+	case s.maxTools == 0:
+		s.maxTools = DefaultMaxTools
+	case s.maxTools < 0:
+		return s, config.SettingErrorf(key("max_tools"), "must be 1 or more, got %d (set disabled: true to show every tool)", s.maxTools)
+	}
+	if s.method == "" {
+		s.method = retrieve.MethodBM25
+	}
+	if !slices.Contains(retrieve.Methods(), s.method) {
+		return s, config.SettingErrorf(key("method"), "want one of %s, got %q", strings.Join(quoted(retrieve.Methods()), ", "), s.method)
+	}
+	switch c.FirstCall {
+	case "", FirstCallRetrieve:
+	case FirstCallAll:
+		s.firstAll = true
+	default:
+		return s, config.SettingErrorf(key("first_call"), "want %q or %q, got %q", FirstCallRetrieve, FirstCallAll, c.FirstCall)
+	}
+	for i, a := range s.always {
+		if strings.TrimSpace(a) == "" {
+			return s, config.SettingErrorf(key("always"), "entry %d is empty; list tool names", i+1)
+		}
+	}
+	return s, nil
+}
+
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+// toolRetrieval is a loop's tool retrieval: its settings, the tools
+// natively described (tools mode), and the retriever, built on the first
+// run that needs it and kept for the loop's life.
+type toolRetrieval struct {
+	s        retrievalSettings
+	reg      *tools.Registry
+	embedder retrieve.Embedder
+	// always are the resolved names of s.always plus the tools the loop
+	// adds itself (recall).
+	always []string
+	native map[string]llms.Tool
+
+	mu  sync.Mutex
+	ret *retrieve.Retriever
+}
+
+// embedderClient is what langchaingo's LLM clients that offer embeddings
+// (OpenAI and compatible servers, Ollama, Google AI, Mistral) implement.
+type embedderClient interface {
+	CreateEmbedding(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// clientEmbedder adapts an embedderClient to retrieve.Embedder.
+type clientEmbedder struct{ c embedderClient }
+
+func (e clientEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.c.CreateEmbedding(ctx, texts)
+}
+
+func (e clientEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	vs, err := e.c.CreateEmbedding(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("got %d vectors for one query", len(vs))
+	}
+	return vs[0], nil
+}
+
+// embedderOf returns the embedder of env's model, or nil when its
+// provider offers none the loop can reach.
+func embedderOf(env node.Env) retrieve.Embedder {
+	switch m := env.Model.LLM.(type) {
+	case retrieve.Embedder:
+		return m
+	case embedderClient:
+		return clientEmbedder{m}
+	}
+	return nil
+}
+
+// newToolRetrieval sets up l's tool retrieval, or returns nil when it is
+// off: disabled, or no more tools than max_tools. Errors are
+// *config.SettingError.
+func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings, native []llms.Tool) (*toolRetrieval, error) {
+	if s.disabled || l.tools.Len() <= s.maxTools {
+		return nil, nil
+	}
+	tr := &toolRetrieval{s: s, reg: l.tools, native: map[string]llms.Tool{}}
+	for _, a := range s.always {
+		t, ok := l.tools.Resolve(a)
+		if !ok {
+			return nil, config.SettingErrorf("tool_retrieval.always", "no tool %q; the loop's tools are %s", a, strings.Join(l.tools.Names(), ", "))
+		}
+		tr.always = append(tr.always, t.Name())
+	}
+	if l.s.recall {
+		tr.always = append(tr.always, RecallToolName)
+	}
+	if s.method != retrieve.MethodBM25 {
+		if tr.embedder = embedderOf(env); tr.embedder == nil {
+			return nil, config.SettingErrorf("tool_retrieval.method", "%q needs embeddings, and this node's model (provider %q) offers none the loop can use; use %q, or a model whose client offers embeddings",
+				s.method, env.Model.Provider, retrieve.MethodBM25)
+		}
+	}
+	for _, t := range native {
+		tr.native[t.Function.Name] = t
+	}
+	return tr, nil
+}
+
+// retriever returns the loop's retriever, building it on first use (the
+// tools' BM25 index, and their embeddings for "embedding" and "hybrid").
+// A failed build is tried again by the next call.
+func (tr *toolRetrieval) retriever(ctx context.Context) (*retrieve.Retriever, error) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.ret != nil {
+		return tr.ret, nil
+	}
+	opts := []retrieve.Option{retrieve.WithMethod(tr.s.method)}
+	if tr.embedder != nil {
+		opts = append(opts, retrieve.WithEmbedder(tr.embedder))
+	}
+	ret, err := retrieve.New(ctx, tr.reg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	tr.ret = ret
+	return ret, nil
+}
+
+// close releases the retriever's index. The loop runs it when it is
+// garbage collected (the loop has no Close of its own).
+func (tr *toolRetrieval) close() {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.ret != nil {
+		_ = tr.ret.Close()
+		tr.ret = nil
+	}
+}
+
+// attachRetrieval sets l's tool retrieval and releases its retriever once
+// l is unreachable.
+func (l *Loop) attachRetrieval(tr *toolRetrieval) {
+	if tr == nil {
+		return
+	}
+	l.retrieval = tr
+	runtime.AddCleanup(l, func(tr *toolRetrieval) { tr.close() }, tr)
+}
+
+// latestThought is the thought of the run's last step that has one.
+func (r *run) latestThought() string {
+	for i := len(r.steps) - 1; i >= 0; i-- {
+		if t := strings.TrimSpace(r.steps[i].thought); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// usedTools are the registered tools the run has called, and the tools
+// shown on every call.
+func (r *run) usedTools() []string {
+	out := slices.Clone(r.l.retrieval.always)
+	for _, s := range r.steps {
+		for _, c := range s.calls {
+			if c.tc.Tool != nil && !slices.Contains(out, c.tc.Name) {
+				out = append(out, c.tc.Name)
+			}
+		}
+	}
+	return out
+}
+
+// selectTools chooses the tools the next model call shows: the max_tools
+// most relevant to the task and the latest thought, plus the tools used
+// so far, in the registry's order. Every tool is shown on the first call
+// with first_call "all", and when the selection fails (guard event
+// "tool_retrieval_fallback"); only ctx's end is an error.
+func (r *run) selectTools(ctx context.Context) ([]string, error) {
+	tr := r.l.retrieval
+	all := tr.reg.Names()
+	if tr.s.firstAll && len(r.steps) == 0 {
+		return all, nil
+	}
+	query := strings.TrimSpace(r.in.Task + "\n" + r.latestThought())
+	used := r.usedTools()
+	ret, err := tr.retriever(ctx)
+	var names []string
+	if err == nil {
+		names, err = r.stickTo(ctx, ret, query, used)
+	}
+	if err == nil && names == nil {
+		names, err = ret.Select(ctx, query, tr.s.maxTools, used)
+	}
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		why := err.Error()
+		if errors.Is(err, retrieve.ErrNoMatch) {
+			why = "the task and the latest thought match no tool's name, description or schema"
+		}
+		r.guard(GuardToolRetrievalFallback, len(r.steps)+1, "tool retrieval: showing every tool: "+why,
+			map[string]any{"error": err.Error(), "tools": len(all)})
+		return all, nil
+	}
+	return names, nil
+}
+
+// stickTo returns the previous call's selection plus the tools in used
+// when sticky is on and that selection (which did not show every tool)
+// still shows the tool that ranks first for query among those not in
+// used; otherwise it returns nil, and the tools are selected afresh.
+func (r *run) stickTo(ctx context.Context, ret *retrieve.Retriever, query string, used []string) ([]string, error) {
+	tr := r.l.retrieval
+	if !tr.s.sticky || len(r.shown) == 0 || len(r.shown) >= tr.reg.Len() {
+		return nil, nil
+	}
+	ranked, err := ret.Rank(ctx, query, 1+len(used))
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range ranked {
+		if slices.Contains(used, name) {
+			continue
+		}
+		if !slices.Contains(r.shown, name) {
+			return nil, nil
+		}
+		break
+	}
+	var out []string
+	for _, name := range tr.reg.Names() {
+		if slices.Contains(r.shown, name) || slices.Contains(used, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// showTools selects the tools of the next model call (when retrieval is
+// on) and returns opts with what that call needs: in text mode the
+// system prompt is rendered again when the selection changed; in tools
+// mode the call gets the selected tools natively (llms.WithTools after
+// the loop's own options). A selection that did not change leaves the
+// prompt as it was, byte for byte.
+func (r *run) showTools(ctx context.Context, opts []llms.CallOption) ([]llms.CallOption, error) {
+	tr := r.l.retrieval
+	if tr == nil {
+		return opts, nil
+	}
+	names, err := r.selectTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(names, r.shown) {
+		r.shown = names
+		if r.system, err = r.l.system.Render(r.st, r.l.systemDataFor(names)); err != nil {
+			return nil, err
+		}
+		if err := r.renderHead(); err != nil {
+			return nil, err
+		}
+		r.emit(trace.KindInfo, fmt.Sprintf("tool retrieval: the prompt shows %d of %d tools: %s", len(names), tr.reg.Len(), strings.Join(names, ", ")),
+			map[string]any{"step": len(r.steps) + 1, "tools": names, "of": tr.reg.Len()})
+	}
+	if r.l.s.mode == ModeTools {
+		native := make([]llms.Tool, 0, len(names))
+		for _, n := range names {
+			native = append(native, tr.native[n])
+		}
+		opts = append(slices.Clip(opts), llms.WithTools(native))
+	}
+	return opts, nil
+}
+
+// noteUnshown emits the guard event "tool_not_shown" when c calls a
+// registered tool that the call's prompt did not show. The call runs.
+func (r *run) noteUnshown(n int, c *call) {
+	if r.l.retrieval == nil || c.tc.Tool == nil || slices.Contains(r.shown, c.tc.Name) {
+		return
+	}
+	r.guard(GuardToolNotShown, n, fmt.Sprintf("the model called %s, which tool retrieval did not show; the call runs", c.tc.Name),
+		map[string]any{"tool": c.tc.Name})
+}
+
+// systemDataFor is systemData with only the named tools.
+func (l *Loop) systemDataFor(names []string) map[string]any {
+	data := l.systemData()
+	infos := make([]promptTool, 0, len(names))
+	for _, t := range l.toolInfos {
+		if slices.Contains(names, t.Name) {
+			infos = append(infos, t)
+		}
+	}
+	data["Tools"] = infos
+	data["ToolNames"] = strings.Join(names, ", ")
+	return data
+}

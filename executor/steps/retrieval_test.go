@@ -1,0 +1,74 @@
+package steps_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/executor"
+	"github.com/planner-engine/planner/executor/steps"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/tools"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// topicTool answers with its name; its description names its topic.
+type topicTool struct{ name, topic string }
+
+func (t topicTool) Name() string        { return t.name }
+func (t topicTool) Description() string { return "Answers questions about " + t.topic + "." }
+func (t topicTool) Call(_ context.Context, in string) (string, error) {
+	return t.name + ": " + in, nil
+}
+
+// promptModel records the system message of every call.
+type promptModel struct {
+	inner   llms.Model
+	systems []string
+}
+
+func (m *promptModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	m.systems = append(m.systems, msgs[0].Parts[0].(llms.TextContent).Text)
+	return m.inner.GenerateContent(ctx, msgs, options...)
+}
+
+func (m *promptModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// TestReactStepsUseToolRetrieval: the react: block of an execute node
+// takes tool_retrieval like a react node (lats builds its loop the same
+// way): the step's prompt lists only the retrieved tools, and a bad
+// setting is an error keyed under react.
+func TestReactStepsUseToolRetrieval(t *testing.T) {
+	var ts []tools.Tool
+	for i, topic := range []string{"volcanoes", "rivers", "deserts", "glaciers", "oceans", "forests", "mountains", "islands"} {
+		ts = append(ts, topicTool{name: fmt.Sprintf("t%d_%s", i, topic), topic: topic})
+	}
+	reg, err := tools.NewRegistry(ts)
+	require.NoError(t, err)
+	sm := scripted.Texts("Thought: I'll ask about glaciers.\nAction: t3_glaciers\nAction Input: size", "Thought: done\nFinal Answer: big")
+	m := &promptModel{inner: sm}
+	a, err := steps.NewReActAgent(node.Env{Model: llm.Model{LLM: m}, Tools: reg}, map[string]any{"tool_retrieval": map[string]any{"max_tools": 2}})
+	require.NoError(t, err)
+	out, err := a.Run(context.Background(), agent.NewState(agent.Task{Question: "q"}), executor.Input{Task: "How large are the glaciers of Patagonia?"})
+	require.NoError(t, err)
+	assert.True(t, out.Complete)
+	require.NotEmpty(t, m.systems)
+	assert.Contains(t, m.systems[0], "### t3_glaciers")
+	assert.NotContains(t, m.systems[0], "### t0_volcanoes")
+	assert.LessOrEqual(t, strings.Count(m.systems[0], "\n### "), 2)
+
+	_, err = steps.NewExecute(node.Env{Tools: reg}, node.Spec{ID: "x", Type: "execute", Settings: map[string]any{
+		"react": map[string]any{"tool_retrieval": map[string]any{"method": "tfidf"}}}})
+	var se *config.SettingError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "react.tool_retrieval.method", se.Key)
+}

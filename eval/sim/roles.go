@@ -5,18 +5,22 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // progress counts the tool results the current (sub-)run has seen: tool
 // responses in native mode, else observation labels after the last place
-// the task text appears (few-shot examples come before it).
+// the task text appears (few-shot examples come before it); plus the
+// results a summary of older steps (compaction "summarize") lists, which
+// the prompt no longer shows.
 func progress(c call) int {
 	n := 0
 	for _, msg := range c.msgs {
@@ -26,8 +30,9 @@ func progress(c call) int {
 			}
 		}
 	}
+	done := len(summaryLines(c.prompt))
 	if n > 0 {
-		return n
+		return n + done
 	}
 	tail := c.prompt
 	if q := strings.TrimSpace(c.task.Question); q != "" {
@@ -38,7 +43,45 @@ func progress(c call) int {
 	for _, label := range []string{"Observation", "观察"} {
 		n += countLabels(tail, label)
 	}
-	return n
+	return n + done
+}
+
+// summaryLine matches a line of the sim's own summaries: one per tool
+// result the summarized steps held.
+var summaryLine = regexp.MustCompile(`(?m)^- result \d+ \(([^)]*)\): .*$`)
+
+// summaryLines returns the lines of the sim's summaries in text.
+func summaryLines(text string) []string { return summaryLine.FindAllString(text, -1) }
+
+// summarize plays the summary call of compaction "summarize": the lines
+// of the summary before (in the prompt), then one line per tool result of
+// the steps to summarize, each with its tool and the head of its result,
+// so that the run's progress survives the compaction.
+func (m *Model) summarize(c call) *llms.ContentChoice {
+	lines := summaryLines(c.prompt)
+	steps := c.prompt
+	if i := strings.LastIndex(steps, "Steps to summarize:"); i >= 0 {
+		steps = steps[i:]
+	}
+	for _, line := range strings.Split(steps, "\n") {
+		line = strings.TrimSpace(line)
+		for _, label := range []string{"Observation:", "观察："} {
+			rest, ok := strings.CutPrefix(line, label)
+			if !ok {
+				continue
+			}
+			rest = strings.TrimSpace(rest)
+			tool, obs, ok := strings.Cut(strings.TrimPrefix(rest, "["), "] ")
+			if !ok || !strings.HasPrefix(rest, "[") {
+				continue // the engine's own feedback, not a tool result
+			}
+			lines = append(lines, fmt.Sprintf("- result %d (%s): %s", len(lines)+1, tool, textutil.Clip(obs, 120)))
+		}
+	}
+	if len(lines) == 0 {
+		return &llms.ContentChoice{Content: "No tool has returned anything useful yet.", StopReason: "stop"}
+	}
+	return &llms.ContentChoice{Content: strings.Join(lines, "\n"), StopReason: "stop"}
 }
 
 // countLabels counts tool results: lines starting with label, an optional
@@ -152,6 +195,7 @@ const (
 	roleJudge
 	roleReflect
 	roleValue
+	roleSummarize
 )
 
 func roleOf(c call) role {
@@ -177,6 +221,8 @@ func roleOf(c call) role {
 		return roleFinal
 	case "finalize":
 		return roleFinal
+	case "summarize":
+		return roleSummarize
 	case "worker":
 		return roleWorker
 	}
@@ -247,6 +293,8 @@ func (m *Model) respond(c call, fault string) *llms.ContentChoice {
 		return m.reflect(c, fault)
 	case roleValue:
 		return m.value(c, fault)
+	case roleSummarize:
+		return m.summarize(c)
 	}
 	return m.answer(c, fault)
 }

@@ -255,3 +255,22 @@ func TestAStreamedReplyIsWrittenAtThePerTokenRateWithinTheSameLatency(t *testing
 	assert.InDelta(t, float64(total), float64(streamedTotal), float64(len(sleeps)), "the same latency in all")
 	assert.Len(t, sleeps, len(chunks)+1, "a wait before the first token, then one per group of tokens")
 }
+
+// The sim summarizes a block (compaction "summarize") into one line per
+// tool result, merging the summary before, and counts those lines as
+// progress once they stand in for the steps they replaced.
+func TestSimSummarizesStepsAndCountsThemAsDone(t *testing.T) {
+	task := goldTask("t1")
+	m := perfect(t, task)
+	q := task.Question
+	ctx := llm.WithCallMeta(context.Background(), llm.CallMeta{Node: "act", Kind: "react", Role: "summarize", TaskID: task.ID})
+	first := gen(t, m, ctx, "Task: "+q+"\n\nSteps to summarize:\n[step 1]\nThought: x\nAction: search\nAction Input: height of A\nObservation: [search] A is 130 m tall.\n[step 2]\nAction: nothing\nObservation: Error: there is no tool named nothing\n")
+	assert.Equal(t, "- result 1 (search): A is 130 m tall.", first)
+	second := gen(t, m, ctx, "Task: "+q+"\n\nSummary of the steps before these:\n"+first+"\n\nSteps to summarize:\n[step 3]\nThought: y\nAction: search\nAction Input: height of B\nObservation: [search] B is 100 m tall.\n")
+	assert.Equal(t, "- result 1 (search): A is 130 m tall.\n- result 2 (search): B is 100 m tall.", second)
+
+	// The ReAct prompt after the compaction shows the summary after the
+	// task and no observation: the next step is the third.
+	out := gen(t, m, ctxFor(task, "react"), "Task: "+q+"\n\nSummary of steps 1-3 (no longer shown in full):\n"+second+"\n")
+	assert.Equal(t, "Thought: I should use calculator.\nAction: calculator\nAction Input: 130 - 100", out)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -149,7 +150,8 @@ func middlewareOptions() []middleware.Option {
 func realModel(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
 	pc := provider.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
 		APIKeyEnv: cfg.APIKeyEnv, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
-		Timeout: callTimeout(cfg, false) + httpTimeoutMargin, PromptCache: cfg.PromptCache}
+		Timeout: callTimeout(cfg, false) + httpTimeoutMargin, PromptCache: cfg.PromptCache,
+		EmbeddingModel: cfg.EmbeddingModel}
 	if cfg.Provider != provider.Mistral {
 		// The mistral SDK builds its own client and refuses one.
 		pc.HTTPClient = middleware.NewObservingClient(nil)
@@ -185,6 +187,11 @@ func newModels(o *options, rec *recording, cassettes *replays) *llm.Factory {
 		llm.WithPricer(func(model string) llm.Pricer { return pricer{table: prices, model: model} }),
 		llm.WithWrapper(func(cfg config.LLM, m llms.Model) llms.Model {
 			return middleware.Apply(m, middlewareFor(cfg, offline(cfg.Provider)), middlewareOptions()...)
+		}),
+		// Embedding requests get the same retries, rate limit and
+		// per-attempt timeout as the model's calls (a limiter of their own).
+		llm.WithEmbeddingWrapper(func(cfg config.LLM, c embeddings.EmbedderClient) embeddings.EmbedderClient {
+			return embeddings.EmbedderClientFunc(middleware.ApplyEmbed(c.CreateEmbedding, middlewareFor(cfg, offline(cfg.Provider)), middlewareOptions()...))
 		}),
 	)
 	for _, p := range provider.Providers() {

@@ -122,6 +122,14 @@ type LLM struct {
 	// "Your previous reply was empty. Reply again, following the
 	// instructions above."
 	EmptyNudge string `mapstructure:"empty_nudge" json:"EmptyNudge,omitempty"`
+	// EmbeddingModel is the model that embeds texts for the providers that
+	// offer embeddings (tool retrieval's methods "embedding" and "hybrid"),
+	// called at the same endpoint (base_url) with the same key. Empty means
+	// the provider's default: openai text-embedding-3-small, ollama
+	// nomic-embed-text, googleai text-embedding-004, mistral mistral-embed
+	// (the only one its adapter takes). anthropic and the offline providers
+	// offer no embeddings and ignore it.
+	EmbeddingModel string `mapstructure:"embedding_model" json:"EmbeddingModel,omitempty"`
 }
 
 // DefaultEmptyRetries is LLM.EmptyRetries when unset.
@@ -178,6 +186,8 @@ func (l LLM) problem() (key, msg string) {
 			*l.EmptyRetries, DefaultEmptyRetries)
 	case l.EmptyNudge != "" && strings.TrimSpace(l.EmptyNudge) == "":
 		return "empty_nudge", "is blank; write the message to send after an empty reply, or leave it unset for the default"
+	case l.EmbeddingModel != "" && strings.TrimSpace(l.EmbeddingModel) == "":
+		return "embedding_model", "is blank; name the provider's embedding model, or leave it unset for the provider's default"
 	}
 	return "", ""
 }

@@ -273,8 +273,9 @@ type ReActConfig struct {
 	// ToolRetrieval (key tool_retrieval) makes each model call show only
 	// the tools relevant to the task and the latest thought when the loop
 	// has more than max_tools (default 12) tools; see ToolRetrieval for
-	// its keys (max_tools, method, always, first_call, sticky, disabled) and
-	// their defaults. Below the threshold nothing changes.
+	// its keys (max_tools, method, always, first_call, sticky, disabled,
+	// search_tool, search_tool_name, search_results) and their defaults.
+	// Below the threshold nothing changes.
 	ToolRetrieval ToolRetrieval `mapstructure:"tool_retrieval"`
 }
 

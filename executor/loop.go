@@ -162,6 +162,9 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
+	if llmTools, err = l.addSearchTool(tr, llmTools); err != nil {
+		return nil, err
+	}
 	l.attachRetrieval(tr)
 
 	system, task, finalize := templateSpecs(s.mode, s.style)

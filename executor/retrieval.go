@@ -76,6 +76,19 @@ type ToolRetrieval struct {
 	// Disabled turns retrieval off: every call shows every tool. Default
 	// false.
 	Disabled bool `mapstructure:"disabled"`
+	// SearchTool adds a tool-search tool (named SearchToolName) to the
+	// loop when retrieval is on: the model describes the capability it
+	// needs, gets the SearchResults tools that match it best (all of the
+	// loop's tools, ranked by Method as retrieval ranks them), and every
+	// tool a search returned is shown on the run's later calls, as the
+	// tools already called are. Its description, shown on every call, says
+	// that more tools exist than are listed. Default true. (See
+	// executor/toolsearch.go.)
+	SearchTool *bool `mapstructure:"search_tool"`
+	// SearchToolName names the tool-search tool. Default "find_tools".
+	SearchToolName string `mapstructure:"search_tool_name"`
+	// SearchResults is how many tools one search returns. Default 5.
+	SearchResults int `mapstructure:"search_results"`
 }
 
 // retrievalSettings is a ToolRetrieval with defaults applied.
@@ -86,6 +99,8 @@ type retrievalSettings struct {
 	firstAll bool
 	sticky   bool
 	disabled bool
+	// search is the tool-search tool's settings (toolsearch.go).
+	search searchSettings
 }
 
 // resolve applies the defaults and validates c. Errors are
@@ -99,6 +114,10 @@ func (c ToolRetrieval) resolve() (retrievalSettings, error) {
 		s.maxTools = DefaultMaxTools
 	case s.maxTools < 0:
 		return s, config.SettingErrorf(key("max_tools"), "must be 1 or more, got %d (set disabled: true to show every tool)", s.maxTools)
+	}
+	var err error
+	if s.search, err = c.resolveSearch(); err != nil {
+		return s, err
 	}
 	if s.method == "" {
 		s.method = retrieve.MethodBM25
@@ -169,9 +188,13 @@ func (e clientEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32,
 	return vs[0], nil
 }
 
-// embedderOf returns the embedder of env's model, or nil when its
-// provider offers none the loop can reach.
+// embedderOf returns the embedder of env's model (llm.Model.Embedder,
+// which the factory sets for the providers that offer embeddings; else
+// the model itself when it embeds), or nil when it offers none.
 func embedderOf(env node.Env) retrieve.Embedder {
+	if env.Model.Embedder != nil {
+		return env.Model.Embedder
+	}
 	switch m := env.Model.LLM.(type) {
 	case retrieve.Embedder:
 		return m
@@ -201,9 +224,10 @@ func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings, native []llms.
 	}
 	if s.method != retrieve.MethodBM25 {
 		if tr.embedder = embedderOf(env); tr.embedder == nil {
-			return nil, config.SettingErrorf("tool_retrieval.method", "%q needs embeddings, and this node's model (provider %q) offers none the loop can use; use %q, or a model whose client offers embeddings",
+			return nil, config.SettingErrorf("tool_retrieval.method", "%q needs embeddings, and this node's model (provider %q) offers none; use %q, or a provider that offers embeddings (openai and OpenAI-compatible servers, ollama, googleai, mistral; llm.embedding_model picks the model)",
 				s.method, env.Model.Provider, retrieve.MethodBM25)
 		}
+		tr.embedder = newQueryMemo(tr.embedder)
 	}
 	for _, t := range native {
 		tr.native[t.Function.Name] = t
@@ -224,7 +248,7 @@ func (tr *toolRetrieval) retriever(ctx context.Context) (*retrieve.Retriever, er
 	if tr.embedder != nil {
 		opts = append(opts, retrieve.WithEmbedder(tr.embedder))
 	}
-	ret, err := retrieve.New(ctx, tr.reg, opts...)
+	ret, err := retrieve.New(ctx, tr.ranked(), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -263,8 +287,9 @@ func (r *run) latestThought() string {
 	return ""
 }
 
-// usedTools are the registered tools the run has called, and the tools
-// shown on every call.
+// usedTools are the registered tools the run has called, the tools
+// shown on every call, and the tools the run's searches found
+// (foundTools).
 func (r *run) usedTools() []string {
 	out := slices.Clone(r.l.retrieval.always)
 	for _, s := range r.steps {
@@ -274,7 +299,7 @@ func (r *run) usedTools() []string {
 			}
 		}
 	}
-	return out
+	return r.foundTools(out)
 }
 
 // selectTools chooses the tools the next model call shows: the max_tools
@@ -284,23 +309,19 @@ func (r *run) usedTools() []string {
 // "tool_retrieval_fallback"); only ctx's end is an error.
 func (r *run) selectTools(ctx context.Context) ([]string, error) {
 	tr := r.l.retrieval
-	all := tr.reg.Names()
+	all := tr.allTools()
 	if tr.s.firstAll && len(r.steps) == 0 {
 		return all, nil
 	}
 	query := strings.TrimSpace(r.in.Task + "\n" + r.latestThought())
 	used := r.usedTools()
-	ret, err := tr.retriever(ctx)
-	var names []string
-	if err == nil {
-		names, err = r.stickTo(ctx, ret, query, used)
-	}
-	if err == nil && names == nil {
-		names, err = ret.Select(ctx, query, tr.s.maxTools, used)
-	}
+	names, err := r.journaledRank(ctx, query, used)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
+		}
+		if journalStopped(err) {
+			return nil, err
 		}
 		why := err.Error()
 		if errors.Is(err, retrieve.ErrNoMatch) {
@@ -310,7 +331,7 @@ func (r *run) selectTools(ctx context.Context) ([]string, error) {
 			map[string]any{"error": err.Error(), "tools": len(all)})
 		return all, nil
 	}
-	return names, nil
+	return tr.withSearchTool(names), nil
 }
 
 // stickTo returns the previous call's selection plus the tools in used
@@ -319,7 +340,7 @@ func (r *run) selectTools(ctx context.Context) ([]string, error) {
 // used; otherwise it returns nil, and the tools are selected afresh.
 func (r *run) stickTo(ctx context.Context, ret *retrieve.Retriever, query string, used []string) ([]string, error) {
 	tr := r.l.retrieval
-	if !tr.s.sticky || len(r.shown) == 0 || len(r.shown) >= tr.reg.Len() {
+	if !tr.s.sticky || len(r.shown) == 0 || len(r.shown) >= len(tr.allTools()) {
 		return nil, nil
 	}
 	ranked, err := ret.Rank(ctx, query, 1+len(used))

@@ -115,7 +115,7 @@ func TestRetrievalShowsOnlyTheRelevantToolsInTextMode(t *testing.T) {
 	assert.Empty(t, guardsNamed(h, executor.GuardToolNotShown))
 	infos := h.ofKind(trace.KindInfo)
 	require.NotEmpty(t, infos, "a selection emits an info event")
-	assert.Contains(t, infos[0].Text, "of 20 tools")
+	assert.Contains(t, infos[0].Text, "of 21 tools", "20 tools and the search tool find_tools")
 }
 
 func TestRetrievalPassesTheSubsetNativelyInToolsMode(t *testing.T) {
@@ -288,7 +288,7 @@ func TestEmbeddingMethodUsesTheModelsEmbeddings(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for _, r := range m.requests() {
-		assert.Equal(t, []string{"weather"}, shownTools(r))
+		assert.Equal(t, []string{"find_tools", "weather"}, shownTools(r), "the best tool, and the search tool")
 	}
 	assert.Equal(t, 3, m.calls, "the tools are embedded once per loop, then one query per call")
 }
@@ -330,11 +330,11 @@ func TestStickySelectionKeepsThePromptWhileItsTopToolIsShown(t *testing.T) {
 		require.NoError(t, h.err)
 		reqs := h.model.requests()
 		require.Len(t, reqs, 2)
-		assert.Equal(t, []string{"air_quality", "weather"}, shownTools(reqs[0]))
+		assert.Equal(t, []string{"air_quality", "find_tools", "weather"}, shownTools(reqs[0]))
 		if sticky {
 			assert.Equal(t, toolsKey(reqs[0]), toolsKey(reqs[1]), "the best new tool (air_quality) is still shown: the system prompt is kept byte for byte")
 		} else {
-			assert.Equal(t, []string{"air_quality", "send_email", "weather"}, shownTools(reqs[1]), "selected afresh: top 2 new tools plus the used one")
+			assert.Equal(t, []string{"air_quality", "find_tools", "send_email", "weather"}, shownTools(reqs[1]), "selected afresh: top 2 new tools plus the used one and the search tool")
 		}
 	}
 }
@@ -349,7 +349,7 @@ func TestStickySelectionMovesWhenTheTopToolIsNotShown(t *testing.T) {
 		), "Check the forecast in Rome.", manyTools()...)
 		require.NoError(t, h.err)
 		reqs := h.model.requests()
-		assert.Equal(t, []string{"weather"}, shownTools(reqs[0]), "sticky %v", sticky)
-		assert.Equal(t, []string{"send_email", "weather"}, shownTools(reqs[1]), "sticky %v: the new best tool is selected", sticky)
+		assert.Equal(t, []string{"find_tools", "weather"}, shownTools(reqs[0]), "sticky %v", sticky)
+		assert.Equal(t, []string{"find_tools", "send_email", "weather"}, shownTools(reqs[1]), "sticky %v: the new best tool is selected", sticky)
 	}
 }

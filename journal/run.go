@@ -35,6 +35,11 @@ type Run struct {
 	// gate is the one-live-call mode's state (WithLiveBudget); nil
 	// without a budget.
 	gate *gate
+
+	// models are the model entries the journal held at Open, in Seq
+	// order; responses decodes them once, for ModelResponses.
+	models    []Entry
+	responses func() []*llms.ContentResponse
 }
 
 // Open starts a session of the named thread: it reads and verifies the
@@ -51,8 +56,39 @@ func Open(ctx context.Context, s Store, name string) (*Run, error) {
 	}
 	for _, e := range entries {
 		r.queues[e.Scope] = append(r.queues[e.Scope], e)
+		if e.Kind == KindModel {
+			r.models = append(r.models, e)
+		}
 	}
+	r.responses = sync.OnceValue(r.decodeModels)
 	return r, nil
+}
+
+// ModelResponses returns the responses of the model calls the journal held
+// when the session opened, in journal order: what a resumed run is
+// answered with instead of calling its models. A recorded response that
+// cannot be read is left out (replaying it fails with ErrCorrupt). A model
+// that keeps state from call to call, such as the scripted model's place
+// in its script, reads them when it is first called live in a session, to
+// carry on where the journaled run left off in another process. They are
+// decoded once per session and shared: callers must not modify them.
+func (r *Run) ModelResponses() []*llms.ContentResponse {
+	if r.responses == nil {
+		return nil
+	}
+	return r.responses()
+}
+
+// decodeModels decodes the responses of r.models.
+func (r *Run) decodeModels() []*llms.ContentResponse {
+	out := make([]*llms.ContentResponse, 0, len(r.models))
+	for _, e := range r.models {
+		var rec cassette.Response
+		if json.Unmarshal(e.Response, &rec) == nil {
+			out = append(out, rec.LLM())
+		}
+	}
+	return out
 }
 
 // Thread returns the session's thread name.

@@ -57,8 +57,10 @@ type Factory struct {
 	labels   map[string]string
 	kinds    map[string]Kind
 	wrappers []Wrapper
-	meter    Meter
-	pricer   func(model string) Pricer
+	// embedWrappers wrap the embedding clients (WithEmbeddingWrapper).
+	embedWrappers []EmbeddingWrapper
+	meter         Meter
+	pricer        func(model string) Pricer
 }
 
 // FactoryOption configures a Factory.
@@ -145,7 +147,9 @@ func (f *Factory) Kind(provider string) Kind {
 
 // Model builds the metered, wrapped model for cfg, which retries empty
 // replies as cfg's empty_retries and empty_nudge say (Model.EmptyRetries:
-// default config.DefaultEmptyRetries). It fails with
+// default config.DefaultEmptyRetries), and whose Embedder is the built
+// model's embedding client (EmbeddingSource) wrapped by the
+// EmbeddingWrappers, nil when its provider offers none. It fails with
 // ErrUnknownProvider, with an error wrapping config.ErrInvalid when cfg has
 // an invalid setting (config.LLM.Validate: checked here because node-level
 // llm blocks and --llm specs do not pass through config.Parse), or with the
@@ -162,11 +166,15 @@ func (f *Factory) Model(ctx context.Context, cfg config.LLM, baseDir string) (Mo
 	if err != nil {
 		return Model{}, fmt.Errorf("%s: %w", cfg.Provider, err)
 	}
+	embedder, err := f.embedderFor(cfg, m)
+	if err != nil {
+		return Model{}, err
+	}
 	for _, w := range f.wrappers {
 		m = w(cfg, m)
 	}
 	out := Model{LLM: m, Meter: f.meter, Provider: cfg.Provider, Name: cfg.Model,
-		EmptyRetries: cfg.EmptyReplyRetries(), EmptyNudge: cfg.EmptyNudge}
+		EmptyRetries: cfg.EmptyReplyRetries(), EmptyNudge: cfg.EmptyNudge, Embedder: embedder}
 	if f.pricer != nil {
 		out.Pricer = f.pricer(cfg.Model)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/telemetry"
 	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -112,6 +113,17 @@ type Model struct {
 	// retried after an empty reply. Empty means DefaultEmptyNudge. The
 	// Factory sets it from the llm block's empty_nudge.
 	EmptyNudge string
+	// Embedder creates embeddings with the provider's embedding model
+	// (the llm block's embedding_model, else the provider's default); nil
+	// when the provider offers none (anthropic, the offline models). The
+	// Factory sets it for the models that are an EmbeddingSource, its
+	// requests going through the same HTTP client and key as the chat
+	// calls and through the EmbeddingWrappers (the planner's: retries,
+	// rate limit and per-attempt timeout of the llm block). Each request
+	// emits a trace event of kind info. The requests are not journaled
+	// (the ReAct loop's tool retrieval journals the selections it makes
+	// with them) and their usage is not counted.
+	Embedder embeddings.Embedder
 }
 
 // DefaultEmptyNudge is the user message appended to a call retried after

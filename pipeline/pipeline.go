@@ -250,8 +250,8 @@ func popApprove(spec *config.Tool) (*bool, error) {
 // replace the block's; the block's provider-independent settings (retry,
 // rate limit, timeout, temperature, max tokens, empty-reply retries) are
 // kept unless the override sets them; endpoint settings (base_url,
-// api_key_env) are kept only when the provider stays the same. An
-// override without a provider changes nothing.
+// api_key_env, embedding_model) are kept only when the provider stays the
+// same. An override without a provider changes nothing.
 func OverrideLLM(block, o config.LLM) config.LLM {
 	if o.Provider == "" {
 		return block
@@ -271,8 +271,8 @@ func nodeLLM(base, o config.LLM) config.LLM {
 }
 
 // inheritLLM fills the settings o leaves unset from base: the
-// provider-independent ones always, the endpoint (base_url, api_key_env)
-// when endpoint is set, and the model choice (model, script, profile, seed)
+// provider-independent ones always, the endpoint (base_url, api_key_env,
+// embedding_model) when endpoint is set, and the model choice (model, script, profile, seed)
 // when model is set.
 func inheritLLM(o, base config.LLM, endpoint, model bool) config.LLM {
 	o.Temperature = cmp.Or(o.Temperature, base.Temperature)
@@ -293,6 +293,7 @@ func inheritLLM(o, base config.LLM, endpoint, model bool) config.LLM {
 	if endpoint {
 		o.BaseURL = cmp.Or(o.BaseURL, base.BaseURL)
 		o.APIKeyEnv = cmp.Or(o.APIKeyEnv, base.APIKeyEnv)
+		o.EmbeddingModel = cmp.Or(o.EmbeddingModel, base.EmbeddingModel)
 	}
 	if model {
 		o.Model = cmp.Or(o.Model, base.Model)

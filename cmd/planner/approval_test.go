@@ -22,8 +22,9 @@ var approvalConfig = filepath.Join(repoRoot, "examples", "pipelines", "react_app
 
 // tombaugh runs demo task 21 on the simulator, which answers from the
 // prompt alone, as a real model would: a thread resumed in a new process
-// gets the replies the first process would have got. (The scripted model
-// keeps its place in the script in memory.)
+// gets the replies the first process would have got. (So does a scripted
+// model, which finds its place in the script from the journal: see
+// TestScriptedThreadResumesWhereTheScriptLeftOff.)
 var tombaugh = []string{"--llm", "sim", "--suite", "demo", "--task", "demo-21"}
 
 // waitingRun starts demo task 21 as thread name in store; the model

@@ -199,16 +199,6 @@ func (f *compareFlags) selection() string {
 	return strings.Join(parts, ", ")
 }
 
-// threadsReplayError refuses journaling runs that replay the suite's
-// replies (flag is --thread or --threads): a resumed run replays its
-// journaled model calls without the model, whose position in the task's
-// replies would then start over.
-func threadsReplayError(flag string) error {
-	return fmt.Errorf("--llm scripted without a file cannot journal its runs as threads: a resumed run would replay "+
-		"its journaled model calls without the scripted model, which would then start the task's replies over; leave out %s "+
-		"(replayed runs are quick to run again)", flag)
-}
-
 // hasHave is the verb "has" for one subject and "have" for several.
 func hasHave(n int) string {
 	if n == 1 {
@@ -264,9 +254,6 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 	}
 	var digests map[string]string
 	if app.PlaysTaskReplies(llmCfg) {
-		if f.threads {
-			return &usageError{cmd: "compare", err: threadsReplayError("--threads")}
-		}
 		if missing := app.WithoutReplies(tasks); len(missing) > 0 {
 			return &usageError{cmd: "compare", err: fmt.Errorf("--llm scripted without a file plays each task's own \"replies\"; %d of the %d tasks %s none (%s %s); "+
 				"give them replies, select tasks that have some (--slice, --limit), or pass a script: --llm scripted:FILE",

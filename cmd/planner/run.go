@@ -228,9 +228,6 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	if app.PlaysTaskReplies(model.LLM) && (!found || len(known.Replies) == 0) {
 		return &usageError{cmd: "run", err: app.TaskRepliesError(query, known, found)}
 	}
-	if app.PlaysTaskReplies(model.LLM) && f.thread != "" {
-		return &usageError{cmd: "run", err: threadsReplayError("--thread")}
-	}
 	if f.record != "" && model.LLM.Provider == "replay" && samePath(model.LLM.Script, f.record) {
 		return &usageError{cmd: "run", err: fmt.Errorf("--record %s would overwrite the cassette being replayed; record to another file", f.record)}
 	}

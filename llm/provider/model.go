@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -41,6 +42,11 @@ type model struct {
 	// baseURL is used in the ollama tool hint.
 	baseURL string
 	closer  io.Closer
+
+	// embed creates embeddings with embedModel (EmbeddingClient); nil when
+	// the provider offers none.
+	embed      embeddings.EmbedderClient
+	embedModel string
 }
 
 // Call implements llms.Model through GenerateContent.

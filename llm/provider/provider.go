@@ -93,6 +93,15 @@ type Config struct {
 	// it (OpenAI caches long prefixes by itself; the replies of both say
 	// how many prompt tokens came from the cache).
 	PromptCache *bool
+
+	// EmbeddingModel is the model that creates embeddings (the model's
+	// EmbeddingClient), sent to the same endpoint with the same key and
+	// HTTP client as chat calls. Empty means the provider's default
+	// (DefaultEmbeddingModel): openai "text-embedding-3-small", ollama
+	// "nomic-embed-text", googleai "text-embedding-004", mistral
+	// "mistral-embed" (its adapter takes no other). anthropic offers no
+	// embeddings and ignores it.
+	EmbeddingModel string
 }
 
 // Default endpoints and limits.
@@ -125,6 +134,8 @@ type resolved struct {
 	defaults []llms.CallOption
 	// promptCache sets Anthropic prompt-cache breakpoints (Config.PromptCache).
 	promptCache bool
+	// embedModel is the embedding model; "" when the provider has none.
+	embedModel string
 }
 
 // New builds the model for cfg. It fails with ErrUnknownProvider,
@@ -143,6 +154,8 @@ func New(ctx context.Context, cfg Config) (llms.Model, error) {
 		defaults: r.defaults,
 		secret:   r.secret,
 		keyEnv:   r.keyEnv,
+
+		embedModel: r.embedModel,
 	}
 	switch r.provider {
 	case OpenAI:
@@ -168,11 +181,13 @@ func (m *model) buildOpenAI(r resolved) error {
 		openai.WithModel(r.model),
 		openai.WithBaseURL(r.baseURL),
 		openai.WithHTTPClient(newHTTPClient(r.client, r.timeout, "", "")),
+		openai.WithEmbeddingModel(r.embedModel),
 	)
 	if err != nil {
 		return err
 	}
 	m.inner = llm
+	m.embed = llm
 	m.splitRoles = []llms.ChatMessageType{llms.ChatMessageTypeTool}
 	if u, err := url.Parse(r.baseURL); err == nil && !strings.EqualFold(u.Hostname(), openAIHost) {
 		m.legacyMaxTokens = true
@@ -185,17 +200,25 @@ func (m *model) buildOllama(r resolved) error {
 	if r.key != "" {
 		header, value = "Authorization", "Bearer "+r.key
 	}
+	hc := newHTTPClient(r.client, r.timeout, header, value)
 	llm, err := ollama.New(
 		ollama.WithModel(r.model),
 		// BaseURL was parsed in resolve: langchaingo's WithServerURL calls
 		// log.Fatal on an unparsable URL.
 		ollama.WithServerURL(r.baseURL),
-		ollama.WithHTTPClient(newHTTPClient(r.client, r.timeout, header, value)),
+		ollama.WithHTTPClient(hc),
 	)
 	if err != nil {
 		return err
 	}
+	// The adapter embeds with its chat model: embeddings get a client of
+	// their own, for the embedding model.
+	embed, err := ollama.New(ollama.WithModel(r.embedModel), ollama.WithServerURL(r.baseURL), ollama.WithHTTPClient(hc))
+	if err != nil {
+		return err
+	}
 	m.inner = llm
+	m.embed = embed
 	m.rejectTools = true
 	m.baseURL = r.baseURL
 	return nil
@@ -238,6 +261,7 @@ func (m *model) buildGoogleAI(ctx context.Context, r resolved) error {
 		// key option to build without searching for Google Cloud
 		// credentials; it is never dialled by GenerateContent.
 		googleai.WithAPIKey(r.key),
+		googleai.WithDefaultEmbeddingModel(r.embedModel),
 	}
 	if r.baseURL != "" {
 		endpoint := option.WithEndpoint(r.baseURL)
@@ -250,6 +274,7 @@ func (m *model) buildGoogleAI(ctx context.Context, r resolved) error {
 		return err
 	}
 	m.inner = llm
+	m.embed = llm
 	m.closer = llm
 	return nil
 }
@@ -273,6 +298,7 @@ func (m *model) buildMistral(r resolved) error {
 		return err
 	}
 	m.inner = llm
+	m.embed = llm
 	return nil
 }
 
@@ -316,6 +342,10 @@ func resolve(cfg Config) (resolved, error) {
 		return r, err
 	}
 	r.baseURL = base
+
+	if r.embedModel, err = resolveEmbeddingModel(r.provider, cfg.EmbeddingModel); err != nil {
+		return r, err
+	}
 
 	if err := resolveKey(&r, strings.TrimSpace(cfg.APIKeyEnv)); err != nil {
 		return r, err

@@ -31,6 +31,16 @@
 // of a real model, its raw outputs as a task's replies, is then a
 // regression test. The command line's --llm scripted, without a file,
 // selects it.
+//
+// # Resuming a thread
+//
+// Each response names the reply that served it (GenerationInfo keys
+// InfoReply and InfoScript or InfoTask), and a journaled run keeps the
+// responses. A thread resumed in a new process (planner resume) replays
+// its journaled calls without calling the model; on its first live call
+// the model reads the journal's responses and counts the replies they
+// name as used, so the run carries on with the next reply instead of
+// starting the script over.
 package scripted
 
 import (
@@ -48,6 +58,7 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/textutil"
@@ -109,12 +120,28 @@ type ToolCall struct {
 // Model is the scripted model. It is safe for concurrent use; with
 // concurrent callers use non-strict mode and matchers, since call order is
 // then not fixed.
+//
+// A journaled run (a thread) resumed in another process replays its
+// journaled model calls without calling the model. So that the script
+// carries on where the journaled run left off, every response names the
+// reply that served it (GenerationInfo InfoReply and InfoScript), and the
+// first time the model is called live in a journal session it counts the
+// replies the journal's responses name as used (see journal.Run's
+// ModelResponses): in strict order, every reply up to the furthest one
+// served; in non-strict mode, each reply once per journaled call it
+// served. Resuming in the same process, with the model that served the
+// journaled calls, changes nothing.
 type Model struct {
 	mu     sync.Mutex
 	script Script
 	path   string // the script file, for errors; "" for New
+	name   string // the script's InfoScript (scriptName of path)
 	used   []int
 	calls  int
+	// resumed counts the replies resume marked used; synced is the
+	// journal session it last read.
+	resumed int
+	synced  *journal.Run
 }
 
 var _ llms.Model = (*Model)(nil)
@@ -162,6 +189,7 @@ func parse(path string, b []byte) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m.path = path
+	m.name = scriptName(path)
 	return m, nil
 }
 
@@ -220,7 +248,8 @@ func Texts(texts ...string) *Model {
 
 func (m *Model) strict() bool { return m.script.Strict == nil || *m.script.Strict }
 
-// Calls returns how many calls the model has served.
+// Calls returns how many calls the model has served (replies a resumed
+// run's journal had served are not counted).
 func (m *Model) Calls() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -290,7 +319,7 @@ func (m *Model) unexpected(c llm.CallMeta, prompt string) error {
 	case next >= 0:
 		why = fmt.Sprintf("none of the %s left matches", textutil.Count(left, "reply", "replies"))
 	}
-	return fmt.Errorf("%w: %s has no reply for call %d (%s): %s", ErrUnexpectedCall, script, m.calls+1, why, describe(c, prompt))
+	return fmt.Errorf("%w: %s has no reply for call %d (%s): %s", ErrUnexpectedCall, script, m.calls+m.resumed+1, why, describe(c, prompt))
 }
 
 // conditions says what a call must be for r to serve it.
@@ -345,6 +374,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	prompt := llm.MessagesText(msgs, "")
 
 	m.mu.Lock()
+	m.resume(ctx)
 	idx := -1
 	for i := range m.script.Replies {
 		r := &m.script.Replies[i]
@@ -362,7 +392,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if idx < 0 {
 		if !m.strict() && m.script.Fallback != "" {
 			m.mu.Unlock()
-			return m.respond(ctx, Reply{Text: m.script.Fallback}, opts)
+			return m.respond(ctx, Reply{Text: m.script.Fallback}, -1, opts)
 		}
 		err := m.unexpected(caller, prompt)
 		m.mu.Unlock()
@@ -375,17 +405,24 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if reply.Error != "" {
 		return nil, fmt.Errorf("%w: %s", ErrScriptedFailure, reply.Error)
 	}
-	return m.respond(ctx, reply, opts)
+	return m.respond(ctx, reply, idx, opts)
 }
 
-func (m *Model) respond(ctx context.Context, r Reply, opts llms.CallOptions) (*llms.ContentResponse, error) {
-	return respond(ctx, r, opts, m.script.IgnoreStop)
+// respond answers with r, the reply at index idx of the script (-1 for
+// the fallback).
+func (m *Model) respond(ctx context.Context, r Reply, idx int, opts llms.CallOptions) (*llms.ContentResponse, error) {
+	info := map[string]any{InfoScript: m.name}
+	if idx >= 0 {
+		info[InfoReply] = idx + 1
+	}
+	return respond(ctx, r, opts, m.script.IgnoreStop, info)
 }
 
 // respond turns r into the response a provider would give: its text cut
 // at opts' stop words unless ignoreStop, streamed in chunks when opts
-// stream, and its tool calls.
-func respond(ctx context.Context, r Reply, opts llms.CallOptions, ignoreStop bool) (*llms.ContentResponse, error) {
+// stream, and its tool calls. Its choices' GenerationInfo holds info
+// (the InfoReply and InfoScript or InfoTask keys) and "model": "scripted".
+func respond(ctx context.Context, r Reply, opts llms.CallOptions, ignoreStop bool, info map[string]any) (*llms.ContentResponse, error) {
 	text := r.Text
 	if !ignoreStop {
 		text = cutAtStop(text, opts.StopWords)
@@ -397,7 +434,7 @@ func respond(ctx context.Context, r Reply, opts llms.CallOptions, ignoreStop boo
 			}
 		}
 	}
-	info := map[string]any{"model": "scripted"}
+	info["model"] = "scripted"
 	main := &llms.ContentChoice{Content: text, StopReason: "stop", GenerationInfo: info}
 	resp := &llms.ContentResponse{Choices: []*llms.ContentChoice{main}}
 	if len(r.ToolCalls) > 0 {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/textutil"
@@ -121,10 +122,12 @@ func checkTaskReply(r *Reply) error {
 // RunState (a model called outside a pipeline run) continues one position
 // per task that the TaskModel itself keeps.
 //
-// A run resumed from a journal (a thread) replays its recorded model calls
-// without calling the model, and its RunState is new: its first live call
-// is served the task's first reply. Replay a resumed thread with
-// scripted:FILE instead.
+// A run resumed from a journal (a thread), in this process or another,
+// replays its recorded model calls without calling the model, and its
+// RunState is new: on its first live call the run's position moves past
+// the replies its journaled calls were served (each response names its
+// task and reply: GenerationInfo InfoTask and InfoReply), so it carries on
+// with the next reply instead of starting over.
 //
 // A TaskModel is safe for concurrent use.
 type TaskModel struct {
@@ -164,11 +167,13 @@ type cursor struct {
 	next  int // index of the reply the next call gets
 	used  int // calls the reply at next has served already
 	calls int // calls served
+	// synced is the journal session resume last read.
+	synced *journal.Run
 }
 
-// take returns the reply for the next call and its 1-based call number;
-// ok is false when replies are used up.
-func (c *cursor) take(replies []Reply) (r Reply, call int, ok bool) {
+// take returns the reply for the next call, its index in replies and the
+// call's 1-based number; ok is false when replies are used up.
+func (c *cursor) take(replies []Reply) (r Reply, idx, call int, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for c.next < len(replies) && c.used >= max(replies[c.next].Times, 1) {
@@ -176,11 +181,11 @@ func (c *cursor) take(replies []Reply) (r Reply, call int, ok bool) {
 		c.used = 0
 	}
 	if c.next >= len(replies) {
-		return Reply{}, c.calls + 1, false
+		return Reply{}, -1, c.calls + 1, false
 	}
 	c.used++
 	c.calls++
-	return replies[c.next], c.calls, true
+	return replies[c.next], c.next, c.calls, true
 }
 
 // cursorKey is the key of a run's cursor in its tools.RunState.
@@ -230,7 +235,9 @@ func (m *TaskModel) GenerateContent(ctx context.Context, msgs []llms.MessageCont
 	if !ok || len(replies) == 0 {
 		return nil, fmt.Errorf("%w: task %q has none (give it \"replies\" in the suite, or use scripted:FILE)", ErrNoTaskReplies, caller.TaskID)
 	}
-	reply, call, ok := m.cursorFor(ctx, caller.TaskID).take(replies)
+	c := m.cursorFor(ctx, caller.TaskID)
+	c.resume(ctx, caller.TaskID, replies)
+	reply, idx, call, ok := c.take(replies)
 	if !ok {
 		return nil, fmt.Errorf("%w: task %q had %s, and this run has used them all: call %d has none; %s", ErrRepliesUsedUp, caller.TaskID,
 			textutil.Count(len(replies), "reply", "replies")+servedCalls(replies), call, describe(caller, llm.MessagesText(msgs, "")))
@@ -238,7 +245,7 @@ func (m *TaskModel) GenerateContent(ctx context.Context, msgs []llms.MessageCont
 	if reply.Error != "" {
 		return nil, fmt.Errorf("%w: %s", ErrScriptedFailure, reply.Error)
 	}
-	return respond(ctx, reply, opts, false)
+	return respond(ctx, reply, opts, false, map[string]any{InfoTask: caller.TaskID, InfoReply: idx + 1})
 }
 
 // servedCalls says how many calls replies serve when a times setting makes

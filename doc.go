@@ -35,6 +35,12 @@
 //     event), rate limits, a per-attempt timeout (default
 //     middleware.DefaultCallTimeout for real providers) and a reply size
 //     limit (llm.max_reply_bytes);
+//   - an empty model reply (no text, no tool call) retried with a nudge
+//     message, up to llm.empty_retries times (default 2), for every
+//     node's model calls;
+//   - for providers that offer embeddings (openai and OpenAI-compatible
+//     servers, ollama, googleai, mistral), an embedder on llm.Model for
+//     tool retrieval (llm.embedding_model, default the provider's);
 //   - every built-in tool and node type;
 //   - a secret scrubber (redact.New) applied to every trace event, the
 //     trace file and the Result's answer.

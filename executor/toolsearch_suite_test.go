@@ -234,19 +234,22 @@ func searchConfigs(mode string) []struct {
 		{"bm25 k=12 + find_tools", with(executor.ToolRetrieval{}), false},
 		{"bm25 k=12 + find_tools, neutral search thought", with(executor.ToolRetrieval{}), true},
 		{"bm25 k=12 first_call=all + find_tools", with(executor.ToolRetrieval{FirstCall: executor.FirstCallAll}), false},
+		{"bm25 k=12 + find_tools, always calculator/code/get_time", with(executor.ToolRetrieval{Always: []string{"calculator", "code", "get_time"}}), false},
 	}
 }
 
 // searchFloors are floors a little under the shares of gold calls whose
 // tool was shown when called, as measured in text mode (76.9% without the
-// search tool; 96.0%, 95.0% with a neutral search thought, and 97.5% with
-// first_call "all", with it), so that a regression fails. searchCeiling
+// search tool; 96.0%, 95.0% with a neutral search thought, 97.5% with
+// first_call "all", and 99.5% with calculator, code and get_time always
+// shown, with it), so that a regression fails. searchCeiling
 // bounds the searches per gold call (22.6% measured with the defaults).
 var searchFloors = map[string]float64{
-	"bm25 k=12 search_tool=false":                    0.76,
-	"bm25 k=12 + find_tools":                         0.95,
-	"bm25 k=12 + find_tools, neutral search thought": 0.94,
-	"bm25 k=12 first_call=all + find_tools":          0.97,
+	"bm25 k=12 search_tool=false":                             0.76,
+	"bm25 k=12 + find_tools":                                  0.95,
+	"bm25 k=12 + find_tools, neutral search thought":          0.94,
+	"bm25 k=12 first_call=all + find_tools":                   0.97,
+	"bm25 k=12 + find_tools, always calculator/code/get_time": 0.99,
 }
 
 const searchCeiling = 0.24

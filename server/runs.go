@@ -525,7 +525,8 @@ func (r *run) isFinished() bool {
 }
 
 // parkedPipeline is the loaded pipeline of a thread that may resume in
-// this process: a scripted model keeps its place in its script.
+// this process: resuming it with the same pipeline reuses its models and
+// tools (MCP servers stay up) instead of loading the pipeline again.
 type parkedPipeline struct{ p *planner.Pipeline }
 
 // maxParked bounds the parked pipelines.

@@ -226,8 +226,10 @@ type Log struct {
 	queue    []Record
 	queued   int64         // records ever queued
 	written  int64         // records ever handled by the writer (written or lost)
-	progress chan struct{} // closed and replaced whenever written grows
-	err      error         // the first write failure, kept
+	progress chan struct{} // closed and replaced after every write attempt
+	err      error         // the last write attempt's failure; nil once a write succeeds
+	lost     int64         // records given up at Close after their writes kept failing
+	lostErr  error         // why they were lost
 	closed   bool
 
 	wake chan struct{} // tells the writer the queue has records
@@ -387,10 +389,13 @@ func (l *Log) fail(op string, err error) error {
 func (l *Log) Path() string { return l.path }
 
 // Append scrubs r, clips its input and queues it for writing; it does not
-// wait for the disk (see Flush). It fails with ErrClosed after Close, and
-// returns the error of an earlier batch that could not be written (r is
-// still queued).
+// wait for the disk (see Flush). It fails only with ErrClosed after Close:
+// a batch that cannot be written stays queued and is tried again (Flush
+// and Close report the failure).
 func (l *Log) Append(_ context.Context, r Record) error {
+	if l == nil {
+		return fmt.Errorf("%w: no audit log (a nil *Log): the call of %s was not recorded", ErrClosed, r.Tool)
+	}
 	r = l.prepare(r)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -403,7 +408,7 @@ func (l *Log) Append(_ context.Context, r Record) error {
 	case l.wake <- struct{}{}:
 	default:
 	}
-	return l.err
+	return nil
 }
 
 // prepare scrubs and clips r and fills its defaults.
@@ -439,9 +444,18 @@ func clip(s string, n int) string {
 	return s
 }
 
-// writer writes the queue in batches until Close.
+// maxBackoff bounds the wait between attempts to write a batch that
+// failed.
+const maxBackoff = 5 * time.Second
+
+// writer writes the queue in batches until Close. A batch that cannot be
+// written (the file locked by another process past the busy timeout, a
+// full disk) goes back to the head of the queue and is tried again after
+// a growing wait; once the log is closed, a batch that still fails is
+// given up and counted as lost (Close reports it).
 func (l *Log) writer() {
 	defer close(l.done)
+	backoff := 100 * time.Millisecond
 	for {
 		<-l.wake
 		for {
@@ -457,13 +471,28 @@ func (l *Log) writer() {
 			}
 			err := l.write(batch)
 			l.mu.Lock()
-			l.written += int64(len(batch))
-			if err != nil && l.err == nil {
-				l.err = err
+			l.err = err
+			switch {
+			case err == nil:
+				l.written += int64(len(batch))
+				backoff = 100 * time.Millisecond
+			case closed:
+				l.written += int64(len(batch))
+				l.lost += int64(len(batch))
+				l.lostErr = err
+			default:
+				l.queue = append(batch, l.queue...)
 			}
 			close(l.progress)
 			l.progress = make(chan struct{})
 			l.mu.Unlock()
+			if err != nil && !closed {
+				select {
+				case <-time.After(backoff):
+				case <-l.wake: // Close, or more records: try again now
+				}
+				backoff = min(2*backoff, maxBackoff)
+			}
 		}
 	}
 }
@@ -502,7 +531,9 @@ func (l *Log) writeOnce(batch []Record) error {
 }
 
 // Flush waits until every record appended before it is written, or ctx
-// ends; it returns the first write failure of the log, if any.
+// ends. It returns early with the failure of a write attempt made while it
+// waits (the records stay queued and are tried again), and it reports
+// records that Close had to give up.
 func (l *Log) Flush(ctx context.Context) error {
 	l.mu.Lock()
 	target := l.queued
@@ -516,15 +547,29 @@ func (l *Log) Flush(ctx context.Context) error {
 			return fmt.Errorf("audit: flushing %s: %w", l.path, context.Cause(ctx))
 		}
 		l.mu.Lock()
+		if l.err != nil && l.written < target {
+			err := l.err
+			l.mu.Unlock()
+			return err
+		}
 	}
-	err := l.err
+	err := l.lossLocked()
 	l.mu.Unlock()
 	return err
 }
 
-// Close writes the queued records, stops the writer and closes the file.
-// It returns the first write failure of the log, if any. A second Close
-// does nothing.
+// lossLocked is the error for the records given up, or nil; l.mu is held.
+func (l *Log) lossLocked() error {
+	if l.lost == 0 {
+		return nil
+	}
+	return fmt.Errorf("audit: %s: %d record(s) were given up at close: %w", l.path, l.lost, l.lostErr)
+}
+
+// Close writes the queued records (one last round of attempts for a batch
+// that kept failing), stops the writer and closes the file. It returns an
+// error naming how many records could not be written, if any. A second
+// Close does nothing.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -539,7 +584,7 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	<-l.done
 	l.mu.Lock()
-	err := l.err
+	err := l.lossLocked()
 	l.mu.Unlock()
 	_ = l.insert.Close()
 	if cerr := l.db.Close(); cerr != nil {

@@ -278,3 +278,57 @@ func BenchmarkAppendFlush(b *testing.B) {
 		}
 	}
 }
+
+// lockFile holds SQLite's write lock on the log's file from another
+// connection until the returned function is called.
+func lockFile(t *testing.T, path string) (release func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	conn, err := db.Conn(context.Background())
+	require.NoError(t, err)
+	_, err = conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+	require.NoError(t, err)
+	return func() {
+		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+		_ = conn.Close()
+		_ = db.Close()
+	}
+}
+
+// A batch that cannot be written stays queued and is written once the file
+// is free again: nothing is lost, and later appends do not report the
+// earlier failure.
+func TestAFailedWriteIsTriedAgainNotLost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.db")
+	l := open(t, path, audit.WithBusyTimeout(10*time.Millisecond))
+	ctx := context.Background()
+	release := lockFile(t, path)
+	require.NoError(t, l.Append(ctx, audit.Record{Tool: "a"}))
+	err := l.Flush(ctx)
+	require.Error(t, err, "the write failed while the file was locked")
+	assert.Contains(t, err.Error(), "could not be written")
+	release()
+	require.NoError(t, l.Append(ctx, audit.Record{Tool: "b"}), "an append does not carry an earlier failure")
+	require.NoError(t, l.Flush(ctx))
+	got, err := l.Query(ctx, audit.Filter{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, tools(got))
+	assert.NoError(t, l.Close())
+}
+
+// Records whose writes still fail when the log closes are given up, and
+// Close says how many.
+func TestCloseReportsRecordsItCouldNotWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.db")
+	l, err := audit.Open(context.Background(), path, audit.WithBusyTimeout(10*time.Millisecond))
+	require.NoError(t, err)
+	release := lockFile(t, path)
+	defer release()
+	require.NoError(t, l.Append(context.Background(), audit.Record{Tool: "a"}))
+	require.NoError(t, l.Append(context.Background(), audit.Record{Tool: "b"}))
+	err = l.Close()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "2 record(s) were given up at close")
+	assert.ErrorIs(t, l.Append(context.Background(), audit.Record{Tool: "c"}), audit.ErrClosed)
+}

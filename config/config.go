@@ -113,8 +113,8 @@ type LLM struct {
 	// text, no tool call) is made again, with EmptyNudge appended to its
 	// messages, before the empty reply goes to the node, which counts it
 	// as a failure. It applies to every model call of every node,
-	// finalizers included; a react node's max_empty_retries takes its
-	// place for the loop's own turns. Unset means DefaultEmptyRetries (2);
+	// finalizers included; a react node's max_empty_retries, when set,
+	// takes its place for the loop's own turns. Unset means DefaultEmptyRetries (2);
 	// 0 disables the retries; negative is an error.
 	EmptyRetries *int `mapstructure:"empty_retries" json:"EmptyRetries,omitempty"`
 	// EmptyNudge is the user message appended to a retried call's messages

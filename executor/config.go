@@ -86,7 +86,6 @@ const (
 	DefaultMaxIterations    = 8
 	DefaultMaxParseFailures = 3
 	DefaultMaxRepeats       = 2
-	DefaultMaxEmptyRetries  = 2
 	DefaultObservationLimit = 2000
 	DefaultKeepSteps        = 3
 	// DefaultCompactionBudget is CompactionBudget's default, in
@@ -164,11 +163,14 @@ type ReActConfig struct {
 	MaxRepeats int `mapstructure:"max_repeats"`
 	// MaxEmptyRetries is how many times in a row an empty reply is retried
 	// (by llm.Model.Call: the same prompt with a nudge appended, guard
-	// "empty_reply") before it is treated as a format error. It replaces
-	// the llm block's empty_retries for the loop's turns; the finalizer's
+	// "empty_reply") before it is treated as a format error. Set, it
+	// replaces the llm block's empty_retries for the loop's turns; the finalizer's
 	// call keeps the llm block's. Not used in completion style (an empty
-	// reply gets the action-only call, and is not retried). Default 2.
-	MaxEmptyRetries int `mapstructure:"max_empty_retries"`
+	// reply gets the action-only call, and is not retried). 0 turns the
+	// retries off for the loop. Unset, the loop's turns use the llm
+	// block's empty_retries (default 2; a llm.Model built by hand has
+	// none).
+	MaxEmptyRetries *int `mapstructure:"max_empty_retries"`
 	// ObservationLimit caps an observation, in characters (runes); longer
 	// ones are cut and end with "…[truncated N chars]". -1 means no limit;
 	// 0 means the default. Default 2000.
@@ -283,7 +285,8 @@ type ReActConfig struct {
 type settings struct {
 	style, mode, language, format string
 	maxIter, maxParse, maxRepeats int
-	maxEmpty, keepSteps           int
+	// maxEmpty is max_empty_retries, or -1 for the model's own.
+	maxEmpty, keepSteps int
 	// compaction is CompactionBlock or CompactionWindow; budget is the
 	// block budget in runes.
 	compaction string
@@ -313,7 +316,7 @@ func (c ReActConfig) resolve() (settings, error) {
 	s := settings{
 		style: c.Style, mode: c.Mode, language: c.Language, format: c.Format,
 		maxIter: c.MaxIterations, maxParse: c.MaxParseFailures, maxRepeats: c.MaxRepeats,
-		maxEmpty: c.MaxEmptyRetries, obsLimit: c.ObservationLimit, keepSteps: DefaultKeepSteps,
+		maxEmpty: -1, obsLimit: c.ObservationLimit, keepSteps: DefaultKeepSteps,
 		compaction: c.Compaction, budget: c.CompactionBudget,
 		finalize:      c.Finalize == nil || *c.Finalize,
 		summaryTokens: c.SummaryMaxTokens,
@@ -379,7 +382,6 @@ func (c ReActConfig) resolve() (settings, error) {
 		{"max_iterations", &s.maxIter, DefaultMaxIterations, false},
 		{"max_parse_failures", &s.maxParse, DefaultMaxParseFailures, false},
 		{"max_repeats", &s.maxRepeats, DefaultMaxRepeats, false},
-		{"max_empty_retries", &s.maxEmpty, DefaultMaxEmptyRetries, false},
 		{"observation_limit", &s.obsLimit, DefaultObservationLimit, true},
 		{"compaction_budget", &s.budget, DefaultCompactionBudget, false},
 		{"summary_max_tokens", &s.summaryTokens, DefaultSummaryMaxTokens, false},
@@ -396,6 +398,12 @@ func (c ReActConfig) resolve() (settings, error) {
 	}
 	if s.obsLimit == Unlimited {
 		s.obsLimit = 0
+	}
+	if c.MaxEmptyRetries != nil {
+		if *c.MaxEmptyRetries < 0 {
+			return s, config.SettingErrorf("max_empty_retries", "must not be negative (0 turns the retries off), got %d", *c.MaxEmptyRetries)
+		}
+		s.maxEmpty = *c.MaxEmptyRetries
 	}
 	if c.KeepSteps != nil {
 		if *c.KeepSteps < 0 {

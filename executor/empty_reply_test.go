@@ -31,7 +31,7 @@ func runRetrying(t *testing.T, cfg executor.ReActConfig, s scripted.Script, task
 func TestMaxEmptyRetriesReplacesTheModelsRetries(t *testing.T) {
 	// With the model's two retries inside the loop's one, the first turn
 	// would take four calls and the strict script would run out.
-	h := runRetrying(t, executor.ReActConfig{MaxEmptyRetries: 1}, text(" ", " ", "Thought: t\nFinal Answer: a"), "q")
+	h := runRetrying(t, executor.ReActConfig{MaxEmptyRetries: intp(1)}, text(" ", " ", "Thought: t\nFinal Answer: a"), "q")
 	require.NoError(t, h.err)
 	assert.True(t, h.out.Complete)
 	assert.Equal(t, 2, h.out.Iterations, "one retry, then the empty reply is format feedback")

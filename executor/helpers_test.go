@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
@@ -203,7 +204,8 @@ func runScript(t testing.TB, cfg executor.ReActConfig, s scripted.Script, task s
 	sm, err := scripted.New(s)
 	require.NoError(t, err)
 	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: agent.NewState(agent.Task{Question: task})}
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: h.model}, Tools: registry(t, ts...)}, cfg)
+	// The factory's default empty-reply retries, as a pipeline's model has.
+	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: h.model, EmptyRetries: config.DefaultEmptyRetries}, Tools: registry(t, ts...)}, cfg)
 	require.NoError(t, err)
 	ctx := trace.WithTracer(context.Background(), trace.New("test", h.events))
 	h.out, h.err = l.Run(ctx, h.state, executor.Input{NodeID: "act", Task: task})

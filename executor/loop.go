@@ -495,11 +495,13 @@ func (r *run) ask(ctx context.Context, opts []llms.CallOption) (reply, error) {
 		callOpts = append(slices.Clip(callOpts), opts...)
 	}
 	// Model.Call retries empty replies (guard "empty_reply"): the loop's
-	// max_empty_retries replaces the llm block's empty_retries for its
-	// turns, so they are not retried twice over; in tools mode the nudge
+	// max_empty_retries, when set, replaces the llm block's empty_retries
+	// for its turns (the loop never retries on its own); in tools mode the nudge
 	// (in text mode too) is the loop's own, in the prompt's language,
 	// unless the llm block sets one.
-	ctx = llm.WithEmptyRetries(ctx, r.l.s.maxEmpty)
+	if r.l.s.maxEmpty >= 0 {
+		ctx = llm.WithEmptyRetries(ctx, r.l.s.maxEmpty)
+	}
 	if r.l.model.EmptyNudge == "" {
 		nudge := r.l.lb.emptyText
 		if r.l.s.mode == ModeTools {

@@ -169,7 +169,7 @@ func TestTextLoopGuards(t *testing.T) {
 		},
 		{
 			name:   "empty replies are retried with the same prompt and a nudge",
-			cfg:    executor.ReActConfig{MaxEmptyRetries: 2},
+			cfg:    executor.ReActConfig{MaxEmptyRetries: intp(2)},
 			script: text("  \n", "Observation: the model skipped its action", "Thought: t\nFinal Answer: a"),
 			check: func(t *testing.T, h *harness) {
 				assert.True(t, h.out.Complete)
@@ -186,7 +186,7 @@ func TestTextLoopGuards(t *testing.T) {
 		},
 		{
 			name:   "an empty reply beyond the retries becomes format feedback",
-			cfg:    executor.ReActConfig{MaxEmptyRetries: 1},
+			cfg:    executor.ReActConfig{MaxEmptyRetries: intp(1)},
 			script: text(" ", " ", "Thought: t\nFinal Answer: a"),
 			check: func(t *testing.T, h *harness) {
 				assert.True(t, h.out.Complete)

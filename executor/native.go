@@ -9,6 +9,7 @@ import (
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/par"
+	"github.com/planner-engine/planner/tools"
 )
 
 // toolsTurn handles one native tool-calling reply: the text is the thought,
@@ -74,13 +75,38 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 // execAll runs the calls concurrently (par.Map, unbounded: the model chose
 // how many), announcing every action first in the model's call order; the
 // caller reports each result, in that order, once the repeat guard has
-// seen it.
+// seen it. Calls of stateful tools (tools.Meta.Stateful: the docstore's
+// page, the vars tool) run one after another in the model's order, beside
+// the others: their results depend on the calls before them, and a resumed
+// thread runs them again in that order to rebuild the state, so the order
+// must not depend on scheduling.
 func (r *run) execAll(ctx context.Context, calls []*call) ([]node.ToolResult, error) {
 	for _, c := range calls {
 		c.tc.Announce(ctx)
 	}
-	results, errs := par.Map(ctx, 0, len(calls), func(ctx context.Context, i int) (node.ToolResult, error) {
-		return calls[i].tc.Run(journal.Branch(ctx, fmt.Sprintf("call.%d", i)), r.st)
+	var groups [][]int
+	stateful := -1
+	for i, c := range calls {
+		if c.tc.Tool != nil && tools.MetaOf(c.tc.Tool).Stateful {
+			if stateful < 0 {
+				stateful = len(groups)
+				groups = append(groups, nil)
+			}
+			groups[stateful] = append(groups[stateful], i)
+			continue
+		}
+		groups = append(groups, []int{i})
+	}
+	results := make([]node.ToolResult, len(calls))
+	_, errs := par.Map(ctx, 0, len(groups), func(ctx context.Context, g int) (struct{}, error) {
+		for _, i := range groups[g] {
+			res, err := calls[i].tc.Run(journal.Branch(ctx, fmt.Sprintf("call.%d", i)), r.st)
+			if err != nil {
+				return struct{}{}, err
+			}
+			results[i] = res
+		}
+		return struct{}{}, nil
 	})
 	if err := par.First(errs); err != nil {
 		return nil, err

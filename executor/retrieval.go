@@ -81,9 +81,10 @@ type ToolRetrieval struct {
 	// needs, gets the SearchResults tools that match it best (all of the
 	// loop's tools, ranked by Method as retrieval ranks them), and every
 	// tool a search returned is shown on the run's later calls, as the
-	// tools already called are. Its description, shown on every call, says
-	// that more tools exist than are listed. Default true. (See
-	// executor/toolsearch.go.)
+	// tools already called are. Its description, shown on every call
+	// that shows a selection (a call that shows every tool leaves it
+	// out), says that more tools exist than are listed. Default true.
+	// (See executor/toolsearch.go.)
 	SearchTool *bool `mapstructure:"search_tool"`
 	// SearchToolName names the tool-search tool. Default "find_tools".
 	SearchToolName string `mapstructure:"search_tool_name"`
@@ -162,6 +163,9 @@ type toolRetrieval struct {
 
 	mu  sync.Mutex
 	ret *retrieve.Retriever
+	// building is closed when the build under way ends; nil when none
+	// runs.
+	building chan struct{}
 }
 
 // embedderClient is what langchaingo's LLM clients that offer embeddings
@@ -208,9 +212,11 @@ func embedderOf(env node.Env) retrieve.Embedder {
 // off: disabled, or no more tools than max_tools. Errors are
 // *config.SettingError.
 func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings, native []llms.Tool) (*toolRetrieval, error) {
-	if s.disabled || l.tools.Len() <= s.maxTools {
+	if s.disabled {
 		return nil, nil
 	}
+	// The settings are checked whether or not retrieval is on yet, so a
+	// typo does not wait for the pipeline to grow past max_tools.
 	tr := &toolRetrieval{s: s, reg: l.tools, native: map[string]llms.Tool{}}
 	for _, a := range s.always {
 		t, ok := l.tools.Resolve(a)
@@ -219,15 +225,22 @@ func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings, native []llms.
 		}
 		tr.always = append(tr.always, t.Name())
 	}
-	if l.s.recall {
-		tr.always = append(tr.always, RecallToolName)
-	}
 	if s.method != retrieve.MethodBM25 {
 		if tr.embedder = embedderOf(env); tr.embedder == nil {
 			return nil, config.SettingErrorf("tool_retrieval.method", "%q needs embeddings, and this node's model (provider %q) offers none; use %q, or a provider that offers embeddings (openai and OpenAI-compatible servers, ollama, googleai, mistral; llm.embedding_model picks the model)",
 				s.method, env.Model.Provider, retrieve.MethodBM25)
 		}
 		tr.embedder = newQueryMemo(tr.embedder)
+	}
+	// The loop's own recall tool is not one of the pipeline's tools: it
+	// does not count toward max_tools.
+	own := l.tools.Len()
+	if l.s.recall {
+		own--
+		tr.always = append(tr.always, RecallToolName)
+	}
+	if own <= s.maxTools {
+		return nil, nil
 	}
 	for _, t := range native {
 		tr.native[t.Function.Name] = t
@@ -237,23 +250,44 @@ func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings, native []llms.
 
 // retriever returns the loop's retriever, building it on first use (the
 // tools' BM25 index, and their embeddings for "embedding" and "hybrid").
-// A failed build is tried again by the next call.
+// One build runs at a time, outside the lock: callers that arrive during
+// it wait for it, or for their own ctx to end. A failed build is tried
+// again by the next call.
 func (tr *toolRetrieval) retriever(ctx context.Context) (*retrieve.Retriever, error) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if tr.ret != nil {
-		return tr.ret, nil
+	for {
+		tr.mu.Lock()
+		if tr.ret != nil {
+			ret := tr.ret
+			tr.mu.Unlock()
+			return ret, nil
+		}
+		if wait := tr.building; wait != nil {
+			tr.mu.Unlock()
+			select {
+			case <-wait:
+				continue // built, or failed: look again
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		done := make(chan struct{})
+		tr.building = done
+		tr.mu.Unlock()
+
+		opts := []retrieve.Option{retrieve.WithMethod(tr.s.method)}
+		if tr.embedder != nil {
+			opts = append(opts, retrieve.WithEmbedder(tr.embedder))
+		}
+		ret, err := retrieve.New(ctx, tr.ranked(), opts...)
+		tr.mu.Lock()
+		tr.building = nil
+		if err == nil {
+			tr.ret = ret
+		}
+		tr.mu.Unlock()
+		close(done)
+		return ret, err
 	}
-	opts := []retrieve.Option{retrieve.WithMethod(tr.s.method)}
-	if tr.embedder != nil {
-		opts = append(opts, retrieve.WithEmbedder(tr.embedder))
-	}
-	ret, err := retrieve.New(ctx, tr.ranked(), opts...)
-	if err != nil {
-		return nil, err
-	}
-	tr.ret = ret
-	return ret, nil
 }
 
 // close releases the retriever's index. The loop runs it when it is

@@ -91,7 +91,9 @@ func (r *run) journaledRank(ctx context.Context, query string, used []string) ([
 	})
 	switch {
 	case err != nil:
-		return nil, err
+		// The journal could not admit or save the selection: the run
+		// cannot go on without it (a resumed thread would diverge).
+		return nil, &journalFailure{err: err}
 	case liveErr != nil:
 		return nil, liveErr
 	case live != nil:
@@ -104,18 +106,28 @@ func (r *run) journaledRank(ctx context.Context, query string, used []string) ([
 		return nil, fmt.Errorf("%w: the journal's tool selection is empty", journal.ErrCorrupt)
 	}
 	names := strings.Split(res.Output, "\n")
-	for _, n := range names {
-		if _, ok := r.l.retrieval.reg.Resolve(n); !ok {
+	for i, n := range names {
+		t, ok := r.l.retrieval.reg.Resolve(n)
+		if !ok {
 			return nil, fmt.Errorf("%w: the journal's tool selection names %q, which the loop does not have", journal.ErrDiverged, n)
 		}
+		names[i] = t.Name() // the registered spelling the prompt and native tools use
 	}
 	return names, nil
 }
 
+// journalFailure is an error of the journal itself (admitting or saving
+// a selection), which ends the run instead of making retrieval fall back.
+type journalFailure struct{ err error }
+
+func (e *journalFailure) Error() string { return "tool retrieval: " + e.err.Error() }
+func (e *journalFailure) Unwrap() error { return e.err }
+
 // journalStopped reports whether err is the journal's, which must end the
 // run rather than make tool retrieval fall back.
 func journalStopped(err error) bool {
-	return errors.Is(err, journal.ErrDiverged) || errors.Is(err, journal.ErrCorrupt) || errors.Is(err, journal.ErrSuspended)
+	var jf *journalFailure
+	return errors.As(err, &jf) || errors.Is(err, journal.ErrDiverged) || errors.Is(err, journal.ErrCorrupt) || errors.Is(err, journal.ErrSuspended)
 }
 
 // queryMemo is an embedder that embeds a query once per tool selection:

@@ -242,19 +242,25 @@ func (recallTool) Call(ctx context.Context, input string) (string, error) {
 // step returns step n's outputs from character offset from.
 func (v *recallView) step(n, from int) (string, error) {
 	var b strings.Builder
+	found, longest := false, 0
 	for _, c := range v.calls {
 		if c.step != n {
 			continue
 		}
+		found = true
 		out := []rune(c.output)
-		if from > len(out) {
-			return "", fmt.Errorf("%w: step %d's output has %d characters; \"from\" %d is past its end", tools.ErrBadInput, n, len(out), from)
+		longest = max(longest, len(out))
+		if from > 0 && from >= len(out) {
+			continue // a shorter output of the same step was shown whole before
 		}
 		end := min(from+recallPage, len(out))
 		fmt.Fprintf(&b, "[step %d] %s(%s), characters %d-%d of %d:\n%s\n", n, c.tool, textutil.Clip(c.input, 80), from, end, len(out), string(out[from:end]))
 		if end < len(out) {
 			fmt.Fprintf(&b, "(more: recall {\"step\": %d, \"from\": %d})\n", n, end)
 		}
+	}
+	if found && b.Len() == 0 {
+		return "", fmt.Errorf("%w: step %d's output has %d characters; \"from\" %d is past its end", tools.ErrBadInput, n, longest, from)
 	}
 	if b.Len() == 0 {
 		steps := make([]string, 0, len(v.calls))

@@ -2,12 +2,17 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/agent"
 	"github.com/planner-engine/planner/audit"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,4 +58,42 @@ func TestServerOpensTheAuditLogBesideItsStore(t *testing.T) {
 	l, err := audit.Open(context.Background(), filepath.Join(dir, "state", audit.FileName), audit.MustExist())
 	require.NoError(t, err, "it is an audit log")
 	require.NoError(t, l.Close())
+}
+
+// A thread started with its own audit log (`planner run --audit FILE`)
+// keeps recording there when the server runs it.
+func TestServerRecordsInTheThreadsOwnAuditLog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	serverLog, err := audit.Open(ctx, filepath.Join(t.TempDir(), "server-audit.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = serverLog.Close() })
+	e := newEnv(t, func(c *server.Config) { c.Audit = serverLog })
+	own := filepath.Join(t.TempDir(), "calls.db")
+	meta, err := json.Marshal(planner.ThreadMeta{Config: filepath.Join(e.dir, "configs", "approval.yaml"), LLM: "scripted:" + e.script, Question: spiders, Audit: own})
+	require.NoError(t, err)
+	store, err := sqlitestore.Open(ctx, filepath.Join(e.dir, "threads.db"))
+	require.NoError(t, err)
+	task, err := json.Marshal(agent.Task{Question: spiders})
+	require.NoError(t, err)
+	require.NoError(t, store.Create(ctx, journal.Thread{Name: "cli", Pipeline: "approval", Task: task, Status: journal.StatusInterrupted, Meta: meta}))
+	require.NoError(t, store.Close())
+
+	r := e.do("POST", "/api/threads/cli/resume", nil)
+	require.Equal(t, http.StatusAccepted, r.code, "%s", r.body)
+	var acc server.Accepted
+	r.json(t, &acc)
+	v := e.wait(acc.RunID)
+	require.Equal(t, "waiting", v.Status, "%+v", v)
+
+	l, err := audit.Open(ctx, own, audit.MustExist())
+	require.NoError(t, err)
+	defer l.Close()
+	rs, err := l.Query(ctx, audit.Filter{Thread: "cli", Tool: "calculator"})
+	require.NoError(t, err)
+	require.Len(t, rs, 1, "%+v", rs)
+	assert.Equal(t, audit.DecisionPending, rs[0].Decision)
+	in, err := serverLog.Query(ctx, audit.Filter{Thread: "cli"})
+	require.NoError(t, err)
+	assert.Empty(t, in, "nothing of the thread in the server's log")
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,9 +17,11 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/audit"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/trace"
 )
 
@@ -454,8 +457,16 @@ func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 		if p == nil {
 			p, err = s.loadThread(ctx, l.thread)
 		}
+		var auditor node.ToolAuditor
+		var closeAudit func() error
 		if err == nil {
-			res, err = l.run(ctx, p, planner.WithRunID(rn.id), planner.WithTraceSink(rn), planner.WithTokens(), planner.WithAudit(s.audit))
+			auditor, closeAudit, err = s.auditFor(ctx, l.thread)
+		}
+		if err == nil {
+			res, err = l.run(ctx, p, planner.WithRunID(rn.id), planner.WithTraceSink(rn), planner.WithTokens(), planner.WithAudit(auditor))
+			if cerr := closeAudit(); cerr != nil {
+				rn.Emit(trace.Event{Kind: trace.KindError, Text: cerr.Error(), Data: map[string]any{"audit": true}})
+			}
 		}
 	case <-ctx.Done():
 		err = fmt.Errorf("%w: the run was cancelled before it started: %w", planner.ErrRun, context.Cause(ctx))
@@ -642,4 +653,30 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	}
 	rn.cancel()
 	s.writeJSON(w, r, http.StatusAccepted, rn.view())
+}
+
+// auditFor returns the audit log a thread's runs record in: the file the
+// thread was started with (`planner run --audit FILE`, ThreadMeta.Audit),
+// opened for this run, else the server's. close releases what it opened.
+func (s *Server) auditFor(ctx context.Context, thread string) (node.ToolAuditor, func() error, error) {
+	none := func() error { return nil }
+	_, meta, err := s.threadOf(ctx, thread)
+	if err != nil || meta.Audit == "" || (s.ownAudit != nil && sameFile(meta.Audit, s.ownAudit.Path())) {
+		return s.audit, none, nil // a thread the server cannot read records in the server's log
+	}
+	l, err := audit.Open(ctx, meta.Audit)
+	if err != nil {
+		return nil, none, fmt.Errorf("%w: thread %q records its tool calls in %s: %w", planner.ErrRun, thread, meta.Audit, err)
+	}
+	return l, l.Close, nil
+}
+
+// sameFile reports whether a and b name the same file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

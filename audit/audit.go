@@ -48,9 +48,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/textutil"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
@@ -422,26 +422,11 @@ func (l *Log) prepare(r Record) Record {
 	s := l.scrub.String
 	r.ID = 0
 	r.Thread, r.Run, r.Node, r.Step, r.Tool, r.CallID = s(r.Thread), s(r.Run), s(r.Node), s(r.Step), s(r.Tool), s(r.CallID)
-	r.Input = clip(s(r.Input), l.inputLimit)
-	r.Error = clip(s(r.Error), errorLimit)
-	r.Reason = clip(s(r.Reason), errorLimit)
+	r.Input = textutil.Clip(s(r.Input), l.inputLimit)
+	r.Error = textutil.Clip(s(r.Error), errorLimit)
+	r.Reason = textutil.Clip(s(r.Reason), errorLimit)
 	r.DecidedBy = s(r.DecidedBy)
 	return r
-}
-
-// clip cuts s to n runes, ending it with "…" when it was longer.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	k := 0
-	for i := range s {
-		if k == n {
-			return s[:i] + "…"
-		}
-		k++
-	}
-	return s
 }
 
 // maxBackoff bounds the wait between attempts to write a batch that
@@ -497,19 +482,13 @@ func (l *Log) writer() {
 	}
 }
 
-// write inserts batch in one transaction, trying again a few times when
-// the file stays locked by another process past the busy timeout.
+// write inserts batch in one transaction. A failure is retried by the
+// writer (with backoff), on top of SQLite's busy timeout.
 func (l *Log) write(batch []Record) error {
-	var err error
-	for attempt := range 3 {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
-		}
-		if err = l.writeOnce(batch); err == nil {
-			return nil
-		}
+	if err := l.writeOnce(batch); err != nil {
+		return fmt.Errorf("audit: %s: %d record(s) could not be written: %w", l.path, len(batch), err)
 	}
-	return fmt.Errorf("audit: %s: %d record(s) could not be written: %w", l.path, len(batch), err)
+	return nil
 }
 
 func (l *Log) writeOnce(batch []Record) error {

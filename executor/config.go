@@ -299,7 +299,8 @@ type settings struct {
 	recall        bool
 	// retrieval is tool_retrieval with its defaults.
 	retrieval retrievalSettings
-	// showVars shows the state block (ShowVars).
+	// showVars shows the state block (ShowVars; never in completion
+	// style, the paper's harness).
 	showVars bool
 }
 
@@ -320,7 +321,7 @@ func (c ReActConfig) resolve() (settings, error) {
 		compaction: c.Compaction, budget: c.CompactionBudget,
 		finalize:      c.Finalize == nil || *c.Finalize,
 		summaryTokens: c.SummaryMaxTokens,
-		showVars:      c.ShowVars == nil || *c.ShowVars,
+		showVars:      (c.ShowVars == nil || *c.ShowVars) && c.Style != StyleCompletion,
 	}
 	if s.style == StyleCompletion && s.format == "" {
 		s.format = FormatPaper

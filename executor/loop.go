@@ -151,20 +151,23 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 			return nil, config.SettingErrorf("recall", "%v", err)
 		}
 	}
+	tr, err := newToolRetrieval(env, l, s.retrieval)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.addSearchTool(tr); err != nil {
+		return nil, err
+	}
 	var llmTools []llms.Tool
 	for _, t := range l.tools.Tools() {
 		l.toolInfos = append(l.toolInfos, promptTool{Name: t.Name(), Description: t.Description(), Schema: tools.SchemaJSON(t)})
 		llmTools = append(llmTools, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
 			Name: t.Name(), Description: t.Description(), Parameters: tools.SchemaOf(t)}})
+		if tr != nil {
+			tr.native[t.Name()] = llmTools[len(llmTools)-1]
+		}
 	}
 	l.toolNames = strings.Join(l.tools.Names(), ", ")
-	tr, err := newToolRetrieval(env, l, s.retrieval, llmTools)
-	if err != nil {
-		return nil, err
-	}
-	if llmTools, err = l.addSearchTool(tr, llmTools); err != nil {
-		return nil, err
-	}
 	l.attachRetrieval(tr)
 
 	system, task, finalize := templateSpecs(s.mode, s.style)
@@ -276,7 +279,8 @@ type call struct {
 	// input is the tool input (unwrapped for the tool); args the raw
 	// native arguments.
 	input, args string
-	// full is the tool's whole output, uncut (for recall).
+	// full is the tool's whole output, uncut (for recall and the tool
+	// search), or obs when the call failed or returned nothing.
 	full string
 	// obs is what the model is shown (already truncated).
 	obs string
@@ -661,7 +665,7 @@ func (c *call) report(ctx context.Context, res node.ToolResult) {
 func (c *call) observe(res node.ToolResult) {
 	c.obs = res.Observation
 	c.full = res.Output
-	if res.Err != nil {
+	if res.Err != nil || res.Output == "" {
 		c.full = res.Observation
 	}
 	if res.Unknown() {

@@ -10,10 +10,12 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/node"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/retrieve"
 	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -168,30 +170,6 @@ type toolRetrieval struct {
 	building chan struct{}
 }
 
-// embedderClient is what langchaingo's LLM clients that offer embeddings
-// (OpenAI and compatible servers, Ollama, Google AI, Mistral) implement.
-type embedderClient interface {
-	CreateEmbedding(ctx context.Context, texts []string) ([][]float32, error)
-}
-
-// clientEmbedder adapts an embedderClient to retrieve.Embedder.
-type clientEmbedder struct{ c embedderClient }
-
-func (e clientEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	return e.c.CreateEmbedding(ctx, texts)
-}
-
-func (e clientEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	vs, err := e.c.CreateEmbedding(ctx, []string{text})
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("got %d vectors for one query", len(vs))
-	}
-	return vs[0], nil
-}
-
 // embedderOf returns the embedder of env's model (llm.Model.Embedder,
 // which the factory sets for the providers that offer embeddings; else
 // the model itself when it embeds), or nil when it offers none.
@@ -202,8 +180,10 @@ func embedderOf(env node.Env) retrieve.Embedder {
 	switch m := env.Model.LLM.(type) {
 	case retrieve.Embedder:
 		return m
-	case embedderClient:
-		return clientEmbedder{m}
+	case embeddings.EmbedderClient:
+		if e, err := llm.EmbedderFrom(m); err == nil {
+			return e
+		}
 	}
 	return nil
 }
@@ -211,7 +191,7 @@ func embedderOf(env node.Env) retrieve.Embedder {
 // newToolRetrieval sets up l's tool retrieval, or returns nil when it is
 // off: disabled, or no more tools than max_tools. Errors are
 // *config.SettingError.
-func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings, native []llms.Tool) (*toolRetrieval, error) {
+func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings) (*toolRetrieval, error) {
 	if s.disabled {
 		return nil, nil
 	}
@@ -230,7 +210,6 @@ func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings, native []llms.
 			return nil, config.SettingErrorf("tool_retrieval.method", "%q needs embeddings, and this node's model (provider %q) offers none; use %q, or a provider that offers embeddings (openai and OpenAI-compatible servers, ollama, googleai, mistral; llm.embedding_model picks the model)",
 				s.method, env.Model.Provider, retrieve.MethodBM25)
 		}
-		tr.embedder = newQueryMemo(tr.embedder)
 	}
 	// The loop's own recall tool is not one of the pipeline's tools: it
 	// does not count toward max_tools.
@@ -241,9 +220,6 @@ func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings, native []llms.
 	}
 	if own <= s.maxTools {
 		return nil, nil
-	}
-	for _, t := range native {
-		tr.native[t.Function.Name] = t
 	}
 	return tr, nil
 }
@@ -347,7 +323,7 @@ func (r *run) selectTools(ctx context.Context) ([]string, error) {
 	if tr.s.firstAll && len(r.steps) == 0 {
 		return all, nil
 	}
-	query := strings.TrimSpace(r.in.Task + "\n" + r.latestThought())
+	query := retrieve.Query(r.in.Task, r.latestThought())
 	used := r.usedTools()
 	names, err := r.journaledRank(ctx, query, used)
 	if err != nil {
@@ -372,21 +348,17 @@ func (r *run) selectTools(ctx context.Context) ([]string, error) {
 // when sticky is on and that selection (which did not show every tool)
 // still shows the tool that ranks first for query among those not in
 // used; otherwise it returns nil, and the tools are selected afresh.
-func (r *run) stickTo(ctx context.Context, ret *retrieve.Retriever, query string, used []string) ([]string, error) {
+func (r *run) stickTo(ranked []string, used []string) []string {
 	tr := r.l.retrieval
 	if !tr.s.sticky || len(r.shown) == 0 || len(r.shown) >= len(tr.allTools()) {
-		return nil, nil
-	}
-	ranked, err := ret.Rank(ctx, query, 1+len(used))
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	for _, name := range ranked {
 		if slices.Contains(used, name) {
 			continue
 		}
 		if !slices.Contains(r.shown, name) {
-			return nil, nil
+			return nil
 		}
 		break
 	}
@@ -396,7 +368,7 @@ func (r *run) stickTo(ctx context.Context, ret *retrieve.Retriever, query string
 			out = append(out, name)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // showTools selects the tools of the next model call (when retrieval is

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
@@ -51,11 +50,14 @@ func (r *run) rankTools(ctx context.Context, query string, used []string) ([]str
 	if err != nil {
 		return nil, err
 	}
-	names, err := r.stickTo(ctx, ret, query, used)
-	if err == nil && names == nil {
-		names, err = ret.Select(ctx, query, tr.s.maxTools, used)
+	ranked, err := ret.Rank(ctx, query, tr.s.maxTools+len(used))
+	if err != nil {
+		return nil, err
 	}
-	return names, err
+	if names := r.stickTo(ranked, used); names != nil {
+		return names, nil
+	}
+	return ret.SelectRanked(ranked, tr.s.maxTools, used), nil
 }
 
 // journaledRank is rankTools, through ctx's journal when the loop ranks
@@ -64,7 +66,7 @@ func (r *run) rankTools(ctx context.Context, query string, used []string) ([]str
 // with an error matching retrieve.ErrNoMatch when the live one did. The
 // journal's own errors (journalStopped) end the run.
 func (r *run) journaledRank(ctx context.Context, query string, used []string) ([]string, error) {
-	ctx = withSelectionMemo(llm.WithCallMeta(ctx, llm.CallMeta{Node: r.caller.Node, Kind: r.caller.Kind, Role: RoleToolRetrieval}))
+	ctx = llm.WithCallMeta(ctx, llm.CallMeta{Node: r.caller.Node, Kind: r.caller.Kind, Role: RoleToolRetrieval})
 	j := journal.From(ctx)
 	if j == nil || r.l.retrieval.embedder == nil {
 		return r.rankTools(ctx, query, used)
@@ -127,50 +129,5 @@ func (e *journalFailure) Unwrap() error { return e.err }
 // run rather than make tool retrieval fall back.
 func journalStopped(err error) bool {
 	var jf *journalFailure
-	return errors.As(err, &jf) || errors.Is(err, journal.ErrDiverged) || errors.Is(err, journal.ErrCorrupt) || errors.Is(err, journal.ErrSuspended)
-}
-
-// queryMemo is an embedder that embeds a query once per tool selection:
-// one selection may rank the same query twice (stickTo, then Select), and
-// journaledRank gives each selection a memo of its own in its context
-// (withSelectionMemo). Documents, and queries outside a selection, pass
-// through.
-type queryMemo struct{ e retrieve.Embedder }
-
-func newQueryMemo(e retrieve.Embedder) queryMemo { return queryMemo{e: e} }
-
-// selectionMemo is one selection's query and its vector.
-type selectionMemo struct {
-	mu   sync.Mutex
-	text string
-	vec  []float32
-}
-
-type selectionMemoKey struct{}
-
-// withSelectionMemo returns ctx carrying a new, empty selection memo.
-func withSelectionMemo(ctx context.Context) context.Context {
-	return context.WithValue(ctx, selectionMemoKey{}, &selectionMemo{})
-}
-
-func (q queryMemo) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	return q.e.EmbedDocuments(ctx, texts)
-}
-
-func (q queryMemo) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	memo, _ := ctx.Value(selectionMemoKey{}).(*selectionMemo)
-	if memo == nil {
-		return q.e.EmbedQuery(ctx, text)
-	}
-	memo.mu.Lock()
-	defer memo.mu.Unlock()
-	if memo.vec != nil && memo.text == text {
-		return memo.vec, nil
-	}
-	v, err := q.e.EmbedQuery(ctx, text)
-	if err != nil {
-		return nil, err
-	}
-	memo.text, memo.vec = text, v
-	return v, nil
+	return errors.As(err, &jf) || journal.Stopped(err)
 }

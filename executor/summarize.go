@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -267,7 +268,7 @@ func (v *recallView) step(n, from int) (string, error) {
 		for _, c := range v.calls {
 			steps = append(steps, strconv.Itoa(c.step))
 		}
-		return "", fmt.Errorf("%w: no tool call in step %d; steps with tool output: %s", tools.ErrBadInput, n, strings.Join(dedupe(steps), ", "))
+		return "", fmt.Errorf("%w: no tool call in step %d; steps with tool output: %s", tools.ErrBadInput, n, strings.Join(slices.Compact(steps), ", "))
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
 }
@@ -300,16 +301,6 @@ func (v *recallView) search(ctx context.Context, q string) (string, error) {
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
-func dedupe(s []string) []string {
-	out := s[:0:0]
-	for _, x := range s {
-		if len(out) == 0 || out[len(out)-1] != x {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // withRecall returns ctx carrying the run's tool calls so far, which the
 // recall tool reads.
 func (r *run) withRecall(ctx context.Context) context.Context {
@@ -322,11 +313,7 @@ func (r *run) withRecall(ctx context.Context) context.Context {
 			if c.tc.Tool == nil || tools.NormalizeName(c.toolName()) == RecallToolName {
 				continue
 			}
-			out := c.full
-			if out == "" {
-				out = c.obs
-			}
-			v.calls = append(v.calls, recalled{step: s.n, tool: c.toolName(), input: c.input, output: out})
+			v.calls = append(v.calls, recalled{step: s.n, tool: c.toolName(), input: c.input, output: c.full})
 		}
 	}
 	return context.WithValue(ctx, recallKey{}, v)

@@ -12,7 +12,6 @@ import (
 	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/retrieve"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // Defaults of the tool-search tool (ToolRetrieval.SearchTool).
@@ -62,29 +61,22 @@ func (c ToolRetrieval) resolveSearch() (searchSettings, error) {
 // tool list, and the tools every call shows. It returns llmTools with the
 // tool's native definition added. A pipeline tool of the same name is a
 // setting error.
-func (l *Loop) addSearchTool(tr *toolRetrieval, llmTools []llms.Tool) ([]llms.Tool, error) {
+func (l *Loop) addSearchTool(tr *toolRetrieval) error {
 	if tr == nil || !tr.s.search.on {
-		return llmTools, nil
+		return nil
 	}
 	name := tr.s.search.name
 	if l.tools.Has(name) {
-		return nil, config.SettingErrorf("tool_retrieval.search_tool_name", "the loop adds a tool named %q to search its tools, and the pipeline has a tool of that name; set search_tool_name to another name, or search_tool: false", name)
+		return config.SettingErrorf("tool_retrieval.search_tool_name", "the loop adds a tool named %q to search its tools, and the pipeline has a tool of that name; set search_tool_name to another name, or search_tool: false", name)
 	}
 	ft := findTool{name: name, tr: tr, results: tr.s.search.results, zh: l.s.language == LanguageChinese, total: l.tools.Len()}
 	reg, err := l.tools.With(ft)
 	if err != nil {
-		return nil, config.SettingErrorf("tool_retrieval.search_tool_name", "%v", err)
+		return config.SettingErrorf("tool_retrieval.search_tool_name", "%v", err)
 	}
 	l.tools, tr.reg = reg, reg
 	tr.always = append(tr.always, name)
-	l.toolInfos = l.toolInfos[:0]
-	for _, t := range reg.Tools() {
-		l.toolInfos = append(l.toolInfos, promptTool{Name: t.Name(), Description: t.Description(), Schema: tools.SchemaJSON(t)})
-	}
-	l.toolNames = strings.Join(reg.Names(), ", ")
-	def := llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: name, Description: ft.Description(), Parameters: ft.Schema()}}
-	tr.native[name] = def
-	return append(llmTools, def), nil
+	return nil
 }
 
 // findTool is the loop's tool-search tool: it searches all of the loop's
@@ -223,11 +215,7 @@ func (r *run) foundTools(used []string) []string {
 			if c.tc.Tool == nil || !c.fromTool || tools.NormalizeName(c.tc.Name) != tools.NormalizeName(tr.s.search.name) {
 				continue
 			}
-			out := c.full
-			if out == "" {
-				out = c.obs
-			}
-			for _, n := range foundNames(tr.reg, out) {
+			for _, n := range foundNames(tr.reg, c.full) {
 				if !slices.Contains(used, n) {
 					used = append(used, n)
 				}

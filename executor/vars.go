@@ -13,7 +13,7 @@ const noVars = "(none)\n"
 // whole state block (none when no var is set) and its version. It runs
 // as the run begins and again when a summary re-renders the task message.
 func (r *run) headState() {
-	if !r.l.s.showVars || r.l.s.completion() {
+	if !r.l.s.showVars {
 		return
 	}
 	r.headVars, r.varsVer, _ = r.st.Vars.Changed(0, varValueLimit)
@@ -25,7 +25,7 @@ func (r *run) headState() {
 // it. Earlier messages keep the block they had: the prompt stays
 // append-only and a replayed run renders the same messages.
 func (r *run) noteVars(s *step) {
-	if !r.l.s.showVars || r.l.s.completion() {
+	if !r.l.s.showVars {
 		return
 	}
 	block, ver, changed := r.st.Vars.Changed(r.varsVer, varValueLimit)

@@ -12,6 +12,13 @@ import (
 // another process, another activity) for the next call.
 var ErrSuspended = errors.New("journal: the run is suspended before its next live call")
 
+// Stopped reports whether err is the journal's own reason to stop a call
+// (ErrDiverged, ErrCorrupt or ErrSuspended), not the call's failure:
+// callers pass it on unchanged rather than classify, retry or record it.
+func Stopped(err error) bool {
+	return errors.Is(err, ErrDiverged) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSuspended)
+}
+
 // SuspendedError stops a run in the one-live-call mode at its next live
 // call, the one it would have made. It matches ErrSuspended.
 type SuspendedError struct {

@@ -449,12 +449,12 @@ func (r *Run) Node(ctx context.Context, step int, node, route string) error {
 func (r *Run) diverged(scope string, kind Kind, expected Entry, req *modelRequest, body []byte) error {
 	de := &DivergedError{Thread: r.thread, Scope: scope, Seq: expected.Seq, Kind: kind}
 	var rec modelRequest
-	if req != nil && expected.Kind == KindModel && json.Unmarshal(expected.Request, &rec) == nil && rec.Compacted {
-		de.Diff = fmt.Sprintf("journaled model call (checkpoint %d, role %q) was compacted to its digest, so its request cannot be shown; actual call (role %q):    %s",
-			expected.Seq, rec.Role, req.Role, oneLine(body))
-		return de
-	}
 	if req != nil && expected.Kind == KindModel && json.Unmarshal(expected.Request, &rec) == nil {
+		if rec.Compacted {
+			de.Diff = fmt.Sprintf("journaled model call (checkpoint %d, role %q) was compacted to its digest, so its request cannot be shown; actual call (role %q):    %s",
+				expected.Seq, rec.Role, req.Role, oneLine(body))
+			return de
+		}
 		de.Diff = cassette.Diff(fmt.Sprintf("journaled call (checkpoint %d)", expected.Seq), rec.Request, "actual call", req.Request)
 		if rec.Role != req.Role {
 			de.Diff = fmt.Sprintf("role %q, journaled %q\n", req.Role, rec.Role) + de.Diff

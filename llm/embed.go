@@ -58,9 +58,25 @@ func (f *Factory) embedderFor(cfg config.LLM, m any) (embeddings.Embedder, error
 		c = w(cfg, c)
 	}
 	c = tracedEmbedder{c: c, provider: cfg.Provider, model: src.EmbeddingModel()}
+	e, err := newEmbedder(c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Provider, err)
+	}
+	return e, nil
+}
+
+// EmbedderFrom returns an embedder over c, a client that creates
+// embeddings (a langchaingo LLM that offers them), as the Factory makes
+// Model.Embedder but without its middleware: replies are checked against
+// their texts and documents go in batches of DefaultEmbedBatchSize.
+func EmbedderFrom(c embeddings.EmbedderClient) (embeddings.Embedder, error) {
+	return newEmbedder(checkedEmbedder{c: c})
+}
+
+func newEmbedder(c embeddings.EmbedderClient) (embeddings.Embedder, error) {
 	e, err := embeddings.NewEmbedder(c, embeddings.WithBatchSize(DefaultEmbedBatchSize))
 	if err != nil {
-		return nil, fmt.Errorf("%s: embeddings: %w", cfg.Provider, err)
+		return nil, fmt.Errorf("embeddings: %w", err)
 	}
 	return e, nil
 }

@@ -278,7 +278,7 @@ func (m Model) call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 			return "", nil, err
 		}
-		if errors.Is(err, journal.ErrDiverged) || errors.Is(err, journal.ErrCorrupt) || errors.Is(err, journal.ErrSuspended) {
+		if journal.Stopped(err) {
 			// The resumed run's journal, not the model, stopped the call.
 			return "", nil, err
 		}

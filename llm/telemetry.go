@@ -112,7 +112,7 @@ func errorType(err error) string {
 		return "budget_exceeded"
 	case errors.Is(err, ErrEmptyResponse):
 		return "empty_response"
-	case errors.Is(err, journal.ErrDiverged), errors.Is(err, journal.ErrCorrupt), errors.Is(err, journal.ErrSuspended):
+	case journal.Stopped(err):
 		return "journal"
 	}
 	return "provider_error"

@@ -147,7 +147,7 @@ func (a *callAudit) finish(ctx context.Context, c ToolCall, res ToolResult, err 
 			r.Error = "the run stopped during the call: " + err.Error()
 		}
 	case a.approvalErr != nil:
-		if errors.Is(a.approvalErr, journal.ErrDiverged) || errors.Is(a.approvalErr, journal.ErrCorrupt) {
+		if journal.Stopped(a.approvalErr) {
 			return // the journal's failure, not the call's
 		}
 		r.Error = a.approvalErr.Error()

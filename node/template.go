@@ -241,7 +241,9 @@ func (t *Template) Render(st *agent.State, extra map[string]any) (string, error)
 		data.Plan = st.Plan
 		data.Reflections = st.Reflections
 		data.Notes = st.Notes
-		data.Vars = st.Vars.All()
+		if st.Vars.Len() > 0 { // most runs set none: no copy per render
+			data.Vars = st.Vars.All()
+		}
 	}
 	data.Vars = withVarNames(data.Vars, t.vars)
 	var b strings.Builder

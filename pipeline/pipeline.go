@@ -503,26 +503,31 @@ func (h journalHook) After(ctx context.Context, step int, node, route string, er
 	return h.run.Node(ctx, step, node, route)
 }
 
+// classify sets st's failure kind from err unless a node set one.
 func classify(st *agent.State, err error) {
-	if st.Failure != "" {
-		return
+	if st.Failure == "" {
+		st.Failure = failureClass(err)
 	}
+}
+
+// failureClass is the failure kind (agent.Failure*) of a run or node that
+// ended with err.
+func failureClass(err error) string {
 	switch {
 	case errors.Is(err, journal.ErrWaiting):
-		st.Failure = agent.FailureWaiting
+		return agent.FailureWaiting
 	case errors.Is(err, context.DeadlineExceeded):
-		st.Failure = agent.FailureTimeout
+		return agent.FailureTimeout
 	case errors.Is(err, graph.ErrMaxSteps):
-		st.Failure = agent.FailureLoop
+		return agent.FailureLoop
 	case errors.Is(err, llm.ErrBudgetExceeded):
-		st.Failure = agent.FailureBudget
+		return agent.FailureBudget
 	case errors.Is(err, llm.ErrModel):
-		st.Failure = agent.FailureProvider
+		return agent.FailureProvider
 	case errors.Is(err, tools.ErrToolPanic), errors.Is(err, tools.ErrToolTimeout):
-		st.Failure = agent.FailureTool
-	default:
-		st.Failure = agent.FailureError
+		return agent.FailureTool
 	}
+	return agent.FailureError
 }
 
 func routeName(r string) string {

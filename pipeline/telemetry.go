@@ -59,9 +59,12 @@ func (h spanHook) Before(ctx context.Context, step int, node string) context.Con
 func (h spanHook) After(ctx context.Context, step int, node, route string, err error) error {
 	class := ""
 	if err != nil {
-		var st agent.State
-		classify(&st, err)
-		class = st.Failure
+		class = failureClass(err)
+	}
+	if class == agent.FailureWaiting {
+		// Waiting for a human is not a failure, as the run's span says.
+		telemetry.EndNode(ctx, route, "", nil)
+		return err
 	}
 	telemetry.EndNode(ctx, route, class, err)
 	return err

@@ -51,7 +51,7 @@ type ThreadResult struct {
 // tool call waits for approval: the error matches journal.ErrWaiting),
 // interrupted (ctx was cancelled) or failed. A run that could not start
 // (a bad name, a locked or corrupt thread) returns a nil Result.
-func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace.Tracer, th Thread) (*Result, ThreadResult, error) {
+func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace.Tracer, th Thread) (_ *Result, _ ThreadResult, rerr error) {
 	var tr ThreadResult
 	if th.Store == nil {
 		return nil, tr, errors.New("pipeline: Thread.Store is required")
@@ -59,15 +59,12 @@ func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace
 	if err := journal.CheckName(th.Name); err != nil {
 		return nil, tr, err
 	}
-	// A run cancelled before it starts must not leave a thread it created
-	// or locked saying "running".
-	var created, locked, started bool
-	defer func() {
-		if (created || locked) && !started && ctx.Err() != nil {
-			_ = th.Store.SetStatus(context.WithoutCancel(ctx), th.Name,
-				journal.Update{Status: journal.StatusInterrupted, Error: context.Cause(ctx).Error()})
-		}
-	}()
+	// running is set once the store says "running" for this run (created
+	// so, or set so under the lock); a run cancelled after that but
+	// before it starts must not leave the thread saying so. A thread that
+	// waits for approval and is cancelled before being set running keeps
+	// its status and its pending call.
+	running := false
 	_, err := th.Store.Thread(ctx, th.Name)
 	switch {
 	case errors.Is(err, journal.ErrNotFound):
@@ -83,16 +80,27 @@ func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace
 		if err != nil {
 			return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
 		}
-		created = true
+		running = true
 	case err != nil:
 		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
 	}
 	unlock, err := th.Store.Lock(ctx, th.Name)
 	if err != nil {
+		if running && ctx.Err() != nil {
+			err = errors.Join(err, interrupt(ctx, th))
+		}
 		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
 	}
 	defer func() { _ = unlock() }()
-	locked = true
+	started := false
+	// Registered after the lock, so it runs before the unlock.
+	defer func() {
+		if running && !started && ctx.Err() != nil {
+			if serr := interrupt(ctx, th); serr != nil {
+				rerr = errors.Join(rerr, serr)
+			}
+		}
+	}()
 	run, err := journal.Open(ctx, th.Store, th.Name)
 	if err != nil {
 		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
@@ -100,6 +108,7 @@ func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace
 	if err := th.Store.SetStatus(ctx, th.Name, journal.Update{Status: journal.StatusRunning}); err != nil {
 		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
 	}
+	running = true
 	rctx := journal.WithRun(ctx, run)
 	if th.Approver != nil {
 		rctx = journal.WithApprover(rctx, th.Approver)
@@ -124,4 +133,15 @@ func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace
 		return res, tr, errors.Join(runErr, fmt.Errorf("thread %q: saving its status: %w", th.Name, err))
 	}
 	return res, tr, runErr
+}
+
+// interrupt marks th interrupted by ctx's end (the save itself is not
+// cancelled).
+func interrupt(ctx context.Context, th Thread) error {
+	err := th.Store.SetStatus(context.WithoutCancel(ctx), th.Name,
+		journal.Update{Status: journal.StatusInterrupted, Error: context.Cause(ctx).Error()})
+	if err != nil {
+		return fmt.Errorf("thread %q: saving its status: %w", th.Name, err)
+	}
+	return nil
 }

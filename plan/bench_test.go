@@ -71,3 +71,23 @@ func BenchmarkParseNumbered(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStreamLongLine streams one plan whose steps are 2,000-byte
+// lines in 5-byte chunks, as a model streams tokens: the cost of each
+// chunk must not grow with the open line.
+func BenchmarkStreamLongLine(b *testing.B) {
+	text := ""
+	for i := 1; i <= 3; i++ {
+		text += fmt.Sprintf("%d. Search for %s\n", i, strings.Repeat("word ", 400))
+	}
+	for b.Loop() {
+		s := plan.NewStream()
+		got := 0
+		for j := 0; j < len(text); j += 5 {
+			got += len(s.Write(text[j:min(j+5, len(text))]))
+		}
+		if got += len(s.Close()); got != 3 {
+			b.Fatalf("%d steps", got)
+		}
+	}
+}

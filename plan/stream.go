@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -82,7 +83,7 @@ func (s *Stream) Write(chunk string) []Step {
 			s.scanJSON()
 			break
 		}
-		nl := strings.IndexByte(string(s.text[s.line:]), '\n')
+		nl := bytes.IndexByte(s.text[s.line:], '\n') // no copy of the open line per chunk
 		if s.mode == modeUnknown {
 			// A line that starts a JSON value decides at its first
 			// character; other lines only once complete.
@@ -121,8 +122,8 @@ func (s *Stream) jsonStart(nl int) (int, bool) {
 	if nl >= 0 {
 		rest = rest[:nl]
 	}
-	trimmed := strings.TrimLeft(string(rest), " \t\r")
-	if trimmed == "" || (trimmed[0] != '{' && trimmed[0] != '[') {
+	trimmed := bytes.TrimLeft(rest, " \t\r")
+	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
 		return 0, false
 	}
 	if trimmed[0] == '[' && nl < 0 && len(trimmed) < 2 {
@@ -131,7 +132,7 @@ func (s *Stream) jsonStart(nl int) (int, bool) {
 	if trimmed[0] == '[' {
 		// A JSON array of steps goes on with an object or whitespace; a
 		// bracketed label ("[1] Search") does not.
-		if next := strings.TrimLeft(trimmed[1:], " \t\r"); next != "" && next[0] != '{' {
+		if next := bytes.TrimLeft(trimmed[1:], " \t\r"); len(next) > 0 && next[0] != '{' {
 			return 0, false
 		}
 	}

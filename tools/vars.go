@@ -21,6 +21,10 @@ type VarStore interface {
 	Delete(name string) error
 	// Names returns the names of the vars in display order.
 	Names() []string
+	// Block lists every var, one "name = value" line each in display
+	// order, values folded onto one line and cut to maxValue characters,
+	// all read at one moment; "" when no var is set.
+	Block(maxValue int) string
 }
 
 // ErrVarsReadOnly means a tool tried to change the run's vars without

@@ -9,10 +9,6 @@ import (
 	"github.com/tmc/langchaingo/embeddings"
 )
 
-// ErrEmbedding means an embedding reply held the wrong number of vectors or
-// an empty one.
-var ErrEmbedding = errors.New("bad embedding reply")
-
 // DefaultEmbeddingModel returns the embedding model used for provider when
 // Config.EmbeddingModel is empty: openai "text-embedding-3-small", ollama
 // "nomic-embed-text", googleai "text-embedding-004", mistral
@@ -75,15 +71,7 @@ func (c embedClient) CreateEmbedding(ctx context.Context, texts []string) ([][]f
 	if err != nil {
 		return nil, m.wrapError(fmt.Errorf("embedding with %s: %w", m.embedModel, err), status, retryAfter)
 	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("%s: %w: %s returned %d vectors for %d texts", m.name, ErrEmbedding, m.embedModel, len(vecs), len(texts))
-	}
-	for i, v := range vecs {
-		if len(v) == 0 {
-			return nil, fmt.Errorf("%s: %w: %s returned an empty vector for text %d", m.name, ErrEmbedding, m.embedModel, i+1)
-		}
-	}
-	return vecs, nil
+	return vecs, nil // llm's Factory checks the vectors against the texts
 }
 
 // resolveEmbeddingModel returns the embedding model of cfg for provider:

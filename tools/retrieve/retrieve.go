@@ -192,38 +192,41 @@ func (r *Retriever) Close() error {
 // query needs), with ErrEmbedding when the query cannot be embedded, and
 // with ctx's error.
 func (r *Retriever) Select(ctx context.Context, query string, k int, always []string) ([]string, error) {
-	keep := make([]bool, len(r.names))
 	if k >= len(r.names) {
 		return slices.Clone(r.names), nil
 	}
-	n := 0
-	for _, a := range always {
-		if i, ok := r.byNorm[tools.NormalizeName(a)]; ok && !keep[i] {
-			keep[i] = true
-			n++
-		}
-	}
+	var ranked []string
 	if k > 0 {
-		// The k places go to tools not already kept: rank past them.
-		ranked, err := r.Rank(ctx, query, k+n)
-		if err != nil {
+		var err error
+		if ranked, err = r.Rank(ctx, query, k+len(always)); err != nil {
 			return nil, err
 		}
-		added := 0
-		for _, name := range ranked {
-			if i := r.byNorm[tools.NormalizeName(name)]; !keep[i] && added < k {
-				keep[i] = true
-				added++
-			}
+	}
+	return r.SelectRanked(ranked, k, always), nil
+}
+
+// SelectRanked is Select over a ranking Rank returned (at least k+len(always) long when it can be).
+func (r *Retriever) SelectRanked(ranked []string, k int, always []string) []string {
+	keep := make([]bool, len(r.names))
+	for _, a := range always {
+		if i, ok := r.byNorm[tools.NormalizeName(a)]; ok {
+			keep[i] = true
 		}
 	}
-	out := make([]string, 0, k+n)
+	added := 0
+	for _, name := range ranked {
+		if i := r.byNorm[tools.NormalizeName(name)]; !keep[i] && added < k {
+			keep[i] = true
+			added++
+		}
+	}
+	var out []string
 	for i, name := range r.names {
 		if keep[i] {
 			out = append(out, name)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Rank returns the names of up to k tools most relevant to query, best
@@ -420,4 +423,10 @@ func SplitName(name string) string {
 	}
 	flush()
 	return strings.Join(words, " ")
+}
+
+// Query is the retrieval query of a ReAct model call: the task, and the
+// model's latest thought when there is one.
+func Query(task, thought string) string {
+	return strings.TrimSpace(task + "\n" + thought)
 }

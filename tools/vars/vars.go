@@ -138,16 +138,10 @@ func apply(v tools.VarStore, o op) (string, error) {
 		}
 		return o.name + " is not set (no vars are set)", nil
 	}
-	names := v.Names()
-	if len(names) == 0 {
-		return "no vars are set", nil
+	if block := v.Block(ListValueLimit); block != "" {
+		return strings.TrimSuffix(block, "\n"), nil
 	}
-	lines := make([]string, len(names))
-	for i, n := range names {
-		val, _ := v.Get(n)
-		lines[i] = n + " = " + textutil.Clip(textutil.OneLine(val), ListValueLimit)
-	}
-	return strings.Join(lines, "\n"), nil
+	return "no vars are set", nil
 }
 
 // storeError is the error of a store's refusal: bad input (a name, a

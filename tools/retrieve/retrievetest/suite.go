@@ -19,6 +19,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
+	"github.com/planner-engine/planner/tools/retrieve"
 )
 
 //go:embed testdata/tools.json testdata/tasks.json
@@ -126,11 +127,9 @@ func (s Suite) Registry(ctx context.Context, dir string, opts ...tools.Option) (
 	return reg, nil
 }
 
-// Query is the retrieval query of a model call: the task, and the latest
-// thought when there is one.
-func Query(task, thought string) string {
-	return strings.TrimSpace(task + "\n" + thought)
-}
+// Query is the retrieval query of a model call, as the ReAct loop builds
+// it (retrieve.Query).
+func Query(task, thought string) string { return retrieve.Query(task, thought) }
 
 // fake is a data-file tool: it answers with a canned observation.
 type fake struct{ t Tool }

@@ -40,3 +40,27 @@ func TestAThreadCancelledBeforeItsRunStartsIsNotLeftRunning(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, journal.StatusInterrupted, th.Status, "the thread it created says it was interrupted")
 }
+
+// A waiting thread whose resume is cancelled before its run starts keeps
+// waiting, with its pending call: the resume never set it running.
+func TestAWaitingThreadCancelledBeforeItsResumeStartsKeepsWaiting(t *testing.T) {
+	script := write(t, "s.yaml", "replies:\n  - text: \"Answer: 4\"\n")
+	p, err := build(t, write(t, "d.yaml", "name: d\nllm: {provider: scripted, script: "+script+"}\nnodes:\n  - {id: answer, type: direct}\nedges:\n  - {from: START, to: answer}\n  - {from: answer, to: END}\n"))
+	require.NoError(t, err)
+	db, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "threads.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	bg := context.Background()
+	pending := &journal.Approval{Node: "answer", Tool: "calculator", Input: "2+2"}
+	require.NoError(t, db.Create(bg, journal.Thread{Name: "waits", Pipeline: "d", Task: []byte(`{"question":"2+2?"}`), Status: journal.StatusRunning}))
+	require.NoError(t, db.SetStatus(bg, "waits", journal.Update{Status: journal.StatusWaiting, Pending: pending}))
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	_, _, err = p.RunThread(ctx, agent.Task{Question: "2+2?"}, nil, pipeline.Thread{Store: cancelOnLock{Store: db, cancel: cancel}, Name: "waits"})
+	require.Error(t, err)
+	th, err := db.Thread(bg, "waits")
+	require.NoError(t, err)
+	assert.Equal(t, journal.StatusWaiting, th.Status)
+	require.NotNil(t, th.Pending)
+	assert.Equal(t, *pending, *th.Pending)
+}

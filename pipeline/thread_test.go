@@ -41,6 +41,19 @@ func TestAThreadCancelledBeforeItsRunStartsIsNotLeftRunning(t *testing.T) {
 	assert.Equal(t, journal.StatusInterrupted, th.Status, "the thread it created says it was interrupted")
 }
 
+// cancelAfterLock is a store whose Lock takes the lock and then cancels
+// the run's context, as a Ctrl-C arriving right after it does.
+type cancelAfterLock struct {
+	journal.Store
+	cancel context.CancelFunc
+}
+
+func (s cancelAfterLock) Lock(ctx context.Context, name string) (func() error, error) {
+	unlock, err := s.Store.Lock(ctx, name)
+	s.cancel()
+	return unlock, err
+}
+
 // A waiting thread whose resume is cancelled before its run starts keeps
 // waiting, with its pending call: the resume never set it running.
 func TestAWaitingThreadCancelledBeforeItsResumeStartsKeepsWaiting(t *testing.T) {
@@ -56,7 +69,7 @@ func TestAWaitingThreadCancelledBeforeItsResumeStartsKeepsWaiting(t *testing.T) 
 	require.NoError(t, db.SetStatus(bg, "waits", journal.Update{Status: journal.StatusWaiting, Pending: pending}))
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
-	_, _, err = p.RunThread(ctx, agent.Task{Question: "2+2?"}, nil, pipeline.Thread{Store: cancelOnLock{Store: db, cancel: cancel}, Name: "waits"})
+	_, _, err = p.RunThread(ctx, agent.Task{Question: "2+2?"}, nil, pipeline.Thread{Store: cancelAfterLock{Store: db, cancel: cancel}, Name: "waits"})
 	require.Error(t, err)
 	th, err := db.Thread(bg, "waits")
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/planner-engine/planner"
@@ -96,4 +97,43 @@ func TestServerRecordsInTheThreadsOwnAuditLog(t *testing.T) {
 	in, err := serverLog.Query(ctx, audit.Filter{Thread: "cli"})
 	require.NoError(t, err)
 	assert.Empty(t, in, "nothing of the thread in the server's log")
+}
+
+// hideScrubber scrubs one text that the default scrubber keeps.
+type hideScrubber struct{ secret string }
+
+func (h hideScrubber) String(s string) string { return strings.ReplaceAll(s, h.secret, "[HIDDEN]") }
+
+// A thread's own audit log is scrubbed with the engine's scrubber, as the
+// server's own log is: what the engine hides is not written there either.
+func TestThreadsOwnAuditLogIsScrubbed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eng, err := planner.New(planner.WithScrubber(hideScrubber{secret: "3*8"}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = eng.Close() })
+	e := newEnv(t, func(c *server.Config) { c.Engine = eng })
+	own := filepath.Join(t.TempDir(), "calls.db")
+	meta, err := json.Marshal(planner.ThreadMeta{Config: filepath.Join(e.dir, "configs", "approval.yaml"), LLM: "scripted:" + e.script, Question: spiders, Audit: own})
+	require.NoError(t, err)
+	store, err := sqlitestore.Open(ctx, filepath.Join(e.dir, "threads.db"))
+	require.NoError(t, err)
+	task, err := json.Marshal(agent.Task{Question: spiders})
+	require.NoError(t, err)
+	require.NoError(t, store.Create(ctx, journal.Thread{Name: "cli", Pipeline: "approval", Task: task, Status: journal.StatusInterrupted, Meta: meta}))
+	require.NoError(t, store.Close())
+
+	r := e.do("POST", "/api/threads/cli/resume", nil)
+	require.Equal(t, http.StatusAccepted, r.code, "%s", r.body)
+	var acc server.Accepted
+	r.json(t, &acc)
+	require.Equal(t, "waiting", e.wait(acc.RunID).Status)
+
+	l, err := audit.Open(ctx, own, audit.MustExist())
+	require.NoError(t, err)
+	defer l.Close()
+	rs, err := l.Query(ctx, audit.Filter{Thread: "cli", Tool: "calculator"})
+	require.NoError(t, err)
+	require.Len(t, rs, 1, "%+v", rs)
+	assert.Equal(t, "[HIDDEN]", rs[0].Input, "the input passed through the engine's scrubber")
 }

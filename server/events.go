@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/planner-engine/planner/trace"
 )
 
 // runEvents streams a run's events as Server-Sent Events: each event's
@@ -66,17 +64,11 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	gapSent := false
 	for {
 		rn.mu.Lock()
-		var batch []trace.Event
 		if first := rn.dropped + 1; after+1 < first && !gapSent && len(rn.events) > 0 {
 			gapSent = true
-			fmt.Fprintf(&buf, "event: gap\ndata: {\"from\":%d,\"to\":%d}\n\n", after+1, rn.events[0].Seq-1)
+			fmt.Fprintf(&buf, "event: gap\ndata: {\"from\":%d,\"to\":%d}\n\n", after+1, rn.events[0].seq-1)
 		}
-		for i := range rn.events { // events are in seq order; seqs start at 1
-			if rn.events[i].Seq > after {
-				batch = append(batch, rn.events[i:]...)
-				break
-			}
-		}
+		batch := rn.eventsAfterLocked(after)
 		finished, notify := rn.finished, rn.notify
 		var end RunView
 		if finished {
@@ -84,12 +76,11 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		rn.mu.Unlock()
 		for _, e := range batch {
-			b, err := json.Marshal(e)
-			if err != nil {
-				continue
+			if e.frame == "" {
+				continue // an event that JSON cannot encode
 			}
-			fmt.Fprintf(&buf, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, sseField(string(e.Kind)), s.scrub.String(string(b)))
-			after = e.Seq
+			buf.WriteString(e.frame)
+			after = e.seq
 		}
 		if finished {
 			b, _ := json.Marshal(end)

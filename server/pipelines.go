@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -79,13 +78,16 @@ func info(path string) PipelineInfo {
 	return pi
 }
 
-var pipelineNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// nameRE matches the names a request may give a pipeline or a file:
+// letters, digits, '.', '_' and '-', not starting with a punctuation mark,
+// at most 128 characters.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // pipelinePath finds the config a request names: by its `name:`, or by
 // its file name with or without the extension. Only files of the folder
 // are found; anything else is ErrNotFound.
 func (s *Server) pipelinePath(name string) (string, error) {
-	if !pipelineNameRE.MatchString(name) {
+	if !nameRE.MatchString(name) {
 		return "", withDetails(fmt.Errorf("%w: pipeline name %q: use letters, digits, '.', '_' and '-'", ErrBadRequest, name), map[string]string{"field": "config"})
 	}
 	files, err := s.pipelineFiles()
@@ -150,8 +152,6 @@ type validateRequest struct {
 	File string `json:"file"`
 }
 
-var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
 func (s *Server) validatePipeline(w http.ResponseWriter, r *http.Request) {
 	var req validateRequest
 	if isJSON(r.Header.Get("Content-Type")) {
@@ -160,14 +160,8 @@ func (s *Server) validatePipeline(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		b, err := io.ReadAll(r.Body)
+		b, err := readBody(r)
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				err = fmt.Errorf("%w: more than %d bytes: %w", ErrTooLarge, mbe.Limit, err)
-			} else {
-				err = fmt.Errorf("%w: reading the body: %w", ErrBadRequest, err)
-			}
 			s.fail(w, r, err)
 			return
 		}
@@ -176,7 +170,7 @@ func (s *Server) validatePipeline(w http.ResponseWriter, r *http.Request) {
 	if req.File == "" {
 		req.File = "pipeline.yaml"
 	}
-	if !fileNameRE.MatchString(req.File) {
+	if !nameRE.MatchString(req.File) {
 		s.fail(w, r, fmt.Errorf("%w: file name %q: use letters, digits, '.', '_' and '-'", ErrBadRequest, req.File))
 		return
 	}

@@ -103,6 +103,20 @@ func (s *Server) writeBody(w http.ResponseWriter, _ *http.Request, code int, con
 	_, _ = w.Write(body)
 }
 
+// readBody reads r's body: a body past the server's size limit is
+// ErrTooLarge, any other failure to read it ErrBadRequest.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, fmt.Errorf("%w: more than %d bytes: %w", ErrTooLarge, mbe.Limit, err)
+		}
+		return nil, fmt.Errorf("%w: reading the body: %w", ErrBadRequest, err)
+	}
+	return b, nil
+}
+
 // decode reads r's JSON body into v strictly: one object, no unknown
 // fields, the right types, nothing after it. An empty body decodes as {}
 // when allowEmpty.
@@ -110,13 +124,9 @@ func decode(r *http.Request, v any, allowEmpty bool) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
 		return fmt.Errorf("%w: Content-Type must be application/json, got %q", ErrBadRequest, ct)
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("%w: more than %d bytes: %w", ErrTooLarge, mbe.Limit, err)
-		}
-		return fmt.Errorf("%w: reading the body: %w", ErrBadRequest, err)
+		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if allowEmpty {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -59,23 +60,47 @@ type run struct {
 	ended    time.Time
 	res      *planner.Result
 	err      string
-	events   []trace.Event
+	events   []runEvent
 	dropped  int64 // events dropped from the front of events
 	notify   chan struct{}
 	finished bool
+
+	scrub trace.Scrubber // scrubs the events' JSON (the server's scrubber)
+}
+
+// runEvent is an event a run keeps for its streams: its seq and its
+// Server-Sent Events frame, encoded and scrubbed once for every stream.
+type runEvent struct {
+	seq int64
+	// frame is the event's "id:", "event:" and "data:" lines and the blank
+	// line after them; empty when the event could not be encoded as JSON.
+	frame string
 }
 
 // Emit implements trace.Sink: it keeps e for the run's streams and wakes
-// them. The engine's tracer has scrubbed e.
+// them. The engine's tracer has scrubbed e; its JSON is scrubbed again,
+// as everything the server sends. An event without a seq (one the server
+// adds after the run, such as an audit log's failure to close) takes the
+// next one, so that the events stay in seq order.
 func (r *run) Emit(e trace.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if e.Seq == 0 {
+		e.Seq = r.dropped + 1
+		if n := len(r.events); n > 0 {
+			e.Seq = r.events[n-1].seq + 1
+		}
+	}
+	ev := runEvent{seq: e.Seq}
+	if b, err := json.Marshal(e); err == nil {
+		ev.frame = fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", e.Seq, sseField(string(e.Kind)), r.scrub.String(string(b)))
+	}
 	if len(r.events) >= r.max {
 		cut := max(1, r.max/10)
 		r.events = slices.Delete(r.events, 0, cut)
 		r.dropped += int64(cut)
 	}
-	r.events = append(r.events, e)
+	r.events = append(r.events, ev)
 	close(r.notify)
 	r.notify = make(chan struct{})
 }
@@ -135,11 +160,21 @@ func (r *run) view() RunView {
 	return r.viewLocked()
 }
 
+// eventsAfterLocked returns a copy of the kept events whose seq is past
+// after (a copy: Emit shifts r.events in place once it is full).
+func (r *run) eventsAfterLocked(after int64) []runEvent {
+	i := sort.Search(len(r.events), func(i int) bool { return r.events[i].seq > after }) // in seq order
+	if i == len(r.events) {
+		return nil
+	}
+	return slices.Clone(r.events[i:])
+}
+
 func (r *run) viewLocked() RunView {
 	v := RunView{ID: r.id, Thread: r.thread, Pipeline: r.pipeline, LLM: r.llm, Kind: r.kind, Question: r.question,
 		Status: r.status, Created: r.created, Error: r.err, Events: r.dropped + int64(len(r.events))}
 	if n := len(r.events); n > 0 {
-		v.LastSeq = r.events[n-1].Seq
+		v.LastSeq = r.events[n-1].seq
 	}
 	if !r.started.IsZero() {
 		t := r.started
@@ -368,7 +403,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	acc, err := s.launch(launch{thread: name, pipeline: path, llm: meta.LLM, kind: KindStart, question: task.Question, p: p,
+	acc, err := s.launch(launch{thread: name, pipeline: path, meta: meta, kind: KindStart, question: task.Question, p: p,
 		run: func(ctx context.Context, p *planner.Pipeline, opts ...planner.RunOption) (*planner.Result, error) {
 			return p.Run(ctx, "", append(opts, planner.WithTask(task), planner.WithThread(s.store, name))...)
 		}})
@@ -381,8 +416,11 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 
 // launch describes a run to start.
 type launch struct {
-	thread, pipeline, llm, kind, question string
-	// p is the loaded pipeline; nil loads it from the thread's meta.
+	thread, pipeline, kind, question string
+	// meta is the thread's run settings: its model spec, config and audit
+	// log.
+	meta threadMeta
+	// p is the loaded pipeline; nil loads it from meta.
 	p *planner.Pipeline
 	// run runs p with the server's options (run id, event sink).
 	run func(ctx context.Context, p *planner.Pipeline, opts ...planner.RunOption) (*planner.Result, error)
@@ -407,8 +445,9 @@ func (s *Server) launch(l launch) (Accepted, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	rn := &run{id: newID(6), thread: l.thread, pipeline: l.pipeline, llm: l.llm, kind: l.kind, question: l.question,
-		created: time.Now().UTC(), cancel: cancel, max: s.cfg.MaxEventsPerRun, status: StatusQueued, notify: make(chan struct{})}
+	rn := &run{id: newID(6), thread: l.thread, pipeline: l.pipeline, llm: l.meta.LLM, kind: l.kind, question: l.question,
+		created: time.Now().UTC(), cancel: cancel, max: s.cfg.MaxEventsPerRun, status: StatusQueued, notify: make(chan struct{}),
+		scrub: s.scrub}
 	s.runs[rn.id] = rn
 	s.order = append(s.order, rn.id)
 	s.active[l.thread] = rn.id
@@ -455,12 +494,12 @@ func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 		rn.status, rn.started = string(journal.StatusRunning), time.Now().UTC()
 		rn.mu.Unlock()
 		if p == nil {
-			p, err = s.loadThread(ctx, l.thread)
+			p, err = s.load(ctx, l.meta.Config, l.meta)
 		}
 		var auditor node.ToolAuditor
 		var closeAudit func() error
 		if err == nil {
-			auditor, closeAudit, err = s.auditFor(ctx, l.thread)
+			auditor, closeAudit, err = s.auditFor(ctx, l.thread, l.meta.Audit)
 		}
 		if err == nil {
 			res, err = l.run(ctx, p, planner.WithRunID(rn.id), planner.WithTraceSink(rn), planner.WithTokens(), planner.WithAudit(auditor))
@@ -587,15 +626,6 @@ func (s *Server) threadOf(ctx context.Context, name string) (journal.Thread, thr
 	return th, meta, nil
 }
 
-// loadThread loads the pipeline a thread was started with.
-func (s *Server) loadThread(ctx context.Context, name string) (*planner.Pipeline, error) {
-	_, meta, err := s.threadOf(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return s.load(ctx, meta.Config, meta)
-}
-
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	status := r.URL.Query().Get("status")
 	if status != "" && !slices.Contains(runStatuses(), status) {
@@ -655,18 +685,18 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, http.StatusAccepted, rn.view())
 }
 
-// auditFor returns the audit log a thread's runs record in: the file the
-// thread was started with (`planner run --audit FILE`, ThreadMeta.Audit),
-// opened for this run, else the server's. close releases what it opened.
-func (s *Server) auditFor(ctx context.Context, thread string) (node.ToolAuditor, func() error, error) {
+// auditFor returns the audit log a thread's runs record in: path, the
+// file the thread was started with (`planner run --audit FILE`,
+// ThreadMeta.Audit), opened for this run with the server's scrubber, else
+// the server's. close releases what it opened.
+func (s *Server) auditFor(ctx context.Context, thread, path string) (node.ToolAuditor, func() error, error) {
 	none := func() error { return nil }
-	_, meta, err := s.threadOf(ctx, thread)
-	if err != nil || meta.Audit == "" || (s.ownAudit != nil && sameFile(meta.Audit, s.ownAudit.Path())) {
-		return s.audit, none, nil // a thread the server cannot read records in the server's log
+	if path == "" || (s.ownAudit != nil && sameFile(path, s.ownAudit.Path())) {
+		return s.audit, none, nil
 	}
-	l, err := audit.Open(ctx, meta.Audit)
+	l, err := audit.Open(ctx, path, audit.WithScrubber(s.scrub))
 	if err != nil {
-		return nil, none, fmt.Errorf("%w: thread %q records its tool calls in %s: %w", planner.ErrRun, thread, meta.Audit, err)
+		return nil, none, fmt.Errorf("%w: thread %q records its tool calls in %s: %w", planner.ErrRun, thread, path, err)
 	}
 	return l, l.Close, nil
 }

@@ -234,18 +234,14 @@ type Server struct {
 // DefaultStorePath is the thread store the command line uses when no
 // --store is given: $PLANNER_STORE, else $XDG_STATE_HOME/planner/threads.db,
 // else ~/.local/state/planner/threads.db.
+// It is sqlitestore.DefaultPath with the process environment; its error
+// wraps ErrConfig.
 func DefaultStorePath() (string, error) {
-	if p := os.Getenv("PLANNER_STORE"); p != "" {
-		return p, nil
-	}
-	if dir := os.Getenv("XDG_STATE_HOME"); dir != "" && filepath.IsAbs(dir) {
-		return filepath.Join(dir, "planner", "threads.db"), nil
-	}
-	home, err := os.UserHomeDir()
+	p, err := sqlitestore.DefaultPath(os.Getenv)
 	if err != nil {
-		return "", fmt.Errorf("%w: no thread store path and no home directory for the default one: %w", ErrConfig, err)
+		return "", fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return filepath.Join(home, ".local", "state", "planner", "threads.db"), nil
+	return p, nil
 }
 
 // IsLoopback reports whether addr (host:port) listens on loopback only:

@@ -114,7 +114,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 func (s *Server) resumeLaunch(th journal.Thread, meta threadMeta, kind string, opts ...planner.RunOption) launch {
 	var task agent.Task
 	_ = json.Unmarshal(th.Task, &task)
-	return launch{thread: th.Name, pipeline: th.Pipeline, llm: meta.LLM, kind: kind, question: task.Question,
+	return launch{thread: th.Name, pipeline: th.Pipeline, meta: meta, kind: kind, question: task.Question,
 		run: func(ctx context.Context, p *planner.Pipeline, ropts ...planner.RunOption) (*planner.Result, error) {
 			return p.Resume(ctx, s.store, th.Name, append(ropts, opts...)...)
 		}}

@@ -77,12 +77,9 @@ func listAudit(c *cobra.Command, p process, f *auditFlags) error {
 	}
 	path := f.db
 	if path == "" {
-		store := f.store
-		if store == "" {
-			var err error
-			if store, err = defaultStore(p); err != nil {
-				return err
-			}
+		store, err := storePath(p, f.store)
+		if err != nil {
+			return err
 		}
 		path = audit.PathBeside(store)
 	}
@@ -128,7 +125,7 @@ func listAudit(c *cobra.Command, p process, f *auditFlags) error {
 			output, ms = humanize.Bytes(uint64(r.OutputBytes)), fmt.Sprintf("%.1f", r.DurationMS)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05"), where, r.Node, r.Tool,
-			oneLineClip(r.Input, auditInputWidth), output, ms, oneLineClip(auditResult(r), auditResultWidth))
+			textutil.Clip(textutil.OneLine(r.Input), auditInputWidth), output, ms, textutil.Clip(textutil.OneLine(auditResult(r)), auditResultWidth))
 	}
 	return tw.Flush()
 }
@@ -161,11 +158,6 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
-}
-
-// oneLineClip folds s onto one line and clips it to n characters.
-func oneLineClip(s string, n int) string {
-	return textutil.Clip(strings.Join(strings.Fields(s), " "), n)
 }
 
 // describeFilter names the filters in force, for the empty listing.

@@ -13,6 +13,7 @@ import (
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/verify"
 	"github.com/spf13/cobra"
 )
@@ -324,16 +325,8 @@ func budgetStopped(c *cobra.Command, rep *compare.Report, dir string) error {
 	if b == nil || !b.Spent || (b.NotRun == 0 && b.CutShort == 0) {
 		return nil
 	}
-	fmt.Fprintf(c.ErrOrStderr(), "planner: compare stopped by its budget: %s; %d %s cut short, %d not started. "+
+	fmt.Fprintf(c.ErrOrStderr(), "planner: compare stopped by its budget: %s; %s cut short, %d not started. "+
 		"The finished runs are saved in %s: run the same command again (raise the --max-* limit to go further) to run the rest.\n",
-		b.Reason, b.CutShort, pluralRuns(b.CutShort), b.NotRun, dir)
+		b.Reason, textutil.Count(b.CutShort, "run", "runs"), b.NotRun, dir)
 	return &incompleteError{reason: b.Reason}
-}
-
-// pluralRuns is "run" for one and "runs" for several.
-func pluralRuns(n int) string {
-	if n == 1 {
-		return "run"
-	}
-	return "runs"
 }

@@ -489,12 +489,9 @@ func auditPath(proc process, f *runFlags) (string, error) {
 	if f.audit != "" || f.thread == "" {
 		return f.audit, nil
 	}
-	store := f.store
-	if store == "" {
-		var err error
-		if store, err = defaultStore(proc); err != nil {
-			return "", err
-		}
+	store, err := storePath(proc, f.store)
+	if err != nil {
+		return "", err
 	}
 	return audit.PathBeside(store), nil
 }

@@ -63,14 +63,9 @@ func serve(c *cobra.Command, p process, f *serveFlags) error {
 		return err
 	}
 	defer a.Close()
-	db := f.db
-	if db == "" {
-		db = p.getenv("PLANNER_STORE")
-	}
-	if db == "" {
-		if db, err = defaultStore(p); err != nil {
-			return err
-		}
+	db, err := storePath(p, f.db)
+	if err != nil {
+		return err
 	}
 	srv, err := server.New(server.Config{
 		Engine: a.Engine, Dir: f.dir, Root: f.root, StorePath: db, Addr: f.addr, Token: p.getenv("PLANNER_SERVE_TOKEN"),

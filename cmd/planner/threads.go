@@ -41,30 +41,22 @@ func (e *waitingError) Unwrap() error { return e.err }
 // and `planner resume` share (planner.ThreadMeta).
 type threadMeta = planner.ThreadMeta
 
-// defaultStore is the thread store's path when --store (PLANNER_STORE)
-// is unset: $XDG_STATE_HOME/planner/threads.db, else
-// ~/.local/state/planner/threads.db.
-func defaultStore(p process) (string, error) {
-	if dir := p.getenv("XDG_STATE_HOME"); dir != "" && filepath.IsAbs(dir) {
-		return filepath.Join(dir, "planner", "threads.db"), nil
+// storePath is the thread store's path: flag (--store, or serve's --db)
+// when set, else the default one, sqlitestore.DefaultPath read through
+// p's variables ($PLANNER_STORE, $XDG_STATE_HOME/planner/threads.db, else
+// ~/.local/state/planner/threads.db).
+func storePath(p process, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
 	}
-	home := p.getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return "", fmt.Errorf("no --store given and no home directory for the default one: %w", err)
-		}
-	}
-	return filepath.Join(home, ".local", "state", "planner", "threads.db"), nil
+	return sqlitestore.DefaultPath(p.getenv)
 }
 
 // openStore opens the thread store at path, or the default one.
 func openStore(ctx context.Context, p process, path string) (*sqlitestore.Store, error) {
-	if path == "" {
-		var err error
-		if path, err = defaultStore(p); err != nil {
-			return nil, err
-		}
+	path, err := storePath(p, path)
+	if err != nil {
+		return nil, err
 	}
 	s, err := sqlitestore.Open(ctx, path)
 	if err != nil {
@@ -265,10 +257,7 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 
 // storeName is the store path to show: --store, else the default.
 func storeName(p process, path string) string {
-	if path != "" {
-		return path
-	}
-	if d, err := defaultStore(p); err == nil {
+	if d, err := storePath(p, path); err == nil {
 		return d
 	}
 	return "the default store"

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/planner-engine/planner/textutil"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
@@ -105,17 +106,9 @@ func (b *BudgetSummary) Line() string {
 	if b == nil || !b.Spent {
 		return ""
 	}
-	return fmt.Sprintf("Stopped by %s: %s. %d %s cut short (failure budget, answered from the work so far), "+
+	return fmt.Sprintf("Stopped by %s: %s. %s cut short (failure budget, answered from the work so far), "+
 		"%d not started (not counted in any figure; running the same command again runs them, with a budget of its own).",
-		CompareBudgetName, strings.TrimPrefix(b.Reason, CompareBudgetName+" is spent: "), b.CutShort, plural(b.CutShort, "run", "runs"), b.NotRun)
-}
-
-// plural is one for n == 1, else many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+		CompareBudgetName, strings.TrimPrefix(b.Reason, CompareBudgetName+" is spent: "), textutil.Count(b.CutShort, "run", "runs"), b.NotRun)
 }
 
 // FailureLegend explains the failure kinds and how reports count them.

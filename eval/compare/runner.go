@@ -729,21 +729,17 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 		}
 		res, err = opts.RunFunc(rctx, RunSpec{ConfigPath: p.Config.File, Config: p.Config.Name, Task: task, LLM: llmCfg, Seed: opts.Seed,
 			Model: model, Fingerprint: fp, RunID: RunID(p.Config.Name, model, task.ID, opts.Seed, fp), Timeout: opts.Timeout}, tracer)
-		if res == nil || res.State == nil {
-			if err == nil {
-				err = errors.New("compare: the run returned no result")
-			}
-			res = &pipeline.Result{State: agent.NewState(task)}
-			res.State.Failure = FailureError
-		}
 	case threads == nil:
 		res, err = p.Run(rctx, task, tracer)
 	default:
 		res, _, err = p.RunThread(rctx, task, tracer, pipeline.Thread{Store: threads, Name: ThreadName(p.Config.Name, model, task.ID, opts.Seed, fp)})
-		if res == nil { // the thread could not start: report it as the run's failure
-			res = &pipeline.Result{State: agent.NewState(task)}
-			res.State.Failure = FailureError
+	}
+	if res == nil || res.State == nil { // the run (or its thread) could not start: report it as the run's failure
+		if err == nil {
+			err = errors.New("compare: the run returned no result")
 		}
+		res = &pipeline.Result{State: agent.NewState(task)}
+		res.State.Failure = FailureError
 	}
 	rec.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
 	if ctx.Err() != nil {

@@ -57,27 +57,11 @@ type Server struct {
 	HostPort string
 	// Namespace is the namespace to use: "default".
 	Namespace string
-	// Bin is the CLI binary that runs the server.
-	Bin string
 
 	cmd     *exec.Cmd
 	log     *lockedBuffer
 	exited  chan struct{}
 	stopped sync.Once
-}
-
-// Option configures Start.
-type Option func(*settings)
-
-type settings struct {
-	dynamic [][2]string
-}
-
-// WithDynamicConfig sets a dynamic config value of the server
-// (start-dev's --dynamic-config-value KEY=VALUE), value written as JSON:
-// WithDynamicConfig("matching.numTaskqueueReadPartitions", "1").
-func WithDynamicConfig(key, jsonValue string) Option {
-	return func(s *settings) { s.dynamic = append(s.dynamic, [2]string{key, jsonValue}) }
 }
 
 // Bin returns the Temporal CLI binary: PLANNER_TEMPORAL_BIN when set, else
@@ -96,7 +80,7 @@ func Bin() (string, bool) {
 // Start starts a dev server for t and stops it when t ends. It skips t when
 // no Temporal CLI binary is found and fails it when the server does not
 // answer within a minute.
-func Start(t testing.TB, opts ...Option) *Server {
+func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, ok := Bin()
 	if !ok {
@@ -106,10 +90,6 @@ func Start(t testing.TB, opts ...Option) *Server {
 		}
 		t.Skipf("no Temporal CLI binary (%s unset, no `temporal` on PATH): the tests against a Temporal dev server are skipped; "+
 			"install it with: go install github.com/temporalio/cli/cmd/temporal@%s (.ci/run does)", BinEnv, CLIVersion)
-	}
-	var st settings
-	for _, o := range opts {
-		o(&st)
 	}
 	ports, err := freePorts(3)
 	if err != nil {
@@ -124,10 +104,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		"--db-filename", filepath.Join(dir, "temporal.db"),
 		"--log-level", "warn",
 	}
-	for _, kv := range st.dynamic {
-		args = append(args, "--dynamic-config-value", kv[0]+"="+kv[1])
-	}
-	s := &Server{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), Namespace: Namespace, Bin: bin,
+	s := &Server{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), Namespace: Namespace,
 		log: &lockedBuffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner"
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/redact"
@@ -190,7 +190,7 @@ func TestWithTimeoutBoundsTheRun(t *testing.T) {
 
 	require.ErrorIs(t, err, planner.ErrRun)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Equal(t, agent.FailureTimeout, res.Failure)
+	assert.Equal(t, state.FailureTimeout, res.Failure)
 }
 
 func TestWithMaxStepsBoundsTheNodeRuns(t *testing.T) {
@@ -203,7 +203,7 @@ func TestWithMaxStepsBoundsTheNodeRuns(t *testing.T) {
 	res, err := p.Run(t.Context(), "How old was Clyde Tombaugh when he discovered Pluto?")
 
 	require.ErrorIs(t, err, graph.ErrMaxSteps)
-	assert.Equal(t, agent.FailureLoop, res.Failure)
+	assert.Equal(t, state.FailureLoop, res.Failure)
 	assert.Equal(t, []string{"plan"}, res.Steps)
 }
 
@@ -317,7 +317,7 @@ func TestWithTaskRunsTheWholeTask(t *testing.T) {
 	e := sharedEngine(t)
 	p, err := e.Load(t.Context(), cotConfig, planner.WithLLM("scripted:"+cotScript))
 	require.NoError(t, err)
-	task := agent.Task{ID: "farm-1", Question: cotTask, Answer: "1173", Tags: []string{"arithmetic"}}
+	task := state.Task{ID: "farm-1", Question: cotTask, Answer: "1173", Tags: []string{"arithmetic"}}
 
 	res, err := p.Run(t.Context(), "", planner.WithTask(task))
 
@@ -327,7 +327,7 @@ func TestWithTaskRunsTheWholeTask(t *testing.T) {
 
 	p, err = e.Load(t.Context(), cotConfig, planner.WithLLM("scripted:"+cotScript)) // a new script: the first is used up
 	require.NoError(t, err)
-	res, err = p.Run(t.Context(), cotTask+" ", planner.WithTask(agent.Task{ID: "farm-2", Question: "replaced"}))
+	res, err = p.Run(t.Context(), cotTask+" ", planner.WithTask(state.Task{ID: "farm-2", Question: "replaced"}))
 	require.NoError(t, err)
 	assert.Equal(t, cotTask+" ", res.State.Task.Question, "the question argument wins")
 	assert.Equal(t, "farm-2", res.State.Task.ID)

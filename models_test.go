@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
@@ -208,7 +208,7 @@ func TestModelsAreMeteredWithTheTokenizerAndPricedFromTheTable(t *testing.T) {
 	const reply = "The tokenizer counts tokens, not characters, 1173 plants."
 	m, err := e.Models().Model(t.Context(), config.LLM{Provider: "scripted", Model: "house-model", Script: writeScript(t, t.TempDir(), "s.yaml", reply)}, "")
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	msgs := llm.Prompt("You are terse.", "How many plants do 3 fields of 17 rows of 23 plants hold?")
 
 	_, resp, err := m.Call(t.Context(), st, llm.CallMeta{Node: "n"}, msgs)
@@ -294,7 +294,7 @@ func TestCachedPromptTokensArePricedAtTheCachedRate(t *testing.T) {
 	require.NoError(t, err)
 	m, err := e.Models().Model(t.Context(), config.LLM{Provider: "openai", Model: "house-model", BaseURL: srv.URL + "/v1"}, "")
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	rec := &trace.Recorder{}
 	_, _, err = m.Call(trace.WithTracer(t.Context(), trace.New("r", rec)), st, llm.CallMeta{Node: "n"}, llm.Prompt("s", "u"))
 	require.NoError(t, err)

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/trace"
 )
@@ -58,7 +58,7 @@ func (p *Pipeline) Built() *pipeline.Pipeline { return p.built }
 type RunOption func(*runOptions)
 
 type runOptions struct {
-	task      agent.Task
+	task      state.Task
 	sinks     []trace.Sink
 	traceFile string
 	runID     string
@@ -67,7 +67,7 @@ type runOptions struct {
 	approver  journal.Approver
 	decision  *journal.Decision
 	tokens    bool
-	audit     node.ToolAuditor
+	audit     nodekind.ToolAuditor
 }
 
 // WithThread makes the run durable: it is journaled as thread name in
@@ -105,7 +105,7 @@ func WithDecision(d journal.Decision) RunOption {
 // size, its duration, its error and the human decision on it; a WithThread
 // run records only the calls it makes live, not those it replays from the
 // journal. The caller opens and closes a. Default: no record.
-func WithAudit(a node.ToolAuditor) RunOption {
+func WithAudit(a nodekind.ToolAuditor) RunOption {
 	return func(o *runOptions) { o.audit = a }
 }
 
@@ -113,7 +113,7 @@ func WithAudit(a node.ToolAuditor) RunOption {
 // reference Answer (used by evaluators such as Reflexion's exact match)
 // and its Tags reach the nodes. A non-empty question argument of Run replaces
 // t.Question. Default: a task holding only the question.
-func WithTask(t agent.Task) RunOption {
+func WithTask(t state.Task) RunOption {
 	return func(o *runOptions) { o.task = t }
 }
 
@@ -152,14 +152,14 @@ type Result struct {
 	Complete bool
 	// Reason explains an incomplete answer, scrubbed of secrets.
 	Reason string
-	// Failure classifies an unsuccessful run: one of the agent.Failure*
+	// Failure classifies an unsuccessful run: one of the state.Failure*
 	// constants, or "" for a complete one.
 	Failure string
 	// Usage counts the run's model calls, attempts, tokens (measured by the
 	// provider or estimated with the o200k tokenizer, see Estimated), cost
 	// in US dollars from the price table, and tool calls, in total and per
-	// node.
-	Usage agent.UsageSnapshot
+	// nodekind.
+	Usage state.UsageSnapshot
 	// Steps are the ids of the nodes executed, in order.
 	Steps []string
 	// Duration is the run's wall time.
@@ -169,7 +169,7 @@ type Result struct {
 	Trace []trace.Event
 	// State is the run's final state (plan, scratchpad, candidates,
 	// notes, ...). It is not scrubbed: scrub before writing it anywhere.
-	State *agent.State
+	State *state.State
 	// Thread is the WithThread thread's name, and Status its status after
 	// the run; Pending is the tool call it waits for when Status is
 	// journal.StatusWaiting. Replayed counts the journaled calls the run
@@ -191,7 +191,7 @@ func (p *Pipeline) Resume(ctx context.Context, store journal.Store, name string,
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
-	var task agent.Task
+	var task state.Task
 	if err := json.Unmarshal(th.Task, &task); err != nil {
 		return nil, fmt.Errorf("resume: thread %q: its task: %w", name, err)
 	}
@@ -240,7 +240,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 	tracer := trace.NewWithOptions(o.runID, topts...)
 	ctx = p.engine.withTelemetry(ctx) // WithTracerProvider's spans (telemetry.go)
 	if o.audit != nil {
-		ctx = node.WithToolAuditor(ctx, o.audit)
+		ctx = nodekind.WithToolAuditor(ctx, o.audit)
 	}
 	var (
 		out    *pipeline.Result

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/corpus"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/llm/usage"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/search"
 	"github.com/tmc/langchaingo/llms"
@@ -63,12 +63,12 @@ func BenchmarkPromptTokensPerStep(b *testing.B) {
 			var curve []int
 			for b.Loop() {
 				meter := &curveMeter{est: est}
-				l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: scripted.Texts(replies...), Meter: meter}, Tools: reg},
+				l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: scripted.Texts(replies...), Meter: meter}, Tools: reg},
 					executor.ReActConfig{MaxIterations: len(replies), KeepSteps: &keep})
 				if err != nil {
 					b.Fatal(err)
 				}
-				out, err := l.Run(context.Background(), agent.NewState(agent.Task{}), executor.Input{Task: "Collect facts about 20 bodies."})
+				out, err := l.Run(context.Background(), state.NewState(state.Task{}), executor.Input{Task: "Collect facts about 20 bodies."})
 				if err != nil || !out.Complete {
 					b.Fatalf("run did not complete: %v %+v", err, out)
 				}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -45,7 +45,7 @@ type Turn struct {
 	// (with its observation, or the guard message as Error), or one for
 	// the final answer or for a reply that could not be used (Error is the
 	// feedback the model sees next turn).
-	Entries []agent.Entry
+	Entries []state.Entry
 	// Final is true when the model gave its final answer, Answer. The
 	// branch has ended.
 	Final  bool
@@ -53,7 +53,7 @@ type Turn struct {
 	// Invalid is true when the reply could not be used: a format error,
 	// answered with feedback in the next turn.
 	Invalid bool
-	// Failure is agent.FailureParse or agent.FailureLoop when a guard
+	// Failure is state.FailureParse or state.FailureLoop when a guard
 	// stopped the branch (too many format errors in a row, a call repeated
 	// too often), with the Reason; the branch has ended.
 	Failure, Reason string
@@ -64,7 +64,7 @@ func (t Turn) Ended() bool { return t.Final || t.Failure != "" }
 
 // Begin starts a branch for in: the prompt is rendered, no model call is
 // made. in.Task is required, as for Run.
-func (l *Loop) Begin(st *agent.State, in Input) (*Branch, error) {
+func (l *Loop) Begin(st *state.State, in Input) (*Branch, error) {
 	r, err := l.begin(st, in)
 	if err != nil {
 		return nil, err
@@ -123,7 +123,7 @@ func (r *run) fork() *run {
 }
 
 // Entries returns the branch's scratchpad: every turn's entries, in order.
-func (b *Branch) Entries() []agent.Entry { return slices.Clone(b.r.out.Entries) }
+func (b *Branch) Entries() []state.Entry { return slices.Clone(b.r.out.Entries) }
 
 // Turns returns how many model turns the branch has taken.
 func (b *Branch) Turns() int { return b.r.out.Iterations }

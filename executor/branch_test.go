@@ -5,11 +5,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -22,7 +22,7 @@ func branchLoop(t *testing.T, cfg executor.ReActConfig, replies ...scripted.Repl
 	sm, err := scripted.New(scripted.Script{Strict: &f, Replies: replies})
 	require.NoError(t, err)
 	m := &recModel{inner: sm}
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())}, cfg)
 	require.NoError(t, err)
 	return l, m
 }
@@ -33,14 +33,14 @@ func TestBranchNextExtendsACopyAndLeavesTheBranchAsItWas(t *testing.T) {
 		scripted.Reply{Contains: "Observation: [echo] echo: a", Text: "Thought: more.\nAction: echo\nAction Input: b"},
 		scripted.Reply{Text: "Thought: start.\nAction: echo\nAction Input: a", Times: 2},
 	)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	root, err := l.Begin(st, executor.Input{NodeID: "lats", Kind: "lats", Role: "expand", Task: "q"})
 	require.NoError(t, err)
 
 	one, t1, err := root.Next(context.Background(), executor.TurnOptions{})
 	require.NoError(t, err)
 	require.Len(t, t1.Entries, 1)
-	assert.Equal(t, agent.Entry{Thought: "start.", Tool: "echo", Input: "a", Observation: "echo: a", Raw: "Thought: start.\nAction: echo\nAction Input: a"}, t1.Entries[0])
+	assert.Equal(t, state.Entry{Thought: "start.", Tool: "echo", Input: "a", Observation: "echo: a", Raw: "Thought: start.\nAction: echo\nAction Input: a"}, t1.Entries[0])
 	assert.False(t, t1.Ended())
 	assert.Empty(t, root.Entries(), "the root is unchanged")
 	assert.Equal(t, 0, root.Turns())
@@ -77,7 +77,7 @@ func TestBranchesKeepTheirOwnRepeatGuard(t *testing.T) {
 	l, _ := branchLoop(t, executor.ReActConfig{MaxRepeats: 1},
 		scripted.Reply{Text: "Thought: again.\nAction: echo\nAction Input: a", Times: 10},
 	)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	root, err := l.Begin(st, executor.Input{Task: "q"})
 	require.NoError(t, err)
 	one, _, err := root.Next(context.Background(), executor.TurnOptions{})
@@ -91,7 +91,7 @@ func TestBranchesKeepTheirOwnRepeatGuard(t *testing.T) {
 	// own history: two's repeat is one too many, one's is the first.
 	_, t3, err := two.Next(context.Background(), executor.TurnOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, agent.FailureLoop, t3.Failure)
+	assert.Equal(t, state.FailureLoop, t3.Failure)
 	assert.True(t, t3.Ended())
 	_, again, err := one.Next(context.Background(), executor.TurnOptions{})
 	require.NoError(t, err)
@@ -103,7 +103,7 @@ func TestBranchNextTakesLessonsAndCallOptionsAndRunsConcurrently(t *testing.T) {
 	l, m := branchLoop(t, executor.ReActConfig{},
 		scripted.Reply{Text: "Thought: t.\nAction: echo\nAction Input: x", Times: 8},
 	)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	root, err := l.Begin(st, executor.Input{Task: "q"})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
@@ -130,7 +130,7 @@ func TestBranchFormatErrorsGetFeedbackUntilTheParseGuardStops(t *testing.T) {
 	l, m := branchLoop(t, executor.ReActConfig{MaxParseFailures: 2},
 		scripted.Reply{Text: "no labels at all", Times: 5},
 	)
-	root, err := l.Begin(agent.NewState(agent.Task{Question: "q"}), executor.Input{Task: "q"})
+	root, err := l.Begin(state.NewState(state.Task{Question: "q"}), executor.Input{Task: "q"})
 	require.NoError(t, err)
 	one, t1, err := root.Next(context.Background(), executor.TurnOptions{})
 	require.NoError(t, err)
@@ -139,6 +139,6 @@ func TestBranchFormatErrorsGetFeedbackUntilTheParseGuardStops(t *testing.T) {
 	_, t2, err := one.Next(context.Background(), executor.TurnOptions{})
 	require.NoError(t, err)
 	assert.True(t, t2.Invalid)
-	assert.Equal(t, agent.FailureParse, t2.Failure)
+	assert.Equal(t, state.FailureParse, t2.Failure)
 	assert.Contains(t, m.requests()[1].text(), "Observation: "+t1.Entries[0].Error, "the feedback is shown in the next turn")
 }

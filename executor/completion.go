@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor/parse"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/textutil"
@@ -75,7 +75,7 @@ func (r *run) completionTurn(ctx context.Context, n int, opts []llms.CallOption)
 	if ok && parse.NormalizeToolName(name) == "finish" {
 		r.final = s
 		r.out.Answer = input
-		r.out.Entries = append(r.out.Entries, agent.Entry{Thought: thought, Final: input, Raw: reply})
+		r.out.Entries = append(r.out.Entries, state.Entry{Thought: thought, Final: input, Raw: reply})
 		return true, nil, nil
 	}
 	c := &call{name: name, input: input}

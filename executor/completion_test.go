@@ -7,11 +7,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -44,7 +44,7 @@ func completionPrompt(t *testing.T, r request) string {
 
 func newLoop(t *testing.T, m *recModel, cfg executor.ReActConfig, ts ...tools.Tool) *executor.Loop {
 	t.Helper()
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, ts...)}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, ts...)}, cfg)
 	require.NoError(t, err)
 	return l
 }
@@ -126,7 +126,7 @@ func TestCompletionStyleRendersTheStepsAsThePapersHarness(t *testing.T) {
 	assert.Equal(t, "Eminem featuring Rihanna", h.out.Answer)
 	assert.Equal(t, 4, h.out.Iterations, "the action-only call is part of step 3")
 	require.Len(t, h.out.Entries, 4)
-	assert.Equal(t, agent.Entry{Thought: "I need to search \"Love the Way You Lie\".", Tool: "Search", Input: `"Love the Way You Lie"`,
+	assert.Equal(t, state.Entry{Thought: "I need to search \"Love the Way You Lie\".", Tool: "Search", Input: `"Love the Way You Lie"`,
 		Observation: "\"Love the Way You Lie\" is a song by Eminem featuring Rihanna. It was released in 2010.", Raw: s.Replies[0].Text}, h.out.Entries[0])
 	assert.Equal(t, "Eminem featuring Rihanna", h.out.Entries[3].Final)
 	assert.Equal(t, []string{executor.GuardActionOnly}, h.guards())
@@ -156,7 +156,7 @@ func TestCompletionStyleBudgetEndsWithAnEmptyOrFinalizedAnswer(t *testing.T) {
 		h := runScript(t, cfg, steps(2), "q", search())
 		require.NoError(t, h.err)
 		assert.False(t, h.out.Complete)
-		assert.Equal(t, agent.FailureBudget, h.out.Failure)
+		assert.Equal(t, state.FailureBudget, h.out.Failure)
 		assert.Empty(t, h.out.Answer)
 		assert.Equal(t, 2, h.out.Iterations)
 		assert.Len(t, h.model.requests(), 2, "no finalizer call")
@@ -237,7 +237,7 @@ func TestCompletionStyleBranchesTakeNumberedTurns(t *testing.T) {
 	require.NoError(t, err)
 	m := &recModel{inner: sm}
 	l := newLoop(t, m, paperCfg(), &pagingTool{name: "Search", pages: map[string][]string{"a": {"page a"}}})
-	b, err := l.Begin(agent.NewState(agent.Task{}), executor.Input{Task: "q"})
+	b, err := l.Begin(state.NewState(state.Task{}), executor.Input{Task: "q"})
 	require.NoError(t, err)
 	b1, turn, err := b.Next(t.Context(), executor.TurnOptions{})
 	require.NoError(t, err)

@@ -2,7 +2,7 @@ package executor
 
 import (
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 )
 
 // Modes of the loop (ReActConfig.Mode).
@@ -101,8 +101,8 @@ const (
 // `react` node, so every field has a YAML key. The zero value is valid and
 // means every default.
 //
-// Templates are Go text/template text compiled by node.Env.Template and
-// rendered with node.PromptData; the loop's values are under .Extra, as
+// Templates are Go text/template text compiled by nodekind.Env.Template and
+// rendered with nodekind.PromptData; the loop's values are under .Extra, as
 // Templates declares them:
 //
 //   - system: .Extra.Tools (each with .Name, .Description and .Schema, the
@@ -117,7 +117,7 @@ const (
 //     loop stopped).
 //
 // .Question, .Reflections and .Notes refer to the run state as in every
-// other node.
+// other nodekind.
 type ReActConfig struct {
 	// Style is "chat" (a system message and one message per step) or
 	// "completion" (the ReAct paper's harness: one prompt of numbered
@@ -216,7 +216,7 @@ type ReActConfig struct {
 	// tool of that name is then a setting error. Default true with
 	// compaction "summarize", false otherwise.
 	Recall *bool `mapstructure:"recall"`
-	// ShowVars shows the run's working memory (agent.State.Vars, which
+	// ShowVars shows the run's working memory (state.State.Vars, which
 	// the vars tool, `output: var:NAME` and plan steps set) to the model:
 	// the whole state block ("name = value" lines, values cut to 200
 	// characters) in the task message when vars are set as the run
@@ -235,7 +235,7 @@ type ReActConfig struct {
 	// examples), followed by the prompt template's (the question line,
 	// default "Question: {{.Extra.Task}}"; trailing line breaks dropped)
 	// and one line break.
-	node.PromptSources `mapstructure:",squash"`
+	nodekind.PromptSources `mapstructure:",squash"`
 	// Examples replaces the embedded few-shot examples (plain text shown in
 	// the system prompt). Default: examples for the language and format in
 	// text mode, none in tools mode.

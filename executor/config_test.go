@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +55,7 @@ func TestInvalidSettingsNameTheKey(t *testing.T) {
 			if ts == nil {
 				ts = []tools.Tool{echoTool()}
 			}
-			_, err := executor.NewReAct(node.Env{Tools: registry(t, ts...), BaseDir: t.TempDir()}, node.Spec{ID: "act", Type: "react", Settings: tc.settings})
+			_, err := executor.NewReAct(nodekind.Env{Tools: registry(t, ts...), BaseDir: t.TempDir()}, nodekind.Spec{ID: "act", Type: "react", Settings: tc.settings})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, config.ErrSettings)
 			var se *config.SettingError
@@ -67,16 +67,16 @@ func TestInvalidSettingsNameTheKey(t *testing.T) {
 }
 
 func TestToolsSettingSelectsASubset(t *testing.T) {
-	l, err := executor.NewLoop(node.Env{Tools: registry(t, echoTool(), failTool(), panicTool())}, executor.ReActConfig{Tools: []string{"Echo", "panic"}})
+	l, err := executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool(), failTool(), panicTool())}, executor.ReActConfig{Tools: []string{"Echo", "panic"}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"echo", "panic"}, l.Tools())
-	l, err = executor.NewLoop(node.Env{Tools: registry(t, echoTool(), failTool())}, executor.ReActConfig{})
+	l, err = executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool(), failTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"echo", "fail"}, l.Tools())
 }
 
 // systemPrompt runs one turn and returns the system message.
-func systemPrompt(t *testing.T, env node.Env, cfg executor.ReActConfig) string {
+func systemPrompt(t *testing.T, env nodekind.Env, cfg executor.ReActConfig) string {
 	t.Helper()
 	sm, err := scripted.New(text("Final Answer: a"))
 	require.NoError(t, err)
@@ -84,7 +84,7 @@ func systemPrompt(t *testing.T, env node.Env, cfg executor.ReActConfig) string {
 	env.Model = llm.Model{LLM: m}
 	l, err := executor.NewLoop(env, cfg)
 	require.NoError(t, err)
-	_, err = l.Run(t.Context(), agent.NewState(agent.Task{}), executor.Input{Task: "q"})
+	_, err = l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: "q"})
 	require.NoError(t, err)
 	msg := m.requests()[0].msgs[0]
 	require.Equal(t, llms.ChatMessageTypeSystem, msg.Role)
@@ -111,7 +111,7 @@ func TestEmbeddedPromptVariants(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.cfg.Mode+"/"+tc.cfg.Language+"/"+tc.cfg.Format, func(t *testing.T) {
-			sys := systemPrompt(t, node.Env{Tools: registry(t, echoTool(), schemaTool{&fakeTool{name: "schema"}})}, tc.cfg)
+			sys := systemPrompt(t, nodekind.Env{Tools: registry(t, echoTool(), schemaTool{&fakeTool{name: "schema"}})}, tc.cfg)
 			for _, s := range tc.contains {
 				assert.Contains(t, sys, s)
 			}
@@ -125,8 +125,8 @@ func TestEmbeddedPromptVariants(t *testing.T) {
 func TestPromptOverrides(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ex.txt"), []byte("EXAMPLE FROM FILE"), 0o644))
-	env := node.Env{Tools: registry(t, echoTool()), BaseDir: dir}
-	sys := systemPrompt(t, env, executor.ReActConfig{PromptSources: node.PromptSources{System: "Tools: {{.Extra.ToolNames}}. {{.Extra.Examples}} ({{.Extra.Format}}, {{.Extra.Mode}})"}, ExamplesFile: "ex.txt"})
+	env := nodekind.Env{Tools: registry(t, echoTool()), BaseDir: dir}
+	sys := systemPrompt(t, env, executor.ReActConfig{PromptSources: nodekind.PromptSources{System: "Tools: {{.Extra.ToolNames}}. {{.Extra.Examples}} ({{.Extra.Format}}, {{.Extra.Mode}})"}, ExamplesFile: "ex.txt"})
 	assert.Equal(t, "Tools: echo. EXAMPLE FROM FILE (react, text)", sys)
 	sys = systemPrompt(t, env, executor.ReActConfig{Mode: executor.ModeTools, Examples: "TOOLS EXAMPLE"})
 	assert.Contains(t, sys, "Examples:\n\nTOOLS EXAMPLE")

@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
@@ -26,7 +26,7 @@ func buildDemo(t *testing.T, configPath, script string) *pipeline.Pipeline {
 	t.Helper()
 	cfg, err := config.Load(configPath)
 	require.NoError(t, err)
-	reg := node.NewRegistry().MustRegister(node.Kind{Name: "react", Summary: "ReAct loop", New: executor.NewReAct})
+	reg := nodekind.NewRegistry().MustRegister(nodekind.Kind{Name: "react", Summary: "ReAct loop", New: executor.NewReAct})
 	abs, err := filepath.Abs(script)
 	require.NoError(t, err)
 	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg, Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build)), Tools: builtin.Factory{},
@@ -48,7 +48,7 @@ func TestShippedDemosAnswerFromRealToolResults(t *testing.T) {
 		t.Run(filepath.Base(tc.config), func(t *testing.T) {
 			p := buildDemo(t, tc.config, tc.script)
 			rec := &trace.Recorder{}
-			res, err := p.Run(context.Background(), agent.Task{Question: demoQuestion}, trace.New("demo", rec))
+			res, err := p.Run(context.Background(), state.Task{Question: demoQuestion}, trace.New("demo", rec))
 			require.NoError(t, err)
 			st := res.State
 			assert.Equal(t, "22448", st.Answer)
@@ -74,10 +74,10 @@ func TestShippedDemosAnswerFromRealToolResults(t *testing.T) {
 
 func TestReActNodeRecordsAPartialAnswer(t *testing.T) {
 	m := &recModel{inner: scriptedModel(t, text("Thought: t\nAction: echo\nAction Input: a"), "Final Answer: echo: a")}
-	built, err := executor.NewReAct(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())},
-		node.Spec{ID: "act", Type: "react", Settings: map[string]any{"max_iterations": 1}})
+	built, err := executor.NewReAct(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())},
+		nodekind.Spec{ID: "act", Type: "react", Settings: map[string]any{"max_iterations": 1}})
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Reflections = []string{"echo first"}
 	route, err := built.Node.Run(context.Background(), st)
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func TestReActNodeRecordsAPartialAnswer(t *testing.T) {
 	assert.True(t, st.Done)
 	assert.False(t, st.Complete)
 	assert.Equal(t, "echo: a", st.Answer)
-	assert.Equal(t, agent.FailureBudget, st.Failure)
+	assert.Equal(t, state.FailureBudget, st.Failure)
 	assert.Contains(t, st.Reason, "max_iterations")
 	require.Len(t, st.Scratchpad, 1)
 	assert.Equal(t, "echo: a", st.Scratchpad[0].Observation)

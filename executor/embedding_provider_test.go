@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/journal"
@@ -20,7 +20,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/provider"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -217,7 +217,7 @@ func embeddingLoop(t *testing.T, srv *openAIServer, method string) *executor.Loo
 	var cfg executor.ReActConfig
 	require.NoError(t, config.Decode(map[string]any{"mode": "text",
 		"tool_retrieval": map[string]any{"method": method, "max_tools": 3}}, &cfg))
-	l, err := executor.NewLoop(node.Env{Model: m, Tools: registry(t, eightTools()...)}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Model: m, Tools: registry(t, eightTools()...)}, cfg)
 	require.NoError(t, err)
 	return l
 }
@@ -237,7 +237,7 @@ func TestEmbeddingRetrievalThroughAProviderShowsTheNearestTools(t *testing.T) {
 			l := embeddingLoop(t, srv, method)
 			rec := &trace.Recorder{}
 			ctx := trace.WithTracer(context.Background(), trace.New("test", rec))
-			out, err := l.Run(ctx, agent.NewState(agent.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
+			out, err := l.Run(ctx, state.NewState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
 			require.NoError(t, err)
 			require.True(t, out.Complete, out.Reason)
 
@@ -283,7 +283,7 @@ func TestEmbeddingRetrievalNeedsAProviderWithEmbeddings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, m.Embedder)
 	for _, method := range []string{"embedding", "hybrid"} {
-		_, err = executor.NewLoop(node.Env{Model: m, Tools: registry(t, eightTools()...)},
+		_, err = executor.NewLoop(nodekind.Env{Model: m, Tools: registry(t, eightTools()...)},
 			executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{Method: method, MaxTools: 3}})
 		var se *config.SettingError
 		require.ErrorAs(t, err, &se, method)
@@ -291,7 +291,7 @@ func TestEmbeddingRetrievalNeedsAProviderWithEmbeddings(t *testing.T) {
 		assert.ErrorContains(t, err, `provider "anthropic"`)
 		assert.ErrorContains(t, err, "openai")
 	}
-	_, err = executor.NewLoop(node.Env{Model: m, Tools: registry(t, eightTools()...)},
+	_, err = executor.NewLoop(nodekind.Env{Model: m, Tools: registry(t, eightTools()...)},
 		executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{MaxTools: 3}})
 	assert.NoError(t, err, "bm25 needs no embeddings")
 }
@@ -309,7 +309,7 @@ func TestEmbeddingSelectionsAreReplayedFromTheJournal(t *testing.T) {
 		require.NoError(t, err)
 		l := embeddingLoop(t, srv, "embedding")
 		rctx := journal.WithScope(journal.WithRun(ctx, j), journal.NodeScope(1, "act"))
-		return l.Run(rctx, agent.NewState(agent.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
+		return l.Run(rctx, state.NewState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
 	}
 	first, err := run()
 	require.NoError(t, err)
@@ -350,7 +350,7 @@ func TestEmbeddingProviderFailureFallsBack(t *testing.T) {
 	srv.mu.Unlock()
 	rec := &trace.Recorder{}
 	ctx := trace.WithTracer(context.Background(), trace.New("test", rec))
-	_, err := l.Run(ctx, agent.NewState(agent.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
+	_, err := l.Run(ctx, state.NewState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
 	require.Error(t, err, "the chat call fails too")
 	var why []string
 	for _, e := range rec.OfKind(trace.KindGuard) {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,8 +20,8 @@ func runRetrying(t *testing.T, cfg executor.ReActConfig, s scripted.Script, task
 	t.Helper()
 	sm, err := scripted.New(s)
 	require.NoError(t, err)
-	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: agent.NewState(agent.Task{Question: task})}
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: h.model, EmptyRetries: 2}, Tools: registry(t, echoTool())}, cfg)
+	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: state.NewState(state.Task{Question: task})}
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: h.model, EmptyRetries: 2}, Tools: registry(t, echoTool())}, cfg)
 	require.NoError(t, err)
 	ctx := trace.WithTracer(context.Background(), trace.New("test", h.events))
 	h.out, h.err = l.Run(ctx, h.state, executor.Input{NodeID: "act", Task: task})

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 )
 
 // ErrExamples means the few-shot examples could not be read: the file of
@@ -53,7 +53,7 @@ func FallbackExamples(name string) (string, bool) {
 // under a key of a JSON file). notice is set when the file was missing and
 // the fallback was used: the text of the run's examples_fallback event.
 // Empty text means the settings give none (the embedded defaults apply).
-func loadExamples(env node.Env, cfg ReActConfig) (text, notice string, err error) {
+func loadExamples(env nodekind.Env, cfg ReActConfig) (text, notice string, err error) {
 	fallback := strings.TrimSpace(cfg.ExamplesFallback)
 	switch {
 	case cfg.ExamplesFile == "" && cfg.ExamplesKey != "":

@@ -12,12 +12,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
@@ -37,7 +37,7 @@ func TestExamplesFromAFile(t *testing.T) {
 	write("prompts.json", `{"b_key": "\nQuestion: B\nThought 1: b\n", "a_key": 3}`)
 	write("plain.txt", "\nQuestion: plain\n")
 	write("list.json", `["x"]`)
-	env := node.Env{Tools: registry(t, echoTool()), BaseDir: dir}
+	env := nodekind.Env{Tools: registry(t, echoTool()), BaseDir: dir}
 
 	base := executor.ReActConfig{Style: executor.StyleCompletion}
 	base.System = "{{.Extra.Examples}}"
@@ -59,7 +59,7 @@ func TestExamplesFromAFile(t *testing.T) {
 			env.Model = llm.Model{LLM: m}
 			l, err := executor.NewLoop(env, cfg)
 			require.NoError(t, err)
-			_, err = l.Run(t.Context(), agent.NewState(agent.Task{}), executor.Input{Task: "q"})
+			_, err = l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: "q"})
 			require.NoError(t, err)
 			assert.Equal(t, tc.want+"Question: q\nThought 1:", completionPrompt(t, m.requests()[0]))
 			assert.Empty(t, l.ExamplesNotice())
@@ -112,7 +112,7 @@ func TestAMissingExamplesFileFallsBackWithANotice(t *testing.T) {
 	assert.Contains(t, l.ExamplesNotice(), "NOT the paper's own examples")
 	assert.Contains(t, l.ExamplesNotice(), "prompts/fever.json from "+executor.PaperPromptsURL)
 	rec := &trace.Recorder{}
-	out, err := l.Run(trace.WithTracer(t.Context(), trace.New("r", rec)), agent.NewState(agent.Task{}), executor.Input{NodeID: "act", Task: "q"})
+	out, err := l.Run(trace.WithTracer(t.Context(), trace.New("r", rec)), state.NewState(state.Task{}), executor.Input{NodeID: "act", Task: "q"})
 	require.NoError(t, err)
 	assert.Equal(t, "SUPPORTS", out.Answer)
 	guards := rec.OfKind(trace.KindGuard)
@@ -234,10 +234,10 @@ func replay(t *testing.T, cfg executor.ReActConfig, baseDir, examples string) {
 			sm, err := scripted.New(s)
 			require.NoError(t, err)
 			m := &recModel{inner: sm}
-			l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: m}, BaseDir: baseDir,
+			l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, BaseDir: baseDir,
 				Tools: registry(t, fixtureTool{"Search", &mu, &queue}, fixtureTool{"Lookup", &mu, &queue})}, cfg)
 			require.NoError(t, err)
-			out, err := l.Run(t.Context(), agent.NewState(agent.Task{}), executor.Input{Task: tr.task})
+			out, err := l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: tr.task})
 			require.NoError(t, err)
 			assert.Empty(t, queue, "every recorded call was made")
 			for i, e := range out.Entries[:len(out.Entries)-1] {
@@ -313,7 +313,7 @@ func TestShippedPaperConfigsReplayThePapersExamples(t *testing.T) {
 			assert.Equal(t, tc.key, cfg.ExamplesKey)
 			dir, err := filepath.Abs(filepath.Dir(p.File))
 			require.NoError(t, err)
-			l, err := executor.NewLoop(node.Env{Tools: registry(t, echoTool()), BaseDir: dir}, cfg)
+			l, err := executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool()), BaseDir: dir}, cfg)
 			require.NoError(t, err)
 			assert.Empty(t, l.ExamplesNotice(), "the paper's file was found")
 			trs := trajectories(t, examples)

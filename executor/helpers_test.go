@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/require"
@@ -165,7 +165,7 @@ func (r request) text() string {
 type harness struct {
 	model  *recModel
 	events *trace.Recorder
-	state  *agent.State
+	state  *state.State
 	out    executor.Outcome
 	err    error
 }
@@ -203,9 +203,9 @@ func runScript(t testing.TB, cfg executor.ReActConfig, s scripted.Script, task s
 	t.Helper()
 	sm, err := scripted.New(s)
 	require.NoError(t, err)
-	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: agent.NewState(agent.Task{Question: task})}
+	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: state.NewState(state.Task{Question: task})}
 	// The factory's default empty-reply retries, as a pipeline's model has.
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: h.model, EmptyRetries: config.DefaultEmptyRetries}, Tools: registry(t, ts...)}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: h.model, EmptyRetries: config.DefaultEmptyRetries}, Tools: registry(t, ts...)}, cfg)
 	require.NoError(t, err)
 	ctx := trace.WithTracer(context.Background(), trace.New("test", h.events))
 	h.out, h.err = l.Run(ctx, h.state, executor.Input{NodeID: "act", Task: task})

@@ -7,11 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/parse"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
@@ -44,10 +44,10 @@ type Loop struct {
 	lb        labels
 	model     llm.Model
 	tools     *tools.Registry
-	system    *node.Template
-	prompt    *node.Template
-	finalize  *node.Template
-	summary   *node.Template
+	system    *nodekind.Template
+	prompt    *nodekind.Template
+	finalize  *nodekind.Template
+	summary   *nodekind.Template
 	examples  string
 	toolInfos []promptTool
 	toolNames string
@@ -94,12 +94,12 @@ type Outcome struct {
 	Complete bool `json:"complete"`
 	// Reason explains an incomplete outcome.
 	Reason string `json:"reason,omitempty"`
-	// Failure is agent.FailureBudget, agent.FailureParse or
-	// agent.FailureLoop for an incomplete outcome, else empty.
+	// Failure is state.FailureBudget, state.FailureParse or
+	// state.FailureLoop for an incomplete outcome, else empty.
 	Failure string `json:"failure,omitempty"`
 	// Entries are the scratchpad: one per thought/action/observation,
 	// format error or final answer, in order.
-	Entries []agent.Entry `json:"entries"`
+	Entries []state.Entry `json:"entries"`
 	// Iterations counts the model turns, not counting retries of empty
 	// replies or the finalizer call; in completion style, the steps (a
 	// step's action-only call is not counted).
@@ -114,11 +114,11 @@ func (o Outcome) Err() error {
 	}
 	var base error
 	switch o.Failure {
-	case agent.FailureParse:
+	case state.FailureParse:
 		base = ErrTooManyParseFailures
-	case agent.FailureLoop:
+	case state.FailureLoop:
 		base = ErrLoopDetected
-	case agent.FailureBudget:
+	case state.FailureBudget:
 		base = ErrBudget
 	default:
 		return fmt.Errorf("react: incomplete: %s", o.Reason)
@@ -128,7 +128,7 @@ func (o Outcome) Err() error {
 
 // NewLoop checks cfg, applies its defaults, selects the tools and compiles
 // the templates. Errors are *config.SettingError naming the setting at fault.
-func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
+func NewLoop(env nodekind.Env, cfg ReActConfig) (*Loop, error) {
 	s, err := cfg.resolve()
 	if err != nil {
 		return nil, err
@@ -173,8 +173,8 @@ func NewLoop(env node.Env, cfg ReActConfig) (*Loop, error) {
 	system, task, finalize := templateSpecs(s.mode, s.style)
 	texts := []struct {
 		inline, file, def string
-		spec              node.TemplateSpec
-		out               **node.Template
+		spec              nodekind.TemplateSpec
+		out               **nodekind.Template
 	}{
 		{cfg.System, cfg.SystemFile, defaultSystem(s), system, &l.system},
 		{cfg.Prompt, cfg.PromptFile, defaultTask(s), task, &l.prompt},
@@ -275,7 +275,7 @@ type call struct {
 	id   string // native tool call id
 	name string // the tool name as the model wrote it
 	// tc is the call resolved against the loop's tools.
-	tc node.ToolCall
+	tc nodekind.ToolCall
 	// input is the tool input (unwrapped for the tool); args the raw
 	// native arguments.
 	input, args string
@@ -310,7 +310,7 @@ type halt struct {
 // run is the state of one Run, or of one Branch.
 type run struct {
 	l          *Loop
-	st         *agent.State
+	st         *state.State
 	in         Input
 	caller     llm.CallMeta
 	tr         *trace.Tracer
@@ -353,7 +353,7 @@ type run struct {
 //
 // Run changes st only through its Usage (model and tool calls), so
 // concurrent runs may share one state.
-func (l *Loop) Run(ctx context.Context, st *agent.State, in Input) (Outcome, error) {
+func (l *Loop) Run(ctx context.Context, st *state.State, in Input) (Outcome, error) {
 	r, err := l.begin(st, in)
 	if err != nil {
 		return Outcome{}, err
@@ -371,7 +371,7 @@ func (r *run) announce() {
 
 // begin checks in and renders the head of the prompt: nothing is asked
 // yet.
-func (l *Loop) begin(st *agent.State, in Input) (*run, error) {
+func (l *Loop) begin(st *state.State, in Input) (*run, error) {
 	if strings.TrimSpace(in.Task) == "" {
 		return nil, ErrEmptyTask
 	}
@@ -429,7 +429,7 @@ func (r *run) loop(ctx context.Context) (Outcome, error) {
 		done, h, err := r.turn(ctx, nil)
 		switch {
 		case errors.Is(err, llm.ErrBudgetExceeded):
-			return r.stop(ctx, halt{failure: agent.FailureBudget, reason: err.Error(), why: r.l.lb.whyRunBudget})
+			return r.stop(ctx, halt{failure: state.FailureBudget, reason: err.Error(), why: r.l.lb.whyRunBudget})
 		case err != nil:
 			return r.out, err
 		case done:
@@ -439,7 +439,7 @@ func (r *run) loop(ctx context.Context) (Outcome, error) {
 			return r.stop(ctx, *h)
 		}
 	}
-	return r.stop(ctx, halt{failure: agent.FailureBudget,
+	return r.stop(ctx, halt{failure: state.FailureBudget,
 		reason: fmt.Sprintf("the iteration budget ran out: %d model turns (max_iterations) without a final answer", r.l.s.maxIter),
 		why:    fmt.Sprintf(r.l.lb.whyBudget, r.l.s.maxIter)})
 }
@@ -550,7 +550,7 @@ func (r *run) textTurn(ctx context.Context, n int, rep reply) (bool, *halt, erro
 		r.parseFails = 0
 		r.thought(n, res.Thought, res.Notes)
 		r.out.Answer = res.Answer
-		r.out.Entries = append(r.out.Entries, agent.Entry{Thought: res.Thought, Final: res.Answer, Raw: rep.text})
+		r.out.Entries = append(r.out.Entries, state.Entry{Thought: res.Thought, Final: res.Answer, Raw: rep.text})
 		return true, nil, nil
 	case parse.KindAction:
 		r.parseFails = 0
@@ -585,12 +585,12 @@ func (r *run) textTurn(ctx context.Context, n int, rep reply) (bool, *halt, erro
 func (r *run) invalid(n int, thought, text, feedback, raw string) *halt {
 	r.parseFails++
 	r.steps = append(r.steps, &step{n: n, kind: stepInvalid, thought: thought, text: text, feedback: feedback})
-	r.out.Entries = append(r.out.Entries, agent.Entry{Thought: thought, Raw: raw, Error: feedback})
+	r.out.Entries = append(r.out.Entries, state.Entry{Thought: thought, Raw: raw, Error: feedback})
 	r.emit(trace.KindParseError, feedback, map[string]any{"step": n, "consecutive": r.parseFails, "raw": textutil.Clip(raw, 500)})
 	if r.parseFails < r.l.s.maxParse {
 		return nil
 	}
-	return &halt{failure: agent.FailureParse,
+	return &halt{failure: state.FailureParse,
 		reason: fmt.Sprintf("%d replies in a row could not be parsed (max_parse_failures); the last error: %s", r.parseFails, feedback),
 		why:    r.l.lb.whyParse}
 }
@@ -623,7 +623,7 @@ func (r *run) checkRepeat(n int, c *call) *halt {
 	prior.count++
 	if prior.count > l.s.maxRepeats {
 		reason := fmt.Sprintf("the model repeated the call %s(%s) %d times and got the same result each time (max_repeats %d)", c.toolName(), textutil.Clip(c.input, 80), prior.count, l.s.maxRepeats)
-		return &halt{failure: agent.FailureLoop, reason: reason, why: l.lb.whyLoop}
+		return &halt{failure: state.FailureLoop, reason: reason, why: l.lb.whyLoop}
 	}
 	warning := fmt.Sprintf(l.lb.repeated, c.toolName(), prior.step)
 	r.guard("repeat", n, fmt.Sprintf("repeated call %s(%s) with the same result, repeat %d of %d tolerated", c.toolName(), textutil.Clip(c.input, 80), prior.count, l.s.maxRepeats),
@@ -637,7 +637,7 @@ func (r *run) checkRepeat(n int, c *call) *halt {
 	return nil
 }
 
-// resolve prepares c's tool call (node.PrepareTool): the tool c names, if
+// resolve prepares c's tool call (nodekind.PrepareTool): the tool c names, if
 // the loop has it, and the input unwrapped for it. The call's trace
 // events carry the step number and the native call id.
 func (r *run) resolve(n int, c *call) {
@@ -645,7 +645,7 @@ func (r *run) resolve(n int, c *call) {
 	if c.id != "" {
 		data["tool_call_id"] = c.id
 	}
-	c.tc = node.PrepareTool(r.l.tools, r.caller, c.name, c.input, node.ToolOptions{Limit: r.l.s.obsLimit, Messages: r.l.lb.tool, Trace: data,
+	c.tc = nodekind.PrepareTool(r.l.tools, r.caller, c.name, c.input, nodekind.ToolOptions{Limit: r.l.s.obsLimit, Messages: r.l.lb.tool, Trace: data,
 		Verbatim: r.l.s.verbatim()})
 	c.input = c.tc.Input
 	r.noteUnshown(n, c)
@@ -653,7 +653,7 @@ func (r *run) resolve(n int, c *call) {
 
 // report emits c's result events; the observation event holds what the
 // model is shown, a repeat guard's warning included.
-func (c *call) report(ctx context.Context, res node.ToolResult) {
+func (c *call) report(ctx context.Context, res nodekind.ToolResult) {
 	if c.fromTool {
 		res.Observation = c.obs
 	}
@@ -662,7 +662,7 @@ func (c *call) report(ctx context.Context, res node.ToolResult) {
 
 // observe records the result of c's call: a tool's output or failure is
 // the observation, the answer to an unknown tool a guard message.
-func (c *call) observe(res node.ToolResult) {
+func (c *call) observe(res nodekind.ToolResult) {
 	c.obs = res.Observation
 	c.full = res.Output
 	if res.Err != nil || res.Output == "" {
@@ -675,8 +675,8 @@ func (c *call) observe(res node.ToolResult) {
 	c.fromTool = true
 }
 
-func entryOf(thought string, c *call, raw string) agent.Entry {
-	e := agent.Entry{Thought: thought, Tool: c.toolName(), Input: c.input, Raw: raw, ToolCallID: c.id}
+func entryOf(thought string, c *call, raw string) state.Entry {
+	e := state.Entry{Thought: thought, Tool: c.toolName(), Input: c.input, Raw: raw, ToolCallID: c.id}
 	if c.fromTool {
 		e.Observation = c.obs
 	} else {

@@ -7,11 +7,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -36,7 +36,7 @@ func TestTextLoopGuards(t *testing.T) {
 				assert.Equal(t, "echo: hi", h.out.Answer)
 				assert.Equal(t, 2, h.out.Iterations)
 				require.Len(t, h.out.Entries, 2)
-				assert.Equal(t, agent.Entry{Thought: "I will echo.", Tool: "echo", Input: "hi", Observation: "echo: hi",
+				assert.Equal(t, state.Entry{Thought: "I will echo.", Tool: "echo", Input: "hi", Observation: "echo: hi",
 					Raw: "Thought: I will echo.\nAction: echo\nAction Input: hi"}, h.out.Entries[0])
 				assert.Equal(t, "echo: hi", h.out.Entries[1].Final)
 				assert.Contains(t, h.prompt(1), "Observation: [echo] echo: hi")
@@ -68,7 +68,7 @@ func TestTextLoopGuards(t *testing.T) {
 			}},
 			check: func(t *testing.T, h *harness) {
 				assert.False(t, h.out.Complete)
-				assert.Equal(t, agent.FailureParse, h.out.Failure)
+				assert.Equal(t, state.FailureParse, h.out.Failure)
 				assert.Equal(t, "best guess", h.out.Answer)
 				assert.Equal(t, 3, h.out.Iterations)
 				assert.ErrorIs(t, h.out.Err(), executor.ErrTooManyParseFailures)
@@ -77,7 +77,7 @@ func TestTextLoopGuards(t *testing.T) {
 				reqs := h.model.requests()
 				require.Len(t, reqs, 4)
 				assert.Equal(t, "finalize", reqs[3].caller.Role)
-				assert.Equal(t, []string{agent.FailureParse}, h.guards())
+				assert.Equal(t, []string{state.FailureParse}, h.guards())
 			},
 		},
 		{
@@ -157,11 +157,11 @@ func TestTextLoopGuards(t *testing.T) {
 			}},
 			check: func(t *testing.T, h *harness) {
 				assert.False(t, h.out.Complete)
-				assert.Equal(t, agent.FailureLoop, h.out.Failure)
+				assert.Equal(t, state.FailureLoop, h.out.Failure)
 				assert.ErrorIs(t, h.out.Err(), executor.ErrLoopDetected)
 				assert.Equal(t, "echo: x", h.out.Answer)
 				assert.Equal(t, 3, h.out.Iterations)
-				assert.Equal(t, []string{"repeat", agent.FailureLoop}, h.guards())
+				assert.Equal(t, []string{"repeat", state.FailureLoop}, h.guards())
 				assert.Equal(t, 3, h.state.Usage.Snapshot().ToolCalls)
 				assert.Equal(t, "echo: x", h.out.Entries[2].Observation)
 				assert.Contains(t, h.out.Entries[2].Error, "got the same result each time")
@@ -262,7 +262,7 @@ func TestTextLoopGuards(t *testing.T) {
 			}},
 			check: func(t *testing.T, h *harness) {
 				assert.False(t, h.out.Complete)
-				assert.Equal(t, agent.FailureBudget, h.out.Failure)
+				assert.Equal(t, state.FailureBudget, h.out.Failure)
 				assert.Contains(t, h.out.Reason, "budget ran out")
 				assert.ErrorIs(t, h.out.Err(), executor.ErrBudget)
 				assert.Equal(t, "partial", h.out.Answer)
@@ -271,7 +271,7 @@ func TestTextLoopGuards(t *testing.T) {
 				require.Len(t, reqs, 3)
 				assert.Equal(t, "finalize", reqs[2].caller.Role)
 				assert.Empty(t, reqs[2].opts.StopWords)
-				assert.Equal(t, []string{agent.FailureBudget}, h.guards())
+				assert.Equal(t, []string{state.FailureBudget}, h.guards())
 			},
 		},
 		{
@@ -281,7 +281,7 @@ func TestTextLoopGuards(t *testing.T) {
 			check: func(t *testing.T, h *harness) {
 				assert.False(t, h.out.Complete)
 				assert.Empty(t, h.out.Answer)
-				assert.Equal(t, agent.FailureBudget, h.out.Failure)
+				assert.Equal(t, state.FailureBudget, h.out.Failure)
 				assert.Len(t, h.model.requests(), 1)
 			},
 		},
@@ -379,9 +379,9 @@ func TestRepeatedCallShowsItsResultInFullAgain(t *testing.T) {
 }
 
 func TestEmptyTaskIsRejected(t *testing.T) {
-	l, err := executor.NewLoop(node.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{})
+	l, err := executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
-	_, err = l.Run(t.Context(), agent.NewState(agent.Task{}), executor.Input{Task: "  "})
+	_, err = l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: "  "})
 	assert.ErrorIs(t, err, executor.ErrEmptyTask)
 }
 
@@ -397,11 +397,11 @@ func TestModelFailureAbortsWithEntriesSoFar(t *testing.T) {
 func TestCancelledContextStopsTheRun(t *testing.T) {
 	sm, err := scripted.New(text("Thought: t\nAction: echo\nAction Input: a"))
 	require.NoError(t, err)
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: sm}, Tools: registry(t, echoTool())}, executor.ReActConfig{})
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: sm}, Tools: registry(t, echoTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err = l.Run(ctx, agent.NewState(agent.Task{}), executor.Input{Task: "q"})
+	_, err = l.Run(ctx, state.NewState(state.Task{}), executor.Input{Task: "q"})
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
@@ -409,9 +409,9 @@ func TestContextAndLessonsAreShownBeforeTheTask(t *testing.T) {
 	sm, err := scripted.New(text("Thought: t\nFinal Answer: a"))
 	require.NoError(t, err)
 	m := &recModel{inner: sm}
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())}, executor.ReActConfig{})
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
-	_, err = l.Run(t.Context(), agent.NewState(agent.Task{}), executor.Input{Task: "step two", Context: "step one found 7",
+	_, err = l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: "step two", Context: "step one found 7",
 		Reflections: []string{"check units", "search names alone"}})
 	require.NoError(t, err)
 	msgs := m.requests()[0].msgs

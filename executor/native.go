@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/tools"
 )
@@ -26,7 +26,7 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 		answer, thought := finalReply(rep.text)
 		r.out.Answer = answer
 		r.thought(n, thought, nil)
-		r.out.Entries = append(r.out.Entries, agent.Entry{Thought: thought, Final: answer, Raw: rep.text})
+		r.out.Entries = append(r.out.Entries, state.Entry{Thought: thought, Final: answer, Raw: rep.text})
 		return true, nil, nil
 	}
 	thought := strings.TrimSpace(rep.text)
@@ -80,7 +80,7 @@ func (r *run) toolsTurn(ctx context.Context, n int, rep reply) (bool, *halt, err
 // the others: their results depend on the calls before them, and a resumed
 // thread runs them again in that order to rebuild the state, so the order
 // must not depend on scheduling.
-func (r *run) execAll(ctx context.Context, calls []*call) ([]node.ToolResult, error) {
+func (r *run) execAll(ctx context.Context, calls []*call) ([]nodekind.ToolResult, error) {
 	for _, c := range calls {
 		c.tc.Announce(ctx)
 	}
@@ -97,7 +97,7 @@ func (r *run) execAll(ctx context.Context, calls []*call) ([]node.ToolResult, er
 		}
 		groups = append(groups, []int{i})
 	}
-	results := make([]node.ToolResult, len(calls))
+	results := make([]nodekind.ToolResult, len(calls))
 	_, errs := par.Map(ctx, 0, len(groups), func(ctx context.Context, g int) (struct{}, error) {
 		for _, i := range groups[g] {
 			res, err := calls[i].tc.Run(journal.Branch(ctx, fmt.Sprintf("call.%d", i)), r.st)

@@ -3,7 +3,7 @@ package executor_test
 import (
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/tools"
@@ -62,8 +62,8 @@ func TestToolsLoop(t *testing.T) {
 				assert.True(t, h.out.Complete)
 				assert.Equal(t, "echo: hi", h.out.Answer)
 				require.Len(t, h.out.Entries, 2)
-				assert.Equal(t, agent.Entry{Thought: "I will echo.", Tool: "echo", Input: "hi", Observation: "echo: hi", ToolCallID: "toolu_1", Raw: "I will echo."}, h.out.Entries[0])
-				assert.Equal(t, agent.Entry{Thought: "It echoed.", Final: "echo: hi", Raw: "It echoed.\nFinal Answer: echo: hi"}, h.out.Entries[1])
+				assert.Equal(t, state.Entry{Thought: "I will echo.", Tool: "echo", Input: "hi", Observation: "echo: hi", ToolCallID: "toolu_1", Raw: "I will echo."}, h.out.Entries[0])
+				assert.Equal(t, state.Entry{Thought: "It echoed.", Final: "echo: hi", Raw: "It echoed.\nFinal Answer: echo: hi"}, h.out.Entries[1])
 				second := h.model.requests()[1]
 				require.Len(t, second.msgs, 4, "system, task, assistant with the call, tool response")
 				assert.Equal(t, llms.ChatMessageTypeAI, second.msgs[2].Role)
@@ -200,7 +200,7 @@ func TestToolsModeBudgetEndsWithTheFinalizer(t *testing.T) {
 	h := runScript(t, executor.ReActConfig{Mode: executor.ModeTools, MaxIterations: 1}, s, "q", echoTool())
 	require.NoError(t, h.err)
 	assert.False(t, h.out.Complete)
-	assert.Equal(t, agent.FailureBudget, h.out.Failure)
+	assert.Equal(t, state.FailureBudget, h.out.Failure)
 	assert.Equal(t, "a", h.out.Answer)
 	assert.Empty(t, h.model.requests()[1].opts.Tools, "the finalizer cannot call tools")
 }

@@ -3,9 +3,9 @@ package executor
 import (
 	"context"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/trace"
 )
 
@@ -17,21 +17,21 @@ type ReAct struct {
 	loop     *Loop
 }
 
-// NewReAct builds a `react` node. Its settings are the ReActConfig keys.
-func NewReAct(env node.Env, spec node.Spec) (node.Built, error) {
+// NewReAct builds a `react` nodekind. Its settings are the ReActConfig keys.
+func NewReAct(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	var cfg ReActConfig
 	if err := config.Decode(spec.Settings, &cfg); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	l, err := NewLoop(env, cfg)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
-	return node.Built{Node: &ReAct{id: spec.ID, kind: spec.Type, loop: l}}, nil
+	return nodekind.Built{Node: &ReAct{id: spec.ID, kind: spec.Type, loop: l}}, nil
 }
 
 // Run runs the loop and records its outcome in st.
-func (n *ReAct) Run(ctx context.Context, st *agent.State) (string, error) {
+func (n *ReAct) Run(ctx context.Context, st *state.State) (string, error) {
 	out, err := n.loop.Run(ctx, st, Input{NodeID: n.id, Kind: n.kind, Task: st.Task.Question, Reflections: st.Reflections})
 	st.Scratchpad = out.Entries
 	if err != nil {

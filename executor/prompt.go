@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/textutil"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -28,13 +28,13 @@ func embedded(name string) string {
 }
 
 // Templates declares the loop's templates, system, prompt,
-// finalize_prompt and summarize_prompt, with the .Extra values each sees (node.Kind.Templates of
+// finalize_prompt and summarize_prompt, with the .Extra values each sees (nodekind.Kind.Templates of
 // `react`; `execute` and `lats` take them under react.). A custom system
 // template in text mode must list the tools: one that uses neither
 // {{.Extra.Tools}} nor {{.Extra.ToolNames}} gets the list appended.
-func Templates() []node.TemplateSpec {
+func Templates() []nodekind.TemplateSpec {
 	system, task, finalize := templateSpecs(ModeText, StyleChat)
-	return []node.TemplateSpec{system, task, finalize, summarizeSpec()}
+	return []nodekind.TemplateSpec{system, task, finalize, summarizeSpec()}
 }
 
 // templateSpecs returns the declarations of the loop's templates for a
@@ -42,35 +42,35 @@ func Templates() []node.TemplateSpec {
 // in completion style the instruction is the pipeline's to write (the
 // paper's FEVER prompt lists no tools), so a custom system template need
 // not list them.
-func templateSpecs(mode, style string) (system, task, finalize node.TemplateSpec) {
+func templateSpecs(mode, style string) (system, task, finalize nodekind.TemplateSpec) {
 	tools := []promptTool{{Name: "calculator", Description: "Evaluates an arithmetic expression exactly.", Schema: `{"type":"string"}`}}
 	lessons := []string{"Check the arithmetic with the calculator."}
-	system = node.TemplateSpec{
+	system = nodekind.TemplateSpec{
 		Key: "system",
-		Extra: []node.Field{
+		Extra: []nodekind.Field{
 			{Name: "Tools", Doc: "the tools, a list; each has `.Name`, `.Description` and `.Schema` (the input JSON schema as compact JSON)", Sample: tools},
 			{Name: "ToolNames", Doc: "the tool names, comma-separated", Sample: "calculator"},
 			{Name: "Examples", Doc: "the few-shot examples (`examples`)", Sample: "Thought: ...\nAction: calculator\nAction Input: 2+2"},
 			{Name: "Format", Doc: "`format`: react or react-paper", Sample: FormatReAct},
 			{Name: "Mode", Doc: "`mode`: text or tools", Sample: ModeText},
 		},
-		Required: []node.Requirement{{Fields: []string{"Tools", "ToolNames"}, When: "in text mode",
+		Required: []nodekind.Requirement{{Fields: []string{"Tools", "ToolNames"}, When: "in text mode",
 			Append: "Tools:\n{{range .Extra.Tools}}- {{.Name}}: {{.Description}} Input schema: {{.Schema}}\n{{end}}"}},
 	}
 	if mode == ModeTools || style == StyleCompletion {
 		system = system.Without("Tools")
 	}
-	task = node.TemplateSpec{
+	task = nodekind.TemplateSpec{
 		Key: "prompt",
-		Extra: []node.Field{
+		Extra: []nodekind.Field{
 			{Name: "Task", Doc: "the task: the question, or the plan step an `execute` node runs", Sample: "Compute 17 * 23 + 4"},
 			{Name: "Context", Doc: "results of earlier steps (`execute`), or empty", Sample: "#E1 = 391"},
 			{Name: "Lessons", Doc: "lessons of earlier attempts, a list", Sample: lessons},
 		},
 	}
-	finalize = node.TemplateSpec{
+	finalize = nodekind.TemplateSpec{
 		Key: "finalize_prompt",
-		Extra: []node.Field{
+		Extra: []nodekind.Field{
 			{Name: "Task", Doc: "as in `prompt`", Sample: "Compute 17 * 23 + 4"},
 			{Name: "Context", Doc: "as in `prompt`", Sample: "#E1 = 391"},
 			{Name: "Lessons", Doc: "as in `prompt`", Sample: lessons},
@@ -131,7 +131,7 @@ type labels struct {
 	// observation, the stand-in for an empty result, the answer to an
 	// unknown tool (name, names) and the marker after a cut observation
 	// (chars dropped).
-	tool node.ToolMessages
+	tool nodekind.ToolMessages
 	// elided formats the line that replaces an old observation (step,
 	// chars, first words).
 	elided string
@@ -159,7 +159,7 @@ func labelsFor(lang string) labels {
 		return labels{
 			thought: "思考：", action: "行动：", actionInput: "行动输入：", observation: "观察：", final: "最终答案：",
 			stops: []string{"\nObservation:", "Observation:", "\n观察：", "\n观察:"},
-			tool: node.ToolMessages{Error: "错误：", NoOutput: "[工具没有输出]",
+			tool: nodekind.ToolMessages{Error: "错误：", NoOutput: "[工具没有输出]",
 				UnknownTool: "错误：没有名为 %q 的工具。可用的工具：%s。", Truncated: "…[已截断 %s 字符]"},
 			elided:        "[第 %d 步的观察结果已省略：%s 字符；开头为“%s”]",
 			repeated:      "（你在第 %[2]d 步已经用同样的输入调用过 %[1]s，并得到了同样的结果。请利用这个结果、换一个输入或工具，或者给出最终答案。）",
@@ -178,8 +178,8 @@ func labelsFor(lang string) labels {
 	return labels{
 		thought: "Thought: ", action: "Action: ", actionInput: "Action Input: ", observation: "Observation: ", final: "Final Answer: ",
 		stops: []string{"\nObservation:", "Observation:"},
-		tool: node.ToolMessages{Error: node.DefaultToolError, NoOutput: node.DefaultNoOutput,
-			UnknownTool: node.DefaultUnknownTool, Truncated: node.DefaultTruncated},
+		tool: nodekind.ToolMessages{Error: nodekind.DefaultToolError, NoOutput: nodekind.DefaultNoOutput,
+			UnknownTool: nodekind.DefaultUnknownTool, Truncated: nodekind.DefaultTruncated},
 		elided:        "[observation of step %d elided: %s chars; it began %q]",
 		repeated:      "(You already called %s with this input in step %d and got this same result. Use it, call a tool with a different input, or give your final answer.)",
 		emptyReply:    "Your reply was empty. Call a tool, or reply without a tool call to give your final answer.",

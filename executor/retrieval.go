@@ -11,7 +11,7 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/retrieve"
 	"github.com/planner-engine/planner/trace"
@@ -173,7 +173,7 @@ type toolRetrieval struct {
 // embedderOf returns the embedder of env's model (llm.Model.Embedder,
 // which the factory sets for the providers that offer embeddings; else
 // the model itself when it embeds), or nil when it offers none.
-func embedderOf(env node.Env) retrieve.Embedder {
+func embedderOf(env nodekind.Env) retrieve.Embedder {
 	if env.Model.Embedder != nil {
 		return env.Model.Embedder
 	}
@@ -191,7 +191,7 @@ func embedderOf(env node.Env) retrieve.Embedder {
 // newToolRetrieval sets up l's tool retrieval, or returns nil when it is
 // off: disabled, or no more tools than max_tools. Errors are
 // *config.SettingError.
-func newToolRetrieval(env node.Env, l *Loop, s retrievalSettings) (*toolRetrieval, error) {
+func newToolRetrieval(env nodekind.Env, l *Loop, s retrievalSettings) (*toolRetrieval, error) {
 	if s.disabled {
 		return nil, nil
 	}

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -220,7 +220,7 @@ func TestBelowTheThresholdPromptsAreUnchanged(t *testing.T) {
 
 func TestToolRetrievalSettingErrors(t *testing.T) {
 	reg := registry(t, manyTools()...)
-	env := node.Env{Model: llm.Model{LLM: scripted.Texts("x"), Provider: "scripted"}, Tools: reg}
+	env := nodekind.Env{Model: llm.Model{LLM: scripted.Texts("x"), Provider: "scripted"}, Tools: reg}
 	for _, tc := range []struct {
 		cfg  executor.ToolRetrieval
 		key  string
@@ -281,10 +281,10 @@ func TestEmbeddingMethodUsesTheModelsEmbeddings(t *testing.T) {
 	require.NoError(t, err)
 	m := &embedModel{recModel: &recModel{inner: sm}}
 	cfg := executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{MaxTools: 1, Method: "embedding"}}
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, cfg)
 	require.NoError(t, err)
 	for range 2 {
-		_, err = l.Run(context.Background(), agent.NewState(agent.Task{Question: "will it rain?"}), executor.Input{Task: "Is rain in the forecast?"})
+		_, err = l.Run(context.Background(), state.NewState(state.Task{Question: "will it rain?"}), executor.Input{Task: "Is rain in the forecast?"})
 		require.NoError(t, err)
 	}
 	for _, r := range m.requests() {
@@ -298,11 +298,11 @@ func TestEmbeddingFailureFallsBackToEveryTool(t *testing.T) {
 	require.NoError(t, err)
 	m := &failingEmbedModel{recModel: &recModel{inner: sm}}
 	cfg := executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{MaxTools: 2, Method: "hybrid"}}
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, cfg)
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
 	ctx := trace.WithTracer(context.Background(), trace.New("test", rec))
-	out, err := l.Run(ctx, agent.NewState(agent.Task{Question: "q"}), executor.Input{Task: "Is rain in the forecast?"})
+	out, err := l.Run(ctx, state.NewState(state.Task{Question: "q"}), executor.Input{Task: "Is rain in the forecast?"})
 	require.NoError(t, err)
 	assert.True(t, out.Complete)
 	assert.Len(t, shownTools(m.requests()[0]), 20)

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/memstore"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +43,7 @@ func TestAnEmbeddingSelectionTheJournalCannotSaveEndsTheRun(t *testing.T) {
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
 	rctx := trace.WithTracer(journal.WithScope(journal.WithRun(ctx, j), journal.NodeScope(1, "act")), trace.New("test", rec))
-	_, err = embeddingLoop(t, srv, "embedding").Run(rctx, agent.NewState(agent.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
+	_, err = embeddingLoop(t, srv, "embedding").Run(rctx, state.NewState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "disk full")
 	for _, e := range rec.OfKind(trace.KindGuard) {
@@ -68,7 +68,7 @@ func TestRecallDoesNotCountTowardMaxTools(t *testing.T) {
 // A typo in tool_retrieval.always is an error even while the loop has too
 // few tools for retrieval to be on.
 func TestRetrievalSettingsAreCheckedBelowTheThreshold(t *testing.T) {
-	_, err := executor.NewLoop(node.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{Always: []string{"calculater"}}})
+	_, err := executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{Always: []string{"calculater"}}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "tool_retrieval.always")
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/search"
@@ -30,10 +30,10 @@ const RoleSummarize = "summarize"
 const GuardSummaryFailed = "summary_failed"
 
 // summarizeSpec declares the summary call's template.
-func summarizeSpec() node.TemplateSpec {
-	return node.TemplateSpec{
+func summarizeSpec() nodekind.TemplateSpec {
+	return nodekind.TemplateSpec{
 		Key: "summarize_prompt",
-		Extra: []node.Field{
+		Extra: []nodekind.Field{
 			{Name: "Task", Doc: "the task, as in `prompt`", Sample: "Compute 17 * 23 + 4"},
 			{Name: "Summary", Doc: "the summary of the steps before these, or empty", Sample: "The calculator gave 17 * 23 = 391."},
 			{Name: "Steps", Doc: "the steps to summarize, as text, observations in full", Sample: "Thought: ...\nAction: calculator\nAction Input: 391+4\nObservation: 395"},

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/memstore"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -188,12 +188,12 @@ func TestRecallParsesItsInputForms(t *testing.T) {
 // recallFromLoop returns the recall tool a loop with recall on adds.
 func recallFromLoop(t *testing.T) tools.Tool {
 	t.Helper()
-	l, err := executor.NewLoop(node.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{Recall: boolp(true)})
+	l, err := executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{Recall: boolp(true)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"echo", "recall"}, l.Tools())
 	reg := registry(t, echoTool())
 	assert.False(t, reg.Has("recall"), "the pipeline's registry is not changed")
-	l2, err := executor.NewLoop(node.Env{Tools: reg}, executor.ReActConfig{})
+	l2, err := executor.NewLoop(nodekind.Env{Tools: reg}, executor.ReActConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"echo"}, l2.Tools(), "recall is off by default outside summarize")
 	full, err := reg.With(executor.RecallTool())
@@ -205,11 +205,11 @@ func recallFromLoop(t *testing.T) tools.Tool {
 
 func TestRecallNameClashIsASettingError(t *testing.T) {
 	clash := &fakeTool{name: "recall", fn: func(context.Context, string) (string, error) { return "", nil }}
-	_, err := executor.NewLoop(node.Env{Tools: registry(t, clash)}, executor.ReActConfig{Compaction: executor.CompactionSummarize})
+	_, err := executor.NewLoop(nodekind.Env{Tools: registry(t, clash)}, executor.ReActConfig{Compaction: executor.CompactionSummarize})
 	var se *config.SettingError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "recall", se.Key)
-	_, err = executor.NewLoop(node.Env{Tools: registry(t, clash)}, executor.ReActConfig{Compaction: executor.CompactionSummarize, Recall: boolp(false)})
+	_, err = executor.NewLoop(nodekind.Env{Tools: registry(t, clash)}, executor.ReActConfig{Compaction: executor.CompactionSummarize, Recall: boolp(false)})
 	assert.NoError(t, err)
 }
 
@@ -267,14 +267,14 @@ func TestSummaryCallsAreJournaled(t *testing.T) {
 	store := memstore.New()
 	ctx := context.Background()
 	require.NoError(t, store.Create(ctx, journal.Thread{Name: "t", Status: journal.StatusRunning}))
-	run := func(m llms.Model) (executor.Outcome, *agent.State, *trace.Recorder) {
+	run := func(m llms.Model) (executor.Outcome, *state.State, *trace.Recorder) {
 		j, err := journal.Open(ctx, store, "t")
 		require.NoError(t, err)
-		l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, docTool(), echoTool())}, summarizeConfig())
+		l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, docTool(), echoTool())}, summarizeConfig())
 		require.NoError(t, err)
 		rec := &trace.Recorder{}
 		rctx := journal.WithScope(journal.WithRun(trace.WithTracer(ctx, trace.New("test", rec)), j), journal.NodeScope(1, "act"))
-		st := agent.NewState(agent.Task{Question: "q"})
+		st := state.NewState(state.Task{Question: "q"})
 		out, err := l.Run(rctx, st, executor.Input{NodeID: "act", Task: "Find the secret code of alpha."})
 		require.NoError(t, err)
 		return out, st, rec

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/usage"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/retrieve/retrievetest"
 	"github.com/planner-engine/planner/trace"
@@ -165,7 +165,7 @@ func runSearchSuite(t testing.TB, s retrievetest.Suite, reg *tools.Registry, cfg
 	sw := &switchModel{}
 	rec := &recModel{inner: sw}
 	cfg.MaxIterations = 12
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: rec}, Tools: reg}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: rec}, Tools: reg}, cfg)
 	require.NoError(t, err)
 	var f searchFigures
 	for _, task := range s.Tasks {
@@ -174,7 +174,7 @@ func runSearchSuite(t testing.TB, s retrievetest.Suite, reg *tools.Registry, cfg
 		events := &trace.Recorder{}
 		ctx := trace.WithTracer(context.Background(), trace.New("suite", events))
 		before := len(rec.requests())
-		out, err := l.Run(ctx, agent.NewState(agent.Task{Question: task.Task}), executor.Input{NodeID: "act", Task: task.Task})
+		out, err := l.Run(ctx, state.NewState(state.Task{Question: task.Task}), executor.Input{NodeID: "act", Task: task.Task})
 		require.NoError(t, err, task.Task)
 		require.True(t, out.Complete, "%s: %s", task.Task, out.Reason)
 		f.runs++

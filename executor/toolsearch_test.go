@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/memstore"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,7 +102,7 @@ func TestSearchToolInToolsMode(t *testing.T) {
 }
 
 func TestSearchToolIsAddedOnlyWhenRetrievalIsOnAndNotTurnedOff(t *testing.T) {
-	env := node.Env{Model: llm.Model{LLM: scripted.Texts("x")}, Tools: registry(t, manyTools()...)}
+	env := nodekind.Env{Model: llm.Model{LLM: scripted.Texts("x")}, Tools: registry(t, manyTools()...)}
 	for _, tc := range []struct {
 		name string
 		cfg  executor.ToolRetrieval
@@ -139,7 +139,7 @@ func TestSearchToolWithSearchToolOffShowsTheSamePromptAsBefore(t *testing.T) {
 }
 
 func TestSearchToolSettingErrors(t *testing.T) {
-	env := node.Env{Model: llm.Model{LLM: scripted.Texts("x")}, Tools: registry(t, manyTools()...)}
+	env := nodekind.Env{Model: llm.Model{LLM: scripted.Texts("x")}, Tools: registry(t, manyTools()...)}
 	for _, tc := range []struct {
 		cfg       executor.ToolRetrieval
 		key, text string
@@ -208,11 +208,11 @@ func TestSearchToolReplaysTheSameTools(t *testing.T) {
 	run := func(m llms.Model) (executor.Outcome, [][]string) {
 		j, err := journal.Open(ctx, store, "t")
 		require.NoError(t, err)
-		l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, retrievalCfg(3))
+		l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, retrievalCfg(3))
 		require.NoError(t, err)
 		rec := &trace.Recorder{}
 		rctx := journal.WithScope(journal.WithRun(trace.WithTracer(ctx, trace.New("test", rec)), j), journal.NodeScope(1, "act"))
-		out, err := l.Run(rctx, agent.NewState(agent.Task{Question: healthTask}), executor.Input{NodeID: "act", Task: healthTask})
+		out, err := l.Run(rctx, state.NewState(state.Task{Question: healthTask}), executor.Input{NodeID: "act", Task: healthTask})
 		require.NoError(t, err)
 		var shown [][]string
 		for _, e := range rec.OfKind(trace.KindInfo) {

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools/vars"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -18,14 +18,14 @@ import (
 )
 
 // runVars runs the loop on a state whose vars already hold city=Paris.
-func runVars(t *testing.T, cfg executor.ReActConfig, s scripted.Script) (*harness, *agent.State) {
+func runVars(t *testing.T, cfg executor.ReActConfig, s scripted.Script) (*harness, *state.State) {
 	t.Helper()
 	sm, err := scripted.New(s)
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	require.NoError(t, st.Vars.Set("city", "Paris"))
 	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: st}
-	l, err := executor.NewLoop(node.Env{Model: llm.Model{LLM: h.model}, Tools: registry(t, vars.New(), echoTool())}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: h.model}, Tools: registry(t, vars.New(), echoTool())}, cfg)
 	require.NoError(t, err)
 	ctx := trace.WithTracer(context.Background(), trace.New("test", h.events))
 	h.out, h.err = l.Run(ctx, st, executor.Input{NodeID: "act", Task: "Plan the trip."})

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 )
 
 // ErrBudgetExceeded means a run has used up one of its budgets (model
@@ -49,7 +49,7 @@ func BudgetFrom(ctx context.Context) Budget {
 
 // check returns an error wrapping ErrBudgetExceeded, naming the limit,
 // when u has reached one of b's bounds.
-func (b Budget) check(u agent.UsageSnapshot) error {
+func (b Budget) check(u state.UsageSnapshot) error {
 	switch {
 	case b.MaxModelCalls > 0 && u.ModelCalls >= b.MaxModelCalls:
 		return fmt.Errorf("%w: %d model calls made, limits.max_model_calls is %d", ErrBudgetExceeded, u.ModelCalls, b.MaxModelCalls)

@@ -3,13 +3,13 @@ package llm
 import (
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestBudgetCheckNamesTheLimitReached(t *testing.T) {
-	u := agent.UsageSnapshot{Counters: agent.Counters{ModelCalls: 3, PromptTokens: 900, CompletionTokens: 100}, CostUSD: 0.02}
+	u := state.UsageSnapshot{Counters: state.Counters{ModelCalls: 3, PromptTokens: 900, CompletionTokens: 100}, CostUSD: 0.02}
 	cases := []struct {
 		b    Budget
 		want string

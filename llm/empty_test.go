@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/memstore"
@@ -59,7 +59,7 @@ func recorded() (context.Context, *trace.Recorder) {
 func TestCallRetriesAnEmptyReplyWithANudge(t *testing.T) {
 	seq := textReplies("  \n", "42")
 	m := llm.Model{LLM: seq, Meter: fixedMeter{}, EmptyRetries: 2}
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	ctx, rec := recorded()
 	msgs := llm.Prompt("sys", "what is six times seven?")
 	text, resp, err := m.Call(ctx, st, llm.CallMeta{Node: "solve", Kind: "cot", Role: "judge"}, msgs)
@@ -90,7 +90,7 @@ func TestCallRetriesAnEmptyReplyWithANudge(t *testing.T) {
 
 func TestCallGivesUpAfterItsRetriesAndReturnsTheEmptyReply(t *testing.T) {
 	seq := textReplies(" ", "", "\t")
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	ctx, rec := recorded()
 	text, resp, err := llm.Model{LLM: seq, EmptyRetries: 2}.Call(ctx, st, llm.CallMeta{Node: "n", Kind: "direct"}, llm.Prompt("", "x"))
 	require.NoError(t, err, "an empty reply is the caller's to judge")
@@ -187,7 +187,7 @@ func TestCallDoesNotRetryAReplyOfToolCallsAlone(t *testing.T) {
 
 func TestCallStopsRetryingWhenTheBudgetIsSpent(t *testing.T) {
 	seq := textReplies(" ")
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	ctx := llm.WithBudget(context.Background(), llm.Budget{MaxModelCalls: 2})
 	_, _, err := llm.Model{LLM: seq, EmptyRetries: 5}.Call(ctx, st, llm.CallMeta{Node: "n"}, llm.Prompt("", "x"))
 	require.ErrorIs(t, err, llm.ErrBudgetExceeded)
@@ -235,7 +235,7 @@ func TestJournaledRetriesReplayWithoutALiveCall(t *testing.T) {
 
 	live := scripted.Texts(" ", "the answer")
 	ctx, r, rec := journaled(t, s, "t1")
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	text, _, err := llm.Model{LLM: live, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
 	require.NoError(t, err)
 	require.Equal(t, "the answer", text)
@@ -245,7 +245,7 @@ func TestJournaledRetriesReplayWithoutALiveCall(t *testing.T) {
 
 	dead := &failingModel{}
 	ctx, r, rec = journaled(t, s, "t1")
-	st = agent.NewState(agent.Task{Question: "q"})
+	st = state.NewState(state.Task{Question: "q"})
 	text, _, err = llm.Model{LLM: dead, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
 	require.NoError(t, err)
 	assert.Equal(t, "the answer", text)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/telemetry"
@@ -217,7 +217,7 @@ func EmptyReply(resp *llms.ContentResponse) bool {
 // unusable reply, most nodes as a failure of kind "parse" ("the model
 // returned an empty answer"), a ReAct loop as a format error fed back to
 // the model.
-func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs []llms.MessageContent, opts ...llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
+func (m Model) Call(ctx context.Context, st *state.State, caller CallMeta, msgs []llms.MessageContent, opts ...llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
 	if m.LLM == nil {
 		return "", nil, fmt.Errorf("%w: no model configured (set llm: in the pipeline or pass --llm)", ErrModel)
 	}
@@ -246,7 +246,7 @@ func (m Model) Call(ctx context.Context, st *agent.State, caller CallMeta, msgs 
 
 // call makes one attempt of Call: one model call, its budget checks,
 // usage, span and events.
-func (m Model) call(ctx context.Context, st *agent.State, caller CallMeta, msgs []llms.MessageContent, opts []llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
+func (m Model) call(ctx context.Context, st *state.State, caller CallMeta, msgs []llms.MessageContent, opts []llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
 	if b := BudgetFrom(ctx); !b.IsZero() && st != nil && caller.Role != "finalize" {
 		if err := b.check(st.Usage.Totals()); err != nil {
 			return "", nil, err

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/trace"
@@ -46,7 +46,7 @@ func (perToken) Cost(p, c int) (float64, bool) { return float64(p+c) / 1e6, true
 func TestModelCallMetersPricesTracesAndIdentifiesTheCaller(t *testing.T) {
 	echo := &echoModel{}
 	m := llm.Model{LLM: echo, Meter: fixedMeter{}, Pricer: perToken{}}
-	st := agent.NewState(agent.Task{ID: "t1", Question: "q"})
+	st := state.NewState(state.Task{ID: "t1", Question: "q"})
 	rec := &trace.Recorder{}
 	ctx := llm.WithStep(trace.WithTracer(context.Background(), trace.New("run", rec)), "s2")
 	text, resp, err := m.Call(ctx, st, llm.CallMeta{Node: "n", Kind: "cot", Role: "finalize"}, llm.Prompt("sys", "hi"))
@@ -116,7 +116,7 @@ func TestModelCallCountsEveryAttemptIncludingFailedOnes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := middleware.NewRetry(middleware.RetryConfig{MaxAttempts: 3}, noSleep)(&flakyModel{failures: tt.failures})
-			st := agent.NewState(agent.Task{Question: "q"})
+			st := state.NewState(state.Task{Question: "q"})
 			_, _, err := llm.Model{LLM: m}.Call(context.Background(), st, llm.CallMeta{Node: "n"}, llm.Prompt("", "x"))
 			if tt.wantFailed > 0 {
 				require.ErrorIs(t, err, llm.ErrModel)

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +23,7 @@ func TestSharedBudgetBoundsTheCallsOfEveryRunTogether(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := agent.NewState(agent.Task{ID: "t"})
+			st := state.NewState(state.Task{ID: "t"})
 			for {
 				if _, _, err := m.Call(ctxs[i], st, llm.CallMeta{Node: "n"}, llm.Prompt("", "hi")); err != nil {
 					require.ErrorIs(t, err, llm.ErrBudgetExceeded)
@@ -49,7 +49,7 @@ func TestSharedBudgetBoundsTheCallsOfEveryRunTogether(t *testing.T) {
 	}
 
 	// A finalizer still answers, and its usage is counted.
-	st := agent.NewState(agent.Task{ID: "t"})
+	st := state.NewState(state.Task{ID: "t"})
 	_, _, err := m.Call(ctxs[0], st, llm.CallMeta{Node: "n", Role: "finalize"}, llm.Prompt("", "answer now"))
 	require.NoError(t, err)
 	calls, _, _ = sb.Spent()

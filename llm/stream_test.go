@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/trace"
@@ -63,7 +63,7 @@ func retrying(m llms.Model) llm.Model {
 func TestTokenEventsSpellTheReplyAndRestartWithTheRetriedAttempt(t *testing.T) {
 	rec := &trace.Recorder{}
 	ctx := llm.WithTokenEvents(trace.WithTracer(t.Context(), trace.New("r", rec)))
-	st := agent.NewState(agent.Task{ID: "t1", Question: "q"})
+	st := state.NewState(state.Task{ID: "t1", Question: "q"})
 	text, _, err := retrying(&brokenStream{}).Call(ctx, st, llm.CallMeta{Node: "act", Kind: "react", Role: "main"}, llm.Prompt("", "q"))
 	require.NoError(t, err, "a call that failed half way is retried when only token events stream it")
 	assert.Equal(t, "Thought: half done\nAnswer: 7", text)

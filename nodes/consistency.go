@@ -7,11 +7,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
@@ -35,17 +35,17 @@ type SelfConsistency struct {
 	concurrency int
 }
 
-// NewSelfConsistency builds a `self_consistency` node.
-func NewSelfConsistency(env node.Env, spec node.Spec) (node.Built, error) {
+// NewSelfConsistency builds a `self_consistency` nodekind.
+func NewSelfConsistency(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	var s ConsistencySettings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if s.Samples == 0 {
 		s.Samples = 5
 	}
 	if s.Samples < 1 || s.Samples > 64 {
-		return node.Built{}, &config.SettingError{Key: "samples", Err: fmt.Errorf("%w: samples must be 1..64", config.ErrSettings)}
+		return nodekind.Built{}, &config.SettingError{Key: "samples", Err: fmt.Errorf("%w: samples must be 1..64", config.ErrSettings)}
 	}
 	if s.Concurrency <= 0 || s.Concurrency > s.Samples {
 		s.Concurrency = s.Samples
@@ -56,9 +56,9 @@ func NewSelfConsistency(env node.Env, spec node.Spec) (node.Built, error) {
 	}
 	g, err := buildGenerate(env, spec, s.GenerateSettings, cotPrompt, true)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
-	return node.Built{Node: &SelfConsistency{gen: g, samples: s.Samples, concurrency: s.Concurrency}}, nil
+	return nodekind.Built{Node: &SelfConsistency{gen: g, samples: s.Samples, concurrency: s.Concurrency}}, nil
 }
 
 // voteKey normalises an answer for voting: numbers compare by value, text
@@ -73,9 +73,9 @@ func voteKey(a string) string {
 // MajorityVote tallies answers (empty ones are ignored) and returns the
 // votes sorted by count, ties broken by the earliest sample: the result is
 // deterministic for a given list.
-func MajorityVote(answers []string) []agent.Vote {
+func MajorityVote(answers []string) []state.Vote {
 	idx := map[string]int{}
-	var votes []agent.Vote
+	var votes []state.Vote
 	for i, a := range answers {
 		if strings.TrimSpace(a) == "" {
 			continue
@@ -86,7 +86,7 @@ func MajorityVote(answers []string) []agent.Vote {
 			continue
 		}
 		idx[k] = len(votes)
-		votes = append(votes, agent.Vote{Answer: strings.TrimSpace(a), Count: 1, First: i})
+		votes = append(votes, state.Vote{Answer: strings.TrimSpace(a), Count: 1, First: i})
 	}
 	sort.SliceStable(votes, func(i, j int) bool {
 		if votes[i].Count != votes[j].Count {
@@ -98,7 +98,7 @@ func MajorityVote(answers []string) []agent.Vote {
 }
 
 // Run samples concurrently, then votes.
-func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, error) {
+func (n *SelfConsistency) Run(ctx context.Context, st *state.State) (string, error) {
 	user, err := n.gen.prompt.Render(st, nil)
 	if err != nil {
 		return "", err
@@ -129,13 +129,13 @@ func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, err
 			}
 			continue
 		}
-		st.Candidates = append(st.Candidates, agent.Candidate{Text: texts[i], Answer: answers[i]})
+		st.Candidates = append(st.Candidates, state.Candidate{Text: texts[i], Answer: answers[i]})
 	}
 	if failed == n.samples {
 		return "", fmt.Errorf("all %d samples failed: %w", n.samples, firstErr)
 	}
 	votes := MajorityVote(answers)
-	st.SelfConsistency = &agent.Tally{Samples: n.samples, Failed: failed, Votes: votes}
+	st.SelfConsistency = &state.Tally{Samples: n.samples, Failed: failed, Votes: votes}
 	var table strings.Builder
 	for _, v := range votes {
 		fmt.Fprintf(&table, "%s: %d\n", v.Answer, v.Count)
@@ -143,7 +143,7 @@ func (n *SelfConsistency) Run(ctx context.Context, st *agent.State) (string, err
 	trace.From(ctx).Emit(trace.Event{Node: n.gen.id, Kind: trace.KindVote, Text: strings.TrimSpace(table.String()),
 		Data: map[string]any{"votes": votes, "samples": n.samples, "failed": failed}})
 	if len(votes) == 0 {
-		st.SetPartial("", "no sample produced an answer", agent.FailureParse)
+		st.SetPartial("", "no sample produced an answer", state.FailureParse)
 		return "", nil
 	}
 	st.SetAnswer(votes[0].Answer)

@@ -3,11 +3,11 @@ package nodes_test
 import (
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -16,12 +16,12 @@ import (
 
 // runWithRetries builds one node whose model retries empty replies as the
 // Factory's default does, and runs it on a fresh state.
-func runWithRetries(t *testing.T, ctor node.Constructor, kind string, retries int, task agent.Task, replies ...string) (*agent.State, *trace.Recorder, *scripted.Model) {
+func runWithRetries(t *testing.T, ctor nodekind.Constructor, kind string, retries int, task state.Task, replies ...string) (*state.State, *trace.Recorder, *scripted.Model) {
 	t.Helper()
 	m := scripted.Texts(replies...)
-	built, err := ctor(node.Env{Model: llm.Model{LLM: m, EmptyRetries: retries}}, node.Spec{ID: kind, Type: kind})
+	built, err := ctor(nodekind.Env{Model: llm.Model{LLM: m, EmptyRetries: retries}}, nodekind.Spec{ID: kind, Type: kind})
 	require.NoError(t, err)
-	st := agent.NewState(task)
+	st := state.NewState(task)
 	rec := &trace.Recorder{}
 	_, err = built.Node.Run(traceCtx(rec), st)
 	require.NoError(t, err)
@@ -43,13 +43,13 @@ func TestCoTRecoversFromAnEmptyReply(t *testing.T) {
 }
 
 func TestFinalizerEmptyRepliesPastTheRetriesAreAParseFailure(t *testing.T) {
-	built, err := nodes.NewFinalizer(node.Env{Model: llm.Model{LLM: scripted.Texts(" ", "\n"), EmptyRetries: 1}}, node.Spec{ID: "final", Type: "finalizer"})
+	built, err := nodes.NewFinalizer(nodekind.Env{Model: llm.Model{LLM: scripted.Texts(" ", "\n"), EmptyRetries: 1}}, nodekind.Spec{ID: "final", Type: "finalizer"})
 	require.NoError(t, err)
 	st := planState()
 	rec := runCompose(t, built.Node, st)
 	assert.True(t, st.Done)
 	assert.False(t, st.Complete)
-	assert.Equal(t, agent.FailureParse, st.Failure)
+	assert.Equal(t, state.FailureParse, st.Failure)
 	assert.Equal(t, "the model returned an empty answer", st.Reason)
 	assert.Len(t, rec.OfKind(trace.KindGuard), 1, "the finalizer's call is retried too")
 }

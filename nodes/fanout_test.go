@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
@@ -49,7 +49,7 @@ func TestFanOutsNeverExceedTheirConcurrency(t *testing.T) {
 	require.NoError(t, err)
 	cases := []struct {
 		kind     string
-		ctor     node.Constructor
+		ctor     nodekind.Constructor
 		settings map[string]any
 		model    llms.Model
 	}{
@@ -65,9 +65,9 @@ func TestFanOutsNeverExceedTheirConcurrency(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.kind, func(t *testing.T) {
 			g := &gaugeModel{Model: tc.model, hold: 5 * time.Millisecond}
-			built, err := tc.ctor(node.Env{Model: llm.Model{LLM: g}, Tools: reg}, node.Spec{ID: tc.kind, Type: tc.kind, Settings: tc.settings})
+			built, err := tc.ctor(nodekind.Env{Model: llm.Model{LLM: g}, Tools: reg}, nodekind.Spec{ID: tc.kind, Type: tc.kind, Settings: tc.settings})
 			require.NoError(t, err)
-			_, err = built.Node.Run(context.Background(), agent.NewState(arithmeticTask))
+			_, err = built.Node.Run(context.Background(), state.NewState(arithmeticTask))
 			require.NoError(t, err)
 			limit := tc.settings["concurrency"].(int)
 			assert.LessOrEqual(t, int(g.peak.Load()), limit)
@@ -82,7 +82,7 @@ func TestFanOutsStopAtTheContextsCause(t *testing.T) {
 	cancel(cause)
 	cases := []struct {
 		kind string
-		ctor node.Constructor
+		ctor nodekind.Constructor
 	}{
 		{"self_consistency", nodes.NewSelfConsistency},
 		{"tot", nodes.NewToT},
@@ -90,9 +90,9 @@ func TestFanOutsStopAtTheContextsCause(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.kind, func(t *testing.T) {
 			m := &latencyModel{delay: time.Millisecond, k: 2}
-			built, err := tc.ctor(node.Env{Model: llm.Model{LLM: m}}, node.Spec{ID: tc.kind, Type: tc.kind})
+			built, err := tc.ctor(nodekind.Env{Model: llm.Model{LLM: m}}, nodekind.Spec{ID: tc.kind, Type: tc.kind})
 			require.NoError(t, err)
-			_, err = built.Node.Run(ctx, agent.NewState(arithmeticTask))
+			_, err = built.Node.Run(ctx, state.NewState(arithmeticTask))
 			require.ErrorIs(t, err, cause)
 			assert.Zero(t, m.calls, "no call starts once the context has ended")
 		})

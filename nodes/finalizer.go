@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
@@ -27,7 +27,7 @@ import (
 type ComposeSettings struct {
 	// PromptSources are the system, system_file, prompt and prompt_file
 	// keys.
-	node.PromptSources `mapstructure:",squash"`
+	nodekind.PromptSources `mapstructure:",squash"`
 	// Extract pulls the answer out of the reply ("Answer: ..." and the
 	// other markers of package answer). Default true.
 	Extract *bool `mapstructure:"extract"`
@@ -59,13 +59,13 @@ type Compose struct {
 	role     string
 	model    llm.Model
 	system   string
-	prompt   *node.Template
+	prompt   *nodekind.Template
 	extract  bool
 	solver   bool
 	opts     []llms.CallOption
 }
 
-// NewFinalizer builds a `finalizer` node. If the state already has a
+// NewFinalizer builds a `finalizer` nodekind. If the state already has a
 // complete answer it passes it through without a model call; otherwise it
 // composes the answer from the task, the plan's step results and the ReAct
 // scratchpad with one model call (role "finalize"). When the state records
@@ -73,18 +73,18 @@ type Compose struct {
 // a failed planner: the state's Reason), the answer is marked incomplete
 // with that reason. Pipelines route every budget exit to it, so a run
 // always ends with an answer.
-func NewFinalizer(env node.Env, spec node.Spec) (node.Built, error) {
+func NewFinalizer(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	return newCompose(env, spec, "finalize", finalizeSystem, finalizePrompt, false)
 }
 
-func newCompose(env node.Env, spec node.Spec, role, defSystem, defPrompt string, solver bool) (node.Built, error) {
+func newCompose(env nodekind.Env, spec nodekind.Spec, role, defSystem, defPrompt string, solver bool) (nodekind.Built, error) {
 	var s ComposeSettings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	system, tmpl, err := env.Prompts(s.PromptSources, composeSpec(solver), defSystem, defPrompt)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	c := &Compose{id: spec.ID, kind: spec.Type, role: role, model: env.Model, system: system, prompt: tmpl,
 		extract: s.Extract == nil || *s.Extract, solver: solver}
@@ -94,11 +94,11 @@ func newCompose(env node.Env, spec node.Spec, role, defSystem, defPrompt string,
 	if s.MaxTokens > 0 {
 		c.opts = append(c.opts, llms.WithMaxTokens(s.MaxTokens))
 	}
-	return node.Built{Node: c}, nil
+	return nodekind.Built{Node: c}, nil
 }
 
 // Run passes a complete answer through or composes one.
-func (c *Compose) Run(ctx context.Context, st *agent.State) (string, error) {
+func (c *Compose) Run(ctx context.Context, st *state.State) (string, error) {
 	tr := trace.From(ctx)
 	if st.Done && st.Complete && strings.TrimSpace(st.Answer) != "" {
 		tr.Emit(trace.Event{Node: c.id, Kind: trace.KindAnswer, Text: st.Answer,
@@ -138,12 +138,12 @@ func (c *Compose) Run(ctx context.Context, st *agent.State) (string, error) {
 	switch {
 	case out == "":
 		if why == "" {
-			why, failure = "the model returned an empty answer", agent.FailureParse
+			why, failure = "the model returned an empty answer", state.FailureParse
 		}
 		st.SetPartial("", why, failure)
 	case why != "":
 		if failure == "" {
-			failure = agent.FailureBudget
+			failure = state.FailureBudget
 		}
 		st.SetPartial(out, why, failure)
 	default:
@@ -159,7 +159,7 @@ func (c *Compose) Run(ctx context.Context, st *agent.State) (string, error) {
 }
 
 // composeScratchpad renders ReAct entries for the prompt.
-func composeScratchpad(entries []agent.Entry) string {
+func composeScratchpad(entries []state.Entry) string {
 	var b strings.Builder
 	for i, e := range entries {
 		if e.Thought != "" {

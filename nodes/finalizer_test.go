@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
@@ -16,17 +16,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func composeNode(t *testing.T, ctor node.Constructor, settings map[string]any, replies ...scripted.Reply) (node.Node, *scripted.Model) {
+func composeNode(t *testing.T, ctor nodekind.Constructor, settings map[string]any, replies ...scripted.Reply) (nodekind.Node, *scripted.Model) {
 	t.Helper()
 	m, err := scripted.New(scripted.Script{Replies: replies})
 	require.NoError(t, err)
-	built, err := ctor(node.Env{Model: llm.Model{LLM: m}}, node.Spec{ID: "final", Type: "finalizer", Settings: settings})
+	built, err := ctor(nodekind.Env{Model: llm.Model{LLM: m}}, nodekind.Spec{ID: "final", Type: "finalizer", Settings: settings})
 	require.NoError(t, err)
 	assert.Empty(t, built.Routes)
 	return built.Node, m
 }
 
-func runCompose(t *testing.T, node node.Node, st *agent.State) *trace.Recorder {
+func runCompose(t *testing.T, node nodekind.Node, st *state.State) *trace.Recorder {
 	t.Helper()
 	rec := &trace.Recorder{}
 	_, err := node.Run(traceCtx(rec), st)
@@ -34,8 +34,8 @@ func runCompose(t *testing.T, node node.Node, st *agent.State) *trace.Recorder {
 	return rec
 }
 
-func planState() *agent.State {
-	st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+func planState() *state.State {
+	st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 	st.Plan = []plan.Step{
 		{ID: "1", Description: "Find his birth year", Tool: "search", Input: "Clyde Tombaugh born", Status: plan.StatusDone, Result: "born on 4 February 1906"},
 		{ID: "2", Description: "Find the discovery year", Tool: "search", Input: "Pluto discovered", Status: plan.StatusDone, Result: "discovered Pluto on 18 February 1930"},
@@ -60,22 +60,22 @@ func TestFinalizerPassesACompleteAnswerThrough(t *testing.T) {
 func TestFinalizerComposesFromStepResults(t *testing.T) {
 	cases := []struct {
 		name         string
-		prepare      func(*agent.State)
+		prepare      func(*state.State)
 		promptHas    string
 		wantComplete bool
 		wantFailure  string
 	}{
-		{"plan finished without an answer", func(*agent.State) {}, "Write the final answer", true, ""},
-		{"re-plan budget spent", func(st *agent.State) {
-			st.Reason, st.Failure = "the re-planning budget is spent (3 re-plan(s))", agent.FailureBudget
-		}, "The work stopped before it was finished: the re-planning budget is spent", false, agent.FailureBudget},
-		{"planner gave up", func(st *agent.State) {
+		{"plan finished without an answer", func(*state.State) {}, "Write the final answer", true, ""},
+		{"re-plan budget spent", func(st *state.State) {
+			st.Reason, st.Failure = "the re-planning budget is spent (3 re-plan(s))", state.FailureBudget
+		}, "The work stopped before it was finished: the re-planning budget is spent", false, state.FailureBudget},
+		{"planner gave up", func(st *state.State) {
 			st.Plan = nil
-			st.Reason, st.Failure = "no valid plan: invalid plan after 3 attempt(s)", agent.FailurePlan
-		}, "no valid plan", false, agent.FailurePlan},
-		{"an earlier partial answer", func(st *agent.State) {
-			st.SetPartial("maybe 20", "the iteration budget ran out", agent.FailureBudget)
-		}, "the iteration budget ran out", false, agent.FailureBudget},
+			st.Reason, st.Failure = "no valid plan: invalid plan after 3 attempt(s)", state.FailurePlan
+		}, "no valid plan", false, state.FailurePlan},
+		{"an earlier partial answer", func(st *state.State) {
+			st.SetPartial("maybe 20", "the iteration budget ran out", state.FailureBudget)
+		}, "the iteration budget ran out", false, state.FailureBudget},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,8 +111,8 @@ func TestFinalizerPromptShowsResultsAndFailures(t *testing.T) {
 func TestFinalizerComposesFromAScratchpad(t *testing.T) {
 	node, _ := composeNode(t, nodes.NewFinalizer, map[string]any{"extract": false}, scripted.Reply{
 		Contains: "Action 1: search[Pluto]\nObservation 1: found in 1930", Text: "1930"})
-	st := agent.NewState(agent.Task{Question: "When was Pluto found?"})
-	st.Scratchpad = []agent.Entry{{Thought: "look it up", Tool: "search", Input: "Pluto", Observation: "found in 1930"}}
+	st := state.NewState(state.Task{Question: "When was Pluto found?"})
+	st.Scratchpad = []state.Entry{{Thought: "look it up", Tool: "search", Input: "Pluto", Observation: "found in 1930"}}
 	runCompose(t, node, st)
 	assert.Equal(t, "1930", st.Answer)
 	assert.True(t, st.Complete)
@@ -124,7 +124,7 @@ func TestFinalizerEmptyReplyIsAnIncompleteAnswer(t *testing.T) {
 	runCompose(t, node, st)
 	assert.True(t, st.Done)
 	assert.False(t, st.Complete)
-	assert.Equal(t, agent.FailureParse, st.Failure)
+	assert.Equal(t, state.FailureParse, st.Failure)
 }
 
 func TestFinalizerProviderErrorIsReturned(t *testing.T) {
@@ -134,12 +134,12 @@ func TestFinalizerProviderErrorIsReturned(t *testing.T) {
 }
 
 func TestComposeNodesRejectBadSettings(t *testing.T) {
-	for _, ctor := range []node.Constructor{nodes.NewFinalizer, nodes.NewSolver} {
-		_, err := ctor(node.Env{}, node.Spec{ID: "f", Type: "finalizer", Settings: map[string]any{"promt": "x"}})
+	for _, ctor := range []nodekind.Constructor{nodes.NewFinalizer, nodes.NewSolver} {
+		_, err := ctor(nodekind.Env{}, nodekind.Spec{ID: "f", Type: "finalizer", Settings: map[string]any{"promt": "x"}})
 		var se *config.SettingError
 		require.ErrorAs(t, err, &se)
 		assert.Equal(t, "promt", se.Key)
-		_, err = ctor(node.Env{}, node.Spec{ID: "f", Type: "finalizer", Settings: map[string]any{"prompt": "{{.Nope"}})
+		_, err = ctor(nodekind.Env{}, nodekind.Spec{ID: "f", Type: "finalizer", Settings: map[string]any{"prompt": "{{.Nope"}})
 		assert.ErrorIs(t, err, config.ErrSettings)
 	}
 }

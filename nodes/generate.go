@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
@@ -22,7 +22,7 @@ import (
 type GenerateSettings struct {
 	// PromptSources are the system, system_file, prompt and prompt_file
 	// keys.
-	node.PromptSources `mapstructure:",squash"`
+	nodekind.PromptSources `mapstructure:",squash"`
 	// Temperature overrides the model's sampling temperature.
 	Temperature *float64 `mapstructure:"temperature"`
 	// MaxTokens caps the completion; 0 uses the model default.
@@ -33,7 +33,7 @@ type GenerateSettings struct {
 	// Output is where the reply goes: "answer" (default) sets the final
 	// answer; "note:<key>" stores it as a note for later nodes;
 	// "var:<name>" stores it in the run's vars (working memory, read as
-	// {{.Vars.name}}; cut to agent.MaxVarValue characters).
+	// {{.Vars.name}}; cut to state.MaxVarValue characters).
 	Output string `mapstructure:"output"`
 }
 
@@ -54,7 +54,7 @@ type Generate struct {
 	id, kind string
 	model    llm.Model
 	system   string
-	prompt   *node.Template
+	prompt   *nodekind.Template
 	opts     []llms.CallOption
 	extract  bool
 	noteKey  string
@@ -62,29 +62,29 @@ type Generate struct {
 }
 
 // NewDirect builds a `direct` node: one model call, the reply is the answer.
-func NewDirect(env node.Env, spec node.Spec) (node.Built, error) {
+func NewDirect(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	return newGenerate(env, spec, directPrompt, false)
 }
 
 // NewCoT builds a `cot` node: zero-shot chain of thought with answer
 // extraction from the final "Answer:" line.
-func NewCoT(env node.Env, spec node.Spec) (node.Built, error) {
+func NewCoT(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	return newGenerate(env, spec, cotPrompt, true)
 }
 
-func newGenerate(env node.Env, spec node.Spec, defPrompt string, defExtract bool) (node.Built, error) {
+func newGenerate(env nodekind.Env, spec nodekind.Spec, defPrompt string, defExtract bool) (nodekind.Built, error) {
 	var s GenerateSettings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	g, err := buildGenerate(env, spec, s, defPrompt, defExtract)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
-	return node.Built{Node: g, Notes: g.notes()}, nil
+	return nodekind.Built{Node: g, Notes: g.notes()}, nil
 }
 
-func buildGenerate(env node.Env, spec node.Spec, s GenerateSettings, defPrompt string, defExtract bool) (*Generate, error) {
+func buildGenerate(env nodekind.Env, spec nodekind.Spec, s GenerateSettings, defPrompt string, defExtract bool) (*Generate, error) {
 	system, tmpl, err := env.Prompts(s.PromptSources, generateSpec(), defaultSystem, defPrompt)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func buildGenerate(env node.Env, spec node.Spec, s GenerateSettings, defPrompt s
 		g.noteKey = strings.TrimPrefix(s.Output, "note:")
 	case strings.HasPrefix(s.Output, "var:"):
 		g.varName = strings.TrimPrefix(s.Output, "var:")
-		if err := agent.CheckVarName(g.varName); err != nil {
+		if err := state.CheckVarName(g.varName); err != nil {
 			return nil, &config.SettingError{Key: "output", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 		}
 	default:
@@ -123,7 +123,7 @@ func (g *Generate) notes() []string {
 }
 
 // Run makes the call and records the result.
-func (g *Generate) Run(ctx context.Context, st *agent.State) (string, error) {
+func (g *Generate) Run(ctx context.Context, st *state.State) (string, error) {
 	user, err := g.prompt.Render(st, nil)
 	if err != nil {
 		return "", err
@@ -155,7 +155,7 @@ func (g *Generate) Run(ctx context.Context, st *agent.State) (string, error) {
 		return "", nil
 	}
 	if out == "" {
-		st.SetPartial("", "the model returned an empty answer", agent.FailureParse)
+		st.SetPartial("", "the model returned an empty answer", state.FailureParse)
 	} else {
 		st.SetAnswer(out)
 	}

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -100,7 +100,7 @@ func buildConfig(t *testing.T, path string, m llms.Model) *pipeline.Pipeline {
 }
 
 // runTask runs task on p and returns the state and the trace.
-func runTask(t *testing.T, p *pipeline.Pipeline, task agent.Task) (*agent.State, *trace.Recorder) {
+func runTask(t *testing.T, p *pipeline.Pipeline, task state.Task) (*state.State, *trace.Recorder) {
 	t.Helper()
 	rec := &trace.Recorder{}
 	res, err := p.Run(context.Background(), task, trace.New("run", rec))
@@ -109,11 +109,11 @@ func runTask(t *testing.T, p *pipeline.Pipeline, task agent.Task) (*agent.State,
 }
 
 // runNode builds one node with model m and runs it on a fresh state.
-func runNode(t *testing.T, ctor node.Constructor, kind string, settings map[string]any, m llms.Model, task agent.Task) (*agent.State, *trace.Recorder, error) {
+func runNode(t *testing.T, ctor nodekind.Constructor, kind string, settings map[string]any, m llms.Model, task state.Task) (*state.State, *trace.Recorder, error) {
 	t.Helper()
-	built, err := ctor(node.Env{Model: llm.Model{LLM: m}}, node.Spec{ID: kind, Type: kind, Settings: settings})
+	built, err := ctor(nodekind.Env{Model: llm.Model{LLM: m}}, nodekind.Spec{ID: kind, Type: kind, Settings: settings})
 	require.NoError(t, err)
-	st := agent.NewState(task)
+	st := state.NewState(task)
 	rec := &trace.Recorder{}
 	_, err = built.Node.Run(traceCtx(rec), st)
 	return st, rec, err

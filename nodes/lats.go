@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
@@ -98,19 +98,19 @@ type LATS struct {
 	s               LATSSettings
 	c               float64
 	scorer          verify.Scorer
-	value, reflectT *node.Template
+	value, reflectT *nodekind.Template
 	opts            []llms.CallOption
 }
 
-// NewLATS builds a `lats` node.
-func NewLATS(env node.Env, spec node.Spec) (node.Built, error) {
+// NewLATS builds a `lats` nodekind.
+func NewLATS(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	var s LATSSettings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if err := applyCounts(count{"iterations", &s.Iterations, 8}, count{"children", &s.Children, 3}, count{"max_depth", &s.MaxDepth, 6},
 		count{"memory", &s.Memory, 3}, count{"concurrency", &s.Concurrency, 0}); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if s.Concurrency == 0 {
 		s.Concurrency = s.Children
@@ -118,7 +118,7 @@ func NewLATS(env node.Env, spec node.Spec) (node.Built, error) {
 	n := &LATS{id: spec.ID, kind: spec.Type, model: env.Model, s: s, c: 1}
 	if s.Exploration != nil {
 		if *s.Exploration < 0 {
-			return node.Built{}, &config.SettingError{Key: "exploration", Err: fmt.Errorf("%w: exploration must not be negative", config.ErrSettings)}
+			return nodekind.Built{}, &config.SettingError{Key: "exploration", Err: fmt.Errorf("%w: exploration must not be negative", config.ErrSettings)}
 		}
 		n.c = *s.Exploration
 	}
@@ -132,27 +132,27 @@ func NewLATS(env node.Env, spec node.Spec) (node.Built, error) {
 	}
 	var err error
 	if n.scorer, err = verify.ByName(s.Scorer); err != nil {
-		return node.Built{}, &config.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
+		return nodekind.Built{}, &config.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 	}
 	valueSpec, reflectSpec := latsSpecs()
 	for _, t := range []struct {
 		text, def string
-		spec      node.TemplateSpec
-		dst       **node.Template
+		spec      nodekind.TemplateSpec
+		dst       **nodekind.Template
 	}{{s.ValuePrompt, latsValue, valueSpec, &n.value}, {s.ReflectPrompt, latsReflect, reflectSpec, &n.reflectT}} {
 		if *t.dst, err = env.Template(t.spec, t.text, "", t.def); err != nil {
-			return node.Built{}, err
+			return nodekind.Built{}, err
 		}
 	}
 	if n.loop, err = newReActLoop(env.Nested("react"), s.ReAct); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
-	return node.Built{Node: n}, nil
+	return nodekind.Built{Node: n}, nil
 }
 
 // newReActLoop builds the ReAct loop of a `react:` settings block; errors
 // name the key under "react.".
-func newReActLoop(env node.Env, settings map[string]any) (*executor.Loop, error) {
+func newReActLoop(env nodekind.Env, settings map[string]any) (*executor.Loop, error) {
 	var cfg executor.ReActConfig
 	err := config.Decode(settings, &cfg)
 	if cfg.ShowVars == nil {
@@ -218,10 +218,10 @@ func (n *latsNode) uct(c float64) float64 {
 	return mean + c*math.Sqrt(math.Log(float64(n.parent.visits+1))/float64(n.visits+1))
 }
 
-// latsRun is one run of the node.
+// latsRun is one run of the nodekind.
 type latsRun struct {
 	n  *LATS
-	st *agent.State
+	st *state.State
 	tr *trace.Tracer
 	// bound is shared by every model call (with its tool calls) of the
 	// run: at most Concurrency are in flight.
@@ -231,7 +231,7 @@ type latsRun struct {
 }
 
 // Run searches and sets the answer.
-func (n *LATS) Run(ctx context.Context, st *agent.State) (string, error) {
+func (n *LATS) Run(ctx context.Context, st *state.State) (string, error) {
 	r := &latsRun{n: n, st: st, tr: trace.From(ctx), bound: par.NewBound(n.s.Concurrency)}
 	start, err := n.loop.Begin(st, executor.Input{NodeID: n.id, Kind: n.kind, Role: "expand", Task: st.Task.Question})
 	if err != nil {
@@ -298,9 +298,9 @@ func (n *LATS) Run(ctx context.Context, st *agent.State) (string, error) {
 	case best != nil:
 		st.SetAnswer(best.answer())
 	case end != nil:
-		st.SetPartial(end.answer(), fmt.Sprintf("lats found no answer the evaluator accepted in %d iterations", iter), agent.FailureWrong)
+		st.SetPartial(end.answer(), fmt.Sprintf("lats found no answer the evaluator accepted in %d iterations", iter), state.FailureWrong)
 	default:
-		st.SetPartial("", fmt.Sprintf("lats reached no final answer in %d iterations", iter), agent.FailureBudget)
+		st.SetPartial("", fmt.Sprintf("lats reached no final answer in %d iterations", iter), state.FailureBudget)
 	}
 	if end != nil {
 		st.Scratchpad = end.branch.Entries()
@@ -412,7 +412,7 @@ func sampleKey(t executor.Turn) string {
 }
 
 // rollout continues greedily from x, one sampled step at a time, until a
-// terminal state, adding the steps to the tree, and returns the last node.
+// terminal state, adding the steps to the tree, and returns the last nodekind.
 func (r *latsRun) rollout(ctx context.Context, x *latsNode) (*latsNode, error) {
 	for !x.terminal {
 		c, err := r.sample(ctx, x, 0)
@@ -555,7 +555,7 @@ func (r *latsRun) record(c *latsNode) {
 	}
 	c.idx = len(r.st.Candidates)
 	text := latsText(c.turn)
-	r.st.Candidates = append(r.st.Candidates, agent.Candidate{Text: text, Answer: c.answer(), Score: c.value, Depth: c.depth, Parent: parent})
+	r.st.Candidates = append(r.st.Candidates, state.Candidate{Text: text, Answer: c.answer(), Score: c.value, Depth: c.depth, Parent: parent})
 	r.tr.Emit(trace.Event{Node: r.n.id, Kind: trace.KindCandidate, Text: text,
 		Data: map[string]any{"depth": c.depth, "value": c.value, "terminal": c.terminal, "reward": c.reward, "parent": parent, "index": c.idx}})
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
@@ -21,13 +21,13 @@ import (
 const latsLesson = "compute with the calculator instead of guessing"
 
 // runLATS builds a lats node with the calculator and runs it on task.
-func runLATS(t *testing.T, settings map[string]any, m llms.Model, task agent.Task) (*agent.State, *trace.Recorder) {
+func runLATS(t *testing.T, settings map[string]any, m llms.Model, task state.Task) (*state.State, *trace.Recorder) {
 	t.Helper()
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
 	require.NoError(t, err)
-	built, err := nodes.NewLATS(node.Env{Model: llm.Model{LLM: m}, Tools: reg}, node.Spec{ID: "lats", Type: "lats", Settings: settings})
+	built, err := nodes.NewLATS(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, nodekind.Spec{ID: "lats", Type: "lats", Settings: settings})
 	require.NoError(t, err)
-	st := agent.NewState(task)
+	st := state.NewState(task)
 	rec := &trace.Recorder{}
 	_, err = built.Node.Run(traceCtx(rec), st)
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestLATSStopsTrajectoriesAtTheDepthLimit(t *testing.T) {
 	)
 	st, _ := runLATS(t, map[string]any{"children": 1, "max_depth": 2}, rec, arithmeticTask)
 	assert.False(t, st.Complete)
-	assert.Equal(t, agent.FailureBudget, st.Failure)
+	assert.Equal(t, state.FailureBudget, st.Failure)
 	for _, c := range st.Candidates {
 		assert.LessOrEqual(t, c.Depth, 2)
 	}
@@ -127,7 +127,7 @@ func TestLATSRejectsBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
-			_, err := nodes.NewLATS(node.Env{}, node.Spec{ID: "lats", Type: "lats", Settings: tc.settings})
+			_, err := nodes.NewLATS(nodekind.Env{}, nodekind.Spec{ID: "lats", Type: "lats", Settings: tc.settings})
 			requireSettingError(t, err, tc.key)
 		})
 	}
@@ -151,7 +151,7 @@ func TestLATSStepsAreReActTurnsWithTheRepeatGuard(t *testing.T) {
 		switch e.Data["guard"] {
 		case "repeat":
 			repeats++
-		case agent.FailureLoop:
+		case state.FailureLoop:
 			loops++
 		}
 	}
@@ -184,22 +184,22 @@ func TestLATSStopsWhenTheContextEnds(t *testing.T) {
 	rec, _ := script(t, false, scripted.Reply{Role: "expand", Text: "Final Answer: 17", Times: 20})
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
 	require.NoError(t, err)
-	built, err := nodes.NewLATS(node.Env{Model: llm.Model{LLM: rec}, Tools: reg}, node.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"children": 3}})
+	built, err := nodes.NewLATS(nodekind.Env{Model: llm.Model{LLM: rec}, Tools: reg}, nodekind.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"children": 3}})
 	require.NoError(t, err)
 	cause := errors.New("deadline of the run")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
-	_, err = built.Node.Run(ctx, agent.NewState(arithmeticTask))
+	_, err = built.Node.Run(ctx, state.NewState(arithmeticTask))
 	require.ErrorIs(t, err, cause)
 	assert.Empty(t, rec.requests(""), "no sample starts once the context has ended")
 }
 
 func TestLATSNeedsTheToolsOfItsReActTurns(t *testing.T) {
-	_, err := nodes.NewLATS(node.Env{}, node.Spec{ID: "lats", Type: "lats"})
+	_, err := nodes.NewLATS(nodekind.Env{}, nodekind.Spec{ID: "lats", Type: "lats"})
 	requireSettingError(t, err, "react.tools")
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
 	require.NoError(t, err)
-	_, err = nodes.NewLATS(node.Env{Tools: reg}, node.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"react": map[string]any{"max_repeats": -1}}})
+	_, err = nodes.NewLATS(nodekind.Env{Tools: reg}, nodekind.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"react": map[string]any{"max_repeats": -1}}})
 	requireSettingError(t, err, "react.max_repeats")
 }
 
@@ -218,9 +218,9 @@ func TestLATSShowsAPanickingToolAsAnErrorWithoutItsStack(t *testing.T) {
 	)
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New(), explodeTool{}})
 	require.NoError(t, err)
-	built, err := nodes.NewLATS(node.Env{Model: llm.Model{LLM: rec}, Tools: reg}, node.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"children": 1}})
+	built, err := nodes.NewLATS(nodekind.Env{Model: llm.Model{LLM: rec}, Tools: reg}, nodekind.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"children": 1}})
 	require.NoError(t, err)
-	st := agent.NewState(arithmeticTask)
+	st := state.NewState(arithmeticTask)
 	_, err = built.Node.Run(context.Background(), st)
 	require.NoError(t, err)
 	assert.Equal(t, "18", st.Answer)

@@ -6,10 +6,10 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 	"github.com/tmc/langchaingo/llms"
@@ -27,7 +27,7 @@ Answer: <answer>`
 
 // NewPlanSolve builds a `plan_solve` node: Plan-and-Solve (PS+) prompting in
 // one call, with answer extraction and no tools.
-func NewPlanSolve(env node.Env, spec node.Spec) (node.Built, error) {
+func NewPlanSolve(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	return newGenerate(env, spec, planSolvePrompt, true)
 }
 
@@ -75,35 +75,35 @@ type LeastToMostSettings struct {
 type LeastToMost struct {
 	id, kind  string
 	model     llm.Model
-	decompose *node.Template
-	solve     *node.Template
+	decompose *nodekind.Template
+	solve     *nodekind.Template
 	max       int
 	opts      []llms.CallOption
 }
 
-// NewLeastToMost builds a `least_to_most` node.
-func NewLeastToMost(env node.Env, spec node.Spec) (node.Built, error) {
+// NewLeastToMost builds a `least_to_most` nodekind.
+func NewLeastToMost(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	var s LeastToMostSettings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if err := applyCounts(count{"max_subquestions", &s.MaxSubquestions, 6}); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	decSpec, solSpec := leastToMostSpecs()
 	dec, err := env.Template(decSpec, s.DecomposePrompt, s.DecomposePromptFile, decomposePrompt)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	sol, err := env.Template(solSpec, s.SolvePrompt, s.SolvePromptFile, subSolvePrompt)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	n := &LeastToMost{id: spec.ID, kind: spec.Type, model: env.Model, max: s.MaxSubquestions, decompose: dec, solve: sol}
 	if s.Temperature != nil {
 		n.opts = append(n.opts, llms.WithTemperature(*s.Temperature))
 	}
-	return node.Built{Node: n}, nil
+	return nodekind.Built{Node: n}, nil
 }
 
 var numberedLine = regexp.MustCompile(`^\s*(?:\d+[.)、:]|[-*•])\s*(.+?)\s*$`)
@@ -124,7 +124,7 @@ func ParseNumbered(text string) []string {
 type SubAnswer struct{ Q, A string }
 
 // Run decomposes, then solves each sub-question in order.
-func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) {
+func (n *LeastToMost) Run(ctx context.Context, st *state.State) (string, error) {
 	prompt, err := n.decompose.Render(st, nil)
 	if err != nil {
 		return "", err
@@ -141,7 +141,7 @@ func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) 
 		// Keep the first, simplest sub-questions and the task itself.
 		subs = append(subs[:n.max-1:n.max-1], subs[len(subs)-1])
 	}
-	st.SubQuestions = make([]agent.SubQuestion, len(subs))
+	st.SubQuestions = make([]state.SubQuestion, len(subs))
 	for i, q := range subs {
 		st.SubQuestions[i].Question = q
 	}
@@ -167,7 +167,7 @@ func (n *LeastToMost) Run(ctx context.Context, st *agent.State) (string, error) 
 		last = a
 	}
 	if last == "" {
-		st.SetPartial("", "the last sub-question got no answer", agent.FailureParse)
+		st.SetPartial("", "the last sub-question got no answer", state.FailureParse)
 	} else {
 		st.SetAnswer(last)
 	}

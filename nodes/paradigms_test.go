@@ -3,10 +3,10 @@ package nodes_test
 import (
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -46,9 +46,9 @@ func TestToTPrunesImpossibleBranchesBeforeExpanding(t *testing.T) {
 		{Role: "evaluate", Text: "sure", Times: 5},
 	}})
 	require.NoError(t, err)
-	built, err := nodes.NewToT(node.Env{Model: llm.Model{LLM: model}}, node.Spec{ID: "tot", Type: "tot", Settings: map[string]any{"beam": 2, "depth": 3}})
+	built, err := nodes.NewToT(nodekind.Env{Model: llm.Model{LLM: model}}, nodekind.Spec{ID: "tot", Type: "tot", Settings: map[string]any{"beam": 2, "depth": 3}})
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{Question: "What is six times seven?"})
+	st := state.NewState(state.Task{Question: "What is six times seven?"})
 	rec := &trace.Recorder{}
 	_, err = built.Node.Run(traceCtx(rec), st)
 	require.NoError(t, err)
@@ -98,10 +98,10 @@ func TestCoTAndSelfConsistencyExtractAnswersFromFreeText(t *testing.T) {
 		assert.Equal(t, "18", st.Answer)
 		votes := rec.OfKind(trace.KindVote)
 		require.Len(t, votes, 1)
-		table, ok := votes[0].Data["votes"].([]agent.Vote)
+		table, ok := votes[0].Data["votes"].([]state.Vote)
 		require.True(t, ok)
 		require.Len(t, table, 2)
-		assert.Equal(t, agent.Vote{Answer: "18", Count: len(cases), First: table[0].First}, table[0])
+		assert.Equal(t, state.Vote{Answer: "18", Count: len(cases), First: table[0].First}, table[0])
 		assert.Equal(t, 1, table[1].Count)
 		assert.Len(t, st.Candidates, len(replies), "every sample is kept as a candidate")
 		u := st.Usage.Snapshot()
@@ -141,7 +141,7 @@ func TestPlanSolvePromptCarriesThePSPlusInstructions(t *testing.T) {
 }
 
 func TestLeastToMostSolvesSubquestionsInOrderShowingEarlierAnswers(t *testing.T) {
-	task := agent.Task{Question: "Ann has 3 bags of 5 apples and buys 3 more. How many apples does she have?"}
+	task := state.Task{Question: "Ann has 3 bags of 5 apples and buys 3 more. How many apples does she have?"}
 	rec, m := script(t, true,
 		scripted.Reply{Role: "decompose", Text: "1. How many apples are in the bags?\n2. " + task.Question},
 		scripted.Reply{Role: "solve", Contains: "Problem: " + task.Question + "\n\nSub-question: How many apples are in the bags?\n", Text: "3 * 5 = 15\nAnswer: 15"},

@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 )
 
-// Evaluation methods of the Reflexion `evaluate` node.
+// Evaluation methods of the Reflexion `evaluate` nodekind.
 const (
 	// MethodAuto scores the answer when the task can be scored (it has a
 	// reference answer, or Game of 24 numbers for the game24 scorer) and
@@ -30,7 +30,7 @@ const (
 	MethodHeuristic = "heuristic"
 )
 
-// EvaluateSettings configure Reflexion's `evaluate` node.
+// EvaluateSettings configure Reflexion's `evaluate` nodekind.
 type EvaluateSettings struct {
 	// Method is how a trial is judged: "auto" (default), "exact", "judge"
 	// or "heuristic"; see the Method* constants.
@@ -57,37 +57,37 @@ type Evaluate struct {
 	method   string
 	max      int
 	scorer   verify.Scorer
-	judge    *node.Template
+	judge    *nodekind.Template
 }
 
 // NewEvaluate builds an `evaluate` node (routes pass, retry).
-func NewEvaluate(env node.Env, spec node.Spec) (node.Built, error) {
+func NewEvaluate(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	var s EvaluateSettings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	switch s.Method {
 	case "":
 		s.Method = MethodAuto
 	case MethodAuto, MethodExact, MethodJudge, MethodHeuristic:
 	default:
-		return node.Built{}, &config.SettingError{Key: "method", Err: fmt.Errorf("%w: want auto, exact, judge or heuristic, got %q", config.ErrSettings, s.Method)}
+		return nodekind.Built{}, &config.SettingError{Key: "method", Err: fmt.Errorf("%w: want auto, exact, judge or heuristic, got %q", config.ErrSettings, s.Method)}
 	}
 	if err := applyCounts(count{"max_trials", &s.MaxTrials, 3}); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if s.Scorer == "" {
 		s.Scorer = "em"
 	}
 	scorer, err := verify.ByName(s.Scorer)
 	if err != nil {
-		return node.Built{}, &config.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
+		return nodekind.Built{}, &config.SettingError{Key: "scorer", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 	}
 	judge, err := env.Template(judgeSpec(), s.JudgePrompt, s.JudgePromptFile, judgePrompt)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
-	return node.Built{Node: &Evaluate{id: spec.ID, kind: spec.Type, model: env.Model, method: s.Method, max: s.MaxTrials, scorer: scorer, judge: judge},
+	return nodekind.Built{Node: &Evaluate{id: spec.ID, kind: spec.Type, model: env.Model, method: s.Method, max: s.MaxTrials, scorer: scorer, judge: judge},
 		Routes: []string{"pass", "retry"}}, nil
 }
 
@@ -99,7 +99,7 @@ Proposed answer: {{.Extra.Answer}}
 Is the proposed answer correct and complete? Reply with PASS or FAIL on the first line, then one sentence of feedback.`
 
 // Run judges the current answer.
-func (n *Evaluate) Run(ctx context.Context, st *agent.State) (string, error) {
+func (n *Evaluate) Run(ctx context.Context, st *state.State) (string, error) {
 	method := n.method
 	var verdict verify.Result
 	if method == MethodAuto || method == MethodExact {
@@ -139,7 +139,7 @@ func (n *Evaluate) Run(ctx context.Context, st *agent.State) (string, error) {
 			feedback = "the judge gave no verdict"
 		}
 	}
-	st.Trials = append(st.Trials, agent.Trial{Answer: st.Answer, Success: ok, Feedback: feedback})
+	st.Trials = append(st.Trials, state.Trial{Answer: st.Answer, Success: ok, Feedback: feedback})
 	trial := len(st.Trials)
 	word := "fail"
 	if ok {
@@ -151,7 +151,7 @@ func (n *Evaluate) Run(ctx context.Context, st *agent.State) (string, error) {
 		return "pass", nil
 	}
 	if trial >= n.max {
-		st.SetPartial(st.Answer, fmt.Sprintf("the answer failed evaluation in all %d trials", trial), agent.FailureWrong)
+		st.SetPartial(st.Answer, fmt.Sprintf("the answer failed evaluation in all %d trials", trial), state.FailureWrong)
 		return "pass", nil
 	}
 	return "retry", nil
@@ -177,7 +177,7 @@ Your steps:
 {{.Extra.Steps}}
 Lesson:`
 
-// ReflectSettings configure Reflexion's `reflect` node.
+// ReflectSettings configure Reflexion's `reflect` nodekind.
 type ReflectSettings struct {
 	// ReflectPrompt overrides the reflection prompt template. It sees
 	// {{.Question}}, {{.Reflections}} (earlier lessons), {{.Extra.Answer}},
@@ -197,28 +197,28 @@ type ReflectSettings struct {
 type Reflect struct {
 	id, kind string
 	model    llm.Model
-	prompt   *node.Template
+	prompt   *nodekind.Template
 	memory   int
 }
 
-// NewReflect builds a `reflect` node.
-func NewReflect(env node.Env, spec node.Spec) (node.Built, error) {
+// NewReflect builds a `reflect` nodekind.
+func NewReflect(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	var s ReflectSettings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if err := applyCounts(count{"memory", &s.Memory, 3}); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	tmpl, err := env.Template(reflectSpec(), s.ReflectPrompt, s.ReflectPromptFile, reflectPrompt)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
-	return node.Built{Node: &Reflect{id: spec.ID, kind: spec.Type, model: env.Model, prompt: tmpl, memory: s.Memory}}, nil
+	return nodekind.Built{Node: &Reflect{id: spec.ID, kind: spec.Type, model: env.Model, prompt: tmpl, memory: s.Memory}}, nil
 }
 
 // Run writes the lesson.
-func (n *Reflect) Run(ctx context.Context, st *agent.State) (string, error) {
+func (n *Reflect) Run(ctx context.Context, st *state.State) (string, error) {
 	var steps strings.Builder
 	for _, e := range st.Scratchpad {
 		switch {

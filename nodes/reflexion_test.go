@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -40,9 +40,9 @@ edges:
 
 const lesson = "I added before multiplying; compute 3 * 5 + 3 with the calculator."
 
-var arithmeticTask = agent.Task{ID: "t1", Question: "What is 3 * 5 + 3?", Answer: "18"}
+var arithmeticTask = state.Task{ID: "t1", Question: "What is 3 * 5 + 3?", Answer: "18"}
 
-func reflexionPipeline(t *testing.T, trials string, replies ...scripted.Reply) (*recorder, *agent.State, *trace.Recorder, *scripted.Model) {
+func reflexionPipeline(t *testing.T, trials string, replies ...scripted.Reply) (*recorder, *state.State, *trace.Recorder, *scripted.Model) {
 	t.Helper()
 	rec, m := script(t, true, replies...)
 	p := buildYAML(t, strings.ReplaceAll(reflexionYAML, "%TRIALS%", trials), rec)
@@ -75,7 +75,7 @@ func TestReflexionInjectsTheLessonIntoTheNextTrialAndPasses(t *testing.T) {
 	assert.Contains(t, acts[2].prompt, lesson, "the lesson stays for the whole trial")
 
 	require.Len(t, st.Trials, 2)
-	assert.Equal(t, agent.Trial{Answer: "17", Success: false, Feedback: st.Trials[0].Feedback, Lesson: lesson}, st.Trials[0])
+	assert.Equal(t, state.Trial{Answer: "17", Success: false, Feedback: st.Trials[0].Feedback, Lesson: lesson}, st.Trials[0])
 	assert.Contains(t, st.Trials[0].Feedback, `reference "18"`)
 	assert.True(t, st.Trials[1].Success)
 	assert.Equal(t, "18", st.Trials[1].Answer)
@@ -115,11 +115,11 @@ func TestReflexionKeepsTheLastAnswerIncompleteWhenTrialsRunOut(t *testing.T) {
 }
 
 func TestEvaluateJudgesByMethod(t *testing.T) {
-	game24 := agent.Task{Question: "Use 1 2 3 4 and + - * / to obtain 24."}
+	game24 := state.Task{Question: "Use 1 2 3 4 and + - * / to obtain 24."}
 	cases := []struct {
 		name     string
 		settings map[string]any
-		task     agent.Task
+		task     state.Task
 		answer   string
 		complete bool
 		replies  []scripted.Reply
@@ -129,7 +129,7 @@ func TestEvaluateJudgesByMethod(t *testing.T) {
 		{"exact match passes", map[string]any{"method": "exact"}, arithmeticTask, "18", true, nil, true, "exact"},
 		{"exact mismatch fails", map[string]any{"method": "exact"}, arithmeticTask, "17", true, nil, false, "exact"},
 		{"auto scores a task with a reference", nil, arithmeticTask, "17", true, nil, false, "exact"},
-		{"auto falls back to the heuristic", nil, agent.Task{Question: "q"}, "anything", true, nil, true, "heuristic"},
+		{"auto falls back to the heuristic", nil, state.Task{Question: "q"}, "anything", true, nil, true, "heuristic"},
 		{"heuristic fails an unfinished actor", map[string]any{"method": "heuristic"}, arithmeticTask, "18", false, nil, false, "heuristic"},
 		{"numeric scorer", map[string]any{"scorer": "numeric"}, arithmeticTask, "18.0", true, nil, true, "exact"},
 		{"game24 scorer accepts a valid expression", map[string]any{"scorer": "game24"}, game24, "1 * 2 * 3 * 4", true, nil, true, "exact"},
@@ -147,14 +147,14 @@ func TestEvaluateJudgesByMethod(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := scripted.New(scripted.Script{Replies: tc.replies})
 			require.NoError(t, err)
-			built, err := nodes.NewEvaluate(node.Env{Model: llm.Model{LLM: m}}, node.Spec{ID: "evaluate", Type: "evaluate", Settings: tc.settings})
+			built, err := nodes.NewEvaluate(nodekind.Env{Model: llm.Model{LLM: m}}, nodekind.Spec{ID: "evaluate", Type: "evaluate", Settings: tc.settings})
 			require.NoError(t, err)
 			assert.ElementsMatch(t, []string{"pass", "retry"}, built.Routes)
-			st := agent.NewState(tc.task)
+			st := state.NewState(tc.task)
 			if tc.complete {
 				st.SetAnswer(tc.answer)
 			} else {
-				st.SetPartial(tc.answer, "ran out of iterations", agent.FailureBudget)
+				st.SetPartial(tc.answer, "ran out of iterations", state.FailureBudget)
 			}
 			rec := &trace.Recorder{}
 			route, err := built.Node.Run(traceCtx(rec), st)
@@ -178,7 +178,7 @@ func TestEvaluateJudgesByMethod(t *testing.T) {
 func TestReflexionNodesRejectBadSettings(t *testing.T) {
 	cases := []struct {
 		name     string
-		ctor     node.Constructor
+		ctor     nodekind.Constructor
 		settings map[string]any
 		key      string
 	}{
@@ -194,7 +194,7 @@ func TestReflexionNodesRejectBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.ctor(node.Env{}, node.Spec{ID: "n", Type: "t", Settings: tc.settings})
+			_, err := tc.ctor(nodekind.Env{}, nodekind.Spec{ID: "n", Type: "t", Settings: tc.settings})
 			requireSettingError(t, err, tc.key)
 		})
 	}
@@ -205,16 +205,16 @@ func TestReflectUsesItsPromptAndKeepsABoundedMemory(t *testing.T) {
 		{Role: "reflect", Contains: "Earlier: old one | older | Feedback: off by one | Steps: - calculator[3 * 5] -> 15", Text: "Lesson: check the last addition"},
 	}})
 	require.NoError(t, err)
-	built, err := nodes.NewReflect(node.Env{Model: llm.Model{LLM: m}}, node.Spec{ID: "reflect", Type: "reflect", Settings: map[string]any{
+	built, err := nodes.NewReflect(nodekind.Env{Model: llm.Model{LLM: m}}, nodekind.Spec{ID: "reflect", Type: "reflect", Settings: map[string]any{
 		"memory":         2,
 		"reflect_prompt": "Earlier: {{join .Reflections \" | \"}} | Feedback: {{.Extra.Feedback}} | Steps: {{trim .Extra.Steps}}",
 	}})
 	require.NoError(t, err)
-	st := agent.NewState(arithmeticTask)
+	st := state.NewState(arithmeticTask)
 	st.Reflections = []string{"old one", "older"}
-	st.Scratchpad = []agent.Entry{{Tool: "calculator", Input: "3 * 5", Observation: "15"}, {Final: "17"}}
-	st.Trials = []agent.Trial{{Answer: "17", Feedback: "off by one"}}
-	st.SetPartial("17", "budget", agent.FailureBudget)
+	st.Scratchpad = []state.Entry{{Tool: "calculator", Input: "3 * 5", Observation: "15"}, {Final: "17"}}
+	st.Trials = []state.Trial{{Answer: "17", Feedback: "off by one"}}
+	st.SetPartial("17", "budget", state.FailureBudget)
 	_, err = built.Node.Run(context.Background(), st)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"older", "check the last addition"}, st.Reflections, "the oldest lesson is dropped")

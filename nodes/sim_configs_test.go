@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
@@ -43,7 +43,7 @@ func game24Task(t *testing.T, nums ...int) suite.Task {
 	t.Helper()
 	expr, steps, ok := verify.Solve24Steps(nums)
 	require.True(t, ok)
-	return suite.Task{Task: agent.Task{ID: "g24", Question: suite.Game24Question(nums)}, Gold: &suite.Gold{Answer: expr, Reasoning: steps}}
+	return suite.Task{Task: state.Task{ID: "g24", Question: suite.Game24Question(nums)}, Gold: &suite.Gold{Answer: expr, Reasoning: steps}}
 }
 
 // TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike runs every
@@ -128,12 +128,12 @@ func TestToTFollowsTheSimGame24GoldWithinThePaperBudget(t *testing.T) {
 // TestParadigmConfigsRunTheirScriptedDemos runs each paradigm config with
 // its example script, as the scripts' comments tell users to.
 func TestParadigmConfigsRunTheirScriptedDemos(t *testing.T) {
-	farmer := agent.Task{Question: "A farmer has 3 fields of 17 rows with 23 plants each. How many plants?", Answer: "1173"}
-	jupiter := agent.Task{Question: "By how many kilometres does Jupiter's equatorial diameter exceed Saturn's?", Answer: "22448"}
-	puzzle := agent.Task{Question: "Use 4 5 6 10 and + - * / to obtain 24, using each number exactly once."}
+	farmer := state.Task{Question: "A farmer has 3 fields of 17 rows with 23 plants each. How many plants?", Answer: "1173"}
+	jupiter := state.Task{Question: "By how many kilometres does Jupiter's equatorial diameter exceed Saturn's?", Answer: "22448"}
+	puzzle := state.Task{Question: "Use 4 5 6 10 and + - * / to obtain 24, using each number exactly once."}
 	cases := []struct {
 		config, script string
-		task           agent.Task
+		task           state.Task
 		scorer         verify.Scorer
 		calls          int
 	}{

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/state"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/textutil"
 )
 
-const solveSystem = "You are the solver of a plan-and-work agent. Workers have followed a plan and collected evidence with tools. Answer the task from the plan and its evidence; evidence can be long or partly irrelevant, so read it with care, and do not invent facts it does not support."
+const solveSystem = "You are the solver of a plan-and-work state. Workers have followed a plan and collected evidence with tools. Answer the task from the plan and its evidence; evidence can be long or partly irrelevant, so read it with care, and do not invent facts it does not support."
 
 // Extra values: .Extra.Plan (the ReWOO plan with evidence), .Extra.Why.
 const solvePrompt = `Task: {{.Question}}
@@ -29,7 +29,7 @@ Answer: <the final answer, as short as the task allows>`
 // skipped steps yields an answer marked incomplete (failure "tool", the
 // reason naming the steps); so does a state whose Reason says the work
 // stopped early.
-func NewSolver(env node.Env, spec node.Spec) (node.Built, error) {
+func NewSolver(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	return newCompose(env, spec, "solve", solveSystem, solvePrompt, true)
 }
 
@@ -72,5 +72,5 @@ func solverGaps(steps []plan.Step) (why, failure string) {
 	if len(parts) == 0 {
 		return "", ""
 	}
-	return strings.Join(parts, "; "), agent.FailureTool
+	return strings.Join(parts, "; "), state.FailureTool
 }

@@ -3,7 +3,7 @@ package nodes_test
 import (
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/plan"
@@ -45,7 +45,7 @@ func TestSolverMarksAnswersOnMissingEvidenceIncomplete(t *testing.T) {
 			runCompose(t, node, st)
 			assert.Equal(t, "24", st.Answer)
 			assert.False(t, st.Complete)
-			assert.Equal(t, agent.FailureTool, st.Failure)
+			assert.Equal(t, state.FailureTool, st.Failure)
 			assert.Equal(t, tc.reason, st.Reason)
 		})
 	}

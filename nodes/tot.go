@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/trace"
@@ -123,31 +123,31 @@ type ToT struct {
 	model             llm.Model
 	s                 ToTSettings
 	prune, threshold  float64
-	propose, evaluate *node.Template
+	propose, evaluate *nodekind.Template
 	opts              []llms.CallOption
 }
 
-// NewToT builds a `tot` node.
-func NewToT(env node.Env, spec node.Spec) (node.Built, error) {
+// NewToT builds a `tot` nodekind.
+func NewToT(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	var s ToTSettings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	switch s.Search {
 	case "":
 		s.Search = SearchBFS
 	case SearchBFS, SearchDFS:
 	default:
-		return node.Built{}, &config.SettingError{Key: "search", Err: fmt.Errorf("%w: want bfs or dfs, got %q", config.ErrSettings, s.Search)}
+		return nodekind.Built{}, &config.SettingError{Key: "search", Err: fmt.Errorf("%w: want bfs or dfs, got %q", config.ErrSettings, s.Search)}
 	}
 	switch s.Verify {
 	case "", VerifyGame24:
 	default:
-		return node.Built{}, &config.SettingError{Key: "verify", Err: fmt.Errorf("%w: want game24 or nothing, got %q", config.ErrSettings, s.Verify)}
+		return nodekind.Built{}, &config.SettingError{Key: "verify", Err: fmt.Errorf("%w: want game24 or nothing, got %q", config.ErrSettings, s.Verify)}
 	}
 	if err := applyCounts(count{"proposals", &s.Proposals, 3}, count{"beam", &s.Beam, 2}, count{"depth", &s.Depth, 3},
 		count{"max_states", &s.MaxStates, 50}, count{"concurrency", &s.Concurrency, 0}); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if s.Concurrency == 0 {
 		s.Concurrency = s.Beam * s.Proposals
@@ -162,15 +162,15 @@ func NewToT(env node.Env, spec node.Spec) (node.Built, error) {
 	var err error
 	proposeSpec, evaluateSpec := totSpecs()
 	if n.propose, err = env.Template(proposeSpec, s.ProposePrompt, s.ProposePromptFile, totPropose); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if n.evaluate, err = env.Template(evaluateSpec, s.EvaluatePrompt, s.EvaluatePromptFile, totEvaluate); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if s.Temperature != nil {
 		n.opts = append(n.opts, llms.WithTemperature(*s.Temperature))
 	}
-	return node.Built{Node: n}, nil
+	return nodekind.Built{Node: n}, nil
 }
 
 var (
@@ -232,10 +232,10 @@ func (t thought) last() string {
 	return t.path[len(t.path)-1]
 }
 
-// search is one run of the node.
+// search is one run of the nodekind.
 type search struct {
 	n  *ToT
-	st *agent.State
+	st *state.State
 	tr *trace.Tracer
 	// bound is shared by every batch of the run: at most Concurrency model
 	// calls are in flight, however batches are nested or repeated.
@@ -250,7 +250,7 @@ type search struct {
 }
 
 // Run searches and sets the answer from the best leaf.
-func (n *ToT) Run(ctx context.Context, st *agent.State) (string, error) {
+func (n *ToT) Run(ctx context.Context, st *state.State) (string, error) {
 	s := &search{n: n, st: st, tr: trace.From(ctx), bound: par.NewBound(n.s.Concurrency)}
 	if n.s.Verify == VerifyGame24 {
 		nums, err := verify.PuzzleNumbers(st.Task.Question)
@@ -279,13 +279,13 @@ func (n *ToT) Run(ctx context.Context, st *agent.State) (string, error) {
 		if s.exhausted {
 			reason = fmt.Sprintf("dfs expanded its max_states budget of %d states without reaching an answer", n.s.MaxStates)
 		}
-		st.SetPartial(s.deepest.last(), reason, agent.FailureBudget)
+		st.SetPartial(s.deepest.last(), reason, state.FailureBudget)
 	default:
 		reason := "every branch was pruned"
 		if n.s.Search == SearchDFS {
 			reason += " or valued below the threshold"
 		}
-		st.SetPartial("", reason, agent.FailureBudget)
+		st.SetPartial("", reason, state.FailureBudget)
 	}
 	data := map[string]any{"search": n.s.Search, "states": s.states, "complete": st.Complete}
 	s.tr.Emit(trace.Event{Node: n.id, Kind: trace.KindAnswer, Text: st.Answer, Data: data})
@@ -417,7 +417,7 @@ func (s *search) expand(ctx context.Context, parents []thought, depth int) ([]th
 		parent := c.parent
 		c.pruned = c.value < s.n.prune || verdicts[i] == "evaluation failed"
 		c.idx = len(s.st.Candidates)
-		s.st.Candidates = append(s.st.Candidates, agent.Candidate{Text: c.last(), Answer: c.answer, Score: c.value, Depth: depth, Parent: parent})
+		s.st.Candidates = append(s.st.Candidates, state.Candidate{Text: c.last(), Answer: c.answer, Score: c.value, Depth: depth, Parent: parent})
 		data := map[string]any{"depth": depth, "value": c.value, "pruned": c.pruned, "parent": parent, "index": c.idx, "leaf": c.leaf}
 		if verdicts[i] != "" {
 			data["verdict"] = verdicts[i]

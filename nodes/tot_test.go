@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -69,7 +69,7 @@ func dfsScript(t *testing.T) (*recorder, *scripted.Model) {
 
 func TestToTDFSBacktracksFromADeadEnd(t *testing.T) {
 	rec, m := dfsScript(t)
-	st, tr, err := runNode(t, nodes.NewToT, "tot", map[string]any{"search": "dfs", "depth": 3}, rec, agent.Task{Question: "What is six times seven?"})
+	st, tr, err := runNode(t, nodes.NewToT, "tot", map[string]any{"search": "dfs", "depth": 3}, rec, state.Task{Question: "What is six times seven?"})
 	require.NoError(t, err)
 	assert.Equal(t, "42", st.Answer)
 	assert.True(t, st.Complete)
@@ -98,16 +98,16 @@ func TestToTDFSBacktracksFromADeadEnd(t *testing.T) {
 
 func TestToTDFSDoesNotExploreChildrenBelowTheThreshold(t *testing.T) {
 	rec, _ := dfsScript(t)
-	st, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"search": "dfs", "threshold": 5}, rec, agent.Task{Question: "q"})
+	st, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"search": "dfs", "threshold": 5}, rec, state.Task{Question: "q"})
 	require.NoError(t, err)
 	assert.False(t, st.Complete)
 	assert.Len(t, rec.requests("propose"), 2, "only alpha (sure) is expanded; beta (likely) is below the threshold")
-	assert.Equal(t, agent.FailureBudget, st.Failure)
+	assert.Equal(t, state.FailureBudget, st.Failure)
 }
 
 func TestToTDFSStopsAtItsStateBudget(t *testing.T) {
 	rec, _ := dfsScript(t)
-	st, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"search": "dfs", "max_states": 2}, rec, agent.Task{Question: "q"})
+	st, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"search": "dfs", "max_states": 2}, rec, state.Task{Question: "q"})
 	require.NoError(t, err)
 	assert.Len(t, rec.requests("propose"), 2)
 	assert.False(t, st.Complete)
@@ -129,7 +129,7 @@ func game24Script(t *testing.T) *recorder {
 }
 
 func TestToTVerifiesGame24AnswersAndKeepsSearching(t *testing.T) {
-	task := agent.Task{Question: "Use 1 2 3 4 and + - * / to obtain 24, using each number exactly once."}
+	task := state.Task{Question: "Use 1 2 3 4 and + - * / to obtain 24, using each number exactly once."}
 	cases := []struct {
 		name     string
 		settings map[string]any
@@ -176,7 +176,7 @@ func TestToTVerifiesGame24AnswersAndKeepsSearching(t *testing.T) {
 
 func TestToTGame24VerifierNeedsPuzzleNumbers(t *testing.T) {
 	rec := game24Script(t)
-	_, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"verify": "game24"}, rec, agent.Task{Question: "Who discovered Pluto?"})
+	_, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"verify": "game24"}, rec, state.Task{Question: "Who discovered Pluto?"})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, nodes.ErrNotGame24)
 	assert.Empty(t, rec.requests(""), "no call is made")
@@ -195,7 +195,7 @@ func TestToTRejectsBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
-			_, err := nodes.NewToT(node.Env{}, node.Spec{ID: "tot", Type: "tot", Settings: tc.settings})
+			_, err := nodes.NewToT(nodekind.Env{}, nodekind.Spec{ID: "tot", Type: "tot", Settings: tc.settings})
 			requireSettingError(t, err, tc.key)
 		})
 	}
@@ -209,12 +209,12 @@ func TestToTDropsBranchesWhoseCallsFailButNotTheSearch(t *testing.T) {
 		scripted.Reply{Role: "evaluate", Contains: "Candidate next step: broken", Text: "sure", Times: 5},
 		scripted.Reply{Role: "evaluate", Text: "likely", Times: 5},
 	)
-	st, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"beam": 2}, rec, agent.Task{Question: "q"})
+	st, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"beam": 2}, rec, state.Task{Question: "q"})
 	require.NoError(t, err)
 	assert.Equal(t, "42", st.Answer)
 
 	rec, _ = script(t, false, scripted.Reply{Role: "propose", Error: "upstream 500", Times: 5})
-	_, _, err = runNode(t, nodes.NewToT, "tot", nil, rec, agent.Task{Question: "q"})
+	_, _, err = runNode(t, nodes.NewToT, "tot", nil, rec, state.Task{Question: "q"})
 	require.Error(t, err, "a level whose every call failed fails the search")
 	assert.ErrorIs(t, err, llm.ErrModel)
 }
@@ -266,14 +266,14 @@ func BenchmarkToTConcurrency(b *testing.B) {
 		latency        = 50 * time.Millisecond
 	)
 	model := &latencyModel{delay: latency, k: k}
-	built, err := nodes.NewToT(node.Env{Model: llm.Model{LLM: model}}, node.Spec{ID: "tot", Type: "tot",
+	built, err := nodes.NewToT(nodekind.Env{Model: llm.Model{LLM: model}}, nodekind.Spec{ID: "tot", Type: "tot",
 		Settings: map[string]any{"beam": beam, "proposals": k, "depth": depth}})
 	require.NoError(b, err)
 	var wall time.Duration
 	calls := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		st := agent.NewState(agent.Task{Question: "benchmark"})
+		st := state.NewState(state.Task{Question: "benchmark"})
 		began := time.Now()
 		if _, err := built.Node.Run(context.Background(), st); err != nil {
 			b.Fatal(err)

@@ -3,9 +3,9 @@ package nodes_test
 import (
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -31,7 +31,7 @@ edges:
   - {from: draft, to: check}
   - {from: check, to: END}
 `, m)
-	st, rec := runTask(t, p, agent.Task{Question: "What is the capital of France?"})
+	st, rec := runTask(t, p, state.Task{Question: "What is the capital of France?"})
 	assert.Equal(t, "Paris", st.Answer)
 	got, ok := st.Vars.Get("draft")
 	assert.True(t, ok)
@@ -48,11 +48,11 @@ edges:
 
 func TestOutputVarNeedsAValidName(t *testing.T) {
 	for _, bad := range []string{"var:", "var:9lives", "var:a-b"} {
-		_, err := nodes.NewDirect(node.Env{}, node.Spec{ID: "d", Type: "direct", Settings: map[string]any{"output": bad}})
+		_, err := nodes.NewDirect(nodekind.Env{}, nodekind.Spec{ID: "d", Type: "direct", Settings: map[string]any{"output": bad}})
 		requireSettingError(t, err, "output")
 		assert.ErrorContains(t, err, "invalid var name", bad)
 	}
-	_, err := nodes.NewDirect(node.Env{}, node.Spec{ID: "d", Type: "direct", Settings: map[string]any{"output": "vars:x"}})
+	_, err := nodes.NewDirect(nodekind.Env{}, nodekind.Spec{ID: "d", Type: "direct", Settings: map[string]any{"output": "vars:x"}})
 	requireSettingError(t, err, "output")
 	assert.ErrorContains(t, err, `"var:<name>"`, "the error lists the forms")
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
@@ -30,7 +30,7 @@ func TestREADMEPromptFieldsMatchTheDeclarations(t *testing.T) {
 	readme := string(b)
 	i, j := strings.Index(readme, docsBegin), strings.Index(readme, docsEnd)
 	require.True(t, i >= 0 && j > i, "README.md lacks the generated block's marker lines")
-	want := node.TemplateDocs(paradigms.Default().Kinds())
+	want := nodekind.TemplateDocs(paradigms.Default().Kinds())
 	got := readme[i+len(docsBegin) : j]
 	if *update && got != want {
 		require.NoError(t, os.WriteFile(path, []byte(readme[:i+len(docsBegin)]+want+readme[j:]), 0o644))
@@ -47,8 +47,8 @@ func TestKindsCompileTheTemplatesTheyDeclare(t *testing.T) {
 	require.NoError(t, err)
 	for _, k := range paradigms.Default().Kinds() {
 		t.Run(k.Name, func(t *testing.T) {
-			set := &node.TemplateSet{}
-			_, err := k.New(node.Env{Tools: reg, Compiled: set}, node.Spec{ID: "n", Type: k.Name})
+			set := &nodekind.TemplateSet{}
+			_, err := k.New(nodekind.Env{Tools: reg, Compiled: set}, nodekind.Spec{ID: "n", Type: k.Name})
 			require.NoError(t, err)
 			var compiled, declared []string
 			for _, tm := range set.Templates() {
@@ -74,8 +74,8 @@ func TestKindsCompileTheTemplatesTheyDeclare(t *testing.T) {
 				}
 				block[key] = text
 			}
-			set = &node.TemplateSet{}
-			_, err = k.New(node.Env{Tools: reg, Compiled: set}, node.Spec{ID: "n", Type: k.Name, Settings: settings})
+			set = &nodekind.TemplateSet{}
+			_, err = k.New(nodekind.Env{Tools: reg, Compiled: set}, nodekind.Spec{ID: "n", Type: k.Name, Settings: settings})
 			require.NoError(t, err)
 			for _, tm := range set.Templates() {
 				assert.Empty(t, tm.Completed(), "%s uses every field", tm.Setting())

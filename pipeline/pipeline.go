@@ -15,12 +15,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
@@ -44,13 +44,13 @@ type ToolFactory interface {
 type Constructors interface {
 	// Constructor returns the constructor registered for kind, or an error
 	// that names the known types.
-	Constructor(kind string) (node.Constructor, error)
+	Constructor(kind string) (nodekind.Constructor, error)
 }
 
 // Options configure Build.
 type Options struct {
 	// Registry finds the constructor of each node type. Required;
-	// *node.Registry (paradigms.Default()) implements it.
+	// *nodekind.Registry (paradigms.Default()) implements it.
 	Registry Constructors
 	// Models builds models. Nil builds no model: nodes get an empty Model
 	// (fine for validation; runs then fail on the first model call).
@@ -69,7 +69,7 @@ type Options struct {
 // Pipeline is a built, runnable pipeline. It is safe to run concurrently.
 type Pipeline struct {
 	Config *config.Pipeline
-	graph  *graph.Compiled[*agent.State]
+	graph  *graph.Compiled[*state.State]
 	kinds  map[string]string
 	tools  *tools.Registry
 	steps  int
@@ -139,7 +139,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		defModel = m
 	}
 
-	g := graph.New[*agent.State]()
+	g := graph.New[*state.State]()
 	kinds := map[string]string{}
 	prompts := make([]nodePrompts, len(p.Nodes))
 	for i, n := range p.Nodes {
@@ -170,8 +170,8 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 				}
 			}
 		}
-		compiled := &node.TemplateSet{}
-		built, err := newNode(node.Env{Model: model, Tools: reg, BaseDir: p.Dir(), Compiled: compiled}, node.Spec{ID: n.ID, Type: n.Type, Settings: settings})
+		compiled := &nodekind.TemplateSet{}
+		built, err := newNode(nodekind.Env{Model: model, Tools: reg, BaseDir: p.Dir(), Compiled: compiled}, nodekind.Spec{ID: n.ID, Type: n.Type, Settings: settings})
 		if err != nil {
 			var se *config.SettingError
 			line := p.NodeLine(i, "")
@@ -403,7 +403,7 @@ func nodeIDs(p *config.Pipeline) []string {
 }
 
 // Graph returns the compiled graph.
-func (p *Pipeline) Graph() *graph.Compiled[*agent.State] { return p.graph }
+func (p *Pipeline) Graph() *graph.Compiled[*state.State] { return p.graph }
 
 // Kinds returns node id to node type.
 func (p *Pipeline) Kinds() map[string]string { return p.kinds }
@@ -413,7 +413,7 @@ func (p *Pipeline) Tools() *tools.Registry { return p.tools }
 
 // Result is the outcome of one run.
 type Result struct {
-	State    *agent.State
+	State    *state.State
 	Steps    []string
 	Duration time.Duration
 }
@@ -422,8 +422,8 @@ type Result struct {
 // nil). On a run error the state so far is still returned, with Failure
 // classified. Each run gets its own tools.RunState for stateful tools,
 // unless ctx already carries one.
-func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Tracer) (*Result, error) {
-	st := agent.NewState(task)
+func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Tracer) (*Result, error) {
+	st := state.NewState(task)
 	if p.Config.Limits.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.Config.Limits.Timeout)
@@ -467,13 +467,13 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 	res := &Result{State: st, Steps: gres.Steps, Duration: time.Since(began)}
 	if err != nil {
 		classify(st, err)
-		if st.Failure != agent.FailureWaiting {
+		if st.Failure != state.FailureWaiting {
 			span.Fail(st.Failure, err)
 		}
 		// The error itself was reported as an error event (and is returned);
 		// the closing line names its kind only, so it is not printed twice.
 		text := fmt.Sprintf("run failed (%s) after %s", st.Failure, time.Since(began).Round(time.Millisecond))
-		if st.Failure == agent.FailureWaiting {
+		if st.Failure == state.FailureWaiting {
 			text = fmt.Sprintf("run waits for approval after %s", time.Since(began).Round(time.Millisecond))
 		}
 		tracer.Emit(trace.Event{Kind: trace.KindRunEnd, Text: text,
@@ -481,7 +481,7 @@ func (p *Pipeline) Run(ctx context.Context, task agent.Task, tracer *trace.Trace
 		return res, fmt.Errorf("%w: %w", ErrRun, err)
 	}
 	if !st.Done {
-		st.SetPartial(st.Answer, "the graph ended without a node setting the answer", agent.FailureBudget)
+		st.SetPartial(st.Answer, "the graph ended without a node setting the answer", state.FailureBudget)
 	}
 	tracer.Emit(trace.Event{Kind: trace.KindRunEnd, Text: fmt.Sprintf("done in %s", res.Duration.Round(time.Millisecond)),
 		Data: map[string]any{"answer": st.Answer, "complete": st.Complete, "steps": len(gres.Steps)}})
@@ -504,30 +504,30 @@ func (h journalHook) After(ctx context.Context, step int, node, route string, er
 }
 
 // classify sets st's failure kind from err unless a node set one.
-func classify(st *agent.State, err error) {
+func classify(st *state.State, err error) {
 	if st.Failure == "" {
 		st.Failure = failureClass(err)
 	}
 }
 
-// failureClass is the failure kind (agent.Failure*) of a run or node that
+// failureClass is the failure kind (state.Failure*) of a run or node that
 // ended with err.
 func failureClass(err error) string {
 	switch {
 	case errors.Is(err, journal.ErrWaiting):
-		return agent.FailureWaiting
+		return state.FailureWaiting
 	case errors.Is(err, context.DeadlineExceeded):
-		return agent.FailureTimeout
+		return state.FailureTimeout
 	case errors.Is(err, graph.ErrMaxSteps):
-		return agent.FailureLoop
+		return state.FailureLoop
 	case errors.Is(err, llm.ErrBudgetExceeded):
-		return agent.FailureBudget
+		return state.FailureBudget
 	case errors.Is(err, llm.ErrModel):
-		return agent.FailureProvider
+		return state.FailureProvider
 	case errors.Is(err, tools.ErrToolPanic), errors.Is(err, tools.ErrToolTimeout):
-		return agent.FailureTool
+		return state.FailureTool
 	}
-	return agent.FailureError
+	return state.FailureError
 }
 
 func routeName(r string) string {

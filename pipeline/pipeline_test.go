@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools"
@@ -65,8 +65,8 @@ func TestInvalidPipelinesFailWithFileLineAndMessage(t *testing.T) {
 			cfg, err := config.Load(path)
 			if err == nil {
 				reg := paradigms.Default()
-				require.NoError(t, reg.Register(node.Kind{Name: "test-router", New: func(node.Env, node.Spec) (node.Built, error) {
-					return node.Built{Node: nil, Routes: []string{"continue", "finish"}}, nil
+				require.NoError(t, reg.Register(nodekind.Kind{Name: "test-router", New: func(nodekind.Env, nodekind.Spec) (nodekind.Built, error) {
+					return nodekind.Built{Node: nil, Routes: []string{"continue", "finish"}}, nil
 				}}))
 				_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg})
 			}
@@ -101,7 +101,7 @@ func TestCoTRunsOnScriptedModelAndExtractsAnswer(t *testing.T) {
 	p, err := build(t, cfgPath)
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
-	res, err := p.Run(context.Background(), agent.Task{Question: "What is 3*4+5?"}, trace.New("r1", rec))
+	res, err := p.Run(context.Background(), state.Task{Question: "What is 3*4+5?"}, trace.New("r1", rec))
 	require.NoError(t, err)
 	assert.Equal(t, "17", res.State.Answer)
 	assert.True(t, res.State.Complete)
@@ -122,12 +122,12 @@ func TestScriptedModelMismatchIsAProviderFailure(t *testing.T) {
 	cfgPath := write(t, "d.yaml", "name: d\nllm: {provider: scripted, script: "+script+"}\nnodes:\n  - {id: answer, type: direct}\nedges:\n  - {from: START, to: answer}\n  - {from: answer, to: END}\n")
 	p, err := build(t, cfgPath)
 	require.NoError(t, err)
-	res, err := p.Run(context.Background(), agent.Task{Question: "hi"}, nil)
+	res, err := p.Run(context.Background(), state.Task{Question: "hi"}, nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, pipeline.ErrRun)
 	assert.ErrorIs(t, err, llm.ErrModel)
 	assert.Contains(t, err.Error(), "unexpected call")
-	assert.Equal(t, agent.FailureProvider, res.State.Failure)
+	assert.Equal(t, state.FailureProvider, res.State.Failure)
 	var ne *graph.NodeError
 	require.True(t, errors.As(err, &ne))
 	assert.Equal(t, "answer", ne.Node)
@@ -135,22 +135,22 @@ func TestScriptedModelMismatchIsAProviderFailure(t *testing.T) {
 
 func TestRunTimeoutIsClassified(t *testing.T) {
 	reg := paradigms.Default()
-	require.NoError(t, reg.Register(node.Kind{Name: "block", New: func(node.Env, node.Spec) (node.Built, error) {
-		return node.Built{Node: blockNode{}}, nil
+	require.NoError(t, reg.Register(nodekind.Kind{Name: "block", New: func(nodekind.Env, nodekind.Spec) (nodekind.Built, error) {
+		return nodekind.Built{Node: blockNode{}}, nil
 	}}))
 	cfgPath := write(t, "b.yaml", "name: b\nlimits: {timeout: 20ms}\nnodes:\n  - {id: wait, type: block}\nedges:\n  - {from: START, to: wait}\n  - {from: wait, to: END}\n")
 	cfg, err := config.Load(cfgPath)
 	require.NoError(t, err)
 	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: reg})
 	require.NoError(t, err)
-	res, err := p.Run(context.Background(), agent.Task{Question: "q"}, nil)
+	res, err := p.Run(context.Background(), state.Task{Question: "q"}, nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Equal(t, agent.FailureTimeout, res.State.Failure)
+	assert.Equal(t, state.FailureTimeout, res.State.Failure)
 }
 
 type blockNode struct{}
 
-func (blockNode) Run(ctx context.Context, _ *agent.State) (string, error) {
+func (blockNode) Run(ctx context.Context, _ *state.State) (string, error) {
 	<-ctx.Done()
 	return "", ctx.Err()
 }
@@ -301,10 +301,10 @@ func TestRunBudgetEndsAReActRunWithAFinalizedAnswer(t *testing.T) {
 		Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))})
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
-	res, err := p.Run(context.Background(), agent.Task{Question: "What is 2+2?"}, trace.New("r", rec))
+	res, err := p.Run(context.Background(), state.Task{Question: "What is 2+2?"}, trace.New("r", rec))
 	require.NoError(t, err)
 	assert.False(t, res.State.Complete)
-	assert.Equal(t, agent.FailureBudget, res.State.Failure)
+	assert.Equal(t, state.FailureBudget, res.State.Failure)
 	assert.Equal(t, "4", res.State.Answer)
 	assert.Equal(t, 3, res.State.Usage.Snapshot().ModelCalls, "two calls within the budget, then the finalizer")
 	var budget []string

@@ -3,7 +3,7 @@ package pipeline
 import (
 	"context"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/telemetry"
@@ -61,7 +61,7 @@ func (h spanHook) After(ctx context.Context, step int, node, route string, err e
 	if err != nil {
 		class = failureClass(err)
 	}
-	if class == agent.FailureWaiting {
+	if class == state.FailureWaiting {
 		// Waiting for a human is not a failure, as the run's span says.
 		telemetry.EndNode(ctx, route, "", nil)
 		return err
@@ -72,6 +72,6 @@ func (h spanHook) After(ctx context.Context, step int, node, route string, err e
 
 // startRunSpan starts the run's span, "invoke_agent {pipeline}", the parent
 // of the run's node, model and tool spans.
-func (p *Pipeline) startRunSpan(ctx context.Context, task agent.Task, runID string) (context.Context, telemetry.Span) {
+func (p *Pipeline) startRunSpan(ctx context.Context, task state.Task, runID string) (context.Context, telemetry.Span) {
 	return telemetry.StartRun(ctx, telemetry.Run{Agent: p.Config.Name, RunID: runID, TaskID: task.ID, Question: task.Question})
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/trace"
 )
 
@@ -51,7 +51,7 @@ func (p *Pipeline) emitNotices(tr *trace.Tracer) {
 
 // nodePrompts is what building one node told about its templates.
 type nodePrompts struct {
-	templates []*node.Template
+	templates []*nodekind.Template
 	// notes are the note keys the node writes.
 	notes []string
 }
@@ -99,7 +99,7 @@ func checkPrompts(p *config.Pipeline, nodes []nodePrompts) ([]Notice, error) {
 				}
 				notices = append(notices, Notice{File: p.File, Line: settingLine(p, i, t.Setting()), Node: spec.ID, Key: key,
 					Msg: fmt.Sprintf("node %q (%s): %s does not use %s, so it was appended to the end of the prompt after a line %q; use the field in the template to place it yourself",
-						spec.ID, spec.Type, t.Setting(), strings.Join(fields, " or "), node.CompletionMarker+" ...")})
+						spec.ID, spec.Type, t.Setting(), strings.Join(fields, " or "), nodekind.CompletionMarker+" ...")})
 			}
 		}
 	}

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -40,13 +40,13 @@ func TestPromptTemplateErrorsFailValidationAtTheSettingsLine(t *testing.T) {
 		sentinel error
 		contains []string
 	}{
-		{"typo of a state field", header + "  - id: a\n    type: cot\n    temperature: 0\n    prompt: |\n      Question: {{.Questoin}}\n" + edgesAB, 6, node.ErrUnknownField,
+		{"typo of a state field", header + "  - id: a\n    type: cot\n    temperature: 0\n    prompt: |\n      Question: {{.Questoin}}\n" + edgesAB, 6, nodekind.ErrUnknownField,
 			[]string{`node "a" (cot): setting "prompt"`, "unknown template field .Questoin", "did you mean .Question?"}},
-		{"typo of a planner extra", "name: t\ntools: [calculator]\nnodes:\n  - id: a\n    type: planner\n    prompt: \"{{.Question}} {{.Extra.Toolz}}\"\n" + edgesAB, 6, node.ErrUnknownField,
+		{"typo of a planner extra", "name: t\ntools: [calculator]\nnodes:\n  - id: a\n    type: planner\n    prompt: \"{{.Question}} {{.Extra.Toolz}}\"\n" + edgesAB, 6, nodekind.ErrUnknownField,
 			[]string{`node "a" (planner)`, ".Extra.Toolz", "did you mean .Extra.Tools?", ".Extra.Schema"}},
-		{"typo in a nested react block", "name: t\ntools: [calculator]\nnodes:\n  - id: a\n    type: execute\n    react:\n      max_iterations: 3\n      prompt: \"{{.Extra.Taks}}\"\n" + edgesAB, 8, node.ErrUnknownField,
+		{"typo in a nested react block", "name: t\ntools: [calculator]\nnodes:\n  - id: a\n    type: execute\n    react:\n      max_iterations: 3\n      prompt: \"{{.Extra.Taks}}\"\n" + edgesAB, 8, nodekind.ErrUnknownField,
 			[]string{`setting "react.prompt"`, ".Extra.Taks", "did you mean .Extra.Task?"}},
-		{"typo in a branch of a tot prompt", header + "  - id: a\n    type: tot\n    evaluate_prompt: |\n      {{.Question}}\n      {{if .Extra.Path}}{{.Extra.Paht}}{{end}}\n" + edgesAB, 5, node.ErrUnknownField,
+		{"typo in a branch of a tot prompt", header + "  - id: a\n    type: tot\n    evaluate_prompt: |\n      {{.Question}}\n      {{if .Extra.Path}}{{.Extra.Paht}}{{end}}\n" + edgesAB, 5, nodekind.ErrUnknownField,
 			[]string{`setting "evaluate_prompt"`, "template line 2", ".Extra.Paht"}},
 		{"a note no node writes", header + "  - id: a\n    type: cot\n    prompt: \"{{.Question}} {{.Notes.sumary}}\"\n" + edgesAB, 5, pipeline.ErrUnknownNote,
 			[]string{`node "a" (cot): setting "prompt": {{.Notes.sumary}}: no node of this pipeline writes note "sumary"`, "notes written: none", "output: note:KEY"}},
@@ -114,7 +114,7 @@ func TestPlannerPromptWithoutToolsIsCompletedAndReported(t *testing.T) {
 	assert.Equal(t, "nodes[0].prompt", notices[0].Key)
 
 	rec := &trace.Recorder{}
-	res, err := p.Run(context.Background(), agent.Task{Question: "What is 17 * 23 + 4?"}, trace.New("r", rec))
+	res, err := p.Run(context.Background(), state.Task{Question: "What is 17 * 23 + 4?"}, trace.New("r", rec))
 	require.NoError(t, err)
 	assert.Equal(t, "395", res.State.Answer)
 	var infos []trace.Event

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/trace"
 )
@@ -51,7 +51,7 @@ type ThreadResult struct {
 // tool call waits for approval: the error matches journal.ErrWaiting),
 // interrupted (ctx was cancelled) or failed. A run that could not start
 // (a bad name, a locked or corrupt thread) returns a nil Result.
-func (p *Pipeline) RunThread(ctx context.Context, task agent.Task, tracer *trace.Tracer, th Thread) (_ *Result, _ ThreadResult, rerr error) {
+func (p *Pipeline) RunThread(ctx context.Context, task state.Task, tracer *trace.Tracer, th Thread) (_ *Result, _ ThreadResult, rerr error) {
 	var tr ThreadResult
 	if th.Store == nil {
 		return nil, tr, errors.New("pipeline: Thread.Store is required")

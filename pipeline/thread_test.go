@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/pipeline"
@@ -34,7 +34,7 @@ func TestAThreadCancelledBeforeItsRunStartsIsNotLeftRunning(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, _, err = p.RunThread(ctx, agent.Task{Question: "2+2?"}, nil, pipeline.Thread{Store: cancelOnLock{Store: db, cancel: cancel}, Name: "early"})
+	_, _, err = p.RunThread(ctx, state.Task{Question: "2+2?"}, nil, pipeline.Thread{Store: cancelOnLock{Store: db, cancel: cancel}, Name: "early"})
 	require.Error(t, err)
 	th, err := db.Thread(context.Background(), "early")
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestAWaitingThreadCancelledBeforeItsResumeStartsKeepsWaiting(t *testing.T) 
 	require.NoError(t, db.SetStatus(bg, "waits", journal.Update{Status: journal.StatusWaiting, Pending: pending}))
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
-	_, _, err = p.RunThread(ctx, agent.Task{Question: "2+2?"}, nil, pipeline.Thread{Store: cancelAfterLock{Store: db, cancel: cancel}, Name: "waits"})
+	_, _, err = p.RunThread(ctx, state.Task{Question: "2+2?"}, nil, pipeline.Thread{Store: cancelAfterLock{Store: db, cancel: cancel}, Name: "waits"})
 	require.Error(t, err)
 	th, err := db.Thread(bg, "waits")
 	require.NoError(t, err)

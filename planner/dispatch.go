@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/steps"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
 )
@@ -20,7 +20,7 @@ import (
 // node settings. The strategy defaults to parallel (rewoo runs the steps
 // one at a time) and llm_tool to the planner's; react is refused, since
 // a streamed step is one direct tool call.
-func newDispatch(env node.Env, spec node.Spec, raw any, llmTool string, requireTools bool) (*steps.Execute, error) {
+func newDispatch(env nodekind.Env, spec nodekind.Spec, raw any, llmTool string, requireTools bool) (*steps.Execute, error) {
 	var settings map[string]any
 	switch v := raw.(type) {
 	case nil:
@@ -47,7 +47,7 @@ func newDispatch(env node.Env, spec node.Spec, raw any, llmTool string, requireT
 	if _, ok := settings["llm_tool"]; !ok && llmTool != "" {
 		settings["llm_tool"] = llmTool
 	}
-	b, err := steps.NewExecute(env, node.Spec{ID: spec.ID, Type: spec.Type, Settings: settings})
+	b, err := steps.NewExecute(env, nodekind.Spec{ID: spec.ID, Type: spec.Type, Settings: settings})
 	if err != nil {
 		return nil, config.NestSetting("dispatch", err)
 	}
@@ -63,7 +63,7 @@ func newDispatch(env node.Env, spec node.Spec, raw any, llmTool string, requireT
 // dispatcher as soon as its text is complete.
 type streamedPlan struct {
 	p      *Planner
-	st     *agent.State
+	st     *state.State
 	tr     *trace.Tracer
 	d      *steps.Dispatcher
 	stream *plan.Stream
@@ -79,7 +79,7 @@ type streamedPlan struct {
 }
 
 // startStream resets the plan and starts a dispatcher for it.
-func (p *Planner) startStream(ctx context.Context, st *agent.State) *streamedPlan {
+func (p *Planner) startStream(ctx context.Context, st *state.State) *streamedPlan {
 	st.Plan = nil
 	return &streamedPlan{p: p, st: st, tr: trace.From(ctx), d: p.dispatch.Dispatch(ctx, st), stream: plan.NewStream(),
 		began: time.Now(), ids: map[string]bool{}}
@@ -124,7 +124,7 @@ func (s *streamedPlan) offer(steps []plan.Step) {
 // are added, every step is run, and st.Plan holds the final plan with
 // the outcomes. When the final plan does not begin with the streamed
 // steps (the stream read the reply differently), the streamed results are
-// discarded and st.Plan is the final plan, pending, for the execute node.
+// discarded and st.Plan is the final plan, pending, for the execute nodekind.
 func (s *streamedPlan) finish(final []plan.Step) error {
 	s.mu.Lock()
 	s.offer(s.stream.Close())

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/provider"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/tools"
 	"github.com/stretchr/testify/require"
@@ -77,10 +77,10 @@ func BenchmarkDispatchFirstToolCallOverHTTP(b *testing.B) {
 		tool := &timedTool{}
 		reg, err := tools.NewRegistry([]tools.Tool{tool})
 		require.NoError(b, err)
-		built, err := planner.New(node.Env{Model: llm.Model{LLM: m}, Tools: reg}, node.Spec{ID: "plan", Type: "planner",
+		built, err := planner.New(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, nodekind.Spec{ID: "plan", Type: "planner",
 			Settings: map[string]any{"require_tools": true, "dispatch": true, "output": "text"}})
 		require.NoError(b, err)
-		st := agent.NewState(agent.Task{Question: "q"})
+		st := state.NewState(state.Task{Question: "q"})
 		_, err = built.Node.Run(b.Context(), st)
 		require.NoError(b, err)
 		require.Len(b, st.Plan, 6)

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/tools"
@@ -80,7 +80,7 @@ func (s signalTool) Call(_ context.Context, in string) (string, error) {
 	return "result of " + in, nil
 }
 
-func dispatchPlanner(t *testing.T, m llms.Model, search signalTool, settings map[string]any) node.Node {
+func dispatchPlanner(t *testing.T, m llms.Model, search signalTool, settings map[string]any) nodekind.Node {
 	t.Helper()
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New(), search})
 	require.NoError(t, err)
@@ -88,7 +88,7 @@ func dispatchPlanner(t *testing.T, m llms.Model, search signalTool, settings map
 	for k, v := range settings {
 		s[k] = v
 	}
-	built, err := planner.New(node.Env{Model: llm.Model{LLM: m}, Tools: reg}, node.Spec{ID: "plan", Type: "planner", Settings: s})
+	built, err := planner.New(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, nodekind.Spec{ID: "plan", Type: "planner", Settings: s})
 	require.NoError(t, err)
 	return built.Node
 }
@@ -106,7 +106,7 @@ func TestDispatchStartsAStepWhileThePlanIsStillStreaming(t *testing.T) {
 			close(go1)
 		}
 	}()
-	st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he found Pluto?"})
+	st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he found Pluto?"})
 	rec := &trace.Recorder{}
 	route, err := n.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
 	require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestDispatchStartsAStepWhileThePlanIsStillStreaming(t *testing.T) {
 	assert.Contains(t, infos[0].Text, "step 1 dispatched while the plan streams")
 
 	// The execute node after the planner finds nothing left to run.
-	ex, err := steps.NewExecute(node.Env{Tools: mustRegistry(t, signalTool{name: "search", calls: calls})}, node.Spec{ID: "execute", Type: "execute", Settings: map[string]any{"strategy": "parallel"}})
+	ex, err := steps.NewExecute(nodekind.Env{Tools: mustRegistry(t, signalTool{name: "search", calls: calls})}, nodekind.Spec{ID: "execute", Type: "execute", Settings: map[string]any{"strategy": "parallel"}})
 	require.NoError(t, err)
 	_, err = ex.Node.Run(context.Background(), st)
 	require.NoError(t, err)
@@ -150,7 +150,7 @@ func TestDispatchedStepsOfARejectedPlanAreDiscardedAndThePlanRetried(t *testing.
 		first = <-calls
 		close(go1)
 	}()
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	rec := &trace.Recorder{}
 	_, err := n.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
 	require.NoError(t, err)
@@ -173,7 +173,7 @@ func TestDispatchWithoutStreamingRunsTheWholePlanAtTheEnd(t *testing.T) {
 	// still gets its plan run.
 	calls := make(chan string, 8)
 	n := dispatchPlanner(t, noStream{text: `#E1 = search[x]` + "\n" + `#E2 = calculator[2 * 21]`}, signalTool{name: "search", calls: calls}, map[string]any{"output": "text"})
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	_, err := n.Run(context.Background(), st)
 	require.NoError(t, err)
 	require.Len(t, st.Plan, 2)
@@ -202,7 +202,7 @@ func TestDispatchRejectsBadSettings(t *testing.T) {
 		{map[string]any{"dispatch": "yes", "require_tools": true}, "dispatch"},
 	} {
 		reg := mustRegistry(t)
-		_, err := planner.New(node.Env{Tools: reg}, node.Spec{ID: "plan", Type: "planner", Settings: tc.settings})
+		_, err := planner.New(nodekind.Env{Tools: reg}, nodekind.Spec{ID: "plan", Type: "planner", Settings: tc.settings})
 		var se *config.SettingError
 		require.ErrorAs(t, err, &se, fmt.Sprint(tc.settings))
 		assert.Equal(t, tc.key, se.Key)
@@ -292,10 +292,10 @@ func BenchmarkDispatchFirstToolCall(b *testing.B) {
 		tool := &timedTool{}
 		reg, err := tools.NewRegistry([]tools.Tool{tool})
 		require.NoError(b, err)
-		built, err := planner.New(node.Env{Model: llm.Model{LLM: m}, Tools: reg}, node.Spec{ID: "plan", Type: "planner",
+		built, err := planner.New(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, nodekind.Spec{ID: "plan", Type: "planner",
 			Settings: map[string]any{"require_tools": true, "dispatch": true}})
 		require.NoError(b, err)
-		st := agent.NewState(agent.Task{Question: "q"})
+		st := state.NewState(state.Task{Question: "q"})
 		_, err = built.Node.Run(context.Background(), st)
 		require.NoError(b, err)
 		lag += tool.first.Sub(m.stepDone)

@@ -21,11 +21,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
@@ -62,18 +62,18 @@ const RouteFailed = "failed"
 // forces the model to call.
 const PlanToolName = "plan"
 
-// Settings configure a `planner` node. Every field is optional.
+// Settings configure a `planner` nodekind. Every field is optional.
 //
 // The system message defaults to a short planner role. The prompt
 // template sees the run state and the .Extra values that Templates
 // declares (the tool list, the plan schema, max_plan_steps, require_tools,
 // output); it defaults to the built-in planning prompt. A custom prompt
 // without {{.Extra.Tools}}, or without {{.Extra.Schema}} unless output is
-// "tool", gets them appended (see node.Requirement).
+// "tool", gets them appended (see nodekind.Requirement).
 type Settings struct {
 	// PromptSources are the system, system_file, prompt and prompt_file
 	// keys.
-	node.PromptSources `mapstructure:",squash"`
+	nodekind.PromptSources `mapstructure:",squash"`
 	// Output is how the plan is requested: "json" (JSON mode), "tool" (a
 	// forced "plan" function call) or "text" (JSON or a numbered list in
 	// plain text). Every mode also accepts the text forms. Default "json".
@@ -135,12 +135,12 @@ func (e *InvalidPlanError) Error() string {
 // Unwrap returns ErrInvalidPlan and the reason.
 func (e *InvalidPlanError) Unwrap() []error { return []error{ErrInvalidPlan, e.Err} }
 
-// Planner is the planner node.
+// Planner is the planner nodekind.
 type Planner struct {
 	id, kind   string
 	model      llm.Model
 	system     string
-	prompt     *node.Template
+	prompt     *nodekind.Template
 	maxRetries int
 	rules      plan.Rules
 	routeOnErr bool
@@ -154,10 +154,10 @@ type Planner struct {
 
 // New builds a `planner` node from its spec. It declares the `failed`
 // route when on_failure is "route".
-func New(env node.Env, spec node.Spec) (node.Built, error) {
+func New(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	var s Settings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	output := s.Output
 	switch output {
@@ -165,7 +165,7 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 		output = OutputJSON
 	case OutputJSON, OutputTool, OutputText:
 	default:
-		return node.Built{}, config.SettingErrorf("output", "want json, tool or text, got %q", s.Output)
+		return nodekind.Built{}, config.SettingErrorf("output", "want json, tool or text, got %q", s.Output)
 	}
 	ps := promptSpec()
 	if output == OutputTool {
@@ -173,33 +173,33 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 	}
 	system, tmpl, err := env.Prompts(s.PromptSources, ps, defaultSystem, defaultPrompt)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	p := &Planner{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl, maxRetries: DefaultMaxRetries}
 	maxSteps, err := steps.MaxPlanSteps(s.MaxPlanSteps)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	if s.MaxRetries != nil {
 		if *s.MaxRetries < 0 {
-			return node.Built{}, config.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
+			return nodekind.Built{}, config.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
 		}
 		p.maxRetries = *s.MaxRetries
 	}
 	ts, err := steps.NewPlanningTools(env.Tools, s.LLMTool)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	p.rules = plan.Rules{Tools: ts.Set, MaxSteps: maxSteps, RequireTools: s.RequireTools}
 	if s.RequireTools && ts.Len == 0 {
-		return node.Built{}, config.SettingErrorf("require_tools", "the pipeline has no tools, so no step could name one; list tools under tools:")
+		return nodekind.Built{}, config.SettingErrorf("require_tools", "the pipeline has no tools, so no step could name one; list tools under tools:")
 	}
 	switch s.OnFailure {
 	case "", "error":
 	case "route":
 		p.routeOnErr = true
 	default:
-		return node.Built{}, config.SettingErrorf("on_failure", "want error or route, got %q", s.OnFailure)
+		return nodekind.Built{}, config.SettingErrorf("on_failure", "want error or route, got %q", s.OnFailure)
 	}
 	if s.Temperature != nil {
 		p.opts = append(p.opts, llms.WithTemperature(*s.Temperature))
@@ -224,9 +224,9 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 		"Output":       output,
 	}
 	if p.dispatch, err = newDispatch(env, spec, s.Dispatch, s.LLMTool, s.RequireTools); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
-	b := node.Built{Node: p}
+	b := nodekind.Built{Node: p}
 	if p.routeOnErr {
 		b.Routes = []string{RouteFailed}
 	}
@@ -235,7 +235,7 @@ func New(env node.Env, spec node.Spec) (node.Built, error) {
 
 // Run asks for a plan until one passes validation or the retries run out,
 // and stores it in st.Plan with every step pending.
-func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
+func (p *Planner) Run(ctx context.Context, st *state.State) (string, error) {
 	tr := trace.From(ctx)
 	user, err := p.prompt.Render(st, p.extra)
 	if err != nil {
@@ -294,7 +294,7 @@ func (p *Planner) Run(ctx context.Context, st *agent.State) (string, error) {
 			llm.Text(llms.ChatMessageTypeHuman, fmt.Sprintf(feedbackPrompt, err)))
 	}
 	if p.routeOnErr {
-		st.Failure = agent.FailurePlan
+		st.Failure = state.FailurePlan
 		st.Reason = "no valid plan: " + last.Error()
 		tr.Emit(trace.Event{Node: p.id, Kind: trace.KindError, Text: last.Error(), Data: map[string]any{"route": RouteFailed}})
 		return RouteFailed, nil

@@ -7,11 +7,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/tools"
@@ -50,12 +50,12 @@ func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 	return r.Model.GenerateContent(ctx, msgs, options...)
 }
 
-func newPlanner(t *testing.T, settings map[string]any, replies ...scripted.Reply) (node.Node, *recorder, *scripted.Model) {
+func newPlanner(t *testing.T, settings map[string]any, replies ...scripted.Reply) (nodekind.Node, *recorder, *scripted.Model) {
 	t.Helper()
 	m, err := scripted.New(scripted.Script{Replies: replies})
 	require.NoError(t, err)
 	rec := &recorder{Model: m}
-	built, err := planner.New(node.Env{Model: llm.Model{LLM: rec}, Tools: registry(t)}, node.Spec{ID: "plan", Type: "planner", Settings: settings})
+	built, err := planner.New(nodekind.Env{Model: llm.Model{LLM: rec}, Tools: registry(t)}, nodekind.Spec{ID: "plan", Type: "planner", Settings: settings})
 	require.NoError(t, err)
 	return built.Node, rec, m
 }
@@ -64,7 +64,7 @@ const goodPlan = `{"steps":[{"id":"1","description":"Find the birth year","tool"
 
 func TestPlannerStoresAValidPlanAsPendingSteps(t *testing.T) {
 	node, rec, _ := newPlanner(t, nil, scripted.Reply{Node: "planner", Contains: "Clyde Tombaugh", Text: goodPlan})
-	st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+	st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 	tr := &trace.Recorder{}
 	route, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", tr)), st)
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestPlannerFeedsRejectedPlansBackThenFailsWithTypedError(t *testing.T) {
 				scripted.Reply{Text: tc.reply},
 				scripted.Reply{Contains: "That plan was rejected", Text: tc.reply},
 				scripted.Reply{Contains: tc.feedback, Text: tc.reply})
-			st := agent.NewState(agent.Task{Question: "q"})
+			st := state.NewState(state.Task{Question: "q"})
 			tr := &trace.Recorder{}
 			_, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", tr)), st)
 			require.Error(t, err)
@@ -130,7 +130,7 @@ func TestPlannerRecoversWhenTheCorrectedPlanIsValid(t *testing.T) {
 	node, _, _ := newPlanner(t, map[string]any{"max_retries": 1},
 		scripted.Reply{Text: `{"steps":[{"id":"1","description":"a","tool":"serch","input":"x"}]}`},
 		scripted.Reply{Contains: `uses "serch"`, Text: goodPlan})
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	_, err := node.Run(context.Background(), st)
 	require.NoError(t, err)
 	assert.Len(t, st.Plan, 3)
@@ -139,15 +139,15 @@ func TestPlannerRecoversWhenTheCorrectedPlanIsValid(t *testing.T) {
 
 func TestPlannerWithFailedRouteRecordsTheFailureInsteadOfErroring(t *testing.T) {
 	m := scripted.Texts("no plan", "still no plan")
-	built, err := planner.New(node.Env{Model: llm.Model{LLM: m}, Tools: registry(t)},
-		node.Spec{ID: "plan", Type: "planner", Settings: map[string]any{"on_failure": "route", "max_retries": 1}})
+	built, err := planner.New(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t)},
+		nodekind.Spec{ID: "plan", Type: "planner", Settings: map[string]any{"on_failure": "route", "max_retries": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{planner.RouteFailed}, built.Routes)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	route, err := built.Node.Run(context.Background(), st)
 	require.NoError(t, err)
 	assert.Equal(t, planner.RouteFailed, route)
-	assert.Equal(t, agent.FailurePlan, st.Failure)
+	assert.Equal(t, state.FailurePlan, st.Failure)
 	assert.Contains(t, st.Reason, "no valid plan")
 	assert.False(t, st.Done)
 }
@@ -158,7 +158,7 @@ func TestPlannerReadsAForcedPlanToolCall(t *testing.T) {
 		ToolCalls: []scripted.ToolCall{{Name: "plan", Arguments: map[string]any{"steps": []any{
 			map[string]any{"id": "1", "description": "Look up", "tool": "search", "input": "Pluto"}}}}},
 	})
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	_, err := node.Run(context.Background(), st)
 	require.NoError(t, err)
 	require.Len(t, st.Plan, 1)
@@ -173,7 +173,7 @@ func TestPlannerReadsAForcedPlanToolCall(t *testing.T) {
 
 func TestPlannerTextOutputAcceptsANumberedList(t *testing.T) {
 	node, rec, _ := newPlanner(t, map[string]any{"output": "text"}, scripted.Reply{Text: "1. Find Pluto's discoverer\n2. Find his birth year"})
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	_, err := node.Run(context.Background(), st)
 	require.NoError(t, err)
 	require.Len(t, st.Plan, 2)
@@ -185,7 +185,7 @@ func TestPlannerRequireToolsAndLLMToolShapeThePrompt(t *testing.T) {
 	node, rec, _ := newPlanner(t, map[string]any{"require_tools": true, "llm_tool": "llm"},
 		scripted.Reply{Text: `{"steps":[{"id":"1","description":"think","input":"x"}]}`},
 		scripted.Reply{Contains: "must name the tool", Text: `{"steps":[{"id":"1","description":"read","tool":"llm","input":"x"}]}`})
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	_, err := node.Run(context.Background(), st)
 	require.NoError(t, err)
 	assert.Equal(t, "llm", st.Plan[0].Tool)
@@ -212,7 +212,7 @@ func TestPlannerRejectsBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := planner.New(node.Env{Tools: tc.reg}, node.Spec{ID: "p", Type: "planner", Settings: tc.settings})
+			_, err := planner.New(nodekind.Env{Tools: tc.reg}, nodekind.Spec{ID: "p", Type: "planner", Settings: tc.settings})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, config.ErrSettings)
 			var se *config.SettingError
@@ -224,7 +224,7 @@ func TestPlannerRejectsBadSettings(t *testing.T) {
 
 func TestPlannerProviderErrorEndsTheRun(t *testing.T) {
 	node, _, _ := newPlanner(t, map[string]any{"on_failure": "route"}, scripted.Reply{Error: "HTTP 500"})
-	_, err := node.Run(context.Background(), agent.NewState(agent.Task{Question: "q"}))
+	_, err := node.Run(context.Background(), state.NewState(state.Task{Question: "q"}))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, llm.ErrModel)
 	assert.NotErrorIs(t, err, planner.ErrInvalidPlan)

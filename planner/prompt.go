@@ -3,20 +3,20 @@ package planner
 import (
 	"encoding/json"
 
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 )
 
 const defaultSystem = `You are the planner of an agent. You do not answer questions yourself: you write a short plan of steps that other workers carry out with the tools listed below. Reply with the plan only, in the requested format.`
 
 // Templates declares the planner's prompt template: the .Extra values it
-// sees and what a custom prompt must carry (node.Kind.Templates).
-func Templates() []node.TemplateSpec { return []node.TemplateSpec{promptSpec()} }
+// sees and what a custom prompt must carry (nodekind.Kind.Templates).
+func Templates() []nodekind.TemplateSpec { return []nodekind.TemplateSpec{promptSpec()} }
 
-func promptSpec() node.TemplateSpec {
-	return node.TemplateSpec{
+func promptSpec() nodekind.TemplateSpec {
+	return nodekind.TemplateSpec{
 		Key: "prompt",
-		Extra: []node.Field{
+		Extra: []nodekind.Field{
 			{Name: "Tools", Doc: "the tools a step may name, one line each with its description and input schema (and `llm_tool`)",
 				Sample: "- calculator: Evaluates an arithmetic expression exactly. Input schema: {\"type\":\"string\"}\n"},
 			{Name: "Schema", Doc: "the plan's JSON schema", Sample: schemaText()},
@@ -24,7 +24,7 @@ func promptSpec() node.TemplateSpec {
 			{Name: "RequireTools", Doc: "`require_tools`", Sample: true},
 			{Name: "Output", Doc: "`output`: json, tool or text", Sample: OutputJSON},
 		},
-		Required: []node.Requirement{
+		Required: []nodekind.Requirement{
 			{Fields: []string{"Tools"}, Append: "Tools:\n{{.Extra.Tools}}"},
 			{Fields: []string{"Schema"}, When: "unless `output: tool`",
 				Append: "Reply with one JSON object and nothing else, matching this schema:\n{{.Extra.Schema}}"},

@@ -1,6 +1,6 @@
 package replanner
 
-import "github.com/planner-engine/planner/node"
+import "github.com/planner-engine/planner/nodekind"
 
 const replanSystem = `You are the re-planner of an agent that solves tasks by following a plan. Workers have carried out steps of the plan with tools. You read their results and decide: finish with the answer, or revise the steps that are still to do. Reply with one JSON object only.`
 
@@ -8,13 +8,13 @@ const joinSystem = `You are the joiner of an agent that runs plans of tool calls
 
 // Templates declares the prompt template of `replanner` and `joiner`: the
 // .Extra values it sees and what a custom prompt must carry
-// (node.Kind.Templates).
-func Templates() []node.TemplateSpec { return []node.TemplateSpec{promptSpec()} }
+// (nodekind.Kind.Templates).
+func Templates() []nodekind.TemplateSpec { return []nodekind.TemplateSpec{promptSpec()} }
 
-func promptSpec() node.TemplateSpec {
-	return node.TemplateSpec{
+func promptSpec() nodekind.TemplateSpec {
+	return nodekind.TemplateSpec{
 		Key: "prompt",
-		Extra: []node.Field{
+		Extra: []nodekind.Field{
 			{Name: "Plan", Doc: "the plan so far: each step with its status and result", Sample: "1. Compute 17 * 23 [calculator: 17*23] done: 391\n"},
 			{Name: "Tools", Doc: "the tools a new step may name, one line each with its description and input schema",
 				Sample: "- calculator: Evaluates an arithmetic expression exactly. Input schema: {\"type\":\"string\"}\n"},
@@ -23,7 +23,7 @@ func promptSpec() node.TemplateSpec {
 			{Name: "MaxSteps", Doc: "`max_plan_steps`", Sample: 8},
 			{Name: "RequireTools", Doc: "`require_tools`", Sample: true},
 		},
-		Required: []node.Requirement{{Fields: []string{"Tools"}, Append: "Tools:\n{{.Extra.Tools}}"}},
+		Required: []nodekind.Requirement{{Fields: []string{"Tools"}, Append: "Tools:\n{{.Extra.Tools}}"}},
 	}
 }
 

@@ -29,11 +29,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -56,7 +56,7 @@ const (
 	DefaultMaxRetries = 1
 )
 
-// Settings configure a `replanner` or `joiner` node. Every field is
+// Settings configure a `replanner` or `joiner` nodekind. Every field is
 // optional.
 //
 // The system message defaults to the role of the node type. The prompt
@@ -65,11 +65,11 @@ const (
 // {{.Extra.Tools}}, {{.Extra.ReplansLeft}}, {{.Extra.NextID}},
 // {{.Extra.MaxSteps}} and {{.Extra.RequireTools}}; it defaults to the
 // built-in prompt of the node type. A custom prompt without
-// {{.Extra.Tools}} gets the tool list appended (see node.Requirement).
+// {{.Extra.Tools}} gets the tool list appended (see nodekind.Requirement).
 type Settings struct {
 	// PromptSources are the system, system_file, prompt and prompt_file
 	// keys.
-	node.PromptSources `mapstructure:",squash"`
+	nodekind.PromptSources `mapstructure:",squash"`
 	// MaxReplans bounds re-planning rounds per run (the state's Replans).
 	// Default 3; 0 never re-plans.
 	MaxReplans *int `mapstructure:"max_replans"`
@@ -92,12 +92,12 @@ type Settings struct {
 	MaxTokens int `mapstructure:"max_tokens"`
 }
 
-// Replanner is the replanner or joiner node.
+// Replanner is the replanner or joiner nodekind.
 type Replanner struct {
 	id, kind   string
 	model      llm.Model
 	system     string
-	prompt     *node.Template
+	prompt     *nodekind.Template
 	maxReplans int
 	maxRetries int
 	rules      plan.Rules
@@ -107,43 +107,43 @@ type Replanner struct {
 }
 
 // New builds a `replanner` node (Plan-and-Execute's Re-Planner).
-func New(env node.Env, spec node.Spec) (node.Built, error) {
+func New(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	return build(env, spec, replanSystem, replanPrompt, false)
 }
 
 // NewJoiner builds a `joiner` node (LLMCompiler's joiner): the same
 // decision after each parallel wave, with a joiner prompt and
 // require_tools defaulting to true.
-func NewJoiner(env node.Env, spec node.Spec) (node.Built, error) {
+func NewJoiner(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	return build(env, spec, joinSystem, joinPrompt, true)
 }
 
-func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire bool) (node.Built, error) {
+func build(env nodekind.Env, spec nodekind.Spec, defSystem, defPrompt string, defRequire bool) (nodekind.Built, error) {
 	var s Settings
 	if err := config.Decode(spec.Settings, &s); err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	system, tmpl, err := env.Prompts(s.PromptSources, promptSpec(), defSystem, defPrompt)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	r := &Replanner{id: spec.ID, kind: spec.Type, model: env.Model, system: system, prompt: tmpl,
 		maxReplans: DefaultMaxReplans, maxRetries: DefaultMaxRetries}
 	if s.MaxReplans != nil {
 		if *s.MaxReplans < 0 {
-			return node.Built{}, config.SettingErrorf("max_replans", "must be 0 or more, got %d", *s.MaxReplans)
+			return nodekind.Built{}, config.SettingErrorf("max_replans", "must be 0 or more, got %d", *s.MaxReplans)
 		}
 		r.maxReplans = *s.MaxReplans
 	}
 	if s.MaxRetries != nil {
 		if *s.MaxRetries < 0 {
-			return node.Built{}, config.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
+			return nodekind.Built{}, config.SettingErrorf("max_retries", "must be 0 or more, got %d", *s.MaxRetries)
 		}
 		r.maxRetries = *s.MaxRetries
 	}
 	maxSteps, err := steps.MaxPlanSteps(s.MaxPlanSteps)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	require := defRequire
 	if s.RequireTools != nil {
@@ -151,7 +151,7 @@ func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire
 	}
 	ts, err := steps.NewPlanningTools(env.Tools, s.LLMTool)
 	if err != nil {
-		return node.Built{}, err
+		return nodekind.Built{}, err
 	}
 	r.rules = plan.Rules{Tools: ts.Set, MaxSteps: maxSteps, RequireTools: require}
 	r.toolList = ts.List
@@ -164,11 +164,11 @@ func build(env node.Env, spec node.Spec, defSystem, defPrompt string, defRequire
 	if s.MaxTokens > 0 {
 		r.opts = append(r.opts, llms.WithMaxTokens(s.MaxTokens))
 	}
-	return node.Built{Node: r, Routes: []string{RouteContinue, RouteFinish}}, nil
+	return nodekind.Built{Node: r, Routes: []string{RouteContinue, RouteFinish}}, nil
 }
 
 // Run asks for a decision and applies it.
-func (r *Replanner) Run(ctx context.Context, st *agent.State) (string, error) {
+func (r *Replanner) Run(ctx context.Context, st *state.State) (string, error) {
 	tr := trace.From(ctx)
 	if st.Done && st.Complete {
 		tr.Emit(trace.Event{Node: r.id, Kind: trace.KindDecision, Text: "finish: the answer is already known",
@@ -216,14 +216,14 @@ func (r *Replanner) Run(ctx context.Context, st *agent.State) (string, error) {
 			llm.Text(llms.ChatMessageTypeHuman, fmt.Sprintf(feedbackPrompt, err)))
 	}
 	reason := fmt.Sprintf("the %s's reply could not be used: %s", r.kind, strings.ReplaceAll(lastErr.Error(), "\n", "; "))
-	r.giveUp(st, reason, agent.FailureParse)
+	r.giveUp(st, reason, state.FailureParse)
 	tr.Emit(trace.Event{Node: r.id, Kind: trace.KindDecision, Text: "finish without an answer: " + reason,
 		Data: map[string]any{"action": ActionFinish, "replans": st.Replans, "reason": reason}})
 	return RouteFinish, nil
 }
 
 // apply carries out a valid decision and returns the route.
-func (r *Replanner) apply(ctx context.Context, st *agent.State, d Decision, finished []plan.Step, left int) string {
+func (r *Replanner) apply(ctx context.Context, st *state.State, d Decision, finished []plan.Step, left int) string {
 	tr := trace.From(ctx)
 	data := map[string]any{"action": d.Action, "replans": st.Replans}
 	if d.Thought != "" {
@@ -243,7 +243,7 @@ func (r *Replanner) apply(ctx context.Context, st *agent.State, d Decision, fini
 	}
 	if left <= 0 {
 		reason := fmt.Sprintf("the re-planning budget is spent (%d re-plan(s)) and the plan is not finished", r.maxReplans)
-		r.giveUp(st, reason, agent.FailureBudget)
+		r.giveUp(st, reason, state.FailureBudget)
 		data["reason"] = reason
 		data["refused_steps"] = d.Steps
 		tr.Emit(trace.Event{Node: r.id, Kind: trace.KindDecision, Text: "finish without an answer: " + reason, Data: data})
@@ -266,7 +266,7 @@ func (r *Replanner) apply(ctx context.Context, st *agent.State, d Decision, fini
 
 // giveUp records why the plan ends without an answer; the finalizer reads
 // the reason and marks its answer incomplete.
-func (r *Replanner) giveUp(st *agent.State, reason, failure string) {
+func (r *Replanner) giveUp(st *state.State, reason, failure string) {
 	st.Reason = reason
 	if st.Failure == "" {
 		st.Failure = failure

@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/replanner"
 	"github.com/planner-engine/planner/tools"
@@ -24,20 +24,20 @@ func (e echo) Name() string                                      { return string
 func (e echo) Description() string                               { return "echoes" }
 func (e echo) Call(_ context.Context, in string) (string, error) { return in, nil }
 
-func build(t *testing.T, ctor func(node.Env, node.Spec) (node.Built, error), settings map[string]any, replies ...scripted.Reply) (node.Node, *scripted.Model) {
+func build(t *testing.T, ctor func(nodekind.Env, nodekind.Spec) (nodekind.Built, error), settings map[string]any, replies ...scripted.Reply) (nodekind.Node, *scripted.Model) {
 	t.Helper()
 	m, err := scripted.New(scripted.Script{Replies: replies})
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New(), echo("search")})
 	require.NoError(t, err)
-	built, err := ctor(node.Env{Model: llm.Model{LLM: m}, Tools: reg}, node.Spec{ID: "replan", Type: "replanner", Settings: settings})
+	built, err := ctor(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, nodekind.Spec{ID: "replan", Type: "replanner", Settings: settings})
 	require.NoError(t, err)
 	assert.Equal(t, []string{replanner.RouteContinue, replanner.RouteFinish}, built.Routes)
 	return built.Node, m
 }
 
-func executedState() *agent.State {
-	st := agent.NewState(agent.Task{Question: "How many years passed between the discoveries of Uranus and Neptune?"})
+func executedState() *state.State {
+	st := state.NewState(state.Task{Question: "How many years passed between the discoveries of Uranus and Neptune?"})
 	st.Plan = []plan.Step{
 		{ID: "1", Description: "Find the year Uranus was discovered", Tool: "search", Input: "Uranus discovered", Status: plan.StatusDone, Result: "William Herschel found it on 13 March 1781"},
 		{ID: "2", Description: "Find the year Neptune was discovered", Tool: "search", Input: "Neptun", Status: plan.StatusFailed, Error: "no match"},
@@ -46,7 +46,7 @@ func executedState() *agent.State {
 	return st
 }
 
-func runNode(t *testing.T, node node.Node, st *agent.State) (string, *trace.Recorder) {
+func runNode(t *testing.T, node nodekind.Node, st *state.State) (string, *trace.Recorder) {
 	t.Helper()
 	rec := &trace.Recorder{}
 	route, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
@@ -97,7 +97,7 @@ func TestReplannerRefusesToReplanOnceTheBudgetIsSpent(t *testing.T) {
 	route, rec := runNode(t, node, st)
 	assert.Equal(t, replanner.RouteFinish, route)
 	assert.False(t, st.Done, "the finalizer composes the answer")
-	assert.Equal(t, agent.FailureBudget, st.Failure)
+	assert.Equal(t, state.FailureBudget, st.Failure)
 	assert.Contains(t, st.Reason, "re-planning budget is spent (2 re-plan(s))")
 	assert.Len(t, st.Plan, 3, "the refused steps are not added")
 	assert.Equal(t, 2, st.Replans)
@@ -124,7 +124,7 @@ func TestReplannerRetriesUnusableRepliesThenHandsOverToTheFinalizer(t *testing.T
 			assert.Equal(t, replanner.RouteFinish, route)
 			assert.Equal(t, 0, m.Remaining(), "the reason was fed back once")
 			assert.False(t, st.Done)
-			assert.Equal(t, agent.FailureParse, st.Failure)
+			assert.Equal(t, state.FailureParse, st.Failure)
 			assert.Contains(t, st.Reason, tc.feedback)
 		})
 	}
@@ -175,7 +175,7 @@ func TestReplannerRejectsBadSettings(t *testing.T) {
 		t.Run(tc.key, func(t *testing.T) {
 			reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
 			require.NoError(t, err)
-			_, err = replanner.New(node.Env{Tools: reg}, node.Spec{ID: "r", Type: "replanner", Settings: tc.settings})
+			_, err = replanner.New(nodekind.Env{Tools: reg}, nodekind.Spec{ID: "r", Type: "replanner", Settings: tc.settings})
 			require.Error(t, err)
 			var se *config.SettingError
 			require.ErrorAs(t, err, &se)

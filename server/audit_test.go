@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner"
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/audit"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
@@ -75,7 +75,7 @@ func TestServerRecordsInTheThreadsOwnAuditLog(t *testing.T) {
 	require.NoError(t, err)
 	store, err := sqlitestore.Open(ctx, filepath.Join(e.dir, "threads.db"))
 	require.NoError(t, err)
-	task, err := json.Marshal(agent.Task{Question: spiders})
+	task, err := json.Marshal(state.Task{Question: spiders})
 	require.NoError(t, err)
 	require.NoError(t, store.Create(ctx, journal.Thread{Name: "cli", Pipeline: "approval", Task: task, Status: journal.StatusInterrupted, Meta: meta}))
 	require.NoError(t, store.Close())
@@ -118,7 +118,7 @@ func TestThreadsOwnAuditLogIsScrubbed(t *testing.T) {
 	require.NoError(t, err)
 	store, err := sqlitestore.Open(ctx, filepath.Join(e.dir, "threads.db"))
 	require.NoError(t, err)
-	task, err := json.Marshal(agent.Task{Question: spiders})
+	task, err := json.Marshal(state.Task{Question: spiders})
 	require.NoError(t, err)
 	require.NoError(t, store.Create(ctx, journal.Thread{Name: "cli", Pipeline: "approval", Task: task, Status: journal.StatusInterrupted, Meta: meta}))
 	require.NoError(t, store.Close())

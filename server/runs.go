@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner"
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/audit"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/trace"
 )
 
@@ -138,7 +138,7 @@ type RunView struct {
 	Error string `json:"error,omitempty"`
 	// Usage counts model calls, tokens, cost and tool calls, in total and
 	// per node (usage.per_node).
-	Usage *agent.UsageSnapshot `json:"usage,omitempty"`
+	Usage *state.UsageSnapshot `json:"usage,omitempty"`
 	// Steps are the node ids executed, in order.
 	Steps []string `json:"steps,omitempty"`
 	// Pending is the tool call the thread waits for (status waiting).
@@ -340,7 +340,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	task := agent.Task{Question: req.Question}
+	task := state.Task{Question: req.Question}
 	if req.Task != "" {
 		if req.Suite == "" {
 			req.Suite = "demo"
@@ -356,7 +356,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		t := tasks[i]
-		task = agent.Task{ID: t.ID, Question: t.Question, Answer: t.Answer, Tags: t.Tags}
+		task = state.Task{ID: t.ID, Question: t.Question, Answer: t.Answer, Tags: t.Tags}
 		if req.Question != "" {
 			task.Question = req.Question
 		}
@@ -496,7 +496,7 @@ func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 		if p == nil {
 			p, err = s.load(ctx, l.meta.Config, l.meta)
 		}
-		var auditor node.ToolAuditor
+		var auditor nodekind.ToolAuditor
 		var closeAudit func() error
 		if err == nil {
 			auditor, closeAudit, err = s.auditFor(ctx, l.thread, l.meta.Audit)
@@ -689,7 +689,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 // file the thread was started with (`planner run --audit FILE`,
 // ThreadMeta.Audit), opened for this run with the server's scrubber, else
 // the server's. close releases what it opened.
-func (s *Server) auditFor(ctx context.Context, thread, path string) (node.ToolAuditor, func() error, error) {
+func (s *Server) auditFor(ctx context.Context, thread, path string) (nodekind.ToolAuditor, func() error, error) {
 	none := func() error { return nil }
 	if path == "" || (s.ownAudit != nil && sameFile(path, s.ownAudit.Path())) {
 		return s.audit, none, nil

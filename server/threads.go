@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner"
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 )
 
@@ -57,7 +57,7 @@ func (s *Server) viewThread(ctx context.Context, th journal.Thread) ThreadView {
 	if json.Unmarshal(th.Meta, &meta) == nil {
 		v.Config, v.LLM, v.Suite, v.TaskID = meta.Config, meta.LLM, meta.Suite, meta.Task
 	}
-	var task agent.Task
+	var task state.Task
 	if json.Unmarshal(th.Task, &task) == nil {
 		v.Question = task.Question
 	}
@@ -112,7 +112,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 
 // resumeLaunch is the launch of a run that resumes thread name with opts.
 func (s *Server) resumeLaunch(th journal.Thread, meta threadMeta, kind string, opts ...planner.RunOption) launch {
-	var task agent.Task
+	var task state.Task
 	_ = json.Unmarshal(th.Task, &task)
 	return launch{thread: th.Name, pipeline: th.Pipeline, meta: meta, kind: kind, question: task.Question,
 		run: func(ctx context.Context, p *planner.Pipeline, ropts ...planner.RunOption) (*planner.Result, error) {

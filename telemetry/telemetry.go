@@ -21,7 +21,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
 	"go.opentelemetry.io/otel/attribute"
@@ -77,29 +77,29 @@ var (
 )
 
 // Option configures WithProvider.
-type Option func(*state)
+type Option func(*provider)
 
 // WithContent records prompts, completions, tool inputs and outputs and the
 // run's question and answer on the spans when on, scrubbed of secrets.
 // Default off: spans then hold names, counts and classes only. See
 // ContentFromEnv for the environment's choice.
-func WithContent(on bool) Option { return func(s *state) { s.content = on } }
+func WithContent(on bool) Option { return func(s *provider) { s.content = on } }
 
 // WithScrubber sets what removes secrets from recorded content and error
 // messages; the engine passes its own (planner.WithScrubber). Default, and
 // when s is nil: redact.New(), built on first use, which scrubs the values of
 // secret-named environment variables, bearer tokens and API key shapes.
-func WithScrubber(s trace.Scrubber) Option { return func(st *state) { st.scrub = s } }
+func WithScrubber(s trace.Scrubber) Option { return func(st *provider) { st.scrub = s } }
 
-// state is what WithProvider puts in the context.
-type state struct {
+// provider is what WithProvider puts in the context.
+type provider struct {
 	tracer  oteltrace.Tracer
 	content bool
 	scrub   trace.Scrubber
 	once    sync.Once
 }
 
-func (s *state) scrubber() trace.Scrubber {
+func (s *provider) scrubber() trace.Scrubber {
 	s.once.Do(func() {
 		if s.scrub == nil {
 			s.scrub = redact.New()
@@ -117,7 +117,7 @@ func WithProvider(ctx context.Context, tp oteltrace.TracerProvider, opts ...Opti
 	if tp == nil {
 		return ctx
 	}
-	s := &state{tracer: tp.Tracer(ScopeName)}
+	s := &provider{tracer: tp.Tracer(ScopeName)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -127,8 +127,8 @@ func WithProvider(ctx context.Context, tp oteltrace.TracerProvider, opts ...Opti
 // Enabled reports whether ctx carries a provider (WithProvider).
 func Enabled(ctx context.Context) bool { return from(ctx) != nil }
 
-func from(ctx context.Context) *state {
-	s, _ := ctx.Value(ctxKey{}).(*state)
+func from(ctx context.Context) *provider {
+	s, _ := ctx.Value(ctxKey{}).(*provider)
 	return s
 }
 
@@ -137,7 +137,7 @@ func from(ctx context.Context) *state {
 // safe for concurrent use.
 type Span struct {
 	span oteltrace.Span
-	st   *state
+	st   *provider
 }
 
 // Recording reports whether s records what is set on it: when false,
@@ -239,7 +239,7 @@ func (s Span) SetMessages(key attribute.Key, msgs []Message) {
 	s.span.SetAttributes(key.String(string(b)))
 }
 
-func (st *state) start(ctx context.Context, name string, kind oteltrace.SpanKind, attrs ...attribute.KeyValue) (context.Context, Span) {
+func (st *provider) start(ctx context.Context, name string, kind oteltrace.SpanKind, attrs ...attribute.KeyValue) (context.Context, Span) {
 	ctx, sp := st.tracer.Start(ctx, name, oteltrace.WithSpanKind(kind), oteltrace.WithAttributes(attrs...))
 	return ctx, Span{span: sp, st: st}
 }
@@ -278,7 +278,7 @@ func StartRun(ctx context.Context, r Run) (context.Context, Span) {
 // EndRun records st's outcome on a run's span (its failure class, whether
 // the answer is complete, the run's token and call counts, and with content
 // on its answer) and ends it. A nil st only ends it.
-func (s Span) EndRun(st *agent.State) {
+func (s Span) EndRun(st *state.State) {
 	if s.Recording() && st != nil {
 		u := st.Usage.Totals()
 		s.span.SetAttributes(KeyComplete.Bool(st.Complete),

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/telemetry"
 	"github.com/stretchr/testify/assert"
@@ -54,7 +54,7 @@ func TestWithoutProviderEverythingIsANoOp(t *testing.T) {
 	span.Fail("x", errors.New("boom"))
 	span.SetContent(telemetry.KeyToolResult, "x")
 	span.End()
-	span.EndRun(agent.NewState(agent.Task{Question: "q"}))
+	span.EndRun(state.NewState(state.Task{Question: "q"}))
 	telemetry.EndNode(ctx, "", "", nil)
 }
 
@@ -108,8 +108,8 @@ func TestSpansNestAndCarryGenAIAttributes(t *testing.T) {
 	tool.Fail("timeout", errors.New("tool timed out"))
 	tool.End()
 	telemetry.EndNode(nctx, "continue", "", nil)
-	st := agent.NewState(agent.Task{Question: "q"})
-	st.Failure = agent.FailureTimeout
+	st := state.NewState(state.Task{Question: "q"})
+	st.Failure = state.FailureTimeout
 	run.Fail(st.Failure, errors.New("deadline"))
 	run.EndRun(st)
 
@@ -169,7 +169,7 @@ func TestContentIsRecordedScrubbedOnlyWhenOptedIn(t *testing.T) {
 	tool.SetContent(telemetry.KeyToolResult, "got "+key)
 	tool.Fail("tool_error", errors.New("401 for key "+key))
 	tool.End()
-	run.EndRun(&agent.State{Answer: "the key is " + key})
+	run.EndRun(&state.State{Answer: "the key is " + key})
 
 	spans := exp.GetSpans()
 	require.Len(t, spans, 2)

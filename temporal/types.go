@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/trace"
 )
@@ -54,7 +54,7 @@ type RunInput struct {
 	// command line's --llm); "" keeps it.
 	LLM string `json:"llm,omitempty"`
 	// Task is the task to run.
-	Task agent.Task `json:"task"`
+	Task state.Task `json:"task"`
 	// MaxSteps and Timeout override the pipeline's limits when non-zero
 	// (planner.WithMaxSteps, planner.WithTimeout).
 	MaxSteps int           `json:"max_steps,omitempty"`
@@ -113,7 +113,7 @@ type Summary struct {
 	Failure  string `json:"failure,omitempty"`
 	// Usage counts the whole run's calls and tokens (replayed calls are
 	// counted as the in-process run counts them).
-	Usage agent.UsageSnapshot `json:"usage"`
+	Usage state.UsageSnapshot `json:"usage"`
 	// Steps are the ids of the nodes executed, in order.
 	Steps []string `json:"steps,omitempty"`
 	// Error is the run's error text when it failed.

@@ -8,7 +8,7 @@ import (
 
 // VarStore is a run's working memory as tools see it: named string values
 // that prompt templates read as {{.Vars.NAME}}. The engine attaches the
-// run's vars (agent.State.Vars) to the context of every tool call
+// run's vars (state.State.Vars) to the context of every tool call
 // (WithVars); a tool reads them with VarsFrom. Implementations are safe
 // for concurrent use.
 type VarStore interface {

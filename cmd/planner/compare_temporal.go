@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/temporal"
@@ -101,7 +101,7 @@ const eventsTimeout = 10 * time.Second
 // outcomeResult turns a finished workflow's outcome into the result
 // Pipeline.Run would have returned, after replaying the run's trace events
 // (as many as the workflow keeps, temporal.MaxEvents) into tracer.
-func outcomeResult(ctx context.Context, tc client.Client, id string, task agent.Task, out *temporal.Outcome, tracer *trace.Tracer, took time.Duration) (*pipeline.Result, error) {
+func outcomeResult(ctx context.Context, tc client.Client, id string, task state.Task, out *temporal.Outcome, tracer *trace.Tracer, took time.Duration) (*pipeline.Result, error) {
 	qctx, cancel := context.WithTimeout(ctx, eventsTimeout) // a query needs a worker to answer it
 	evs, err := temporal.Events(qctx, tc, id)
 	cancel()
@@ -110,7 +110,7 @@ func outcomeResult(ctx context.Context, tc client.Client, id string, task agent.
 			tracer.Emit(e)
 		}
 	}
-	st := agent.NewState(task)
+	st := state.NewState(task)
 	st.Answer, st.Complete, st.Reason, st.Failure = out.Answer, out.Complete, out.Reason, out.Failure
 	st.Done = out.Status == temporal.StatusDone
 	st.Usage.Counters, st.Usage.Estimated, st.Usage.CostUSD = out.Usage.Counters, out.Usage.Estimated, out.Usage.CostUSD

@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/audit"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
@@ -26,7 +26,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
@@ -69,7 +69,7 @@ type runOutput struct {
 	Failure  string              `json:"failure,omitempty"`
 	Error    string              `json:"error,omitempty"`
 	Model    string              `json:"model"`
-	Usage    agent.UsageSnapshot `json:"usage"`
+	Usage    state.UsageSnapshot `json:"usage"`
 	Steps    []string            `json:"steps"`
 	Trace    string              `json:"trace,omitempty"`
 	Cassette string              `json:"cassette,omitempty"`
@@ -85,7 +85,7 @@ type waitingOutput struct {
 	Thread  string              `json:"thread"`
 	Pending *journal.Approval   `json:"pending"`
 	Model   string              `json:"model"`
-	Usage   agent.UsageSnapshot `json:"usage"`
+	Usage   state.UsageSnapshot `json:"usage"`
 }
 
 func newRunCmd(p process) *cobra.Command {
@@ -262,7 +262,7 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	}
 	// Built at all, the per-task scripted model has the task's replies.
 	taskReplies := app.PlaysTaskReplies(llmCfg)
-	task := agent.Task{Question: question}
+	task := state.Task{Question: question}
 	// A task named with --suite/--task is run as the suite has it, for any
 	// model; a question matched against the demo suite only for the
 	// offline models that play a task by its id.
@@ -330,7 +330,7 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 				err = cerr
 			}
 		}()
-		ctx = node.WithToolAuditor(ctx, auditLog)
+		ctx = nodekind.WithToolAuditor(ctx, auditLog)
 	}
 	var approver journal.Approver = &cliApprover{in: c.InOrStdin(), out: c.ErrOrStderr(),
 		interactive: !f.noInput && isTerminalReader(c.InOrStdin()), canWait: f.thread != ""}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner"
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/pipeline"
@@ -400,7 +400,7 @@ journal holds, numbered. planner resume NAME --from N --as NEW forks a new threa
 
 // runThread runs task as thread f.thread (created, or resumed when
 // f.resume), in the store f.store.
-func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipeline, task agent.Task, tracer *trace.Tracer,
+func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipeline, task state.Task, tracer *trace.Tracer,
 	approver journal.Approver, question string) (*pipeline.Result, pipeline.ThreadResult, error) {
 	var tr pipeline.ThreadResult
 	usage := func(err error) error { return &usageError{cmd: "run", err: err} }
@@ -454,7 +454,7 @@ func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipel
 // reportThread prints how a thread's run ended. A thread that waits for
 // approval is reported whole here (the --json line too) and returns a
 // *waitingError; otherwise the caller prints the result as for any run.
-func reportThread(c *cobra.Command, f *runFlags, tr pipeline.ThreadResult, label string, st *agent.State, runErr error) error {
+func reportThread(c *cobra.Command, f *runFlags, tr pipeline.ThreadResult, label string, st *state.State, runErr error) error {
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
 	hint := resumeHint(f.thread, f.store)
 	if tr.Status == journal.StatusWaiting && tr.Pending != nil {

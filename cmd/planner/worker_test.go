@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +55,7 @@ func TestCompareOnTemporalRefusesWhatItCannotDo(t *testing.T) {
 // folder, the config file or the task differs.
 func TestWorkflowIDNamesTheRun(t *testing.T) {
 	t.Parallel()
-	run := compare.RunSpec{Config: "react", Task: agent.Task{ID: "demo 07/x"}, Model: "sim", Seed: 1, Fingerprint: "0123456789abcdef", Timeout: time.Minute}
+	run := compare.RunSpec{Config: "react", Task: state.Task{ID: "demo 07/x"}, Model: "sim", Seed: 1, Fingerprint: "0123456789abcdef", Timeout: time.Minute}
 	run.RunID = compare.RunID(run.Config, run.Model, run.Task.ID, run.Seed, run.Fingerprint)
 	id := workflowID("/out/a", run)
 	require.Equal(t, id, workflowID("/out/a", run))

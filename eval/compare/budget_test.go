@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/sim"
@@ -61,7 +61,7 @@ func TestACompareBudgetStopsTheSuiteMidway(t *testing.T) {
 	s := rep.Configs[0]
 	assert.Equal(t, 3, s.Runs, "runs not started count in no rate")
 	assert.Equal(t, len(tasks)-3, s.NotRun)
-	assert.Equal(t, 1, s.Failures[agent.FailureBudget]+s.Recovered[agent.FailureBudget],
+	assert.Equal(t, 1, s.Failures[state.FailureBudget]+s.Recovered[state.FailureBudget],
 		"the cut run is a budget failure, or recovered when its finalizer still answered correctly")
 
 	records := storedRecords(t, dir, 1)
@@ -75,7 +75,7 @@ func TestACompareBudgetStopsTheSuiteMidway(t *testing.T) {
 		assert.True(t, byID[id].Complete, id)
 	}
 	cut := byID[tasks[2].ID]
-	assert.Equal(t, agent.FailureBudget, cut.Failure)
+	assert.Equal(t, state.FailureBudget, cut.Failure)
 	assert.False(t, cut.Complete, "the finalizer's answer is marked incomplete")
 	assert.Equal(t, 2, cut.ModelCalls, "one step and the finalizer")
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/sim"
@@ -35,41 +35,41 @@ func TestEachSimFaultIsSurvivedOrReportedWithItsFailureKind(t *testing.T) {
 		tasks   int // first n demo tasks; 0 = all
 	}{
 		{name: "malformed actions end in parse failures", fault: sim.FaultMalformedAction, rate: 1, config: "react",
-			allowed: []string{none, agent.FailureParse}, want: []string{agent.FailureParse}},
+			allowed: []string{none, state.FailureParse}, want: []string{state.FailureParse}},
 		{name: "malformed actions in plan steps", fault: sim.FaultMalformedAction, rate: 1, config: "plan_execute",
-			allowed: []string{none, agent.FailureParse}},
+			allowed: []string{none, state.FailureParse}},
 		{name: "full-width colons are parsed", fault: sim.FaultFullwidthColon, rate: 1, config: "react",
 			allowed: []string{none}, success: ptr(1)},
 		{name: "invented observations are cut off", fault: sim.FaultInventedObservation, rate: 1, config: "react",
 			allowed: []string{none}, success: ptr(1)},
 		{name: "unknown tools are answered, not fatal", fault: sim.FaultUnknownTool, rate: 1, config: "react",
-			allowed: []string{none, agent.FailureLoop, agent.FailureBudget}},
+			allowed: []string{none, state.FailureLoop, state.FailureBudget}},
 		{name: "repeated actions are survived or stopped as loops", fault: sim.FaultRepeatedAction, rate: 1, config: "react",
-			allowed: []string{none, agent.FailureLoop}},
+			allowed: []string{none, state.FailureLoop}},
 		{name: "repeated actions in plan steps", fault: sim.FaultRepeatedAction, rate: 1, config: "plan_execute",
-			allowed: []string{none, agent.FailureLoop}},
+			allowed: []string{none, state.FailureLoop}},
 		{name: "early wrong answers are wrong", fault: sim.FaultEarlyWrongAnswer, rate: 1, config: "react",
 			allowed: []string{compare.FailureWrong}, want: []string{compare.FailureWrong}, success: ptr(0)},
 		{name: "early wrong answers in plan steps", fault: sim.FaultEarlyWrongAnswer, rate: 1, config: "plan_execute",
 			allowed: []string{none, compare.FailureWrong}},
 		{name: "empty replies to ReAct end in parse failures", fault: sim.FaultEmptyReply, rate: 1, config: "react",
-			allowed: []string{agent.FailureParse}, want: []string{agent.FailureParse}},
+			allowed: []string{state.FailureParse}, want: []string{state.FailureParse}},
 		{name: "empty direct answers are parse failures", fault: sim.FaultEmptyReply, rate: 1, config: "direct",
-			allowed: []string{agent.FailureParse}, want: []string{agent.FailureParse}, success: ptr(0)},
+			allowed: []string{state.FailureParse}, want: []string{state.FailureParse}, success: ptr(0)},
 		{name: "HTTP 500 on every call is a provider failure", fault: sim.FaultHTTP500, rate: 1, config: "react",
-			allowed: []string{agent.FailureProvider}, want: []string{agent.FailureProvider}, success: ptr(0)},
+			allowed: []string{state.FailureProvider}, want: []string{state.FailureProvider}, success: ptr(0)},
 		{name: "HTTP 500 on every call fails plans too", fault: sim.FaultHTTP500, rate: 1, config: "plan_execute",
-			allowed: []string{agent.FailureProvider}, want: []string{agent.FailureProvider}, success: ptr(0)},
+			allowed: []string{state.FailureProvider}, want: []string{state.FailureProvider}, success: ptr(0)},
 		{name: "HTTP 429 on every call is a provider failure", fault: sim.FaultHTTP429, rate: 1, config: "react",
-			allowed: []string{agent.FailureProvider}, want: []string{agent.FailureProvider}, success: ptr(0)},
+			allowed: []string{state.FailureProvider}, want: []string{state.FailureProvider}, success: ptr(0)},
 		// Three attempts leave 0.3³ ≈ 2.7% of calls failing, about 10% of
 		// runs of 3–4 calls; without working retries it is about 70%.
 		{name: "HTTP 429 on 30% of calls is mostly absorbed by retries", fault: sim.FaultHTTP429, rate: 0.3, config: "react",
-			allowed: []string{none, agent.FailureProvider}, least: 0.8},
+			allowed: []string{none, state.FailureProvider}, least: 0.8},
 		{name: "HTTP 429 on 30% of calls is mostly absorbed by retries in plans", fault: sim.FaultHTTP429, rate: 0.3, config: "plan_execute",
-			allowed: []string{none, agent.FailureProvider}, least: 0.75},
+			allowed: []string{none, state.FailureProvider}, least: 0.75},
 		{name: "a run over its time limit is a timeout", config: "direct", latency: 500 * time.Millisecond, timeout: 20 * time.Millisecond, tasks: 4,
-			allowed: []string{agent.FailureTimeout}, want: []string{agent.FailureTimeout}, success: ptr(0)},
+			allowed: []string{state.FailureTimeout}, want: []string{state.FailureTimeout}, success: ptr(0)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +101,7 @@ func TestEachSimFaultIsSurvivedOrReportedWithItsFailureKind(t *testing.T) {
 					failed[r.Failure]++
 				}
 				assert.Contains(t, tt.allowed, r.Failure, "%s: answer %q, error %q", r.TaskID, r.Answer, r.Error)
-				if r.Failure == agent.FailureProvider || r.Failure == agent.FailureTimeout {
+				if r.Failure == state.FailureProvider || r.Failure == state.FailureTimeout {
 					assert.NotEmpty(t, r.Error, r.TaskID)
 				}
 			}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/sim"
@@ -15,7 +15,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/usage"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -29,7 +29,7 @@ import (
 // model of a profile chosen by the test. It implements compare.Loader.
 type testLoader struct {
 	models *llm.Factory
-	reg    *node.Registry
+	reg    *nodekind.Registry
 }
 
 var _ compare.Loader = (*testLoader)(nil)
@@ -145,7 +145,7 @@ func demoSuite(tb testing.TB) []suite.Task {
 }
 
 // demoTasks returns the demo suite's tasks as the agents see them.
-func demoTasks(tb testing.TB) []agent.Task {
+func demoTasks(tb testing.TB) []state.Task {
 	tb.Helper()
 	return suite.AgentTasks(demoSuite(tb))
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/sim"
@@ -35,8 +35,8 @@ func TestFaultKindNamesWhatARunMetAndGotPast(t *testing.T) {
 		{"an empty reply asked again", guard(map[string]any{"guard": "empty_reply"}), compare.FaultEmptyReply},
 		{"an invented observation cut", guard(map[string]any{"guard": "invented_observation"}), compare.FaultInventedObservation},
 		{"a rejected plan", guard(map[string]any{"attempt": 1, "retries_left": 2}), compare.FaultRejected},
-		{"a loop stopped and finalized", guard(map[string]any{"guard": "loop", "failure": "loop", "finalize": true}), agent.FailureLoop},
-		{"a budget run out and finalized", guard(map[string]any{"guard": "budget", "failure": "budget"}), agent.FailureBudget},
+		{"a loop stopped and finalized", guard(map[string]any{"guard": "loop", "failure": "loop", "finalize": true}), state.FailureLoop},
+		{"a budget run out and finalized", guard(map[string]any{"guard": "budget", "failure": "budget"}), state.FailureBudget},
 		{"a model call failed for good", trace.Event{Kind: trace.KindError, Text: "model call failed: HTTP 500"}, compare.FaultProvider},
 		{"another node error", trace.Event{Kind: trace.KindError, Text: "tool search: boom"}, compare.FaultError},
 		{"compaction is routine", guard(map[string]any{"guard": "compaction"}), ""},

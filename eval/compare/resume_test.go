@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/sim"
@@ -222,7 +222,7 @@ func TestStoredResultsAreReusedOnlyForTheSameRunSettings(t *testing.T) {
 }
 
 func TestRunLeavesTheCallersTasksUnchanged(t *testing.T) {
-	tasks := []agent.Task{demoTasks(t)[0]}
+	tasks := []state.Task{demoTasks(t)[0]}
 	tasks[0].ID = ""
 	rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}), tasks, compare.Options{
 		Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, OutDir: t.TempDir(), NoTraces: true})
@@ -233,10 +233,10 @@ func TestRunLeavesTheCallersTasksUnchanged(t *testing.T) {
 
 func TestRunRejectsInvalidOptions(t *testing.T) {
 	tasks := demoTasks(t)[:2]
-	dup := []agent.Task{tasks[0], tasks[0]}
+	dup := []state.Task{tasks[0], tasks[0]}
 	tests := []struct {
 		name  string
-		tasks []agent.Task
+		tasks []state.Task
 		opts  compare.Options
 	}{
 		{"no configs", tasks, compare.Options{OutDir: "x"}},

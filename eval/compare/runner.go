@@ -57,7 +57,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
@@ -166,7 +166,7 @@ type RunSpec struct {
 	// it; Config is the pipeline's name.
 	ConfigPath, Config string
 	// Task is the task to run.
-	Task agent.Task
+	Task state.Task
 	// LLM is the llm block that replaces the pipeline's (Options.LLM with
 	// the comparison's seed); zero when the pipeline runs with its own.
 	LLM config.LLM
@@ -296,15 +296,15 @@ func RunID(configName, model, taskID string, seed uint64, fp string) string {
 	return fmt.Sprintf("%s/%s/%s/%d/%s", configName, model, taskID, seed, fp[:min(8, len(fp))])
 }
 
-// Failure kinds the runner adds to the engine's own (the agent.Failure*
+// Failure kinds the runner adds to the engine's own (the state.Failure*
 // constants).
 const (
 	// FailureWrong marks a run that finished normally with an answer the
 	// scorer judged wrong.
-	FailureWrong = agent.FailureWrong
+	FailureWrong = state.FailureWrong
 	// FailureError marks a run that failed with an error the engine did not
 	// classify.
-	FailureError = agent.FailureError
+	FailureError = state.FailureError
 )
 
 type job struct {
@@ -314,7 +314,7 @@ type job struct {
 
 // Run executes the comparison and returns the report. Results already in
 // OutDir's store for the same seed are reused, not re-run.
-func Run(ctx context.Context, loader Loader, tasks []agent.Task, opts Options) (_ *Report, err error) {
+func Run(ctx context.Context, loader Loader, tasks []state.Task, opts Options) (_ *Report, err error) {
 	if len(opts.Configs) == 0 || opts.OutDir == "" {
 		return nil, fmt.Errorf("%w: need at least one config and an output folder", ErrOptions)
 	}
@@ -678,7 +678,7 @@ func storeKey(config, taskID, fingerprint, model string) string {
 // judge scores a record's answer for task and labels a normally finished
 // run with a wrong answer FailureWrong. It is applied to fresh and stored
 // records alike, so a stored verdict never outlives a change of scorer.
-func judge(rec Record, task agent.Task, sc verify.Scorer) Record {
+func judge(rec Record, task state.Task, sc verify.Scorer) Record {
 	if rec.Failure == FailureWrong {
 		rec.Failure = ""
 	}
@@ -694,7 +694,7 @@ func judge(rec Record, task agent.Task, sc verify.Scorer) Record {
 // runOne runs one task on one pipeline whose model spec is model and
 // fingerprint fp. It reports false when ctx ended during the run, whose
 // result is then left for a resume.
-func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Options, traces *traceSet, threads journal.Store, model, fp string) (Record, bool) {
+func runOne(ctx context.Context, p *pipeline.Pipeline, task state.Task, opts Options, traces *traceSet, threads journal.Store, model, fp string) (Record, bool) {
 	rec := Record{Config: p.Config.Name, TaskID: task.ID, Seed: opts.Seed, Model: model, Fingerprint: fp}
 	faults := &faultCounter{}
 	tracer := trace.NewWithOptions(RunID(p.Config.Name, model, task.ID, opts.Seed, fp), trace.WithScrubber(opts.Scrubber), trace.WithSinks(faults))
@@ -738,7 +738,7 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 		if err == nil {
 			err = errors.New("compare: the run returned no result")
 		}
-		res = &pipeline.Result{State: agent.NewState(task)}
+		res = &pipeline.Result{State: state.NewState(task)}
 		res.State.Failure = FailureError
 	}
 	rec.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
@@ -761,7 +761,7 @@ func runOne(ctx context.Context, p *pipeline.Pipeline, task agent.Task, opts Opt
 	if err != nil {
 		rec.Error = err.Error()
 		if errors.Is(err, context.DeadlineExceeded) {
-			rec.Failure = agent.FailureTimeout
+			rec.Failure = state.FailureTimeout
 		}
 		if rec.Failure == "" {
 			rec.Failure = FailureError

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/llm"
@@ -64,7 +64,7 @@ func TestRecordedRunsReplayAsARegressionSuite(t *testing.T) {
 		"jupiter": texts("Thought: I need Jupiter's diameter.\nAction: search\nAction Input: Jupiter equatorial diameter",
 			"Thought: It is 142984 km.\nFinal Answer: 142984"),
 	}
-	tasks := []agent.Task{
+	tasks := []state.Task{
 		{ID: "spiders", Question: "How many legs do 3 spiders have?", Answer: "24"},
 		{ID: "jupiter", Question: "What is the equatorial diameter of Jupiter, in kilometres?", Answer: "142984"},
 	}

@@ -12,21 +12,21 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/trace"
 )
 
 // Fault kinds: what the engine met during a run and worked around, read
 // from the run's trace events by FaultKind. A halted ReAct loop whose
-// finalizer answered counts under its failure kind (agent.FailureLoop,
-// agent.FailureBudget, agent.FailureParse).
+// finalizer answered counts under its failure kind (state.FailureLoop,
+// state.FailureBudget, state.FailureParse).
 const (
 	// FaultParse: a reply that could not be parsed (a ReAct step, a plan,
 	// a re-plan decision) was fed back to the model with the error
 	// (trace.KindParseError).
-	FaultParse = agent.FailureParse
+	FaultParse = state.FailureParse
 	// FaultEmptyReply: an empty reply was asked for again (guard
 	// "empty_reply").
 	FaultEmptyReply = "empty_reply"
@@ -34,14 +34,14 @@ const (
 	// cut off (guard "invented_observation").
 	FaultInventedObservation = "invented_observation"
 	// FaultUnknownTool: a call of a tool the loop does not have was
-	// answered with the tools it has (guard node.GuardUnknownTool).
-	FaultUnknownTool = node.GuardUnknownTool
+	// answered with the tools it has (guard nodekind.GuardUnknownTool).
+	FaultUnknownTool = nodekind.GuardUnknownTool
 	// FaultRepeat: a repeated call was answered by the repeat guard
 	// instead of running again (guard "repeat").
 	FaultRepeat = "repeat"
 	// FaultToolError: a tool call failed and its error was shown to the
-	// model (guard node.GuardToolError).
-	FaultToolError = node.GuardToolError
+	// model (guard nodekind.GuardToolError).
+	FaultToolError = nodekind.GuardToolError
 	// FaultRejected: a plan or re-plan decision that broke the plan rules
 	// was sent back to the model (a planner's or replanner's guard).
 	FaultRejected = "rejected"
@@ -50,9 +50,9 @@ const (
 	FaultRetry = "retry"
 	// FaultProvider: a model call failed after its retries and the run
 	// went on without it.
-	FaultProvider = agent.FailureProvider
+	FaultProvider = state.FailureProvider
 	// FaultError: a node failed with another error and the run went on.
-	FaultError = agent.FailureError
+	FaultError = state.FailureError
 )
 
 // FaultLegend explains the fault kinds reports count under recovered.
@@ -69,8 +69,8 @@ const FaultLegend = "Recovered counts the correct runs that met each kind of fau
 // the loop stopped with that failure and, where set up to, its finalizer
 // answered from the work so far.
 var haltKinds = map[string]bool{
-	agent.FailureParse: true, agent.FailureLoop: true, agent.FailureBudget: true, agent.FailureTool: true,
-	agent.FailureProvider: true, agent.FailureTimeout: true, agent.FailurePlan: true,
+	state.FailureParse: true, state.FailureLoop: true, state.FailureBudget: true, state.FailureTool: true,
+	state.FailureProvider: true, state.FailureTimeout: true, state.FailurePlan: true,
 }
 
 // FaultKind says which fault kind an event reports, or "" for an event

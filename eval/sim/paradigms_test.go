@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
@@ -57,7 +57,7 @@ func game24(t *testing.T, nums ...int) suite.Task {
 	for _, n := range nums {
 		id += "-" + strconv.Itoa(n)
 	}
-	return suite.Task{Task: agent.Task{ID: id, Question: suite.Game24Question(nums)}, Gold: &suite.Gold{Answer: expr, Reasoning: steps}}
+	return suite.Task{Task: state.Task{ID: id, Question: suite.Game24Question(nums)}, Gold: &suite.Gold{Answer: expr, Reasoning: steps}}
 }
 
 var goldThoughts = []string{

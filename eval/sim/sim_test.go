@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
@@ -25,7 +25,7 @@ import (
 )
 
 func goldTask(id string) suite.Task {
-	return suite.Task{Task: agent.Task{ID: id, Question: "How much taller is A than B?", Answer: "30"}, Gold: &suite.Gold{
+	return suite.Task{Task: state.Task{ID: id, Question: "How much taller is A than B?", Answer: "30"}, Gold: &suite.Gold{
 		Steps: []suite.GoldStep{
 			{ID: "1", Tool: "search", Input: "height of A", Output: "130"},
 			{ID: "2", Tool: "search", Input: "height of B", Output: "100"},
@@ -149,7 +149,7 @@ func TestSameSeedSameFaults(t *testing.T) {
 }
 
 func TestSimRefusesTasksWithoutGold(t *testing.T) {
-	plain := suite.Task{Task: agent.Task{ID: "plain", Question: "q"}}
+	plain := suite.Task{Task: state.Task{ID: "plain", Question: "q"}}
 	m, err := sim.New("", sim.WithTasks([]suite.Task{plain, goldTask("gold")}))
 	require.NoError(t, err)
 	for _, ctx := range []context.Context{

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/verify"
 )
 
@@ -87,7 +87,7 @@ func (s source) game24() ([]Task, error) {
 				return nil, s.badRecord(line, index, "puzzle %q: %q is not a non-negative integer", row[col], f)
 			}
 		}
-		t := Task{Task: agent.Task{ID: "game24-" + strconv.Itoa(index), Question: Game24Question(nums)}}
+		t := Task{Task: state.Task{ID: "game24-" + strconv.Itoa(index), Question: Game24Question(nums)}}
 		if len(nums) <= maxSolvedNumbers {
 			if expr, steps, ok := verify.Solve24Steps(nums); ok {
 				t.Gold = &Gold{Answer: expr, Reasoning: steps}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 )
 
 var (
@@ -200,7 +200,7 @@ func (s source) gsm8k() ([]Task, error) {
 			return s.badRecord(lineNo, index, "answer: %v", err)
 		}
 		tasks = append(tasks, Task{
-			Task: agent.Task{ID: "gsm8k-" + strconv.Itoa(index), Question: *rec.Question, Answer: gold.Answer},
+			Task: state.Task{ID: "gsm8k-" + strconv.Itoa(index), Question: *rec.Question, Answer: gold.Answer},
 			Gold: gold,
 		})
 		return nil

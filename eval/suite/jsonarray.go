@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 )
 
 // qaRecord is the union of the HotpotQA and ParallelQA record fields.
@@ -83,7 +83,7 @@ func (s source) hotpotqa() ([]Task, error) {
 		if id == "" {
 			id = "hotpotqa-" + strconv.Itoa(index)
 		}
-		t := Task{Task: agent.Task{ID: id, Question: *rec.Question, Answer: *rec.Answer}}
+		t := Task{Task: state.Task{ID: id, Question: *rec.Question, Answer: *rec.Answer}}
 		for _, tag := range []string{rec.Type, rec.Level} {
 			if tag = strings.TrimSpace(tag); tag != "" {
 				t.Tags = append(t.Tags, tag)
@@ -101,7 +101,7 @@ func (s source) parallelqa() ([]Task, error) {
 		if id == "" {
 			id = strconv.Itoa(index)
 		}
-		t := Task{Task: agent.Task{ID: "parallelqa-" + id, Question: *rec.Question, Answer: *rec.Answer}}
+		t := Task{Task: state.Task{ID: "parallelqa-" + id, Question: *rec.Question, Answer: *rec.Answer}}
 		if rec.Branch != nil {
 			t.Tags = append(t.Tags, "branch-"+strconv.Itoa(*rec.Branch))
 		}

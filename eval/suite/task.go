@@ -3,19 +3,19 @@ package suite
 import (
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm/scripted"
 )
 
-// Task is one task of a suite: the agent.Task an agent is given and, when
+// Task is one task of a suite: the state.Task an agent is given and, when
 // the suite has one, the gold solution a perfect agent would follow. Only
 // evaluation code reads the gold solution (the offline simulator follows
 // it, tests check it); agents see Task.Task.
 //
-// In JSON the agent.Task fields, "gold" and "replies" sit side by side:
+// In JSON the state.Task fields, "gold" and "replies" sit side by side:
 // {"id","question","answer","tags","gold","replies"}.
 type Task struct {
-	agent.Task
+	state.Task
 	// Gold is the solution program a perfect agent would follow, when known.
 	Gold *Gold `json:"gold,omitempty"`
 	// Replies are the task's own scripted model replies, in order, when the
@@ -53,10 +53,10 @@ type GoldStep struct {
 	Output string `json:"output,omitempty"`
 }
 
-// AgentTasks returns the agent.Task of each task, in order, without the
+// AgentTasks returns the state.Task of each task, in order, without the
 // gold solutions: what a comparison runs the agents on.
-func AgentTasks(tasks []Task) []agent.Task {
-	out := make([]agent.Task, len(tasks))
+func AgentTasks(tasks []Task) []state.Task {
+	out := make([]state.Task, len(tasks))
 	for i, t := range tasks {
 		out[i] = t.Task
 	}
@@ -64,7 +64,7 @@ func AgentTasks(tasks []Task) []agent.Task {
 }
 
 // answerFromGold sets the reference answer of a task that has none to its
-// gold solution's answer, so that scorers, which read only the agent.Task's
+// gold solution's answer, so that scorers, which read only the state.Task's
 // Answer, judge it against the gold solution.
 func answerFromGold(t *Task) {
 	if t.Gold != nil && strings.TrimSpace(t.Answer) == "" {

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor/steps"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
 )
@@ -40,7 +40,7 @@ func BenchmarkParallelSteps(b *testing.B) {
 	cases := []struct{ n, limit int }{{1, 1}, {4, 4}, {16, 16}, {64, 64}, {64, steps.DefaultMaxConcurrency}}
 	for _, tc := range cases {
 		b.Run(fmt.Sprintf("N=%d/max_concurrency=%d", tc.n, tc.limit), func(b *testing.B) {
-			built, err := steps.NewExecute(node.Env{Tools: reg}, node.Spec{ID: "execute", Type: "execute",
+			built, err := steps.NewExecute(nodekind.Env{Tools: reg}, nodekind.Spec{ID: "execute", Type: "execute",
 				Settings: map[string]any{"strategy": "parallel", "max_concurrency": tc.limit}})
 			if err != nil {
 				b.Fatal(err)
@@ -54,7 +54,7 @@ func BenchmarkParallelSteps(b *testing.B) {
 			var wall time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				st := agent.NewState(agent.Task{Question: "q"})
+				st := state.NewState(state.Task{Question: "q"})
 				st.Plan = append([]plan.Step(nil), pl...)
 				began := time.Now()
 				if _, err := built.Node.Run(context.Background(), st); err != nil {

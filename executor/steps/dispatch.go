@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/plan"
 )
 
@@ -28,7 +28,7 @@ type Dispatcher struct {
 // Dispatch starts a Dispatcher for st with e's strategy, concurrency and
 // tools; its step events come from e's node id. Add steps to it, then
 // Close it (or Abort it).
-func (e *Execute) Dispatch(ctx context.Context, st *agent.State) *Dispatcher {
+func (e *Execute) Dispatch(ctx context.Context, st *state.State) *Dispatcher {
 	ctx, cancel := context.WithCancel(ctx)
 	d := &Dispatcher{feed: &feed{wake: make(chan struct{}, 1)}, cancel: cancel, done: make(chan struct{})}
 	sched := e.newScheduler(ctx, st)

@@ -23,7 +23,7 @@
 //
 // Whatever the strategy, results are written to the plan in place (and a
 // done step's result to the run's vars, as E1 for step 1 or #E1: see
-// agent.StepVar), and step trace events are emitted in the plan's
+// state.StepVar), and step trace events are emitted in the plan's
 // dependency order (the order of plan.Order), so a run's state and step
 // events do not depend on which concurrent step finished first.
 package steps
@@ -37,10 +37,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/textutil"
@@ -49,7 +49,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Strategies of the execute node.
+// Strategies of the execute nodekind.
 const (
 	// StrategyReAct runs each step as a ReAct sub-run, in dependency order.
 	StrategyReAct = "react"
@@ -71,7 +71,7 @@ const (
 // reference); the message is stored as the step's error.
 var ErrStep = errors.New("step cannot run")
 
-// Settings configure an `execute` node. Every field is optional.
+// Settings configure an `execute` nodekind. Every field is optional.
 type Settings struct {
 	// Strategy is "react", "rewoo" or "parallel". Default "react".
 	Strategy string `mapstructure:"strategy"`
@@ -98,7 +98,7 @@ type Settings struct {
 
 const defaultWorkerSystem = "You are a worker in a multi-step plan. Carry out the instruction using only the text it contains. Reply with the result only: no explanation, no restating of the instruction."
 
-// Execute is the execute node.
+// Execute is the execute nodekind.
 type Execute struct {
 	id, kind    string
 	strategy    string
@@ -113,21 +113,21 @@ type Execute struct {
 
 // NewExecute builds an `execute` node from its spec, using the ReAct loop
 // of package executor for the react strategy.
-func NewExecute(env node.Env, spec node.Spec) (node.Built, error) {
+func NewExecute(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	return NewExecuteWith(NewReActAgent)(env, spec)
 }
 
 // AgentFactory builds the agent that runs one step of the react strategy
 // from the node's environment and its `react:` settings.
-type AgentFactory func(env node.Env, settings map[string]any) (StepAgent, error)
+type AgentFactory func(env nodekind.Env, settings map[string]any) (StepAgent, error)
 
 // NewExecuteWith returns an `execute` constructor whose react strategy uses
 // agents built by factory; it exists so other step agents can be plugged in.
-func NewExecuteWith(factory AgentFactory) node.Constructor {
-	return func(env node.Env, spec node.Spec) (node.Built, error) {
+func NewExecuteWith(factory AgentFactory) nodekind.Constructor {
+	return func(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 		var s Settings
 		if err := config.Decode(spec.Settings, &s); err != nil {
-			return node.Built{}, err
+			return nodekind.Built{}, err
 		}
 		reg := env.Tools
 		if reg == nil {
@@ -145,43 +145,43 @@ func NewExecuteWith(factory AgentFactory) node.Constructor {
 			case s.MaxConcurrency == 0:
 				e.concurrency = DefaultMaxConcurrency
 			case s.MaxConcurrency < 0:
-				return node.Built{}, config.SettingErrorf("max_concurrency", "must be positive, got %d", s.MaxConcurrency)
+				return nodekind.Built{}, config.SettingErrorf("max_concurrency", "must be positive, got %d", s.MaxConcurrency)
 			default:
 				e.concurrency = s.MaxConcurrency
 			}
 		default:
-			return node.Built{}, config.SettingErrorf("strategy", "want react, rewoo or parallel, got %q", s.Strategy)
+			return nodekind.Built{}, config.SettingErrorf("strategy", "want react, rewoo or parallel, got %q", s.Strategy)
 		}
 		switch {
 		case e.resultLimit == 0:
 			e.resultLimit = DefaultResultLimit
 		case e.resultLimit < -1:
-			return node.Built{}, config.SettingErrorf("result_limit", "must be positive, or -1 for no limit, got %d", s.ResultLimit)
+			return nodekind.Built{}, config.SettingErrorf("result_limit", "must be positive, or -1 for no limit, got %d", s.ResultLimit)
 		}
 		if e.workerSys == "" {
 			e.workerSys = defaultWorkerSystem
 		}
 		if e.llmTool != "" {
 			if e.strategy == StrategyReAct {
-				return node.Built{}, config.SettingErrorf("llm_tool", "applies to the rewoo and parallel strategies only; react steps already run a model")
+				return nodekind.Built{}, config.SettingErrorf("llm_tool", "applies to the rewoo and parallel strategies only; react steps already run a model")
 			}
 			if err := checkLLMToolName(reg, e.llmTool); err != nil {
-				return node.Built{}, err
+				return nodekind.Built{}, err
 			}
 		}
 		if e.strategy == StrategyReAct {
 			if factory == nil {
-				return node.Built{}, config.SettingErrorf("strategy", "no step agent is available for the react strategy")
+				return nodekind.Built{}, config.SettingErrorf("strategy", "no step agent is available for the react strategy")
 			}
 			a, err := factory(env.Nested("react"), s.ReAct)
 			if err != nil {
-				return node.Built{}, config.NestSetting("react", err)
+				return nodekind.Built{}, config.NestSetting("react", err)
 			}
 			e.agent = a
 		} else if len(s.ReAct) > 0 {
-			return node.Built{}, config.SettingErrorf("react", "applies to the react strategy only (strategy is %q)", e.strategy)
+			return nodekind.Built{}, config.SettingErrorf("react", "applies to the react strategy only (strategy is %q)", e.strategy)
 		}
-		return node.Built{Node: e}, nil
+		return nodekind.Built{Node: e}, nil
 	}
 }
 
@@ -199,7 +199,7 @@ type result struct {
 	status  string
 	output  string
 	errText string
-	// failure is the agent.Failure* kind of a failed step, recorded in the
+	// failure is the state.Failure* kind of a failed step, recorded in the
 	// state as an incident.
 	failure string
 	err     error // aborts the node (cancellation, provider failure)
@@ -208,7 +208,7 @@ type result struct {
 
 // Run executes every runnable pending step of st.Plan and returns the
 // default route.
-func (e *Execute) Run(ctx context.Context, st *agent.State) (string, error) {
+func (e *Execute) Run(ctx context.Context, st *state.State) (string, error) {
 	order, err := plan.Order(st.Plan)
 	if err != nil {
 		return "", fmt.Errorf("execute: the plan cannot be ordered (validate it with the planner): %w", err)
@@ -227,7 +227,7 @@ func (e *Execute) Run(ctx context.Context, st *agent.State) (string, error) {
 }
 
 // newScheduler returns a scheduler for st.Plan with nothing to do yet.
-func (e *Execute) newScheduler(ctx context.Context, st *agent.State) *scheduler {
+func (e *Execute) newScheduler(ctx context.Context, st *state.State) *scheduler {
 	index := make(map[string]int, len(st.Plan))
 	for i, s := range st.Plan {
 		index[s.ID] = i
@@ -239,7 +239,7 @@ func (e *Execute) newScheduler(ctx context.Context, st *agent.State) *scheduler 
 // scheduler runs one visit's steps. Only its run goroutine touches st.Plan.
 type scheduler struct {
 	e       *Execute
-	st      *agent.State
+	st      *state.State
 	tr      *trace.Tracer
 	index   map[string]int
 	order   []int        // plan indexes of this visit's steps, dependency order
@@ -399,13 +399,13 @@ func (s *scheduler) finish(r result) {
 // could not keep (Data: id, var).
 const GuardStepVar = "step_var"
 
-// keepResult sets the var named after a done step's id (agent.StepVar:
+// keepResult sets the var named after a done step's id (state.StepVar:
 // step 1 or #E1 gives E1) to its result, before any step that waits for
 // it starts, so prompts and tools read it as {{.Vars.E1}}. A var the
 // run cannot hold (no usable name, or every var slot taken) is reported
 // by a guard event; the step still counts as done.
 func (s *scheduler) keepResult(p *plan.Step) {
-	name := agent.StepVar(p.ID)
+	name := state.StepVar(p.ID)
 	err := fmt.Errorf("step id %q gives no var name", p.ID)
 	if name != "" {
 		err = s.st.Vars.SetClipped(name, p.Result)
@@ -443,14 +443,14 @@ func (s *scheduler) emit() {
 }
 
 // work runs one step. It runs on its own goroutine and reads only j.
-func (e *Execute) work(ctx context.Context, st *agent.State, j job) result {
+func (e *Execute) work(ctx context.Context, st *state.State, j job) result {
 	began := time.Now()
 	r := e.runStep(ctx, st, j)
 	r.index, r.elapsed = j.index, time.Since(began)
 	return r
 }
 
-func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
+func (e *Execute) runStep(ctx context.Context, st *state.State, j job) result {
 	if e.strategy == StrategyReAct {
 		return e.runAgent(ctx, st, j)
 	}
@@ -463,18 +463,18 @@ func (e *Execute) runStep(ctx context.Context, st *agent.State, j job) result {
 	}
 	// Run, not Call: the step event reports the call, in plan order,
 	// whichever concurrent step finishes first.
-	res, err := node.PrepareTool(e.tools, llm.CallMeta{Node: e.id, Kind: e.kind}, step.Tool, step.Input, node.ToolOptions{}).Run(llm.WithStep(ctx, step.ID), st)
+	res, err := nodekind.PrepareTool(e.tools, llm.CallMeta{Node: e.id, Kind: e.kind}, step.Tool, step.Input, nodekind.ToolOptions{}).Run(llm.WithStep(ctx, step.ID), st)
 	if err != nil {
 		return result{err: err}
 	}
 	if res.Err != nil {
-		return result{status: plan.StatusFailed, output: res.Output, errText: "tool error: " + res.Err.Error(), failure: agent.FailureTool}
+		return result{status: plan.StatusFailed, output: res.Output, errText: "tool error: " + res.Err.Error(), failure: state.FailureTool}
 	}
 	return result{status: plan.StatusDone, output: res.Output}
 }
 
 // runWorker is the model worker: one model call on the step's input.
-func (e *Execute) runWorker(ctx context.Context, st *agent.State, step plan.Step) result {
+func (e *Execute) runWorker(ctx context.Context, st *state.State, step plan.Step) result {
 	text, _, err := e.model.Call(llm.WithStep(ctx, step.ID), st, llm.CallMeta{Node: e.id, Kind: e.kind, Role: "worker"},
 		llm.Prompt(e.workerSys, step.Input), llms.WithTemperature(0))
 	if err != nil {
@@ -482,7 +482,7 @@ func (e *Execute) runWorker(ctx context.Context, st *agent.State, step plan.Step
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return result{status: plan.StatusFailed, errText: "the model worker returned an empty reply", failure: agent.FailureParse}
+		return result{status: plan.StatusFailed, errText: "the model worker returned an empty reply", failure: state.FailureParse}
 	}
 	return result{status: plan.StatusDone, output: text}
 }

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/tools"
@@ -81,9 +81,9 @@ func newRegistry(t *testing.T, ts ...tools.Tool) *tools.Registry {
 	return reg
 }
 
-func newExecute(t *testing.T, env node.Env, settings map[string]any) node.Node {
+func newExecute(t *testing.T, env nodekind.Env, settings map[string]any) nodekind.Node {
 	t.Helper()
-	built, err := steps.NewExecute(env, node.Spec{ID: "execute", Type: "execute", Settings: settings})
+	built, err := steps.NewExecute(env, nodekind.Spec{ID: "execute", Type: "execute", Settings: settings})
 	require.NoError(t, err)
 	assert.Empty(t, built.Routes, "execute only takes its default edge")
 	return built.Node
@@ -98,7 +98,7 @@ func pending(ss ...plan.Step) []plan.Step {
 	return ss
 }
 
-func run(t *testing.T, node node.Node, st *agent.State) *trace.Recorder {
+func run(t *testing.T, node nodekind.Node, st *state.State) *trace.Recorder {
 	t.Helper()
 	rec := &trace.Recorder{}
 	_, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
@@ -120,8 +120,8 @@ func TestReWOOSubstitutesEarlierResultsIntoInputs(t *testing.T) {
 	for _, strategy := range []string{steps.StrategyReWOO, steps.StrategyParallel} {
 		t.Run(strategy, func(t *testing.T) {
 			look := years()
-			node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
-			st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+			node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
+			st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 			st.Plan = pending(
 				plan.Step{ID: "1", Description: "birth", Tool: "lookup", Input: "Clyde Tombaugh born"},
 				plan.Step{ID: "2", Description: "discovery", Tool: "lookup", Input: "Pluto discovered"},
@@ -146,8 +146,8 @@ func TestFailedStepsSkipTheirDependantsWithTheReason(t *testing.T) {
 	for _, strategy := range []string{steps.StrategyReWOO, steps.StrategyParallel} {
 		t.Run(strategy, func(t *testing.T) {
 			look := years()
-			node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
-			st := agent.NewState(agent.Task{Question: "q"})
+			node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
+			st := state.NewState(state.Task{Question: "q"})
 			st.Plan = pending(
 				plan.Step{ID: "1", Description: "unknown fact", Tool: "lookup", Input: "Vulcan discovered"},
 				plan.Step{ID: "2", Description: "uses 1", Tool: "calculator", Input: "#E1 + 1"},
@@ -170,8 +170,8 @@ func TestFailedStepsSkipTheirDependantsWithTheReason(t *testing.T) {
 }
 
 func TestStepsThatCannotRunFailWithoutStoppingThePlan(t *testing.T) {
-	node := newExecute(t, node.Env{Tools: newRegistry(t, panicTool{}, years())}, map[string]any{"strategy": "rewoo"})
-	st := agent.NewState(agent.Task{Question: "q"})
+	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, panicTool{}, years())}, map[string]any{"strategy": "rewoo"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "no tool"},
 		plan.Step{ID: "2", Description: "panics", Tool: "explode", Input: "x"},
@@ -187,8 +187,8 @@ func TestStepsThatCannotRunFailWithoutStoppingThePlan(t *testing.T) {
 
 func TestFinishedStepsAreNotRunAgain(t *testing.T) {
 	look := years()
-	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-	st := agent.NewState(agent.Task{Question: "q"})
+	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = []plan.Step{
 		{ID: "1", Description: "done before", Tool: "lookup", Input: "Uranus discovered", Status: plan.StatusDone, Result: "1781"},
 		{ID: "2", Description: "failed before", Tool: "lookup", Input: "x", Status: plan.StatusFailed, Error: "gone"},
@@ -211,8 +211,8 @@ func TestParallelResultsAndEventsFollowPlanOrderWhateverFinishesFirst(t *testing
 	}
 	pl = append(pl, plan.Step{ID: "7", Description: "join", Tool: "calculator", Input: "1", DependsOn: []string{"1", "6"}})
 	for round := 0; round < 3; round++ {
-		node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-		st := agent.NewState(agent.Task{Question: "q"})
+		node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+		st := state.NewState(state.Task{Question: "q"})
 		st.Plan = pending(append([]plan.Step(nil), pl...)...)
 		rec := run(t, node, st)
 		var ids, results []any
@@ -255,8 +255,8 @@ func TestParallelRespectsMaxConcurrency(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%d steps limit %d", tc.steps, tc.limit), func(t *testing.T) {
 			gate := &gateTool{want: int32(tc.want)}
-			node := newExecute(t, node.Env{Tools: newRegistry(t, gate)}, map[string]any{"strategy": "parallel", "max_concurrency": tc.limit})
-			st := agent.NewState(agent.Task{Question: "q"})
+			node := newExecute(t, nodekind.Env{Tools: newRegistry(t, gate)}, map[string]any{"strategy": "parallel", "max_concurrency": tc.limit})
+			st := state.NewState(state.Task{Question: "q"})
 			for i := 1; i <= tc.steps; i++ {
 				st.Plan = append(st.Plan, plan.Step{ID: fmt.Sprint(i), Description: "wait", Tool: "gate", Input: fmt.Sprint(i), Status: plan.StatusPending})
 			}
@@ -272,8 +272,8 @@ func TestParallelRespectsMaxConcurrency(t *testing.T) {
 func TestParallelRunsDependentChainsInOrder(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"start": "a", "a": "b", "b": "c", "side": "s"},
 		delay: map[string]time.Duration{"side": 20 * time.Millisecond}}
-	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-	st := agent.NewState(agent.Task{Question: "q"})
+	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "3", Description: "third", Tool: "lookup", Input: "#E2"},
 		plan.Step{ID: "side", Description: "independent", Tool: "lookup", Input: "side"},
@@ -308,8 +308,8 @@ func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 	require.NoError(t, err)
 	look := &lookupTool{name: "lookup", answers: map[string]string{"born": "born 1906", "found": "found 1930"}}
 	spy := &stepSpy{Model: m}
-	node := newExecute(t, node.Env{Model: llm.Model{LLM: spy}, Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "llm_tool": "llm"})
-	st := agent.NewState(agent.Task{Question: "q"})
+	node := newExecute(t, nodekind.Env{Model: llm.Model{LLM: spy}, Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "llm_tool": "llm"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "b", Tool: "lookup", Input: "born"},
 		plan.Step{ID: "2", Description: "f", Tool: "lookup", Input: "found"},
@@ -327,8 +327,8 @@ func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 
 func TestResultsAreTruncatedToTheLimit(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"long": strings.Repeat("x", 50)}}
-	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "result_limit": 10})
-	st := agent.NewState(agent.Task{Question: "q"})
+	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "result_limit": 10})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "d", Tool: "lookup", Input: "long"})
 	run(t, node, st)
 	assert.Equal(t, strings.Repeat("x", 10)+"…[truncated 40 chars]", st.Plan[0].Result)
@@ -336,8 +336,8 @@ func TestResultsAreTruncatedToTheLimit(t *testing.T) {
 
 func TestCancellationStopsTheNodeWithAnError(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"slow": "x"}, delay: map[string]time.Duration{"slow": time.Minute}}
-	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-	st := agent.NewState(agent.Task{Question: "q"})
+	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "d", Tool: "lookup", Input: "slow"}, plan.Step{ID: "2", Description: "e", Tool: "lookup", Input: "#E1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -357,7 +357,7 @@ type fakeAgent struct {
 	err      error
 }
 
-func (f *fakeAgent) Run(ctx context.Context, _ *agent.State, in executor.Input) (executor.Outcome, error) {
+func (f *fakeAgent) Run(ctx context.Context, _ *state.State, in executor.Input) (executor.Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inputs = append(f.inputs, in)
@@ -370,13 +370,13 @@ func (f *fakeAgent) Run(ctx context.Context, _ *agent.State, in executor.Input) 
 			return out, nil
 		}
 	}
-	return executor.Outcome{Reason: "no scripted outcome", Failure: agent.FailureBudget}, nil
+	return executor.Outcome{Reason: "no scripted outcome", Failure: state.FailureBudget}, nil
 }
 
-func newReActExecute(t *testing.T, fa *fakeAgent) node.Node {
+func newReActExecute(t *testing.T, fa *fakeAgent) nodekind.Node {
 	t.Helper()
-	built, err := steps.NewExecuteWith(func(node.Env, map[string]any) (steps.StepAgent, error) { return fa, nil })(
-		node.Env{Tools: newRegistry(t)}, node.Spec{ID: "execute", Type: "execute"})
+	built, err := steps.NewExecuteWith(func(nodekind.Env, map[string]any) (steps.StepAgent, error) { return fa, nil })(
+		nodekind.Env{Tools: newRegistry(t)}, nodekind.Spec{ID: "execute", Type: "execute"})
 	require.NoError(t, err)
 	return built.Node
 }
@@ -388,7 +388,7 @@ func TestReActStepsSeeTheTaskTheirStepAndTheirDependenciesResults(t *testing.T) 
 		"Subtract":       {Answer: "24", Complete: true},
 	}}
 	node := newReActExecute(t, fa)
-	st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+	st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 	st.Reflections = []string{"check the dates"}
 	st.Plan = pending(
 		plan.Step{ID: "3", Description: "Subtract the years", Tool: "calculator", Input: "#E2 - #E1", DependsOn: []string{"1", "2"}},
@@ -419,10 +419,10 @@ func TestReActStepsSeeTheTaskTheirStepAndTheirDependenciesResults(t *testing.T) 
 
 func TestReActStepThatRunsOutOfBudgetFailsWithItsPartialAnswer(t *testing.T) {
 	fa := &fakeAgent{outcomes: map[string]executor.Outcome{
-		"hard": {Answer: "maybe 7", Reason: "the iteration budget (8) ran out", Failure: agent.FailureBudget},
+		"hard": {Answer: "maybe 7", Reason: "the iteration budget (8) ran out", Failure: state.FailureBudget},
 	}}
 	node := newReActExecute(t, fa)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "hard"}, plan.Step{ID: "2", Description: "next", DependsOn: []string{"1"}})
 	run(t, node, st)
 	assert.Equal(t, plan.StatusFailed, st.Plan[0].Status)
@@ -435,7 +435,7 @@ func TestReActStepThatRunsOutOfBudgetFailsWithItsPartialAnswer(t *testing.T) {
 func TestReActAgentErrorEndsTheNode(t *testing.T) {
 	fa := &fakeAgent{err: fmt.Errorf("%w: HTTP 500", llm.ErrModel)}
 	node := newReActExecute(t, fa)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "a"}, plan.Step{ID: "2", Description: "b"})
 	_, err := node.Run(context.Background(), st)
 	require.Error(t, err)
@@ -462,7 +462,7 @@ func TestExecuteRejectsBadSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := steps.NewExecute(node.Env{Tools: reg}, node.Spec{ID: "x", Type: "execute", Settings: tc.settings})
+			_, err := steps.NewExecute(nodekind.Env{Tools: reg}, nodekind.Spec{ID: "x", Type: "execute", Settings: tc.settings})
 			require.Error(t, err)
 			var se *config.SettingError
 			require.True(t, errors.As(err, &se), "error %v", err)
@@ -475,15 +475,15 @@ func TestExecuteRejectsBadSettings(t *testing.T) {
 // panicAgent is a step agent with a bug.
 type panicAgent struct{}
 
-func (panicAgent) Run(context.Context, *agent.State, executor.Input) (executor.Outcome, error) {
+func (panicAgent) Run(context.Context, *state.State, executor.Input) (executor.Outcome, error) {
 	panic("nil map in the step agent")
 }
 
 func TestAPanickingStepEndsTheNodeWithAnError(t *testing.T) {
-	built, err := steps.NewExecuteWith(func(node.Env, map[string]any) (steps.StepAgent, error) { return panicAgent{}, nil })(
-		node.Env{Tools: newRegistry(t)}, node.Spec{ID: "execute", Type: "execute"})
+	built, err := steps.NewExecuteWith(func(nodekind.Env, map[string]any) (steps.StepAgent, error) { return panicAgent{}, nil })(
+		nodekind.Env{Tools: newRegistry(t)}, nodekind.Spec{ID: "execute", Type: "execute"})
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "a"}, plan.Step{ID: "2", Description: "b", DependsOn: []string{"1"}})
 	_, err = built.Node.Run(context.Background(), st)
 	require.ErrorIs(t, err, par.ErrPanic)
@@ -494,8 +494,8 @@ func TestAPanickingStepEndsTheNodeWithAnError(t *testing.T) {
 
 func TestDirectToolStepsCallToolsLikeEveryNode(t *testing.T) {
 	look := years()
-	node := newExecute(t, node.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-	st := agent.NewState(agent.Task{Question: "q"})
+	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "quoted", Tool: "lookup", Input: `"Pluto discovered"`},
 		plan.Step{ID: "2", Description: "wrapped", Tool: "LOOKUP", Input: `{"input": "Uranus discovered"}`},

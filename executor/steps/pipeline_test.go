@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
@@ -30,10 +30,10 @@ import (
 
 // kinds returns the default node kinds plus the Plan-and-Execute family,
 // whichever of them the default registry does not have yet.
-func kinds(t *testing.T) *node.Registry {
+func kinds(t *testing.T) *nodekind.Registry {
 	t.Helper()
 	reg := paradigms.Default()
-	for _, k := range []node.Kind{
+	for _, k := range []nodekind.Kind{
 		{Name: "planner", Summary: "writes a validated plan", New: planner.New},
 		{Name: "execute", Summary: "runs plan steps", New: steps.NewExecute},
 		{Name: "replanner", Summary: "finishes or re-plans", New: replanner.New},
@@ -49,7 +49,7 @@ func kinds(t *testing.T) *node.Registry {
 	return reg
 }
 
-func demoTask(t *testing.T, id string) agent.Task {
+func demoTask(t *testing.T, id string) state.Task {
 	t.Helper()
 	tasks, err := suite.Demo()
 	require.NoError(t, err)
@@ -59,10 +59,10 @@ func demoTask(t *testing.T, id string) agent.Task {
 		}
 	}
 	t.Fatalf("demo task %s not found", id)
-	return agent.Task{}
+	return state.Task{}
 }
 
-func runPipeline(t *testing.T, cfgPath, scriptPath string, task agent.Task) (*pipeline.Result, *trace.Recorder, error) {
+func runPipeline(t *testing.T, cfgPath, scriptPath string, task state.Task) (*pipeline.Result, *trace.Recorder, error) {
 	t.Helper()
 	cfg, err := config.Load(cfgPath)
 	require.NoError(t, err)
@@ -201,7 +201,7 @@ func TestBudgetsEndInTheFinalizerWithAnIncompleteAnswer(t *testing.T) {
   - {node: replan, contains: "No more re-planning is possible", text: '` + fmt.Sprintf(replanForever, 3) + `'}
   - {node: finalize, role: finalize, contains: "re-planning budget is spent", text: "Answer: 1846"}
 `,
-			failure: agent.FailureBudget, reason: "re-planning budget is spent (1 re-plan(s))", wantReplans: 1,
+			failure: state.FailureBudget, reason: "re-planning budget is spent (1 re-plan(s))", wantReplans: 1,
 		},
 		{
 			name: "plan retry budget",
@@ -210,7 +210,7 @@ func TestBudgetsEndInTheFinalizerWithAnIncompleteAnswer(t *testing.T) {
   - {node: plan, contains: "rejected", text: '{"steps":[{"id":"1","description":"Look","tool":"telescope"}]}'}
   - {node: finalize, contains: "no valid plan", text: "Answer: unknown"}
 `,
-			failure: agent.FailurePlan, reason: "unknown tool",
+			failure: state.FailurePlan, reason: "unknown tool",
 		},
 		{
 			name: "step iteration budget and unusable re-planner",
@@ -224,14 +224,14 @@ func TestBudgetsEndInTheFinalizerWithAnIncompleteAnswer(t *testing.T) {
   - {node: replan, text: "still hmm"}
   - {node: finalize, text: "Answer: 1846"}
 `,
-			failure: agent.FailureParse, reason: "replanner's reply could not be used",
+			failure: state.FailureParse, reason: "replanner's reply could not be used",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := writeFile(t, "pe.yaml", fmt.Sprintf(miniPlanExecute, 1))
-			res, rec, err := runPipeline(t, cfg, writeFile(t, "s.yaml", tc.script), agent.Task{Question: "When was Neptune discovered?"})
+			res, rec, err := runPipeline(t, cfg, writeFile(t, "s.yaml", tc.script), state.Task{Question: "When was Neptune discovered?"})
 			require.NoError(t, err, "a spent budget is not a run error")
 			st := res.State
 			assert.Equal(t, "finalize", res.Steps[len(res.Steps)-1])
@@ -255,13 +255,13 @@ func TestReWOOReferenceToAFailedStepIsSkippedAndTheAnswerFlagged(t *testing.T) {
     text: '{"steps":[{"id":"1","description":"Bad arithmetic","tool":"calculator","input":"1930 - - - "},{"id":"2","description":"Use it","tool":"calculator","input":"#E1 + 1"},{"id":"3","description":"Look up","tool":"search","input":"Pluto discovered"}]}'
   - {node: solve, role: solve, contains: "Evidence: none (skipped: references #E1 of step 1, which failed", text: "Answer: 1930"}
 `
-	res, rec, err := runPipeline(t, "../../configs/rewoo.yaml", writeFile(t, "s.yaml", script), agent.Task{Question: "When was Pluto discovered?"})
+	res, rec, err := runPipeline(t, "../../configs/rewoo.yaml", writeFile(t, "s.yaml", script), state.Task{Question: "When was Pluto discovered?"})
 	require.NoError(t, err)
 	st := res.State
 	assert.Equal(t, []string{plan.StatusFailed, plan.StatusSkipped, plan.StatusDone}, []string{st.Plan[0].Status, st.Plan[1].Status, st.Plan[2].Status})
 	assert.Equal(t, "1930", st.Answer)
 	assert.False(t, st.Complete)
-	assert.Equal(t, agent.FailureTool, st.Failure)
+	assert.Equal(t, state.FailureTool, st.Failure)
 	assert.Equal(t, "1930", answerOf(rec))
 	assert.Equal(t, 2, st.Usage.Snapshot().ToolCalls, "the skipped step never calls its tool")
 }
@@ -284,7 +284,7 @@ edges:
   - {node: plan, text: '{"steps":[{"id":"1","description":"a","tool":"calculator","depends_on":["2"]},{"id":"2","description":"b","tool":"calculator","depends_on":["1"]}]}'}
   - {node: plan, contains: "cycle", text: '{"steps":[{"id":"1","description":"a","tool":"calculator","depends_on":["1"]}]}'}
 `)
-	res, _, err := runPipeline(t, cfg, script, agent.Task{Question: "q"})
+	res, _, err := runPipeline(t, cfg, script, state.Task{Question: "q"})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, pipeline.ErrRun)
 	assert.ErrorIs(t, err, planner.ErrInvalidPlan)

@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 )
 
 // StepAgent runs one plan step as an agent sub-run. *executor.Loop (the
 // ReAct loop) implements it.
 type StepAgent interface {
-	Run(ctx context.Context, st *agent.State, in executor.Input) (executor.Outcome, error)
+	Run(ctx context.Context, st *state.State, in executor.Input) (executor.Outcome, error)
 }
 
 // SubRunKind is the caller kind of a react step's model calls (the node id
@@ -25,7 +25,7 @@ const SubRunKind = "react"
 
 // NewReActAgent builds the ReAct loop of package executor from a `react:`
 // settings block (the keys of a `react` node; unknown keys are errors).
-func NewReActAgent(env node.Env, settings map[string]any) (StepAgent, error) {
+func NewReActAgent(env nodekind.Env, settings map[string]any) (StepAgent, error) {
 	var cfg executor.ReActConfig
 	if err := config.Decode(settings, &cfg); err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func NewReActAgent(env node.Env, settings map[string]any) (StepAgent, error) {
 // result; the run's answer is written later by the re-planner or the
 // finalizer. An incomplete sub-run (budget, parse or loop guard) fails the
 // step and keeps its best-effort answer as a partial result.
-func (e *Execute) runAgent(ctx context.Context, st *agent.State, j job) result {
+func (e *Execute) runAgent(ctx context.Context, st *state.State, j job) result {
 	out, err := e.agent.Run(llm.WithStep(ctx, j.step.ID), st, executor.Input{NodeID: e.id, Kind: SubRunKind, Task: stepTask(j.step),
 		Context: stepContext(st.Task.Question, j), Reflections: st.Reflections})
 	if err != nil {
@@ -60,7 +60,7 @@ func (e *Execute) runAgent(ctx context.Context, st *agent.State, j job) result {
 	}
 	failure := out.Failure
 	if failure == "" {
-		failure = agent.FailureBudget
+		failure = state.FailureBudget
 	}
 	return result{status: plan.StatusFailed, output: strings.TrimSpace(out.Answer), errText: why, failure: failure}
 }

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,9 +56,9 @@ func TestReactStepsUseToolRetrieval(t *testing.T) {
 	require.NoError(t, err)
 	sm := scripted.Texts("Thought: I'll ask about glaciers.\nAction: t3_glaciers\nAction Input: size", "Thought: done\nFinal Answer: big")
 	m := &promptModel{inner: sm}
-	a, err := steps.NewReActAgent(node.Env{Model: llm.Model{LLM: m}, Tools: reg}, map[string]any{"tool_retrieval": map[string]any{"max_tools": 2}})
+	a, err := steps.NewReActAgent(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, map[string]any{"tool_retrieval": map[string]any{"max_tools": 2}})
 	require.NoError(t, err)
-	out, err := a.Run(context.Background(), agent.NewState(agent.Task{Question: "q"}), executor.Input{Task: "How large are the glaciers of Patagonia?"})
+	out, err := a.Run(context.Background(), state.NewState(state.Task{Question: "q"}), executor.Input{Task: "How large are the glaciers of Patagonia?"})
 	require.NoError(t, err)
 	assert.True(t, out.Complete)
 	require.NotEmpty(t, m.systems)
@@ -66,7 +66,7 @@ func TestReactStepsUseToolRetrieval(t *testing.T) {
 	assert.NotContains(t, m.systems[0], "### t0_volcanoes")
 	assert.LessOrEqual(t, strings.Count(m.systems[0], "\n### "), 2)
 
-	_, err = steps.NewExecute(node.Env{Tools: reg}, node.Spec{ID: "x", Type: "execute", Settings: map[string]any{
+	_, err = steps.NewExecute(nodekind.Env{Tools: reg}, nodekind.Spec{ID: "x", Type: "execute", Settings: map[string]any{
 		"react": map[string]any{"tool_retrieval": map[string]any{"method": "tfidf"}}}})
 	var se *config.SettingError
 	require.ErrorAs(t, err, &se)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -17,8 +17,8 @@ import (
 func TestDoneStepResultsAreKeptInVarsByStepID(t *testing.T) {
 	for _, strategy := range []string{steps.StrategyReWOO, steps.StrategyParallel} {
 		t.Run(strategy, func(t *testing.T) {
-			node := newExecute(t, node.Env{Tools: newRegistry(t, years())}, map[string]any{"strategy": strategy})
-			st := agent.NewState(agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+			node := newExecute(t, nodekind.Env{Tools: newRegistry(t, years())}, map[string]any{"strategy": strategy})
+			st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 			st.Plan = pending(
 				plan.Step{ID: "1", Description: "birth", Tool: "lookup", Input: "Clyde Tombaugh born"},
 				plan.Step{ID: "2", Description: "discovery", Tool: "lookup", Input: "Pluto discovered"},
@@ -38,8 +38,8 @@ func TestDoneStepResultsAreKeptInVarsByStepID(t *testing.T) {
 }
 
 func TestAStepResultTheVarsCannotHoldIsReported(t *testing.T) {
-	node := newExecute(t, node.Env{Tools: newRegistry(t, years())}, map[string]any{"strategy": steps.StrategyReWOO})
-	st := agent.NewState(agent.Task{Question: "q"})
+	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, years())}, map[string]any{"strategy": steps.StrategyReWOO})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "-", Description: "birth", Tool: "lookup", Input: "Clyde Tombaugh born"})
 	rec := run(t, node, st)
 	assert.Equal(t, plan.StatusDone, st.Plan[0].Status, "the step still counts as done")
@@ -60,22 +60,22 @@ type varsAgent struct {
 	seen    []map[string]string
 }
 
-func (a *varsAgent) Run(_ context.Context, st *agent.State, in executor.Input) (executor.Outcome, error) {
+func (a *varsAgent) Run(_ context.Context, st *state.State, in executor.Input) (executor.Outcome, error) {
 	a.seen = append(a.seen, st.Vars.All())
 	for key, answer := range a.answers {
 		if len(in.Task) >= len(key) && in.Task[:len(key)] == key {
 			return executor.Outcome{Answer: answer, Complete: true}, nil
 		}
 	}
-	return executor.Outcome{Reason: "no answer", Failure: agent.FailureBudget}, nil
+	return executor.Outcome{Reason: "no answer", Failure: state.FailureBudget}, nil
 }
 
 func TestAReActStepSeesTheResultsOfTheStepsBeforeIt(t *testing.T) {
 	a := &varsAgent{answers: map[string]string{"Find the birth year": "1906", "Find the discovery year": "1930"}}
-	built, err := steps.NewExecuteWith(func(node.Env, map[string]any) (steps.StepAgent, error) { return a, nil })(
-		node.Env{Tools: newRegistry(t)}, node.Spec{ID: "execute", Type: "execute"})
+	built, err := steps.NewExecuteWith(func(nodekind.Env, map[string]any) (steps.StepAgent, error) { return a, nil })(
+		nodekind.Env{Tools: newRegistry(t)}, nodekind.Spec{ID: "execute", Type: "execute"})
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "Find the birth year"},
 		plan.Step{ID: "2", Description: "Find the discovery year", DependsOn: []string{"1"}},
@@ -134,13 +134,13 @@ replies:
     contains: "Born 1906, discovered Pluto 1930, aged 24. How old"
     text: "24"
 `)
-	res, _, err := runPipeline(t, cfg, script, agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+	res, _, err := runPipeline(t, cfg, script, state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 	require.NoError(t, err)
 	st := res.State
 	assert.Equal(t, "24", st.Answer)
 	assert.Equal(t, map[string]string{"E1": "1906", "E2": "1930", "E3": "24"}, st.Vars.All())
 	for _, s := range st.Plan {
-		v, ok := st.Vars.Get(agent.StepVar(s.ID))
+		v, ok := st.Vars.Get(state.StepVar(s.ID))
 		assert.True(t, ok, s.ID)
 		assert.Equal(t, s.Result, v, "step %s", s.ID)
 	}

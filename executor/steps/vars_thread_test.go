@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/memstore"
@@ -59,7 +59,7 @@ replies:
 		require.NoError(t, err)
 		return p
 	}
-	task := agent.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"}
+	task := state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"}
 	approve := journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) {
 		return journal.Decision{Approved: true, By: "test"}, nil
 	})

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
@@ -83,7 +83,7 @@ func TestRecordingGoesThroughTheApp(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, a.Recording())
 
-	res, err := p.Run(t.Context(), agent.Task{Question: cotTask}, nil)
+	res, err := p.Run(t.Context(), state.Task{Question: cotTask}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "1173", res.State.Answer)
 	assert.Equal(t, path, a.Recording())

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
@@ -18,7 +18,7 @@ const reactConfig = "../../configs/react.yaml"
 
 // spiders is a task with the replies of a recorded ReAct run.
 func spiders(id string, replies ...string) suite.Task {
-	t := suite.Task{Task: agent.Task{ID: id, Question: "How many legs do 3 spiders have?", Answer: "24"}}
+	t := suite.Task{Task: state.Task{ID: id, Question: "How many legs do 3 spiders have?", Answer: "24"}}
 	for _, r := range replies {
 		t.Replies = append(t.Replies, scripted.Reply{Text: r})
 	}
@@ -69,7 +69,7 @@ func TestScriptedWithoutAFileNeedsTasksWithReplies(t *testing.T) {
 	require.ErrorIs(t, err, ErrModelFlag)
 	assert.Contains(t, err.Error(), "--llm scripted: no scripted replies to play: without a file, the scripted model plays each suite task's own \"replies\"")
 
-	_, err = New(WithTasks([]suite.Task{{Task: agent.Task{ID: "x", Question: "q"}, Replies: []scripted.Reply{{Text: "x", Times: -1}}}}))
+	_, err = New(WithTasks([]suite.Task{{Task: state.Task{ID: "x", Question: "q"}, Replies: []scripted.Reply{{Text: "x", Times: -1}}}}))
 	require.ErrorIs(t, err, scripted.ErrBadReply)
 }
 
@@ -79,7 +79,7 @@ func TestScriptedWithAFileStillPlaysTheScript(t *testing.T) {
 	require.NoError(t, err)
 	p, err := a.Load(t.Context(), cotConfig, "scripted:"+cotScript, 0)
 	require.NoError(t, err)
-	res, err := p.Run(t.Context(), agent.Task{Question: cotTask}, nil)
+	res, err := p.Run(t.Context(), state.Task{Question: cotTask}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "1173", res.State.Answer)
 }

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/eval/suite"
 
 	"github.com/stretchr/testify/assert"
@@ -54,7 +54,7 @@ func TestSimTaskErrorSaysWhatToPass(t *testing.T) {
 	err = SimTaskError(TaskQuery{Suite: "s.jsonl", Question: "What?"}, suite.Task{}, false)
 	assert.Contains(t, err.Error(), "this question is no task of the s.jsonl suite; pass --task ID")
 
-	noGold := suite.Task{Task: agent.Task{ID: "capital", Question: "What is the capital of France?"}}
+	noGold := suite.Task{Task: state.Task{ID: "capital", Question: "What is the capital of France?"}}
 	err = SimTaskError(TaskQuery{Suite: "s.jsonl", ID: "capital"}, noGold, true)
 	assert.Contains(t, err.Error(), "task capital of the s.jsonl suite has none; use a real model or --llm scripted:FILE")
 }

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/llm/scripted"
@@ -75,7 +75,7 @@ func duplicatePlan(n int) string {
 }
 
 type outcome struct {
-	state  *agent.State
+	state  *state.State
 	err    error
 	events []trace.Event
 }
@@ -99,7 +99,7 @@ func run(t *testing.T, a *app.App, cfgFile, script, question string) outcome {
 	p, err := a.LoadWith(ctx, filepath.Join("..", "..", "configs", cfgFile), config.LLM{Provider: "scripted", Script: script}, 0)
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
-	res, err := p.Run(ctx, agent.Task{Question: question}, trace.New("hostile", rec))
+	res, err := p.Run(ctx, state.Task{Question: question}, trace.New("hostile", rec))
 	require.NotNil(t, res)
 	require.NoError(t, ctx.Err(), "the run must end by itself")
 	return outcome{state: res.State, err: err, events: rec.Events()}
@@ -139,7 +139,7 @@ func TestHostileModelRepliesEndInAClearStateWithBoundedWork(t *testing.T) {
 			question: "How tall is the Eiffel Tower?",
 			check: func(t *testing.T, o outcome) {
 				assert.False(t, o.state.Complete)
-				assert.Equal(t, agent.FailureLoop, o.state.Failure)
+				assert.Equal(t, state.FailureLoop, o.state.Failure)
 				assert.LessOrEqual(t, len(o.llmCalls()), 9, "at most max_iterations turns plus the finalizer")
 			},
 		},
@@ -216,7 +216,7 @@ func TestHostileModelRepliesEndInAClearStateWithBoundedWork(t *testing.T) {
 			question: "Plan it.",
 			check: func(t *testing.T, o outcome) {
 				assert.False(t, o.state.Complete)
-				assert.Equal(t, agent.FailurePlan, o.state.Failure)
+				assert.Equal(t, state.FailurePlan, o.state.Failure)
 				found := false
 				for _, e := range o.events {
 					if strings.Contains(e.Text, "too many steps") {
@@ -235,7 +235,7 @@ func TestHostileModelRepliesEndInAClearStateWithBoundedWork(t *testing.T) {
 			question: "Plan it.",
 			check: func(t *testing.T, o outcome) {
 				assert.False(t, o.state.Complete)
-				assert.Equal(t, agent.FailurePlan, o.state.Failure)
+				assert.Equal(t, state.FailurePlan, o.state.Failure)
 			},
 		},
 		{
@@ -247,7 +247,7 @@ func TestHostileModelRepliesEndInAClearStateWithBoundedWork(t *testing.T) {
 			question: "Plan it.",
 			check: func(t *testing.T, o outcome) {
 				assert.False(t, o.state.Complete)
-				assert.Equal(t, agent.FailurePlan, o.state.Failure)
+				assert.Equal(t, state.FailurePlan, o.state.Failure)
 				for _, e := range o.events {
 					if e.Kind == trace.KindError || e.Kind == trace.KindGuard {
 						assert.Less(t, len(e.Text), 4096, "a rejection reason fed back to the model stays short")

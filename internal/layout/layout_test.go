@@ -119,7 +119,7 @@ func checkFloorOnePackagesImportOnlyEachOthersLowerOnes(t *testing.T, graph map[
 func checkLowerPackagesImportNoParadigmAndNothingAbove(t *testing.T, graph map[string][]string) {
 	above := append([]string{"pipeline", "paradigms", "eval", "internal", "cmd", "server", "."}, paradigms...)
 	for pkg := range graph {
-		if !under(pkg, "llm", "agent", "node", "tools", "corpus", "journal", "audit", "telemetry") {
+		if !under(pkg, "llm", "state", "nodekind", "tools", "corpus", "journal", "audit", "telemetry") {
 			continue
 		}
 		for _, d := range deps(graph, pkg) {
@@ -134,7 +134,7 @@ func checkLowerPackagesImportNoParadigmAndNothingAbove(t *testing.T, graph map[s
 // llm, node and pipeline import it, so it imports (directly) only the run's
 // data and the trace scrubbing below them.
 func checkTelemetryImportsOnlyItsFloor(t *testing.T, graph map[string][]string) {
-	ok := []string{"trace", "redact", "agent", "config"}
+	ok := []string{"trace", "redact", "state", "config"}
 	require.Contains(t, graph, "telemetry")
 	for _, d := range graph["telemetry"] {
 		if !slices.Contains(ok, d) {

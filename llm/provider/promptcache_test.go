@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/stretchr/testify/assert"
@@ -217,7 +217,7 @@ func (cacheMeter) Cached(resp *llms.ContentResponse) int {
 func TestAnthropicCacheReadsBecomeTheRunsCachedPromptTokens(t *testing.T) {
 	_, m := anthropicWire.serve(t, cachedReply)
 	model := llm.Model{LLM: m, Meter: cacheMeter{}}
-	st := agent.NewState(agent.Task{ID: "t"})
+	st := state.NewState(state.Task{ID: "t"})
 	text, _, err := model.Call(context.Background(), st, llm.CallMeta{Node: "react"}, reactConversation())
 	require.NoError(t, err)
 	assert.Contains(t, text, "Final Answer: 42")

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/memstore"
 	"github.com/planner-engine/planner/llm"
@@ -69,7 +69,7 @@ func reactCall(ctx context.Context, t *testing.T, m llms.Model, task string, n i
 	for i := 1; i < n; i++ {
 		prompt += fmt.Sprintf("step %d\n", i)
 	}
-	st := &agent.State{Task: agent.Task{ID: task, Question: "how far?"}}
+	st := &state.State{Task: state.Task{ID: task, Question: "how far?"}}
 	text, _, err := llm.Model{LLM: m}.Call(ctx, st, llm.CallMeta{Node: "act", Kind: "react"}, []llms.MessageContent{llm.Text(llms.ChatMessageTypeHuman, prompt)})
 	require.NoError(t, err, "call %d", n)
 	return text

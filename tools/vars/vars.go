@@ -1,5 +1,5 @@
 // Package vars is the `vars` tool: the model's handle on the run's working
-// memory (agent.State.Vars, which prompt templates read as {{.Vars.NAME}}).
+// memory (state.State.Vars, which prompt templates read as {{.Vars.NAME}}).
 // One call sets, reads, lists or deletes vars.
 //
 // Input, as JSON (what native tool calling sends):

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/vars"
 	"github.com/stretchr/testify/assert"
@@ -20,7 +20,7 @@ func call(t *testing.T, v tools.VarStore, input string) (string, error) {
 }
 
 func TestTextForms(t *testing.T) {
-	var v agent.Vars
+	var v state.Vars
 	out, err := call(t, &v, "city = Paris\ncountry = \"France\"")
 	require.NoError(t, err)
 	assert.Equal(t, "set city = Paris\nset country = France", out)
@@ -52,7 +52,7 @@ func TestTextForms(t *testing.T) {
 }
 
 func TestJSONForms(t *testing.T) {
-	var v agent.Vars
+	var v state.Vars
 	out, err := call(t, &v, `{"set": {"b": "two", "a": 1, "c": {"x": [1, 2]}}}`)
 	require.NoError(t, err)
 	assert.Equal(t, "set a = 1\nset b = two\nset c = {\"x\":[1,2]}", out, "names in sorted order; non-strings as JSON")
@@ -78,20 +78,20 @@ func TestJSONForms(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "b = two\nd = four", out)
 
-	v2 := agent.Vars{}
+	v2 := state.Vars{}
 	out, err = call(t, &v2, `{}`)
 	require.NoError(t, err)
 	assert.Equal(t, "no vars are set", out)
 }
 
 func TestErrorsAreClear(t *testing.T) {
-	var v agent.Vars
+	var v state.Vars
 	_, err := vars.New().Call(context.Background(), "a = 1")
 	assert.ErrorIs(t, err, vars.ErrNoRun)
 
 	_, err = call(t, &v, "9lives = x")
 	assert.ErrorIs(t, err, tools.ErrBadInput)
-	assert.ErrorIs(t, err, agent.ErrVarName)
+	assert.ErrorIs(t, err, state.ErrVarName)
 	assert.Contains(t, err.Error(), "starts with a letter or _")
 
 	_, err = call(t, &v, `{"sett": {"a": "1"}}`)
@@ -111,8 +111,8 @@ func TestErrorsAreClear(t *testing.T) {
 	_, err = call(t, &v, "what is the city")
 	assert.ErrorContains(t, err, `cannot read the line "what is the city"`)
 
-	_, err = call(t, &v, "a = 1\nlong = "+strings.Repeat("x", agent.MaxVarValue+1))
-	assert.ErrorIs(t, err, agent.ErrVarTooLong)
+	_, err = call(t, &v, "a = 1\nlong = "+strings.Repeat("x", state.MaxVarValue+1))
+	assert.ErrorIs(t, err, state.ErrVarTooLong)
 	assert.Contains(t, err.Error(), "done before it: set a = 1", "the commands before the failure are reported")
 
 	_, err = call(t, tools.ReadOnlyVars(&v, "calc"), "b = 2")
@@ -132,7 +132,7 @@ func TestToolIsStatefulWithASchema(t *testing.T) {
 }
 
 func TestParallelCallsSetVarsSafely(t *testing.T) {
-	var v agent.Vars
+	var v state.Vars
 	reg, err := tools.NewRegistry([]tools.Tool{vars.New()})
 	require.NoError(t, err)
 	ctx := tools.WithVars(context.Background(), &v)

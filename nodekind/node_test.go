@@ -1,13 +1,13 @@
-package node_test
+package nodekind_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,32 +15,32 @@ import (
 func TestPromptsResolveInlineFileAndDefaults(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.tmpl"), []byte("Q: {{.Question}}"), 0o644))
-	env := node.Env{BaseDir: dir}
+	env := nodekind.Env{BaseDir: dir}
 
-	sys, tmpl, err := env.Prompts(node.PromptSources{PromptFile: "p.tmpl"}, node.TemplateSpec{}, "default system", "default {{.Question}}")
+	sys, tmpl, err := env.Prompts(nodekind.PromptSources{PromptFile: "p.tmpl"}, nodekind.TemplateSpec{}, "default system", "default {{.Question}}")
 	require.NoError(t, err)
 	assert.Equal(t, "default system", sys)
-	out, err := tmpl.Render(agent.NewState(agent.Task{Question: "why?"}), nil)
+	out, err := tmpl.Render(state.NewState(state.Task{Question: "why?"}), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "Q: why?", out)
 
-	_, _, err = env.Prompts(node.PromptSources{Prompt: "x", PromptFile: "p.tmpl"}, node.TemplateSpec{}, "", "")
+	_, _, err = env.Prompts(nodekind.PromptSources{Prompt: "x", PromptFile: "p.tmpl"}, nodekind.TemplateSpec{}, "", "")
 	var se *config.SettingError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "prompt", se.Key)
 
-	_, _, err = env.Prompts(node.PromptSources{PromptFile: "missing.tmpl"}, node.TemplateSpec{}, "", "")
+	_, _, err = env.Prompts(nodekind.PromptSources{PromptFile: "missing.tmpl"}, nodekind.TemplateSpec{}, "", "")
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "prompt_file", se.Key)
 
-	_, _, err = env.Prompts(node.PromptSources{Prompt: "{{.Question"}, node.TemplateSpec{}, "", "")
+	_, _, err = env.Prompts(nodekind.PromptSources{Prompt: "{{.Question"}, nodekind.TemplateSpec{}, "", "")
 	require.ErrorIs(t, err, config.ErrSettings)
 }
 
 func TestEnvTemplateResolvesInlineFileOrDefaultAndNamesItsKey(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "j.tmpl"), []byte("file {{.Question}}"), 0o644))
-	env := node.Env{BaseDir: dir}
+	env := nodekind.Env{BaseDir: dir}
 	cases := []struct {
 		name, inline, file string
 		want               string
@@ -55,7 +55,7 @@ func TestEnvTemplateResolvesInlineFileOrDefaultAndNamesItsKey(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tmpl, err := env.Template(node.TemplateSpec{Key: "judge_prompt"}, tc.inline, tc.file, "default {{.Question}}")
+			tmpl, err := env.Template(nodekind.TemplateSpec{Key: "judge_prompt"}, tc.inline, tc.file, "default {{.Question}}")
 			if tc.errKey != "" {
 				require.ErrorIs(t, err, config.ErrSettings)
 				var se *config.SettingError
@@ -64,7 +64,7 @@ func TestEnvTemplateResolvesInlineFileOrDefaultAndNamesItsKey(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			out, err := tmpl.Render(agent.NewState(agent.Task{Question: "q"}), nil)
+			out, err := tmpl.Render(state.NewState(state.Task{Question: "q"}), nil)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, out)
 		})
@@ -72,9 +72,9 @@ func TestEnvTemplateResolvesInlineFileOrDefaultAndNamesItsKey(t *testing.T) {
 }
 
 func TestTemplateTyposFailAtRenderWithTheKey(t *testing.T) {
-	tmpl, err := node.ParseTemplate("prompt", "{{.Extra.Missing}}")
+	tmpl, err := nodekind.ParseTemplate("prompt", "{{.Extra.Missing}}")
 	require.NoError(t, err)
-	_, err = tmpl.Render(agent.NewState(agent.Task{}), map[string]any{})
+	_, err = tmpl.Render(state.NewState(state.Task{}), map[string]any{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Missing")
 }

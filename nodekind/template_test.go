@@ -1,4 +1,4 @@
-package node_test
+package nodekind_test
 
 import (
 	"os"
@@ -6,22 +6,22 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // toolsSpec is a planner-like declaration: two values, one required.
-func toolsSpec() node.TemplateSpec {
-	return node.TemplateSpec{
+func toolsSpec() nodekind.TemplateSpec {
+	return nodekind.TemplateSpec{
 		Key: "prompt",
-		Extra: []node.Field{
+		Extra: []nodekind.Field{
 			{Name: "Tools", Doc: "the tools", Sample: "- calculator\n"},
 			{Name: "MaxSteps", Doc: "the most steps", Sample: 8},
 		},
-		Required: []node.Requirement{{Fields: []string{"Tools"}, Append: "Tools:\n{{.Extra.Tools}}"}},
+		Required: []nodekind.Requirement{{Fields: []string{"Tools"}, Append: "Tools:\n{{.Extra.Tools}}"}},
 	}
 }
 
@@ -41,8 +41,8 @@ func TestTemplateCheckNamesUnknownFieldsInEveryBranch(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := node.Env{}.Template(toolsSpec(), tc.text, "", "default")
-			require.ErrorIs(t, err, node.ErrUnknownField)
+			_, err := nodekind.Env{}.Template(toolsSpec(), tc.text, "", "default")
+			require.ErrorIs(t, err, nodekind.ErrUnknownField)
 			require.ErrorIs(t, err, config.ErrSettings)
 			var se *config.SettingError
 			require.ErrorAs(t, err, &se)
@@ -56,14 +56,14 @@ func TestTemplateCheckNamesUnknownFieldsInEveryBranch(t *testing.T) {
 
 func TestTemplateCheckRendersWithTypedSamples(t *testing.T) {
 	// A function misused on a typed sample fails at build time, not mid-run.
-	_, err := node.Env{}.Template(toolsSpec(), "{{.Extra.Tools}}{{add .Extra.MaxSteps .Question}}", "", "")
+	_, err := nodekind.Env{}.Template(toolsSpec(), "{{.Extra.Tools}}{{add .Extra.MaxSteps .Question}}", "", "")
 	require.ErrorIs(t, err, config.ErrSettings)
 	assert.Contains(t, err.Error(), "rendering with sample values")
 
 	// The same with the right types renders.
-	tmpl, err := node.Env{}.Template(toolsSpec(), "{{.Extra.Tools}}{{add .Extra.MaxSteps 1}} {{range .Plan}}{{.Result}}{{end}} {{numbered .Reflections}}", "", "")
+	tmpl, err := nodekind.Env{}.Template(toolsSpec(), "{{.Extra.Tools}}{{add .Extra.MaxSteps 1}} {{range .Plan}}{{.Result}}{{end}} {{numbered .Reflections}}", "", "")
 	require.NoError(t, err)
-	out, err := tmpl.Render(agent.NewState(agent.Task{}), map[string]any{"Tools": "T", "MaxSteps": 2})
+	out, err := tmpl.Render(state.NewState(state.Task{}), map[string]any{"Tools": "T", "MaxSteps": 2})
 	require.NoError(t, err)
 	assert.Equal(t, "T3  ", out)
 }
@@ -71,7 +71,7 @@ func TestTemplateCheckRendersWithTypedSamples(t *testing.T) {
 func TestTemplateFromAFileIsReportedUnderTheFileKey(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.tmpl"), []byte("{{.Extra.Tools}}\n\n{{.Questoin}}"), 0o644))
-	_, err := node.Env{BaseDir: dir}.Template(toolsSpec(), "", "p.tmpl", "")
+	_, err := nodekind.Env{BaseDir: dir}.Template(toolsSpec(), "", "p.tmpl", "")
 	var se *config.SettingError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "prompt_file", se.Key)
@@ -79,18 +79,18 @@ func TestTemplateFromAFileIsReportedUnderTheFileKey(t *testing.T) {
 }
 
 func TestCustomTemplateWithoutARequiredFieldIsCompleted(t *testing.T) {
-	st := agent.NewState(agent.Task{Question: "q?"})
+	st := state.NewState(state.Task{Question: "q?"})
 	extra := map[string]any{"Tools": "- calculator\n", "MaxSteps": 3}
-	env := node.Env{Compiled: &node.TemplateSet{}}
+	env := nodekind.Env{Compiled: &nodekind.TemplateSet{}}
 
 	tmpl, err := env.Template(toolsSpec(), "Plan for {{.Question}}", "", "default {{.Extra.Tools}}")
 	require.NoError(t, err)
 	out, err := tmpl.Render(st, extra)
 	require.NoError(t, err)
-	assert.Equal(t, "Plan for q?\n\n"+node.CompletionMarker+" the custom prompt does not use .Extra.Tools ---\nTools:\n- calculator\n", out)
+	assert.Equal(t, "Plan for q?\n\n"+nodekind.CompletionMarker+" the custom prompt does not use .Extra.Tools ---\nTools:\n- calculator\n", out)
 	require.Len(t, tmpl.Completed(), 1)
 	assert.Equal(t, []string{"Tools"}, tmpl.Completed()[0].Fields)
-	assert.Equal(t, []*node.Template{tmpl}, env.Compiled.Templates(), "the set records what the node compiled")
+	assert.Equal(t, []*nodekind.Template{tmpl}, env.Compiled.Templates(), "the set records what the node compiled")
 
 	for _, text := range []string{
 		"{{.Question}} {{.Extra.Tools}}",
@@ -98,64 +98,64 @@ func TestCustomTemplateWithoutARequiredFieldIsCompleted(t *testing.T) {
 		`{{.Question}} {{index .Extra "Tools"}}`,
 		"{{.Question}} {{if .Extra.MaxSteps}}{{.Extra.Tools}}{{end}}",
 	} {
-		tmpl, err := node.Env{}.Template(toolsSpec(), text, "", "")
+		tmpl, err := nodekind.Env{}.Template(toolsSpec(), text, "", "")
 		require.NoError(t, err)
 		assert.Empty(t, tmpl.Completed(), text)
 	}
 
 	// The node's default is never completed, and Without drops a
 	// requirement that does not apply.
-	tmpl, err = node.Env{}.Template(toolsSpec(), "", "", "default {{.Question}}")
+	tmpl, err = nodekind.Env{}.Template(toolsSpec(), "", "", "default {{.Question}}")
 	require.NoError(t, err)
 	assert.Empty(t, tmpl.Completed())
-	tmpl, err = node.Env{}.Template(toolsSpec().Without("Tools"), "custom", "", "")
+	tmpl, err = nodekind.Env{}.Template(toolsSpec().Without("Tools"), "custom", "", "")
 	require.NoError(t, err)
 	assert.Empty(t, tmpl.Completed())
 }
 
 func TestRenderRejectsExtraValuesThatDifferFromTheDeclaration(t *testing.T) {
-	tmpl, err := node.Env{}.Template(toolsSpec(), "", "", "{{.Extra.Tools}}")
+	tmpl, err := nodekind.Env{}.Template(toolsSpec(), "", "", "{{.Extra.Tools}}")
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	for name, extra := range map[string]map[string]any{
 		"undeclared": {"Tools": "t", "MaxSteps": 1, "Other": 1},
 		"missing":    {"Tools": "t"},
 		"wrong type": {"Tools": "t", "MaxSteps": "1"},
 	} {
 		_, err := tmpl.Render(st, extra)
-		assert.ErrorIs(t, err, node.ErrUndeclaredExtra, name)
+		assert.ErrorIs(t, err, nodekind.ErrUndeclaredExtra, name)
 	}
 }
 
 func TestTemplatesRecordTheNotesTheyReadAndTheirNestedSetting(t *testing.T) {
-	set := &node.TemplateSet{}
-	env := node.Env{Compiled: set}.Nested("react")
-	tmpl, err := env.Template(node.TemplateSpec{Key: "prompt"}, "{{.Notes.summary}} {{if .Notes.draft}}{{.Notes.draft}}{{end}}", "", "")
+	set := &nodekind.TemplateSet{}
+	env := nodekind.Env{Compiled: set}.Nested("react")
+	tmpl, err := env.Template(nodekind.TemplateSpec{Key: "prompt"}, "{{.Notes.summary}} {{if .Notes.draft}}{{.Notes.draft}}{{end}}", "", "")
 	require.NoError(t, err, "notes are checked by the pipeline, which knows which ones its nodes write")
 	assert.Equal(t, []string{"draft", "summary"}, tmpl.Notes())
 	assert.Equal(t, "react.prompt", tmpl.Setting())
-	assert.Equal(t, []*node.Template{tmpl}, set.Templates())
+	assert.Equal(t, []*nodekind.Template{tmpl}, set.Templates())
 }
 
 func TestStateFieldsDocumentEveryPromptDataFieldButExtra(t *testing.T) {
 	var want []string
-	ty := reflect.TypeOf(node.PromptData{})
+	ty := reflect.TypeOf(nodekind.PromptData{})
 	for i := 0; i < ty.NumField(); i++ {
 		if name := ty.Field(i).Name; name != "Extra" {
 			want = append(want, name)
 		}
 	}
 	var got []string
-	for _, f := range node.StateFields() {
+	for _, f := range nodekind.StateFields() {
 		got = append(got, f.Name)
 	}
 	assert.Equal(t, want, got)
 }
 
 func TestTemplateDocsListEachKindsSettingsAndRequiredFields(t *testing.T) {
-	doc := node.TemplateDocs([]node.Kind{
-		{Name: "demo", Templates: []node.TemplateSpec{toolsSpec(), {Key: "other_prompt"}}},
-		{Name: "host", Templates: node.Nested("demo", []node.TemplateSpec{toolsSpec()})},
+	doc := nodekind.TemplateDocs([]nodekind.Kind{
+		{Name: "demo", Templates: []nodekind.TemplateSpec{toolsSpec(), {Key: "other_prompt"}}},
+		{Name: "host", Templates: nodekind.Nested("demo", []nodekind.TemplateSpec{toolsSpec()})},
 	})
 	assert.Contains(t, doc, "- `.Question`: the task's text\n")
 	assert.Contains(t, doc, "| `demo` | `prompt` | `.Extra.Tools`: the tools; **required**<br>`.Extra.MaxSteps`: the most steps |\n")

@@ -1,4 +1,4 @@
-package node_test
+package nodekind_test
 
 import (
 	"context"
@@ -7,18 +7,18 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/audit"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// auditRecorder is a node.ToolAuditor that keeps the records.
+// auditRecorder is a nodekind.ToolAuditor that keeps the records.
 type auditRecorder struct {
 	mu   sync.Mutex
 	recs []audit.Record
@@ -53,7 +53,7 @@ func guardEvents(rec *trace.Recorder, guard string) []trace.Event {
 
 func audited(ctx context.Context) (context.Context, *auditRecorder) {
 	a := &auditRecorder{}
-	return node.WithToolAuditor(ctx, a), a
+	return nodekind.WithToolAuditor(ctx, a), a
 }
 
 // Every tool call of a run with a ToolAuditor is recorded once: what ran,
@@ -62,11 +62,11 @@ func TestToolCallsAreAudited(t *testing.T) {
 	reg := testRegistry(t, echo("search"),
 		funcTool{name: "fail", fn: func(context.Context, string) (string, error) { return "partial", errors.New("disk full") }},
 		tools.RequireApproval(echo("rm")))
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	ctx, rec := traced()
 	ctx, aud := audited(ctx)
 
-	res, err := node.CallTool(ctx, st, meta, reg, "search", "golang", node.ToolOptions{Trace: map[string]any{"step": 3, "tool_call_id": "call_7"}})
+	res, err := nodekind.CallTool(ctx, st, meta, reg, "search", "golang", nodekind.ToolOptions{Trace: map[string]any{"step": 3, "tool_call_id": "call_7"}})
 	require.NoError(t, err)
 	rs := aud.take()
 	require.Len(t, rs, 1)
@@ -84,14 +84,14 @@ func TestToolCallsAreAudited(t *testing.T) {
 	assert.Equal(t, audit.DecisionNone, r.Decision)
 	assert.False(t, r.Time.IsZero())
 
-	_, err = node.CallTool(ctx, st, meta, reg, "fail", "x", node.ToolOptions{})
+	_, err = nodekind.CallTool(ctx, st, meta, reg, "fail", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1)
 	assert.Equal(t, "disk full", rs[0].Error)
 	assert.Equal(t, audit.Digest("partial"), rs[0].OutputSHA256, "a failed tool's output is digested too")
 
-	_, err = node.CallTool(ctx, st, meta, reg, "nosuch", "x", node.ToolOptions{})
+	_, err = nodekind.CallTool(ctx, st, meta, reg, "nosuch", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1)
@@ -102,7 +102,7 @@ func TestToolCallsAreAudited(t *testing.T) {
 	decide := func(d journal.Decision) context.Context {
 		return journal.WithApprover(ctx, journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) { return d, nil }))
 	}
-	_, err = node.CallTool(decide(journal.Decision{Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	_, err = nodekind.CallTool(decide(journal.Decision{Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1)
@@ -112,28 +112,28 @@ func TestToolCallsAreAudited(t *testing.T) {
 	assert.Contains(t, rs[0].Error, "denied")
 	assert.Empty(t, rs[0].OutputSHA256, "a denied call did not run")
 
-	_, err = node.CallTool(decide(journal.Decision{Approved: true, By: "ops"}), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	_, err = nodekind.CallTool(decide(journal.Decision{Approved: true, By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1)
 	assert.Equal(t, audit.DecisionApproved, rs[0].Decision)
 	assert.Equal(t, audit.Digest("got /tmp/x"), rs[0].OutputSHA256)
 
-	_, err = node.CallTool(journal.WithApprover(ctx, journal.Defer()), st, meta, reg, "rm", "/tmp/y", node.ToolOptions{})
+	_, err = nodekind.CallTool(journal.WithApprover(ctx, journal.Defer()), st, meta, reg, "rm", "/tmp/y", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrWaiting)
 	rs = aud.take()
 	require.Len(t, rs, 1)
 	assert.Equal(t, audit.DecisionPending, rs[0].Decision)
 	assert.Equal(t, "/tmp/y", rs[0].Input)
 
-	_, err = node.CallTool(ctx, st, meta, reg, "rm", "/tmp/z", node.ToolOptions{})
+	_, err = nodekind.CallTool(ctx, st, meta, reg, "rm", "/tmp/z", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrNoApprover)
 	rs = aud.take()
 	require.Len(t, rs, 1)
 	assert.Contains(t, rs[0].Error, "no approver")
 	assert.Equal(t, audit.DecisionNone, rs[0].Decision)
 
-	assert.Empty(t, guardEvents(rec, node.GuardAuditError), "every record was accepted")
+	assert.Empty(t, guardEvents(rec, nodekind.GuardAuditError), "every record was accepted")
 }
 
 // A resumed thread records only the calls it makes live: the journaled
@@ -144,13 +144,13 @@ func TestResumedThreadAuditsOnlyLiveCalls(t *testing.T) {
 	defer s.Close()
 	runs := 0
 	reg := testRegistry(t, tools.RequireApproval(funcTool{name: "rm", fn: func(_ context.Context, in string) (string, error) { runs++; return "removed " + in, nil }}))
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	approve := journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) {
 		return journal.Decision{Approved: true, By: "resume --approve"}, nil
 	})
 
 	ctx, aud := audited(journal.WithApprover(journaled(t, s), approve))
-	_, err = node.CallTool(ctx, st, meta, reg, "rm", "a", node.ToolOptions{})
+	_, err = nodekind.CallTool(ctx, st, meta, reg, "rm", "a", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs := aud.take()
 	require.Len(t, rs, 1)
@@ -159,13 +159,13 @@ func TestResumedThreadAuditsOnlyLiveCalls(t *testing.T) {
 	assert.Equal(t, "resume --approve", rs[0].DecidedBy)
 
 	ctx, aud = audited(journal.WithApprover(journaled(t, s), approve))
-	_, err = node.CallTool(ctx, st, meta, reg, "nosuch", "x", node.ToolOptions{}) // replayed model output naming an unknown tool
+	_, err = nodekind.CallTool(ctx, st, meta, reg, "nosuch", "x", nodekind.ToolOptions{}) // replayed model output naming an unknown tool
 	require.NoError(t, err)
-	_, err = node.CallTool(ctx, st, meta, reg, "rm", "a", node.ToolOptions{})
+	_, err = nodekind.CallTool(ctx, st, meta, reg, "rm", "a", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, runs)
 	assert.Empty(t, aud.take(), "replayed calls are not recorded again")
-	_, err = node.CallTool(ctx, st, meta, reg, "rm", "b", node.ToolOptions{})
+	_, err = nodekind.CallTool(ctx, st, meta, reg, "rm", "b", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1, "the live call past the journal's end is")
@@ -178,10 +178,10 @@ func TestResumedThreadAuditsOnlyLiveCalls(t *testing.T) {
 func TestAnAuditFailureIsTraced(t *testing.T) {
 	ctx, rec := traced()
 	a := &auditRecorder{err: audit.ErrClosed}
-	res, err := node.CallTool(node.WithToolAuditor(ctx, a), agent.NewState(agent.Task{}), meta, testRegistry(t, echo("search")), "search", "q", node.ToolOptions{})
+	res, err := nodekind.CallTool(nodekind.WithToolAuditor(ctx, a), state.NewState(state.Task{}), meta, testRegistry(t, echo("search")), "search", "q", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "got q", res.Observation)
-	guards := guardEvents(rec, node.GuardAuditError)
+	guards := guardEvents(rec, nodekind.GuardAuditError)
 	require.Len(t, guards, 1)
 	assert.Contains(t, guards[0].Text, "search")
 }
@@ -190,17 +190,17 @@ func TestAnAuditFailureIsTraced(t *testing.T) {
 func BenchmarkToolCall(b *testing.B) {
 	reg, err := tools.NewRegistry([]tools.Tool{echo("search")})
 	require.NoError(b, err)
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	l, err := audit.Open(context.Background(), filepath.Join(b.TempDir(), "audit.db"))
 	require.NoError(b, err)
 	defer l.Close()
 	for _, c := range []struct {
 		name string
 		ctx  context.Context
-	}{{"plain", context.Background()}, {"audited", node.WithToolAuditor(context.Background(), l)}} {
+	}{{"plain", context.Background()}, {"audited", nodekind.WithToolAuditor(context.Background(), l)}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := node.CallTool(c.ctx, st, meta, reg, "search", "golang generics", node.ToolOptions{}); err != nil {
+				if _, err := nodekind.CallTool(c.ctx, st, meta, reg, "search", "golang generics", nodekind.ToolOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,17 +1,17 @@
-package agent_test
+package state_test
 
 import (
 	"encoding/json"
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestUsageIsSafeForConcurrentUpdates(t *testing.T) {
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	var wg sync.WaitGroup
 	for i := 0; i < 50; i++ {
 		wg.Add(1)
@@ -33,7 +33,7 @@ func TestUsageIsSafeForConcurrentUpdates(t *testing.T) {
 }
 
 func TestUsageMarshalsFlatCountersInAFixedOrder(t *testing.T) {
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	st.Usage.AddModelCall("plan", 100, 20, true, 0.25)
 	st.Usage.AddAttempts("plan", 3, false)
 	st.Usage.AddAttempts("act", 2, true)
@@ -49,18 +49,18 @@ func TestUsageMarshalsFlatCountersInAFixedOrder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, string(live), "the live counters marshal as their snapshot")
 
-	empty, err := json.Marshal(agent.NewState(agent.Task{}).Usage.Snapshot())
+	empty, err := json.Marshal(state.NewState(state.Task{}).Usage.Snapshot())
 	require.NoError(t, err)
 	assert.Equal(t, `{"model_calls":0,"model_attempts":0,"prompt_tokens":0,"completion_tokens":0,"tool_calls":0}`, string(empty))
 }
 
 func TestSetPartialKeepsTheFirstFailureKind(t *testing.T) {
-	st := agent.NewState(agent.Task{})
-	st.Failure = agent.FailureParse
-	st.SetPartial("maybe", "budget ran out", agent.FailureBudget)
+	st := state.NewState(state.Task{})
+	st.Failure = state.FailureParse
+	st.SetPartial("maybe", "budget ran out", state.FailureBudget)
 	assert.True(t, st.Done)
 	assert.False(t, st.Complete)
-	assert.Equal(t, agent.FailureParse, st.Failure)
+	assert.Equal(t, state.FailureParse, st.Failure)
 	st.SetAnswer("yes")
 	assert.True(t, st.Complete)
 	assert.Empty(t, st.Reason)

@@ -1,4 +1,4 @@
-package node_test
+package nodekind_test
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -51,9 +51,9 @@ func traced() (context.Context, *trace.Recorder) {
 
 func TestCallToolRunsTheToolCountsItAndTracesIt(t *testing.T) {
 	reg := testRegistry(t, echo("web_search"))
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	ctx, rec := traced()
-	res, err := node.CallTool(ctx, st, meta, reg, "Web-Search", "Kyoto", node.ToolOptions{Trace: map[string]any{"step": 2}})
+	res, err := nodekind.CallTool(ctx, st, meta, reg, "Web-Search", "Kyoto", nodekind.ToolOptions{Trace: map[string]any{"step": 2}})
 	require.NoError(t, err)
 	assert.Equal(t, "got Kyoto", res.Observation)
 	assert.Equal(t, "got Kyoto", res.Output)
@@ -85,31 +85,31 @@ func TestCallToolTurnsFailuresIntoObservations(t *testing.T) {
 	cases := []struct {
 		name       string
 		tool, in   string
-		opts       node.ToolOptions
+		opts       nodekind.ToolOptions
 		obs        string // the exact observation, or
 		obsPrefix  string // its start
 		is         error
 		guard      string
 		countsCall bool
 	}{
-		{name: "tool error", tool: "fail", obs: "Error: quota exceeded", guard: node.GuardToolError, countsCall: true},
-		{name: "panic", tool: "boom", obs: `Error: tool "boom": tool panicked: index out of range [3]`, is: tools.ErrToolPanic, guard: node.GuardToolError, countsCall: true},
-		{name: "timeout of the call", tool: "slow", opts: node.ToolOptions{Timeout: 20 * time.Millisecond},
-			obs: `Error: tool "slow": tool timed out after 20ms`, is: tools.ErrToolTimeout, guard: node.GuardToolError, countsCall: true},
+		{name: "tool error", tool: "fail", obs: "Error: quota exceeded", guard: nodekind.GuardToolError, countsCall: true},
+		{name: "panic", tool: "boom", obs: `Error: tool "boom": tool panicked: index out of range [3]`, is: tools.ErrToolPanic, guard: nodekind.GuardToolError, countsCall: true},
+		{name: "timeout of the call", tool: "slow", opts: nodekind.ToolOptions{Timeout: 20 * time.Millisecond},
+			obs: `Error: tool "slow": tool timed out after 20ms`, is: tools.ErrToolTimeout, guard: nodekind.GuardToolError, countsCall: true},
 		{name: "unknown tool", tool: "lookup", obs: `Error: there is no tool named "lookup". Use one of: boom, fail, mute, slow.`,
-			is: tools.ErrUnknownTool, guard: node.GuardUnknownTool},
+			is: tools.ErrUnknownTool, guard: nodekind.GuardUnknownTool},
 		{name: "empty output", tool: "mute", obs: "[the tool returned no output]", countsCall: true},
-		{name: "own messages", tool: "fail", opts: node.ToolOptions{Messages: node.ToolMessages{Error: "错误："}}, obs: "错误：quota exceeded",
-			guard: node.GuardToolError, countsCall: true},
-		{name: "own unknown-tool message", tool: "x", opts: node.ToolOptions{Messages: node.ToolMessages{UnknownTool: "no %q; try %s"}},
-			obs: `no "x"; try boom, fail, mute, slow`, is: tools.ErrUnknownTool, guard: node.GuardUnknownTool},
+		{name: "own messages", tool: "fail", opts: nodekind.ToolOptions{Messages: nodekind.ToolMessages{Error: "错误："}}, obs: "错误：quota exceeded",
+			guard: nodekind.GuardToolError, countsCall: true},
+		{name: "own unknown-tool message", tool: "x", opts: nodekind.ToolOptions{Messages: nodekind.ToolMessages{UnknownTool: "no %q; try %s"}},
+			obs: `no "x"; try boom, fail, mute, slow`, is: tools.ErrUnknownTool, guard: nodekind.GuardUnknownTool},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := testRegistry(t, boom, fail, slow, mute)
-			st := agent.NewState(agent.Task{Question: "q"})
+			st := state.NewState(state.Task{Question: "q"})
 			ctx, rec := traced()
-			res, err := node.CallTool(ctx, st, meta, reg, tc.tool, "x", tc.opts)
+			res, err := nodekind.CallTool(ctx, st, meta, reg, tc.tool, "x", tc.opts)
 			require.NoError(t, err, "a failing tool is an observation, not an error")
 			assert.Equal(t, tc.obs, res.Observation)
 			assert.NotContains(t, res.Observation, "goroutine", "never a stack in the observation")
@@ -128,7 +128,7 @@ func TestCallToolTurnsFailuresIntoObservations(t *testing.T) {
 				want = 1
 			}
 			assert.Equal(t, want, st.Usage.Snapshot().ToolCalls)
-			if tc.guard == node.GuardUnknownTool {
+			if tc.guard == nodekind.GuardUnknownTool {
 				assert.Empty(t, rec.OfKind(trace.KindAction), "an unknown tool is not announced")
 				assert.Empty(t, rec.OfKind(trace.KindObservation))
 				assert.True(t, res.Unknown())
@@ -144,7 +144,7 @@ func TestCallToolTurnsFailuresIntoObservations(t *testing.T) {
 func TestCallToolKeepsAPanicsStackForTheTraceOnly(t *testing.T) {
 	boom := funcTool{name: "boom", fn: func(context.Context, string) (string, error) { panic("kaput") }}
 	ctx, rec := traced()
-	res, err := node.CallTool(ctx, nil, meta, testRegistry(t, boom), "boom", "x", node.ToolOptions{})
+	res, err := nodekind.CallTool(ctx, nil, meta, testRegistry(t, boom), "boom", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, `tool "boom": tool panicked: kaput`, res.Err.Error())
 	guards := rec.OfKind(trace.KindGuard)
@@ -161,8 +161,8 @@ func TestCallToolReturnsTheContextsCauseInsteadOfAnObservation(t *testing.T) {
 		tool := funcTool{name: "t", fn: func(context.Context, string) (string, error) { called = true; return "", nil }}
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(cause)
-		st := agent.NewState(agent.Task{})
-		_, err := node.CallTool(ctx, st, meta, testRegistry(t, tool), "t", "x", node.ToolOptions{})
+		st := state.NewState(state.Task{})
+		_, err := nodekind.CallTool(ctx, st, meta, testRegistry(t, tool), "t", "x", nodekind.ToolOptions{})
 		require.ErrorIs(t, err, cause)
 		assert.False(t, called)
 		assert.Zero(t, st.Usage.Snapshot().ToolCalls)
@@ -176,8 +176,8 @@ func TestCallToolReturnsTheContextsCauseInsteadOfAnObservation(t *testing.T) {
 		}}
 		tctx, rec := traced()
 		ctx = trace.WithTracer(ctx, trace.From(tctx))
-		st := agent.NewState(agent.Task{})
-		_, err := node.CallTool(ctx, st, meta, testRegistry(t, tool), "t", "x", node.ToolOptions{Timeout: time.Minute})
+		st := state.NewState(state.Task{})
+		_, err := nodekind.CallTool(ctx, st, meta, testRegistry(t, tool), "t", "x", nodekind.ToolOptions{Timeout: time.Minute})
 		require.ErrorIs(t, err, cause)
 		assert.NotErrorIs(t, err, tools.ErrToolTimeout)
 		assert.Equal(t, 1, st.Usage.Snapshot().ToolCalls, "the tool ran")
@@ -188,14 +188,14 @@ func TestCallToolReturnsTheContextsCauseInsteadOfAnObservation(t *testing.T) {
 func TestCallToolCutsLongObservations(t *testing.T) {
 	long := funcTool{name: "long", fn: func(context.Context, string) (string, error) { return strings.Repeat("é", 5000), nil }}
 	ctx, rec := traced()
-	res, err := node.CallTool(ctx, nil, meta, testRegistry(t, long), "long", "x", node.ToolOptions{Limit: 100})
+	res, err := nodekind.CallTool(ctx, nil, meta, testRegistry(t, long), "long", "x", nodekind.ToolOptions{Limit: 100})
 	require.NoError(t, err)
 	assert.Equal(t, strings.Repeat("é", 100)+"…[truncated 4,900 chars]", res.Observation)
 	assert.Equal(t, 4900, res.Dropped)
 	assert.Len(t, []rune(res.Output), 5000, "the output stays whole")
 	guards := rec.OfKind(trace.KindGuard)
 	require.Len(t, guards, 1)
-	assert.Equal(t, node.GuardTruncated, guards[0].Data["guard"])
+	assert.Equal(t, nodekind.GuardTruncated, guards[0].Data["guard"])
 	assert.Equal(t, 4900, guards[0].Data["dropped"])
 }
 
@@ -219,11 +219,11 @@ func TestUnwrapToolInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.plain, node.UnwrapToolInput(plain, tc.in), "tool without a schema")
-			assert.Equal(t, tc.schema, node.UnwrapToolInput(schema, tc.in), "tool with a schema")
+			assert.Equal(t, tc.plain, nodekind.UnwrapToolInput(plain, tc.in), "tool without a schema")
+			assert.Equal(t, tc.schema, nodekind.UnwrapToolInput(schema, tc.in), "tool with a schema")
 		})
 	}
-	res, err := node.CallTool(context.Background(), nil, meta, testRegistry(t, plain), "plain", "```\n\"Kyoto\"\n```", node.ToolOptions{})
+	res, err := nodekind.CallTool(context.Background(), nil, meta, testRegistry(t, plain), "plain", "```\n\"Kyoto\"\n```", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "got Kyoto", res.Observation, "CallTool unwraps the input")
 }
@@ -232,32 +232,32 @@ func TestVerbatimInputIsOnlyTrimmed(t *testing.T) {
 	reg := testRegistry(t, echo("plain"), schemaTool{echo("schema")})
 	for _, in := range []string{`"Love the Way You Lie"`, "`x`", `{"input": "Kyoto"}`, "```\n2 + 2\n```", `'a'`} {
 		for _, name := range []string{"plain", "Schema"} {
-			c := node.PrepareTool(reg, meta, name, "  "+in+"\n", node.ToolOptions{Verbatim: true})
+			c := nodekind.PrepareTool(reg, meta, name, "  "+in+"\n", nodekind.ToolOptions{Verbatim: true})
 			assert.Equal(t, in, c.Input, "%s(%s)", name, in)
 			res, err := c.Call(context.Background(), nil)
 			require.NoError(t, err)
 			assert.Equal(t, "got "+in, res.Observation)
 		}
 	}
-	c := node.PrepareTool(reg, meta, "nope", "  \"q\" ", node.ToolOptions{Verbatim: true})
+	c := nodekind.PrepareTool(reg, meta, "nope", "  \"q\" ", nodekind.ToolOptions{Verbatim: true})
 	assert.Nil(t, c.Tool)
 	assert.Equal(t, `"q"`, c.Input, "an unknown tool's input is trimmed too")
-	c = node.PrepareTool(reg, meta, "plain", `"q"`, node.ToolOptions{})
+	c = nodekind.PrepareTool(reg, meta, "plain", `"q"`, nodekind.ToolOptions{})
 	assert.Equal(t, "q", c.Input, "without Verbatim the quotes go")
 }
 
 func TestAToolCallsPhasesTraceInTheCallersOrder(t *testing.T) {
 	reg := testRegistry(t, echo("a"), echo("b"))
 	ctx, rec := traced()
-	calls := []node.ToolCall{
-		node.PrepareTool(reg, meta, "a", "1", node.ToolOptions{Trace: map[string]any{"tool_call_id": "c1"}}),
-		node.PrepareTool(reg, meta, "b", `{"input": "2"}`, node.ToolOptions{Trace: map[string]any{"tool_call_id": "c2"}}),
+	calls := []nodekind.ToolCall{
+		nodekind.PrepareTool(reg, meta, "a", "1", nodekind.ToolOptions{Trace: map[string]any{"tool_call_id": "c1"}}),
+		nodekind.PrepareTool(reg, meta, "b", `{"input": "2"}`, nodekind.ToolOptions{Trace: map[string]any{"tool_call_id": "c2"}}),
 	}
 	assert.Equal(t, "2", calls[1].Input, "prepared calls hold the unwrapped input")
 	for _, c := range calls {
 		c.Announce(ctx)
 	}
-	results := make([]node.ToolResult, len(calls))
+	results := make([]nodekind.ToolResult, len(calls))
 	for i := len(calls) - 1; i >= 0; i-- { // run in reverse: Run emits nothing
 		var err error
 		results[i], err = calls[i].Run(ctx, nil)

@@ -1,4 +1,4 @@
-package node_test
+package nodekind_test
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,10 +43,10 @@ func TestJournaledToolFailureReplaysTheSameWay(t *testing.T) {
 	require.NoError(t, err)
 	meta := llm.CallMeta{Node: "act", Kind: "react"}
 
-	live, err := node.CallTool(journaled(t, s), agent.NewState(agent.Task{}), meta, reg, "boom", "x", node.ToolOptions{})
+	live, err := nodekind.CallTool(journaled(t, s), state.NewState(state.Task{}), meta, reg, "boom", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	require.ErrorIs(t, live.Err, tools.ErrToolPanic)
-	replayed, err := node.CallTool(journaled(t, s), agent.NewState(agent.Task{}), meta, reg, "boom", "x", node.ToolOptions{})
+	replayed, err := nodekind.CallTool(journaled(t, s), state.NewState(state.Task{}), meta, reg, "boom", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, runs, "the journaled call is not run again")
 	assert.ErrorIs(t, replayed.Err, tools.ErrToolPanic)
@@ -64,25 +64,25 @@ func TestApprovalGatesTheCall(t *testing.T) {
 	reg, err := tools.NewRegistry([]tools.Tool{rm})
 	require.NoError(t, err)
 	meta := llm.CallMeta{Node: "act"}
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	decide := func(d journal.Decision) context.Context {
 		return journal.WithApprover(context.Background(), journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) { return d, nil }))
 	}
 
-	res, err := node.CallTool(decide(journal.Decision{Approved: false, Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	res, err := nodekind.CallTool(decide(journal.Decision{Approved: false, Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.ErrorIs(t, res.Err, tools.ErrNotApproved)
 	assert.Equal(t, "Error: tool call not approved: a human denied this call of rm (ops): not today", res.Observation)
 	assert.Zero(t, runs)
 
-	res, err = node.CallTool(decide(journal.Decision{Approved: true, By: "ops"}), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	res, err = nodekind.CallTool(decide(journal.Decision{Approved: true, By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "removed", res.Observation)
 	assert.Equal(t, 1, runs)
 
-	_, err = node.CallTool(journal.WithApprover(context.Background(), journal.Defer()), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	_, err = nodekind.CallTool(journal.WithApprover(context.Background(), journal.Defer()), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrWaiting)
-	_, err = node.CallTool(context.Background(), st, meta, reg, "rm", "/tmp/x", node.ToolOptions{})
+	_, err = nodekind.CallTool(context.Background(), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrNoApprover)
 	assert.Equal(t, 1, runs)
 }
@@ -110,8 +110,8 @@ func TestStatefulToolCallsAreReRunOnReplay(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	meta := llm.CallMeta{Node: "act"}
-	call := func(ctx context.Context, reg *tools.Registry) (node.ToolResult, error) {
-		return node.CallTool(ctx, agent.NewState(agent.Task{}), meta, reg, "page", "x", node.ToolOptions{})
+	call := func(ctx context.Context, reg *tools.Registry) (nodekind.ToolResult, error) {
+		return nodekind.CallTool(ctx, state.NewState(state.Task{}), meta, reg, "page", "x", nodekind.ToolOptions{})
 	}
 	reg, err := tools.NewRegistry([]tools.Tool{pager{}})
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package node_test
+package nodekind_test
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/node"
+	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/vars"
 	"github.com/stretchr/testify/assert"
@@ -20,12 +20,12 @@ import (
 )
 
 func TestTemplatesReadVarsAndAMissingVarIsEmpty(t *testing.T) {
-	tmpl, err := node.Env{}.Template(node.TemplateSpec{Key: "prompt"},
+	tmpl, err := nodekind.Env{}.Template(nodekind.TemplateSpec{Key: "prompt"},
 		`city={{.Vars.city}} first={{.Vars.E1}} idx={{index .Vars "step.2"}}{{with .Vars.unset}} never{{end}}`, "", "")
 	require.NoError(t, err, "any var name is accepted: vars are set while the run goes on")
 	assert.Equal(t, []string{"E1", "city", "step.2", "unset"}, tmpl.Vars())
 
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	out, err := tmpl.Render(st, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "city= first= idx=", out, "a var not set renders empty, not <no value> or an error")
@@ -41,7 +41,7 @@ func TestTemplatesReadVarsAndAMissingVarIsEmpty(t *testing.T) {
 	require.NoError(t, err, "without a state every var is empty")
 	assert.Equal(t, "city= first= idx=", out)
 
-	parsed, err := node.ParseTemplate("prompt", "[{{.Vars.x}}]")
+	parsed, err := nodekind.ParseTemplate("prompt", "[{{.Vars.x}}]")
 	require.NoError(t, err)
 	out, err = parsed.Render(st, nil)
 	require.NoError(t, err, "a template parsed without a declaration treats vars the same")
@@ -49,9 +49,9 @@ func TestTemplatesReadVarsAndAMissingVarIsEmpty(t *testing.T) {
 }
 
 func TestTemplateRangeOverVarsListsThemAll(t *testing.T) {
-	tmpl, err := node.Env{}.Template(node.TemplateSpec{Key: "prompt"}, `{{range $k, $v := .Vars}}{{$k}}:{{$v}};{{end}}`, "", "")
+	tmpl, err := nodekind.Env{}.Template(nodekind.TemplateSpec{Key: "prompt"}, `{{range $k, $v := .Vars}}{{$k}}:{{$v}};{{end}}`, "", "")
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	require.NoError(t, st.Vars.Set("b", "2"))
 	require.NoError(t, st.Vars.Set("a", "1"))
 	out, err := tmpl.Render(st, nil)
@@ -60,16 +60,16 @@ func TestTemplateRangeOverVarsListsThemAll(t *testing.T) {
 }
 
 func TestTemplateCheckRefusesVarsNoRunCanSet(t *testing.T) {
-	_, err := node.Env{}.Template(node.TemplateSpec{Key: "prompt"}, "{{.Vars.été}}", "", "")
+	_, err := nodekind.Env{}.Template(nodekind.TemplateSpec{Key: "prompt"}, "{{.Vars.été}}", "", "")
 	require.ErrorIs(t, err, config.ErrSettings)
-	assert.ErrorIs(t, err, agent.ErrVarName)
+	assert.ErrorIs(t, err, state.ErrVarName)
 
-	_, err = node.Env{}.Template(node.TemplateSpec{Key: "prompt"}, "{{.Vars.city.name}}", "", "")
-	require.ErrorIs(t, err, node.ErrUnknownField)
+	_, err = nodekind.Env{}.Template(nodekind.TemplateSpec{Key: "prompt"}, "{{.Vars.city.name}}", "", "")
+	require.ErrorIs(t, err, nodekind.ErrUnknownField)
 	assert.Contains(t, err.Error(), ".Vars.city has no fields")
 
-	_, err = node.Env{}.Template(node.TemplateSpec{Key: "prompt"}, "{{.Varz.city}}", "", "")
-	require.ErrorIs(t, err, node.ErrUnknownField)
+	_, err = nodekind.Env{}.Template(nodekind.TemplateSpec{Key: "prompt"}, "{{.Varz.city}}", "", "")
+	require.ErrorIs(t, err, nodekind.ErrUnknownField)
 	assert.Contains(t, err.Error(), "did you mean .Vars?")
 }
 
@@ -97,16 +97,16 @@ func (v varTool) Call(ctx context.Context, input string) (string, error) {
 func TestToolCallsGetTheRunsVarsWritableOnlyWhenStateful(t *testing.T) {
 	reg, err := tools.NewRegistry([]tools.Tool{varTool{name: "keeper", stateful: true}, varTool{name: "plain"}})
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	meta := llm.CallMeta{Node: "act"}
 
-	res, err := node.CallTool(context.Background(), st, meta, reg, "keeper", "k", node.ToolOptions{})
+	res, err := nodekind.CallTool(context.Background(), st, meta, reg, "keeper", "k", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	require.NoError(t, res.Err)
 	got, _ := st.Vars.Get("k")
 	assert.Equal(t, "from keeper", got)
 
-	res, err = node.CallTool(context.Background(), st, meta, reg, "plain", "p", node.ToolOptions{})
+	res, err = nodekind.CallTool(context.Background(), st, meta, reg, "plain", "p", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.ErrorIs(t, res.Err, tools.ErrVarsReadOnly, "its writes would be lost on resume")
 	assert.Contains(t, res.Observation, "Stateful")
@@ -117,13 +117,13 @@ func TestToolCallsGetTheRunsVarsWritableOnlyWhenStateful(t *testing.T) {
 func TestParallelVarsToolCallsAreRaceFree(t *testing.T) {
 	reg, err := tools.NewRegistry([]tools.Tool{vars.New()})
 	require.NoError(t, err)
-	st := agent.NewState(agent.Task{})
+	st := state.NewState(state.Task{})
 	var wg sync.WaitGroup
 	for i := range 12 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := node.PrepareTool(reg, llm.CallMeta{Node: "act"}, "vars", fmt.Sprintf("v%d = %d", i, i), node.ToolOptions{})
+			c := nodekind.PrepareTool(reg, llm.CallMeta{Node: "act"}, "vars", fmt.Sprintf("v%d = %d", i, i), nodekind.ToolOptions{})
 			res, err := c.Run(context.Background(), st)
 			assert.NoError(t, err)
 			assert.NoError(t, res.Err)
@@ -148,10 +148,10 @@ func TestVarsSetByTheToolSurviveAResume(t *testing.T) {
 	calls := []string{`{"set": {"city": "Paris", "n": "1"}}`, "n = 2", "delete city", "list"}
 
 	// The first session makes the first three calls, then stops.
-	first := agent.NewState(agent.Task{})
+	first := state.NewState(state.Task{})
 	ctx := journaled(t, s)
 	for _, in := range calls[:3] {
-		res, err := node.CallTool(ctx, first, meta, reg, "vars", in, node.ToolOptions{})
+		res, err := nodekind.CallTool(ctx, first, meta, reg, "vars", in, nodekind.ToolOptions{})
 		require.NoError(t, err)
 		require.NoError(t, res.Err)
 	}
@@ -159,11 +159,11 @@ func TestVarsSetByTheToolSurviveAResume(t *testing.T) {
 
 	// The resumed session starts from a fresh state, replays the three
 	// calls and makes the fourth live.
-	resumed := agent.NewState(agent.Task{})
+	resumed := state.NewState(state.Task{})
 	ctx = journaled(t, s)
-	var last node.ToolResult
+	var last nodekind.ToolResult
 	for _, in := range calls {
-		last, err = node.CallTool(ctx, resumed, meta, reg, "vars", in, node.ToolOptions{})
+		last, err = nodekind.CallTool(ctx, resumed, meta, reg, "vars", in, nodekind.ToolOptions{})
 		require.NoError(t, err)
 		require.NoError(t, last.Err)
 	}

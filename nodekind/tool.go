@@ -1,4 +1,4 @@
-package node
+package nodekind
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/textutil"
@@ -164,7 +164,7 @@ func (r ToolResult) Unknown() bool { return errors.Is(r.Err, tools.ErrUnknownToo
 // detail holds a panic's stack frames) or a cut observation (guard
 // observation_truncated, Data dropped); then observation (Data: tool)
 // unless the tool was unknown.
-func CallTool(ctx context.Context, st *agent.State, meta llm.CallMeta, reg *tools.Registry, name, input string, opts ToolOptions) (ToolResult, error) {
+func CallTool(ctx context.Context, st *state.State, meta llm.CallMeta, reg *tools.Registry, name, input string, opts ToolOptions) (ToolResult, error) {
 	return PrepareTool(reg, meta, name, input, opts).Call(ctx, st)
 }
 
@@ -187,7 +187,7 @@ func PrepareTool(reg *tools.Registry, meta llm.CallMeta, name, input string, opt
 }
 
 // Call announces, runs and reports c: see CallTool.
-func (c ToolCall) Call(ctx context.Context, st *agent.State) (ToolResult, error) {
+func (c ToolCall) Call(ctx context.Context, st *state.State) (ToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ToolResult{}, context.Cause(ctx)
 	}
@@ -211,7 +211,7 @@ func (c ToolCall) Announce(ctx context.Context) {
 // Run runs c without emitting trace events: usage, timeout, panic
 // recovery and observations as in CallTool. It is safe to run several
 // calls concurrently and report them in order afterwards.
-func (c ToolCall) Run(ctx context.Context, st *agent.State) (ToolResult, error) {
+func (c ToolCall) Run(ctx context.Context, st *state.State) (ToolResult, error) {
 	ctx, span := c.startSpan(ctx) // OpenTelemetry (node/telemetry.go)
 	c.audit = c.startAudit(ctx)   // the audit log (node/audit.go)
 	res, err := c.run(ctx, st)
@@ -221,7 +221,7 @@ func (c ToolCall) Run(ctx context.Context, st *agent.State) (ToolResult, error) 
 }
 
 // run is Run inside its span.
-func (c ToolCall) run(ctx context.Context, st *agent.State) (ToolResult, error) {
+func (c ToolCall) run(ctx context.Context, st *state.State) (ToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ToolResult{}, context.Cause(ctx)
 	}

@@ -1,4 +1,4 @@
-package agent
+package state
 
 import (
 	"sort"
@@ -24,7 +24,7 @@ type State struct {
 	Trials []Trial `json:"trials,omitempty"`
 	// Candidates are sampled answers or thoughts (self-consistency, ToT).
 	Candidates []Candidate `json:"candidates,omitempty"`
-	// SelfConsistency is the vote of a self_consistency node.
+	// SelfConsistency is the vote of a self_consistency nodekind.
 	SelfConsistency *Tally `json:"self_consistency,omitempty"`
 	// SubQuestions are a least_to_most node's decomposition, in solving
 	// order (the task itself last), each with its answer once solved.
@@ -177,7 +177,7 @@ type Candidate struct {
 	Depth  int     `json:"depth"`
 }
 
-// Counters are the counts Usage keeps for the whole run and for each node.
+// Counters are the counts Usage keeps for the whole run and for each nodekind.
 type Counters struct {
 	// ModelCalls counts model calls that returned a reply.
 	ModelCalls int `json:"model_calls"`
@@ -217,7 +217,7 @@ type Usage struct {
 	PerNode   map[string]*NodeUsage `json:"per_node,omitempty"`
 }
 
-// NodeUsage is the usage of one node.
+// NodeUsage is the usage of one nodekind.
 type NodeUsage = Counters
 
 func (u *Usage) node(id string) *NodeUsage {
@@ -232,7 +232,7 @@ func (u *Usage) node(id string) *NodeUsage {
 	return n
 }
 
-// AddModelCall adds one model call's tokens and cost, attributed to node.
+// AddModelCall adds one model call's tokens and cost, attributed to nodekind.
 func (u *Usage) AddModelCall(node string, prompt, completion int, estimated bool, cost float64) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -261,7 +261,7 @@ func (u *Usage) AddAttempts(node string, attempts int, failed bool) {
 	u.node(node).addAttempts(attempts, failed)
 }
 
-// AddToolCall counts one tool call attributed to node.
+// AddToolCall counts one tool call attributed to nodekind.
 func (u *Usage) AddToolCall(node string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()

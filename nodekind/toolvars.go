@@ -1,9 +1,9 @@
-package node
+package nodekind
 
 import (
 	"context"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 )
 
@@ -13,7 +13,7 @@ import (
 // read-only for any other tool (tools.ErrVarsReadOnly), whose recorded
 // calls are replayed without running. Without a state ctx is returned as
 // it is.
-func (c ToolCall) withVars(ctx context.Context, st *agent.State) context.Context {
+func (c ToolCall) withVars(ctx context.Context, st *state.State) context.Context {
 	if st == nil || c.Tool == nil {
 		return ctx
 	}

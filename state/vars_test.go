@@ -1,4 +1,4 @@
-package agent_test
+package state_test
 
 import (
 	"encoding/json"
@@ -7,13 +7,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestVarsSetGetDeleteAndVersion(t *testing.T) {
-	var v agent.Vars
+	var v state.Vars
 	assert.Zero(t, v.Version())
 	assert.True(t, v.IsZero())
 	_, ok := v.Get("city")
@@ -35,42 +35,42 @@ func TestVarsSetGetDeleteAndVersion(t *testing.T) {
 	require.NoError(t, v.Delete("city"))
 	assert.Equal(t, uint64(3), v.Version())
 	assert.Zero(t, v.Len())
-	assert.ErrorIs(t, v.Delete("1bad"), agent.ErrVarName)
+	assert.ErrorIs(t, v.Delete("1bad"), state.ErrVarName)
 }
 
 func TestVarsRefuseBadNamesAndValuesAndTooMany(t *testing.T) {
-	var v agent.Vars
-	for _, bad := range []string{"", "1x", ".x", "a-b", "a b", "é", strings.Repeat("a", agent.MaxVarName+1)} {
+	var v state.Vars
+	for _, bad := range []string{"", "1x", ".x", "a-b", "a b", "é", strings.Repeat("a", state.MaxVarName+1)} {
 		err := v.Set(bad, "x")
-		assert.ErrorIs(t, err, agent.ErrVarName, "%q", bad)
-		assert.False(t, agent.ValidVarName(bad), bad)
+		assert.ErrorIs(t, err, state.ErrVarName, "%q", bad)
+		assert.False(t, state.ValidVarName(bad), bad)
 	}
-	for _, good := range []string{"a", "_", "E1", "step.2", "a_b.c9", strings.Repeat("a", agent.MaxVarName)} {
-		assert.NoError(t, agent.CheckVarName(good), good)
+	for _, good := range []string{"a", "_", "E1", "step.2", "a_b.c9", strings.Repeat("a", state.MaxVarName)} {
+		assert.NoError(t, state.CheckVarName(good), good)
 	}
 
-	err := v.Set("long", strings.Repeat("é", agent.MaxVarValue+1))
-	assert.ErrorIs(t, err, agent.ErrVarTooLong)
+	err := v.Set("long", strings.Repeat("é", state.MaxVarValue+1))
+	assert.ErrorIs(t, err, state.ErrVarTooLong)
 	assert.Contains(t, err.Error(), "at most 4000")
-	require.NoError(t, v.Set("long", strings.Repeat("é", agent.MaxVarValue)), "the limit counts characters, not bytes")
+	require.NoError(t, v.Set("long", strings.Repeat("é", state.MaxVarValue)), "the limit counts characters, not bytes")
 
-	require.NoError(t, v.SetClipped("clipped", strings.Repeat("x", agent.MaxVarValue+10)))
+	require.NoError(t, v.SetClipped("clipped", strings.Repeat("x", state.MaxVarValue+10)))
 	c, _ := v.Get("clipped")
-	assert.Equal(t, agent.MaxVarValue, len([]rune(c)))
+	assert.Equal(t, state.MaxVarValue, len([]rune(c)))
 	assert.True(t, strings.HasSuffix(c, "…"))
 
-	for i := v.Len(); i < agent.MaxVars; i++ {
+	for i := v.Len(); i < state.MaxVars; i++ {
 		require.NoError(t, v.Set(fmt.Sprintf("v%d", i), "x"))
 	}
 	err = v.Set("one_more", "x")
-	assert.ErrorIs(t, err, agent.ErrTooManyVars)
+	assert.ErrorIs(t, err, state.ErrTooManyVars)
 	assert.Contains(t, err.Error(), "delete one first")
 	require.NoError(t, v.Set("v10", "changed"), "an existing var can still change at the limit")
-	assert.Equal(t, agent.MaxVars, v.Len())
+	assert.Equal(t, state.MaxVars, v.Len())
 }
 
 func TestVarsBlockIsSortedNaturallyAndClipped(t *testing.T) {
-	var v agent.Vars
+	var v state.Vars
 	assert.Empty(t, v.Block(0))
 	require.NoError(t, v.Set("E10", "ten"))
 	require.NoError(t, v.Set("E2", "two\nlines   here"))
@@ -82,7 +82,7 @@ func TestVarsBlockIsSortedNaturallyAndClipped(t *testing.T) {
 }
 
 func TestVarsChangedSinceAVersion(t *testing.T) {
-	var v agent.Vars
+	var v state.Vars
 	block, ver, changed := v.Changed(0, 0)
 	assert.False(t, changed)
 	assert.Empty(t, block)
@@ -104,7 +104,7 @@ func TestVarsChangedSinceAVersion(t *testing.T) {
 }
 
 func TestStateVarsRoundTripAsAPlainObject(t *testing.T) {
-	st := agent.NewState(agent.Task{Question: "q"})
+	st := state.NewState(state.Task{Question: "q"})
 	b, err := json.Marshal(st)
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), `"vars"`, "no vars, no key")
@@ -115,18 +115,18 @@ func TestStateVarsRoundTripAsAPlainObject(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"vars":{"E1":"395","city":"Paris"}`)
 
-	var back agent.State
+	var back state.State
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, st.Vars.All(), back.Vars.All())
 	assert.Equal(t, "E1 = 395\ncity = Paris\n", back.Vars.Block(0))
 
-	var bad agent.State
-	assert.ErrorIs(t, json.Unmarshal([]byte(`{"vars":{"9lives":"x"}}`), &bad), agent.ErrVarName)
+	var bad state.State
+	assert.ErrorIs(t, json.Unmarshal([]byte(`{"vars":{"9lives":"x"}}`), &bad), state.ErrVarName)
 	assert.Error(t, json.Unmarshal([]byte(`{"vars":{"a":1}}`), &bad), "values are strings")
 }
 
 func TestVarsAreSafeForConcurrentUse(t *testing.T) {
-	var v agent.Vars
+	var v state.Vars
 	var wg sync.WaitGroup
 	for i := range 32 {
 		wg.Add(1)
@@ -163,6 +163,6 @@ func TestStepVarNamesStepIDs(t *testing.T) {
 		"a.b":     "a.b",
 		"schritt": "schritt",
 	} {
-		assert.Equal(t, want, agent.StepVar(id), "%q", id)
+		assert.Equal(t, want, state.StepVar(id), "%q", id)
 	}
 }

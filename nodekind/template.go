@@ -1,4 +1,4 @@
-package node
+package nodekind
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/plan"
 )
@@ -55,7 +55,7 @@ type Template struct {
 // Extra values.
 type PromptData struct {
 	Question    string
-	Task        agent.Task
+	Task        state.Task
 	Plan        []plan.Step
 	Reflections []string
 	Notes       map[string]string
@@ -228,7 +228,7 @@ func (t *Template) Vars() []string { return slices.Clone(t.vars) }
 // Render executes the template on the state plus extra values. A template
 // compiled against a TemplateSpec fails with ErrUndeclaredExtra when extra
 // differs from the declaration.
-func (t *Template) Render(st *agent.State, extra map[string]any) (string, error) {
+func (t *Template) Render(st *state.State, extra map[string]any) (string, error) {
 	if t.spec != nil {
 		if err := t.spec.checkExtra(extra); err != nil {
 			return "", fmt.Errorf("rendering prompt %q: %w", t.name, err)
@@ -294,7 +294,7 @@ func compile(spec TemplateSpec, setting, source, text string, custom bool) (*Tem
 	sort.Strings(out.notes)
 	out.vars = varRefs(refs)
 	for _, name := range out.vars {
-		if err := agent.CheckVarName(name); err != nil {
+		if err := state.CheckVarName(name); err != nil {
 			return nil, fail(fmt.Errorf("{{.Vars.%s}}: no var can have this name: %w", name, err))
 		}
 		sample.Vars[name] = "sample var " + name
@@ -331,7 +331,7 @@ func sampleData(spec *TemplateSpec) PromptData {
 	q := "What is 17 * 23 + 4?"
 	d := PromptData{
 		Question: q,
-		Task:     agent.Task{ID: "sample-1", Question: q, Answer: "395", Tags: []string{"sample"}},
+		Task:     state.Task{ID: "sample-1", Question: q, Answer: "395", Tags: []string{"sample"}},
 		Plan: []plan.Step{{ID: "1", Description: "Compute 17 * 23 + 4", Tool: "calculator", Input: "17 * 23 + 4",
 			Status: plan.StatusDone, Result: "395"}},
 		Reflections: []string{"Check the arithmetic with the calculator."},

@@ -1,4 +1,4 @@
-package node
+package nodekind
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/planner-engine/planner/agent"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/tools"
@@ -15,9 +15,9 @@ import (
 
 // Node is an agent graph node: it reads and updates the run state and
 // returns the route to follow ("" for the default edge). It has the method
-// set of graph.Node[*agent.State].
+// set of graph.Node[*state.State].
 type Node interface {
-	Run(ctx context.Context, st *agent.State) (route string, err error)
+	Run(ctx context.Context, st *state.State) (route string, err error)
 }
 
 // Spec is one node as declared in a pipeline: its id, its type, and the

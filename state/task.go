@@ -1,7 +1,7 @@
-// Package agent holds the run state shared by every agent node: the task, the
+// Package state holds the run state shared by every agent node: the task, the
 // plan, the ReAct scratchpad, reflections, candidates, the answer and usage.
 // It is plain data with JSON tags so a run can be checkpointed and traced.
-package agent
+package state
 
 import "github.com/planner-engine/planner/verify"
 
@@ -10,7 +10,7 @@ import "github.com/planner-engine/planner/verify"
 type Task struct {
 	// ID identifies the task inside its suite. Optional for ad-hoc runs.
 	ID string `json:"id,omitempty"`
-	// Question is the task text given to the agent.
+	// Question is the task text given to the state.
 	Question string `json:"question"`
 	// Answer is the reference answer, when known.
 	Answer string `json:"answer,omitempty"`

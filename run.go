@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 )
 

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/journal"
@@ -21,6 +20,7 @@ import (
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/provider"
 	"github.com/planner-engine/planner/nodekind"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"

@@ -3,9 +3,9 @@ package executor_test
 import (
 	"testing"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"

@@ -3,9 +3,9 @@ package executor
 import (
 	"context"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/nodekind"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/telemetry"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/embeddings"

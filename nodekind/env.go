@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/nodekind"
+	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,7 +14,9 @@ type nopNode struct{}
 
 func (nopNode) Run(context.Context, *state.State) (string, error) { return "", nil }
 
-func newNop(nodekind.Env, nodekind.Spec) (nodekind.Built, error) { return nodekind.Built{Node: nopNode{}}, nil }
+func newNop(nodekind.Env, nodekind.Spec) (nodekind.Built, error) {
+	return nodekind.Built{Node: nopNode{}}, nil
+}
 
 func TestRegistryLooksUpKindsAndNamesTheKnownOnesWhenUnknown(t *testing.T) {
 	reg := nodekind.NewRegistry().MustRegister(nodekind.Kind{Name: "b", New: newNop}, nodekind.Kind{Name: "a", New: newNop})

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/state"
 )
 
 // ErrUnknownField means a prompt template references a field its data does

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
 	"github.com/planner-engine/planner/trace"

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
@@ -14,6 +13,7 @@ import (
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/textutil"
 )
 

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/llm"
@@ -17,6 +16,7 @@ import (
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"

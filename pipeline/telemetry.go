@@ -3,9 +3,9 @@ package pipeline
 import (
 	"context"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/telemetry"
 )
 

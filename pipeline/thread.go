@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 )
 

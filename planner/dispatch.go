@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 )
 

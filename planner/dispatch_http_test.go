@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/provider"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/planner"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/stretchr/testify/require"
 )

@@ -21,12 +21,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"

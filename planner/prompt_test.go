@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
+	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

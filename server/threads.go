@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner"
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/state"
 )
 
 // ThreadView is a thread as the API shows it: the store's thread with its

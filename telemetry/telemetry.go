@@ -21,8 +21,8 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"

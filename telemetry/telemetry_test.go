@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/telemetry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

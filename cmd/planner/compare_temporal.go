@@ -10,9 +10,9 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/temporal"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"

@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/audit"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
@@ -29,6 +28,7 @@ import (
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
 )

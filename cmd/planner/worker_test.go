@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/eval/compare"
+	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

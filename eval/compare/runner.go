@@ -57,7 +57,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
@@ -65,6 +64,7 @@ import (
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 	"github.com/schollz/progressbar/v3"

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
@@ -17,6 +16,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/stretchr/testify/assert"

@@ -3,8 +3,8 @@ package suite
 import (
 	"strings"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/state"
 )
 
 // Task is one task of a suite: the state.Task an agent is given and, when

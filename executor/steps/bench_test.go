@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 )
 

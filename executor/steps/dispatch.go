@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/state"
 )
 
 // Dispatcher runs the steps of a plan that is still being written: each

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/executor"
@@ -22,6 +21,7 @@ import (
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/replanner"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
+	"github.com/planner-engine/planner/state"
 )
 
 // StepAgent runs one plan step as an agent sub-run. *executor.Loop (the

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/eval/suite"
+	"github.com/planner-engine/planner/state"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -49,8 +49,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/redact"
-	"github.com/planner-engine/planner/textutil"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 

@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/planner-engine/planner/executor/parse"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/state"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
 )

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/planner-engine/planner/internal/par"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 )

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/tmc/langchaingo/llms"
 )
 

@@ -12,9 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/search"
 	"github.com/tmc/langchaingo/llms"

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/textutil"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/retrieve"
 )

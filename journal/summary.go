@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/llm/cassette"
-	"github.com/planner-engine/planner/textutil"
 )
 
 // Summary says in one line what e holds: a node's step and route, a

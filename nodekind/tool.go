@@ -13,10 +13,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/state"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 )

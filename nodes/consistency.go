@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/internal/par"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/par"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"

@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 )

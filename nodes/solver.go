@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/state"
-	"github.com/planner-engine/planner/textutil"
 )
 
 const solveSystem = "You are the solver of a plan-and-work state. Workers have followed a plan and collected evidence with tools. Answer the task from the plan and its evidence; evidence can be long or partly irrelevant, so read it with care, and do not invent facts it does not support."

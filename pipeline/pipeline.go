@@ -17,11 +17,11 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 )

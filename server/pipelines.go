@@ -12,7 +12,7 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
-	"github.com/planner-engine/planner/textutil"
+	"github.com/planner-engine/planner/internal/textutil"
 )
 
 // PipelineInfo describes one config of the folder.

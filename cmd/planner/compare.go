@@ -13,7 +13,7 @@ import (
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
-	"github.com/planner-engine/planner/textutil"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/verify"
 	"github.com/spf13/cobra"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/pipeline"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/spf13/cobra"
 )
 

@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/state"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner/internal/app"
-	"github.com/planner-engine/planner/textutil"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/spf13/cobra"
 )
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/eval/suite"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/plan"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/tmc/langchaingo/llms"
 )
 

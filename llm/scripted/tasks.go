@@ -11,10 +11,10 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
-	"github.com/planner-engine/planner/textutil"
 	"github.com/planner-engine/planner/tools"
 	"github.com/tmc/langchaingo/llms"
 )

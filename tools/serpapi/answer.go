@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planner-engine/planner/textutil"
+	"github.com/planner-engine/planner/internal/textutil"
 )
 
 // Bounds on the parts of an observation.

@@ -40,7 +40,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planner-engine/planner/textutil"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/tools"
 )
 

@@ -34,7 +34,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/planner-engine/planner/textutil"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/tools"
 )
 

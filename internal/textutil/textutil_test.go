@@ -3,7 +3,7 @@ package textutil_test
 import (
 	"testing"
 
-	"github.com/planner-engine/planner/textutil"
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/stretchr/testify/assert"
 )
 

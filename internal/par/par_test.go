@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/par"
+	"github.com/planner-engine/planner/internal/par"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

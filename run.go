@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
+	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 )
 
@@ -54,20 +56,67 @@ func (p *Pipeline) Close() error { return p.built.Close() }
 // that drive runs themselves (their own tracer, the graph, the tools).
 func (p *Pipeline) Built() *pipeline.Pipeline { return p.built }
 
+// Graph returns the pipeline's compiled graph: its nodes, edges, routes
+// and cycles, for drawing and validation reports.
+func (p *Pipeline) Graph() *graph.Compiled[*state.State] { return p.built.Graph() }
+
+// Kinds maps each node id to its node type (`type:`). Treat it as
+// read-only.
+func (p *Pipeline) Kinds() map[string]string { return p.built.Kinds() }
+
+// Tools returns the registry of the pipeline's tools.
+func (p *Pipeline) Tools() *tools.Registry { return p.built.Tools() }
+
+// Notices are the pipeline's load-time notices (prompt templates that
+// leave out what their node needs, ...), also emitted at the start of
+// every run.
+func (p *Pipeline) Notices() []pipeline.Notice { return p.built.Notices() }
+
 // RunOption configures Pipeline.Run.
 type RunOption func(*runOptions)
 
 type runOptions struct {
-	task      state.Task
-	sinks     []trace.Sink
-	traceFile string
-	runID     string
-	store     journal.Store
-	thread    string
-	approver  journal.Approver
-	decision  *journal.Decision
-	tokens    bool
-	audit     nodekind.ToolAuditor
+	task         state.Task
+	sinks        []trace.Sink
+	traceFile    string
+	runID        string
+	store        journal.Store
+	thread       string
+	approver     journal.Approver
+	decision     *journal.Decision
+	tokens       bool
+	audit        nodekind.ToolAuditor
+	meta         *ThreadMeta
+	metaPipeline string
+	shared       *llm.SharedBudget
+	live         int // WithLiveCalls; 0: no bound
+}
+
+// WithThreadMeta records m in a WithThread thread that this run creates
+// (journal.Thread.Meta), and pipeline as the thread's pipeline as listings
+// show it (journal.Thread.Pipeline), so that `planner resume` and
+// `planner serve` can load the same pipeline and model again. Default:
+// none.
+func WithThreadMeta(pipeline string, m ThreadMeta) RunOption {
+	return func(o *runOptions) { o.meta, o.metaPipeline = &m, pipeline }
+}
+
+// WithSharedBudget makes the run's model calls count against s, a budget
+// shared by several runs (a whole comparison's, say): once it is spent,
+// model calls other than finalizers fail with an error matching
+// llm.ErrSharedBudgetExceeded and the run's finalizer answers from what is
+// known. Default: none.
+func WithSharedBudget(s *llm.SharedBudget) RunOption {
+	return func(o *runOptions) { o.shared = s }
+}
+
+// WithLiveCalls bounds the live model and tool calls of a WithThread run:
+// every journaled call is replayed, the first n calls past the journal are
+// made live and the run suspends at the next one with an error matching
+// journal.ErrSuspended (Temporal's activities make one call each this
+// way). n <= 0 means no bound, the default.
+func WithLiveCalls(n int) RunOption {
+	return func(o *runOptions) { o.live = n }
 }
 
 // WithThread makes the run durable: it is journaled as thread name in
@@ -239,6 +288,12 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 	}
 	tracer := trace.NewWithOptions(o.runID, topts...)
 	ctx = p.engine.withTelemetry(ctx) // WithTracerProvider's spans (telemetry.go)
+	if o.shared != nil {
+		ctx = llm.WithSharedBudget(ctx, o.shared)
+	}
+	if o.live > 0 {
+		ctx = journal.WithLiveBudget(ctx, o.live)
+	}
 	if o.audit != nil {
 		ctx = nodekind.WithToolAuditor(ctx, o.audit)
 	}
@@ -265,7 +320,16 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 			}
 			approver = journal.Decide(*th.Pending, *o.decision, approver)
 		}
-		out, tr, runErr = p.built.RunThread(ctx, task, tracer, pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver})
+		th := pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver}
+		if o.meta != nil {
+			meta, err := json.Marshal(o.meta)
+			if err != nil {
+				closeTrace(jsonl)
+				return nil, fmt.Errorf("%w: WithThreadMeta: %w", ErrRun, err)
+			}
+			th.Pipeline, th.Meta = o.metaPipeline, meta
+		}
+		out, tr, runErr = p.built.RunThread(ctx, task, tracer, th)
 		if out == nil {
 			closeTrace(jsonl)
 			return nil, fmt.Errorf("%w: %w", ErrRun, runErr)

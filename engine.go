@@ -63,6 +63,7 @@ type Engine struct {
 	tracerProvider oteltrace.TracerProvider
 	telemetry      []telemetry.Option
 
+	hooks   []any      // WithHooks's
 	rec     *recording // nil unless WithRecording
 	replays *replays   // cassettes opened by the replay provider
 }
@@ -77,6 +78,7 @@ type options struct {
 	registry  pipeline.Constructors
 	scrub     trace.Scrubber
 	scrubSet  bool // scrub was set, possibly to nil
+	hooks     []any
 	prices    usage.PriceTable
 
 	// tracerProvider and telemetry are WithTracerProvider's.
@@ -91,6 +93,18 @@ type extraProvider struct {
 	build       llm.Builder
 	offline     bool
 	opts        []llm.ProviderOption
+}
+
+// WithHooks adds hooks to every run of the Engine's pipelines: values
+// implementing any of hooks.NodeHook, hooks.ModelHook, hooks.ProviderHook
+// and hooks.ToolHook, which wrap every node execution, model call and tool
+// call (see package hooks, and pipeline.HookOrder for where they sit among
+// the engine's own: inside the budgets, outside spans, trace events, usage,
+// the audit log and the journal). A hook is shared by every run, so it must
+// be safe for concurrent use. Options accumulate; WithRunHooks adds hooks
+// to one run. Default: none.
+func WithHooks(hs ...any) Option {
+	return func(o *options) { o.hooks = append(o.hooks, hs...) }
 }
 
 // WithRecording makes the Engine record every model exchange of every model
@@ -187,7 +201,7 @@ func New(opts ...Option) (*Engine, error) {
 		opt(&o)
 	}
 	e := &Engine{tools: o.tools, registry: o.registry, scrub: o.scrub, replays: newReplays(),
-		tracerProvider: o.tracerProvider, telemetry: o.telemetry}
+		tracerProvider: o.tracerProvider, telemetry: o.telemetry, hooks: o.hooks}
 	if e.tools == nil {
 		e.tools = builtin.Factory{}
 	}

@@ -193,6 +193,7 @@ func newModels(o *options, rec *recording, cassettes *replays) *llm.Factory {
 		llm.WithEmbeddingWrapper(func(cfg config.LLM, c embeddings.EmbedderClient) embeddings.EmbedderClient {
 			return embeddings.EmbedderClientFunc(middleware.ApplyEmbed(c.CreateEmbedding, middlewareFor(cfg, offline(cfg.Provider)), middlewareOptions()...))
 		}),
+		llm.WithEmbeddingObserver(traceEmbedding),
 	)
 	for _, p := range provider.Providers() {
 		opts = append(opts, llm.WithProvider(p, "real: "+p, realModel))
@@ -215,4 +216,12 @@ func newModels(o *options, rec *recording, cassettes *replays) *llm.Factory {
 	}
 	f = llm.NewFactory(opts...)
 	return f
+}
+
+// traceEmbedding emits an embedding request as a trace event of kind info
+// of the run in ctx.
+func traceEmbedding(ctx context.Context, e llm.EmbeddingEvent) {
+	trace.From(ctx).Emit(trace.Event{Node: e.Node, Kind: trace.KindInfo, ElapsedMS: float64(e.Elapsed.Microseconds()) / 1000,
+		Text: fmt.Sprintf("embedding: %d text(s) with %s (%s)", e.Texts, e.Model, e.Provider),
+		Data: map[string]any{llm.TraceEmbeddingTexts: e.Texts, llm.TraceEmbeddingModel: e.Model, "provider": e.Provider}})
 }

@@ -90,6 +90,16 @@ type runOptions struct {
 	metaPipeline string
 	shared       *llm.SharedBudget
 	live         int // WithLiveCalls; 0: no bound
+	hooks        []any
+}
+
+// WithRunHooks adds hooks to this run, after the Engine's (WithHooks):
+// values implementing any of hooks.NodeHook, hooks.ModelHook,
+// hooks.ProviderHook and hooks.ToolHook (see package hooks and
+// pipeline.HookOrder for where they sit among the engine's own). Options
+// accumulate. Default: none.
+func WithRunHooks(hs ...any) RunOption {
+	return func(o *runOptions) { o.hooks = append(o.hooks, hs...) }
 }
 
 // WithThreadMeta records m in a WithThread thread that this run creates
@@ -222,12 +232,15 @@ type Result struct {
 	// Thread is the WithThread thread's name, and Status its status after
 	// the run; Pending is the tool call it waits for when Status is
 	// journal.StatusWaiting. Replayed counts the journaled calls the run
-	// answered from the journal, and Live those it made.
+	// answered from the journal, Live those it made, and Unused the
+	// journal's entries it did not replay (more than 0: the run took
+	// another path than the journal).
 	Thread   string
 	Status   journal.Status
 	Pending  *journal.Approval
 	Replayed int
 	Live     int
+	Unused   int
 }
 
 // Resume continues thread name of store (see WithThread) with the task the
@@ -274,8 +287,9 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 	}
 	rec := &trace.Recorder{}
 	topts := []trace.Option{trace.WithScrubber(p.engine.scrub), trace.WithSinks(trace.DropKinds(rec, trace.KindToken)), trace.WithSinks(o.sinks...)}
+	popts := []pipeline.RunOption{pipeline.WithHooks(p.engine.hooks...), pipeline.WithHooks(o.hooks...)}
 	if o.tokens {
-		ctx = llm.WithTokenEvents(ctx)
+		popts = append(popts, pipeline.WithTokens())
 	}
 	var jsonl *trace.JSONL
 	if o.traceFile != "" {
@@ -306,7 +320,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 		if o.approver != nil {
 			ctx = journal.WithApprover(ctx, o.approver)
 		}
-		out, runErr = p.built.Run(ctx, task, tracer)
+		out, runErr = p.built.Run(ctx, task, tracer, popts...)
 	} else {
 		approver := o.approver
 		if approver == nil {
@@ -329,7 +343,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 			}
 			th.Pipeline, th.Meta = o.metaPipeline, meta
 		}
-		out, tr, runErr = p.built.RunThread(ctx, task, tracer, th)
+		out, tr, runErr = p.built.RunThread(ctx, task, tracer, th, popts...)
 		if out == nil {
 			closeTrace(jsonl)
 			return nil, fmt.Errorf("%w: %w", ErrRun, runErr)
@@ -357,6 +371,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 		Pending:  tr.Pending,
 		Replayed: tr.Replayed,
 		Live:     tr.Live,
+		Unused:   tr.Unused,
 	}, runErr
 }
 

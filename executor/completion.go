@@ -10,7 +10,6 @@ import (
 
 	"github.com/planner-engine/planner/executor/parse"
 	"github.com/planner-engine/planner/internal/textutil"
-	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -113,10 +112,11 @@ func (r *run) completionTurn(ctx context.Context, n int, opts []llms.CallOption)
 // as ask reads it). Empty replies are not retried (not even by
 // llm.Model.Call): the harness's action-only call follows instead.
 func (r *run) complete(ctx context.Context, prompt string, stops []string, opts []llms.CallOption) (string, error) {
-	ctx = llm.WithEmptyRetries(ctx, 0)
+	model := r.l.model
+	model.EmptyRetries = 0
 	callOpts := append(slices.Clip(r.l.finOpts), llms.WithStopWords(stops))
 	callOpts = append(callOpts, opts...)
-	text, resp, err := r.l.model.Call(ctx, r.st, r.caller, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}, callOpts...)
+	text, resp, err := model.Call(ctx, r.st, r.caller, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}, callOpts...)
 	if err != nil {
 		return "", err
 	}

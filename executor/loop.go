@@ -503,17 +503,17 @@ func (r *run) ask(ctx context.Context, opts []llms.CallOption) (reply, error) {
 	// for its turns (the loop never retries on its own); in tools mode the nudge
 	// (in text mode too) is the loop's own, in the prompt's language,
 	// unless the llm block sets one.
+	model := r.l.model
 	if r.l.s.maxEmpty >= 0 {
-		ctx = llm.WithEmptyRetries(ctx, r.l.s.maxEmpty)
+		model.EmptyRetries = r.l.s.maxEmpty
 	}
-	if r.l.model.EmptyNudge == "" {
-		nudge := r.l.lb.emptyText
+	if model.EmptyNudge == "" {
+		model.EmptyNudge = r.l.lb.emptyText
 		if r.l.s.mode == ModeTools {
-			nudge = r.l.lb.emptyReply
+			model.EmptyNudge = r.l.lb.emptyReply
 		}
-		ctx = llm.WithEmptyNudge(ctx, nudge)
 	}
-	text, resp, err := r.l.model.Call(ctx, r.st, r.caller, r.messages(), callOpts...)
+	text, resp, err := model.Call(ctx, r.st, r.caller, r.messages(), callOpts...)
 	if err != nil {
 		return reply{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/planner-engine/planner/hooks"
 	"github.com/planner-engine/planner/llm/cassette"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -104,7 +105,6 @@ func (r *Run) Stats() (replayed, live, unused int) {
 
 type runKey struct{}
 
-type scopeKey struct{}
 
 // WithRun returns ctx whose runs are journaled by r.
 func WithRun(ctx context.Context, r *Run) context.Context {
@@ -117,35 +117,41 @@ func From(ctx context.Context) *Run {
 	return r
 }
 
-// Scope returns the call scope in ctx: "" outside any node.
-func Scope(ctx context.Context) string {
-	s, _ := ctx.Value(scopeKey{}).(string)
-	return s
-}
+// Scope returns the call scope in ctx (hooks.Scope): "" outside any node.
+func Scope(ctx context.Context) string { return hooks.Scope(ctx) }
 
-// WithScope returns ctx whose calls are journaled in scope, replacing any
-// scope in ctx. The graph runtime gives each node execution its scope
-// (NodeScope); branches refine it with Branch.
+// WithScope returns ctx whose calls are journaled in scope (hooks.WithScope).
 func WithScope(ctx context.Context, scope string) context.Context {
-	if From(ctx) == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, scopeKey{}, scope)
+	return hooks.WithScope(ctx, scope)
 }
 
-// NodeScope is the scope of the step-th node execution (1-based), node.
-func NodeScope(step int, node string) string { return fmt.Sprintf("%d:%s", step, node) }
+// NodeScope is the scope of the step-th node execution (1-based), node
+// (hooks.NodeScope).
+func NodeScope(step int, node string) string { return hooks.NodeScope(step, node) }
 
-// Branch returns ctx for one branch of a parallel fan-out, labelled (for
-// example "sample.2" or "step.E3"): the branch's calls are journaled and
-// replayed in a scope of their own, so branches that make identical
-// requests get back their own answers whatever the order they run in.
-// Without a journal in ctx it returns ctx.
-func Branch(ctx context.Context, label string) context.Context {
-	if From(ctx) == nil {
-		return ctx
+// Branch returns ctx for one branch of a parallel fan-out (hooks.Branch):
+// the branch's calls are journaled and replayed in a scope of their own,
+// so branches that make identical requests get back their own answers
+// whatever the order they run in.
+func Branch(ctx context.Context, label string) context.Context { return hooks.Branch(ctx, label) }
+
+// WrapProvider makes r a hooks.ProviderHook, the innermost of a
+// journaled run's model calls: each is answered from the journal when it
+// holds it, or made and journaled (see Model).
+func (r *Run) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc {
+	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+		resp, err := r.Model(ctx, call.Node, call.Role, call.Messages, call.Options, func(ctx context.Context) (*llms.ContentResponse, error) {
+			res, err := next(ctx, call)
+			if err != nil || res == nil {
+				return nil, err
+			}
+			return res.Response, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &hooks.ModelResult{Response: resp}, nil
 	}
-	return context.WithValue(ctx, scopeKey{}, Scope(ctx)+"/"+label)
 }
 
 // DivergedError reports a resumed run that asked, in a scope whose

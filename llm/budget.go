@@ -1,11 +1,8 @@
 package llm
 
 import (
-	"context"
 	"errors"
 	"fmt"
-
-	"github.com/planner-engine/planner/state"
 )
 
 // ErrBudgetExceeded means a run has used up one of its budgets (model
@@ -33,30 +30,17 @@ type Budget struct {
 // IsZero reports whether b sets no bound.
 func (b Budget) IsZero() bool { return b == Budget{} }
 
-type budgetKey struct{}
-
-// WithBudget returns ctx carrying the run budget b (pipeline.Run sets it
-// from the pipeline's limits).
-func WithBudget(ctx context.Context, b Budget) context.Context {
-	return context.WithValue(ctx, budgetKey{}, b)
-}
-
-// BudgetFrom returns the run budget in ctx, or the zero Budget.
-func BudgetFrom(ctx context.Context) Budget {
-	b, _ := ctx.Value(budgetKey{}).(Budget)
-	return b
-}
-
-// check returns an error wrapping ErrBudgetExceeded, naming the limit,
-// when u has reached one of b's bounds.
-func (b Budget) check(u state.UsageSnapshot) error {
+// Check returns an error wrapping ErrBudgetExceeded, naming the limit,
+// when a run that has made calls model calls and used tokens tokens at
+// costUSD dollars has reached one of b's bounds; nil otherwise.
+func (b Budget) Check(calls, tokens int, costUSD float64) error {
 	switch {
-	case b.MaxModelCalls > 0 && u.ModelCalls >= b.MaxModelCalls:
-		return fmt.Errorf("%w: %d model calls made, limits.max_model_calls is %d", ErrBudgetExceeded, u.ModelCalls, b.MaxModelCalls)
-	case b.MaxTokens > 0 && u.PromptTokens+u.CompletionTokens >= b.MaxTokens:
-		return fmt.Errorf("%w: %d tokens used, limits.max_tokens is %d", ErrBudgetExceeded, u.PromptTokens+u.CompletionTokens, b.MaxTokens)
-	case b.MaxCostUSD > 0 && u.CostUSD >= b.MaxCostUSD:
-		return fmt.Errorf("%w: $%.4f spent, limits.max_cost_usd is $%.4f", ErrBudgetExceeded, u.CostUSD, b.MaxCostUSD)
+	case b.MaxModelCalls > 0 && calls >= b.MaxModelCalls:
+		return fmt.Errorf("%w: %d model calls made, limits.max_model_calls is %d", ErrBudgetExceeded, calls, b.MaxModelCalls)
+	case b.MaxTokens > 0 && tokens >= b.MaxTokens:
+		return fmt.Errorf("%w: %d tokens used, limits.max_tokens is %d", ErrBudgetExceeded, tokens, b.MaxTokens)
+	case b.MaxCostUSD > 0 && costUSD >= b.MaxCostUSD:
+		return fmt.Errorf("%w: $%.4f spent, limits.max_cost_usd is $%.4f", ErrBudgetExceeded, costUSD, b.MaxCostUSD)
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/embeddings"
 )
 
@@ -57,7 +56,7 @@ func (f *Factory) embedderFor(cfg config.LLM, m any) (embeddings.Embedder, error
 	for _, w := range f.embedWrappers {
 		c = w(cfg, c)
 	}
-	c = tracedEmbedder{c: c, provider: cfg.Provider, model: src.EmbeddingModel()}
+	c = tracedEmbedder{c: c, provider: cfg.Provider, model: src.EmbeddingModel(), observe: f.observeEmbedding}
 	e, err := newEmbedder(c)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Provider, err)
@@ -101,17 +100,20 @@ func (e checkedEmbedder) CreateEmbedding(ctx context.Context, texts []string) ([
 	return vecs, nil
 }
 
-// tracedEmbedder emits one trace event (kind info, attributed to the
-// calling node of ctx's CallMeta) per embedding request: how many texts,
-// the model, and how long the request took with its retries. Embedding
-// requests are not counted in a run's model calls or tokens: providers
-// price them apart, far below chat tokens.
-type tracedEmbedder struct {
-	c               embeddings.EmbedderClient
-	provider, model string
+// EmbeddingEvent describes one embedding request a Model's Embedder made.
+// Embedding requests are not counted in a run's model calls or tokens:
+// providers price them apart, far below chat tokens.
+type EmbeddingEvent struct {
+	// Node is the calling node (from ctx's CallMeta).
+	Node string
+	// Provider and Model name the embedding model; Texts is how many texts
+	// the request embedded; Elapsed how long it took with its retries.
+	Provider, Model string
+	Texts           int
+	Elapsed         time.Duration
 }
 
-// Data keys of the trace event of an embedding request.
+// Data keys of the trace event the planner emits for an embedding request.
 const (
 	// TraceEmbeddingTexts is the number of texts embedded.
 	TraceEmbeddingTexts = "embedding_texts"
@@ -119,14 +121,28 @@ const (
 	TraceEmbeddingModel = "embedding_model"
 )
 
+// WithEmbeddingObserver calls observe after every successful embedding
+// request of the Factory's embedders (the planner traces each as an event
+// of kind info). Default: none.
+func WithEmbeddingObserver(observe func(ctx context.Context, e EmbeddingEvent)) FactoryOption {
+	return func(f *Factory) { f.observeEmbedding = observe }
+}
+
+// tracedEmbedder reports each embedding request to the Factory's observer.
+type tracedEmbedder struct {
+	c               embeddings.EmbedderClient
+	provider, model string
+	observe         func(ctx context.Context, e EmbeddingEvent)
+}
+
 func (e tracedEmbedder) CreateEmbedding(ctx context.Context, texts []string) ([][]float32, error) {
 	began := time.Now()
 	vecs, err := e.c.CreateEmbedding(ctx, texts)
 	if err != nil {
 		return nil, err
 	}
-	trace.From(ctx).Emit(trace.Event{Node: CallMetaFrom(ctx).Node, Kind: trace.KindInfo, ElapsedMS: ms(time.Since(began)),
-		Text: fmt.Sprintf("embedding: %d text(s) with %s (%s)", len(texts), e.model, e.provider),
-		Data: map[string]any{TraceEmbeddingTexts: len(texts), TraceEmbeddingModel: e.model, "provider": e.provider}})
+	if e.observe != nil {
+		e.observe(ctx, EmbeddingEvent{Node: CallMetaFrom(ctx).Node, Provider: e.provider, Model: e.model, Texts: len(texts), Elapsed: time.Since(began)})
+	}
 	return vecs, nil
 }

@@ -53,6 +53,8 @@ func (k Kind) Offline() bool { return k == KindScripted || k == KindReplayed || 
 // Factory builds metered models by provider name. Build one with
 // NewFactory; it is safe for concurrent use once configured.
 type Factory struct {
+	// observeEmbedding is WithEmbeddingObserver's.
+	observeEmbedding func(ctx context.Context, e EmbeddingEvent)
 	builders map[string]Builder
 	labels   map[string]string
 	kinds    map[string]Kind

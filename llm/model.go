@@ -8,11 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/hooks"
 	"github.com/planner-engine/planner/llm/middleware"
-	"github.com/planner-engine/planner/state"
-	"github.com/planner-engine/planner/telemetry"
-	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -51,12 +48,20 @@ func CallMetaFrom(ctx context.Context) CallMeta {
 }
 
 // WithStep returns ctx whose model calls serve plan step id: Model.Call
-// copies it into CallMeta.StepID. In a journaled run the step is a branch
-// of its own (journal.Branch), since plan steps may run concurrently.
+// copies it into CallMeta.StepID. The step is a branch of its own
+// (hooks.Branch), since plan steps may run concurrently.
 func WithStep(ctx context.Context, id string) context.Context {
 	m := CallMetaFrom(ctx)
 	m.StepID = id
-	return journal.Branch(WithCallMeta(ctx, m), "step."+id)
+	return hooks.Branch(WithCallMeta(ctx, m), "step."+id)
+}
+
+// Run is the run a model call serves, as Call needs it: its task's id and
+// its hooks. *state.State is one. A nil Run (or a Run whose Hooks are nil)
+// makes a bare call: metered, but counted, traced and journaled nowhere.
+type Run interface {
+	TaskID() string
+	Hooks() *hooks.Set
 }
 
 // Meter measures the tokens of one model call. Implementations prefer the
@@ -106,8 +111,9 @@ type Model struct {
 	// (see EmptyReply), each time with EmptyNudge appended to the
 	// messages. 0, the zero Model's, makes no retries; the Factory sets it
 	// from the llm block's empty_retries (default
-	// config.DefaultEmptyRetries, 2). WithEmptyRetries overrides it for
-	// the calls made with a context.
+	// config.DefaultEmptyRetries, 2). A node that wants another number
+	// for its calls (the ReAct loop's max_empty_retries) calls a copy of
+	// the Model with its own EmptyRetries.
 	EmptyRetries int
 	// EmptyNudge is the user message appended to the messages of a call
 	// retried after an empty reply. Empty means DefaultEmptyNudge. The
@@ -119,62 +125,33 @@ type Model struct {
 	// Factory sets it for the models that are an EmbeddingSource, its
 	// requests going through the same HTTP client and key as the chat
 	// calls and through the EmbeddingWrappers (the planner's: retries,
-	// rate limit and per-attempt timeout of the llm block). Each request
-	// emits a trace event of kind info. The requests are not journaled
+	// rate limit and per-attempt timeout of the llm block). The requests are not journaled
 	// (the ReAct loop's tool retrieval journals the selections it makes
 	// with them) and their usage is not counted.
 	Embedder embeddings.Embedder
 }
 
 // DefaultEmptyNudge is the user message appended to a call retried after
-// an empty reply, unless the llm block's empty_nudge (Model.EmptyNudge) or
-// WithEmptyNudge says otherwise. It is a message of its own, after the
+// an empty reply, unless the llm block's empty_nudge (Model.EmptyNudge)
+// says otherwise. It is a message of its own, after the
 // call's messages: an empty assistant turn before it would be rejected by
 // some providers (Anthropic, Gemini), and the providers that want turns to
 // alternate merge consecutive user turns.
 const DefaultEmptyNudge = "Your previous reply was empty. Reply again, following the instructions above."
 
 // GuardEmptyReply is the guard name ("guard" in the event's Data) of the
-// trace event Call emits before it retries an empty reply.
+// trace event announcing a retry after an empty reply (the pipeline's
+// trace hook emits it for a call whose hooks.ModelCall.EmptyRetry is set).
 const GuardEmptyReply = "empty_reply"
 
-type emptyRetriesKey struct{}
-
-type emptyNudgeKey struct{}
-
-// WithEmptyRetries returns ctx whose model calls (Model.Call) retry an
-// empty reply n times instead of their Model's EmptyRetries; n <= 0 makes
-// no retries. The ReAct loop sets it from its max_empty_retries for its
-// turns.
-func WithEmptyRetries(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, emptyRetriesKey{}, max(n, 0))
-}
-
-// WithEmptyNudge returns ctx whose model calls retried after an empty
-// reply append nudge instead of their Model's EmptyNudge; a blank nudge
-// leaves ctx as it is.
-func WithEmptyNudge(ctx context.Context, nudge string) context.Context {
-	if strings.TrimSpace(nudge) == "" {
-		return ctx
-	}
-	return context.WithValue(ctx, emptyNudgeKey{}, nudge)
-}
-
-// emptyRetry returns how many times a call made with ctx retries an empty
-// reply and the nudge it appends.
-func (m Model) emptyRetry(ctx context.Context) (int, string) {
-	n, ok := ctx.Value(emptyRetriesKey{}).(int)
-	if !ok {
-		n = max(m.EmptyRetries, 0)
-	}
-	nudge, _ := ctx.Value(emptyNudgeKey{}).(string)
-	if nudge == "" {
-		nudge = m.EmptyNudge
-	}
+// emptyRetry returns how many times a call retries an empty reply and the
+// nudge it appends.
+func (m Model) emptyRetry() (int, string) {
+	nudge := m.EmptyNudge
 	if strings.TrimSpace(nudge) == "" {
 		nudge = DefaultEmptyNudge
 	}
-	return n, nudge
+	return max(m.EmptyRetries, 0), nudge
 }
 
 // EmptyReply reports whether resp says nothing: no choice has text other
@@ -196,98 +173,107 @@ func EmptyReply(resp *llms.ContentResponse) bool {
 }
 
 // Call makes one model call on behalf of caller (whose Node, Kind and Role
-// it uses; the task id comes from st and the step id from ctx, see
-// WithStep), records its usage in st, and emits an llm_call trace event.
-// The returned text is the first choice's content; resp holds every
-// choice (tool calls may be in any).
+// it uses; the task id comes from run and the step id from ctx, see
+// WithStep) through run's hooks, and returns the first choice's content
+// as text; resp holds every choice (tool calls may be in any).
+//
+// The call passes run's ModelHooks (hooks.Set.WrapModel: budgets, usage,
+// trace events, spans, the program's own), then the metering (attempts,
+// tokens measured by Meter, cost priced by Pricer, wall time), then run's
+// ProviderHooks (token streaming, the journal), then the provider. A
+// provider's failure is returned wrapping ErrModel; a cancelled ctx's
+// error as it is; a hook's error (a spent budget, a journal that stops
+// the call) as the hook returned it.
 //
 // A reply that is empty (EmptyReply) is asked for again, up to
-// EmptyRetries times (or WithEmptyRetries'), with the same messages and
-// the nudge (EmptyNudge, DefaultEmptyNudge or WithEmptyNudge's) appended
-// as a user message; each retry is announced by a trace event of kind
-// guard (Data: "guard" GuardEmptyReply, "retry" n, "of" the retries,
-// "kind" and "role" of the caller). Each retry is a model call of its
-// own: the budgets are checked before it (a spent budget ends the retries
-// with its error; a "finalize" call, which budgets never refuse, retries
-// regardless), its usage is counted, it emits its llm_call event and
-// token events, and a journaled run journals it (its request, holding
-// the nudge, is not the first call's), so a resumed run replays the
+// EmptyRetries times, with the same messages and the nudge (EmptyNudge or
+// DefaultEmptyNudge) appended as a user message. Each retry is a model
+// call of its own through the same hooks, marked by
+// hooks.ModelCall.EmptyRetry (the trace hook announces it with a guard
+// event, GuardEmptyReply): budgets are checked before it, its usage is
+// counted, a journaled run journals it, so a resumed run replays the
 // retries as they happened. When the retries run out the last, empty,
 // reply is returned without an error: the caller treats it as any
-// unusable reply, most nodes as a failure of kind "parse" ("the model
-// returned an empty answer"), a ReAct loop as a format error fed back to
-// the model.
-func (m Model) Call(ctx context.Context, st *state.State, caller CallMeta, msgs []llms.MessageContent, opts ...llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
+// unusable reply, most nodes as a failure of kind "parse", a ReAct loop
+// as a format error fed back to the model.
+func (m Model) Call(ctx context.Context, run Run, caller CallMeta, msgs []llms.MessageContent, opts ...llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
 	if m.LLM == nil {
 		return "", nil, fmt.Errorf("%w: no model configured (set llm: in the pipeline or pass --llm)", ErrModel)
 	}
 	caller.StepID = CallMetaFrom(ctx).StepID
 	caller.TaskID = ""
-	if st != nil {
-		caller.TaskID = st.Task.ID
+	var set *hooks.Set
+	if run != nil {
+		caller.TaskID, set = run.TaskID(), run.Hooks()
 	}
-	text, resp, err = m.call(ctx, st, caller, msgs, opts)
-	retries, nudge := m.emptyRetry(ctx)
+	ctx = WithCallMeta(ctx, caller)
+	fn := set.WrapModel(m.metered(set.WrapProvider(m.provider)))
+	call := m.modelCall(caller, msgs, opts)
+	res, err := fn(ctx, call)
+	retries, nudge := m.emptyRetry()
 	var nudged []llms.MessageContent
-	for n := 1; err == nil && n <= retries && EmptyReply(resp); n++ {
-		data := map[string]any{"guard": GuardEmptyReply, "retry": n, "of": retries, "kind": caller.Kind}
-		if caller.Role != "" {
-			data["role"] = caller.Role
-		}
-		trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindGuard, Data: data,
-			Text: fmt.Sprintf("empty reply; asking again with a nudge (retry %d of %d)", n, retries)})
+	for n := 1; err == nil && n <= retries && EmptyReply(res.Response); n++ {
 		if nudged == nil {
 			nudged = append(slices.Clip(msgs), llms.TextParts(llms.ChatMessageTypeHuman, nudge))
 		}
-		text, resp, err = m.call(ctx, st, caller, nudged, opts)
-	}
-	return text, resp, err
-}
-
-// call makes one attempt of Call: one model call, its budget checks,
-// usage, span and events.
-func (m Model) call(ctx context.Context, st *state.State, caller CallMeta, msgs []llms.MessageContent, opts []llms.CallOption) (text string, resp *llms.ContentResponse, err error) {
-	if b := BudgetFrom(ctx); !b.IsZero() && st != nil && caller.Role != "finalize" {
-		if err := b.check(st.Usage.Totals()); err != nil {
-			return "", nil, err
-		}
-	}
-	if err := checkShared(ctx, caller.Role); err != nil { // a whole comparison's budget (WithSharedBudget)
-		return "", nil, err
-	}
-	ctx = WithCallMeta(ctx, caller)
-	ctx, span := m.startSpan(ctx, caller, msgs)   // OpenTelemetry (llm/telemetry.go)
-	defer func() { m.endSpan(span, resp, err) }() // named results: the call's outcome
-	ctx, attempts := middleware.WithAttemptCounter(ctx)
-	ctx, opts = withTokenStream(ctx, caller, attempts, opts)
-	began := time.Now()
-	if j := journal.From(ctx); j != nil {
-		resp, err = j.Model(ctx, caller.Node, caller.Role, msgs, opts, func(ctx context.Context) (*llms.ContentResponse, error) {
-			return m.LLM.GenerateContent(ctx, msgs, opts...)
-		})
-	} else {
-		resp, err = m.LLM.GenerateContent(ctx, msgs, opts...)
-	}
-	elapsed := time.Since(began)
-	if st != nil {
-		// A model without the retry middleware counts no attempts: its
-		// one call is one attempt.
-		st.Usage.AddAttempts(caller.Node, max(attempts.Attempts(), 1), err != nil)
+		call = m.modelCall(caller, nudged, opts)
+		call.EmptyRetry, call.EmptyRetries = n, retries
+		res, err = fn(ctx, call)
 	}
 	if err != nil {
+		return "", nil, err
+	}
+	return res.Response.Choices[0].Content, res.Response, nil
+}
+
+// modelCall is the hooks' view of one call.
+func (m Model) modelCall(caller CallMeta, msgs []llms.MessageContent, opts []llms.CallOption) *hooks.ModelCall {
+	return &hooks.ModelCall{Node: caller.Node, Kind: caller.Kind, Role: caller.Role, TaskID: caller.TaskID, StepID: caller.StepID,
+		Provider: m.Provider, Model: m.Name, Messages: msgs, Options: slices.Clone(opts)}
+}
+
+// provider makes the provider request of a call: the innermost function of
+// its chain.
+func (m Model) provider(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+	resp, err := m.LLM.GenerateContent(ctx, call.Messages, call.Options...)
+	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-			return "", nil, err
+			return nil, err
 		}
-		if journal.Stopped(err) {
-			// The resumed run's journal, not the model, stopped the call.
-			return "", nil, err
+		return nil, fmt.Errorf("%w: %w", ErrModel, err)
+	}
+	return &hooks.ModelResult{Response: resp}, nil
+}
+
+// metered is the metering between a call's ModelHooks and its
+// ProviderHooks: it counts the provider attempts, times the call, checks
+// the reply has a choice, and measures and prices its tokens. On error the
+// result still carries Attempts and Elapsed.
+func (m Model) metered(next hooks.ModelFunc) hooks.ModelFunc {
+	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+		ctx, attempts := middleware.WithAttemptCounter(ctx)
+		began := time.Now()
+		res, err := next(ctx, call)
+		// A model without the retry middleware counts no attempts: its one
+		// call is one attempt.
+		meta := hooks.ModelResult{Attempts: max(attempts.Attempts(), 1), Elapsed: time.Since(began)}
+		if err != nil {
+			return &meta, err
 		}
-		trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindError, Text: ErrModel.Error() + ": " + err.Error(), ElapsedMS: ms(elapsed)})
-		return "", nil, fmt.Errorf("%w: %w", ErrModel, err)
+		if res == nil || res.Response == nil || len(res.Response.Choices) == 0 {
+			if res != nil {
+				meta.Response = res.Response
+			}
+			return &meta, fmt.Errorf("%w: %w", ErrModel, ErrEmptyResponse)
+		}
+		meta.Response = res.Response
+		meta.Usage = m.measure(call.Messages, res.Response)
+		return &meta, nil
 	}
-	if resp == nil || len(resp.Choices) == 0 {
-		return "", resp, fmt.Errorf("%w: %w", ErrModel, ErrEmptyResponse)
-	}
+}
+
+// measure counts and prices a reply's tokens.
+func (m Model) measure(msgs []llms.MessageContent, resp *llms.ContentResponse) hooks.Usage {
 	meter := m.Meter
 	if meter == nil {
 		meter = ApproxMeter{}
@@ -303,22 +289,7 @@ func (m Model) call(ctx context.Context, st *state.State, caller CallMeta, msgs 
 	} else if m.Pricer != nil {
 		cost, _ = m.Pricer.Cost(p, c)
 	}
-	SharedBudgetFrom(ctx).Add(p, c, cost)
-	span.SetUsage(telemetry.Usage{InputTokens: p, OutputTokens: c, CachedInputTokens: cached, Estimated: est, CostUSD: cost})
-	if st != nil {
-		st.Usage.AddModelCall(caller.Node, p, c, est, cost)
-		if cached > 0 {
-			st.Usage.AddCachedTokens(caller.Node, cached)
-		}
-	}
-	text = resp.Choices[0].Content
-	data := map[string]any{"kind": caller.Kind}
-	if caller.Role != "" {
-		data["role"] = caller.Role
-	}
-	trace.From(ctx).Emit(trace.Event{Node: caller.Node, Kind: trace.KindLLMCall, Data: data,
-		Usage: &trace.Usage{PromptTokens: p, CompletionTokens: c, CachedPromptTokens: cached, Estimated: est, CostUSD: cost}, ElapsedMS: ms(elapsed)})
-	return text, resp, nil
+	return hooks.Usage{PromptTokens: p, CompletionTokens: c, CachedPromptTokens: cached, Estimated: est, CostUSD: cost}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

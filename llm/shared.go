@@ -162,10 +162,11 @@ func SharedBudgetRefused(ctx context.Context) bool {
 	return t != nil && t.refused.Load()
 }
 
-// checkShared returns the error of a refused call when ctx carries a
-// spent shared budget and the call's role is not "finalize", and notes the
-// refusal for SharedBudgetRefused.
-func checkShared(ctx context.Context, role string) error {
+// AdmitShared returns the error of a refused call when ctx carries a
+// spent shared budget (WithSharedBudget) and the call's role is not
+// "finalize", and notes the refusal for SharedBudgetRefused. The
+// pipeline's budget hook calls it before every model call.
+func AdmitShared(ctx context.Context, role string) error {
 	t, _ := ctx.Value(sharedKey{}).(*tap)
 	if t == nil || role == "finalize" {
 		return nil

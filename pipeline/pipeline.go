@@ -422,7 +422,11 @@ type Result struct {
 // nil). On a run error the state so far is still returned, with Failure
 // classified. Each run gets its own tools.RunState for stateful tools,
 // unless ctx already carries one.
-func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Tracer) (*Result, error) {
+func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Tracer, opts ...RunOption) (*Result, error) {
+	var cfg runConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	st := state.NewState(task)
 	if p.Config.Limits.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -432,9 +436,7 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 	ctx = trace.WithTracer(ctx, tracer)
 	ctx, span := p.startRunSpan(ctx, task, tracer.RunID()) // OpenTelemetry (telemetry.go)
 	defer span.EndRun(st)
-	if b := (llm.Budget{MaxModelCalls: p.Config.Limits.MaxModelCalls, MaxTokens: p.Config.Limits.MaxTokens, MaxCostUSD: p.Config.Limits.MaxCostUSD}); !b.IsZero() {
-		ctx = llm.WithBudget(ctx, b)
-	}
+	st.SetHooks(p.runHooks(ctx, st, tracer, cfg))
 	if tools.RunStateFrom(ctx) == nil {
 		// Stateful tools (a docstore's open page) keep their state per run.
 		ctx = tools.WithRunState(ctx, tools.NewRunState())

@@ -51,7 +51,7 @@ type ThreadResult struct {
 // tool call waits for approval: the error matches journal.ErrWaiting),
 // interrupted (ctx was cancelled) or failed. A run that could not start
 // (a bad name, a locked or corrupt thread) returns a nil Result.
-func (p *Pipeline) RunThread(ctx context.Context, task state.Task, tracer *trace.Tracer, th Thread) (_ *Result, _ ThreadResult, rerr error) {
+func (p *Pipeline) RunThread(ctx context.Context, task state.Task, tracer *trace.Tracer, th Thread, opts ...RunOption) (_ *Result, _ ThreadResult, rerr error) {
 	var tr ThreadResult
 	if th.Store == nil {
 		return nil, tr, errors.New("pipeline: Thread.Store is required")
@@ -114,7 +114,7 @@ func (p *Pipeline) RunThread(ctx context.Context, task state.Task, tracer *trace
 		rctx = journal.WithApprover(rctx, th.Approver)
 	}
 	started = true
-	res, runErr := p.Run(rctx, task, tracer)
+	res, runErr := p.Run(rctx, task, tracer, opts...)
 	tr.Replayed, tr.Live, tr.Unused = run.Stats()
 	u := journal.Update{Status: journal.StatusDone}
 	var waiting *journal.WaitingError

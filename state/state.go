@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/planner-engine/planner/hooks"
 	"github.com/planner-engine/planner/plan"
 )
 
@@ -62,6 +63,32 @@ type State struct {
 	Incidents []string `json:"incidents,omitempty"`
 	// Usage counts model and tool usage.
 	Usage Usage `json:"usage"`
+
+	// hooks are the run's hooks (SetHooks): the run's services, which every
+	// model and tool call of the run passes. Not part of the JSON.
+	hooks *hooks.Set
+}
+
+// SetHooks gives the run its hooks; the pipeline sets them once, before
+// the run starts. Every model call (llm.Model.Call) and tool call
+// (nodekind.ToolCall) made with s passes them.
+func (s *State) SetHooks(h *hooks.Set) { s.hooks = h }
+
+// Hooks returns the run's hooks; nil (no hooks) for a nil s or a state
+// whose run set none.
+func (s *State) Hooks() *hooks.Set {
+	if s == nil {
+		return nil
+	}
+	return s.hooks
+}
+
+// TaskID returns the id of the run's task; "" for a nil s.
+func (s *State) TaskID() string {
+	if s == nil {
+		return ""
+	}
+	return s.Task.ID
 }
 
 // Failure kinds, used by reports to group unsuccessful runs.

@@ -21,10 +21,10 @@ const MaxChain = 12
 func Layers() []Layer {
 	return []Layer{
 		{"foundations: the graph runtime, the YAML schema, plans, verifiers, scrubbing, the tool contract", []string{
-			"graph", "config", "plan", "verify", "redact", "corpus", "tools", "llm/middleware", "llm/usage",
+			"graph", "config", "plan", "verify", "redact", "corpus", "tools", "hooks", "llm/middleware", "llm/usage",
 			"internal/par", "internal/textutil",
 			// test harnesses, imported by tests only
-			"internal/hostile", "internal/layout", "internal/temporaltest", "server/browsertest", "tools/mcp/mcptest",
+			"internal/hostile", "internal/layout", "internal/temporaltest", "llm/llmtest", "server/browsertest", "tools/mcp/mcptest",
 		}},
 		{"the run's data, its events and the leaves: run state, trace events, providers, cassettes, built-in tool families", []string{
 			"state", "trace", "audit", "llm/cassette", "llm/provider", "executor/parse",

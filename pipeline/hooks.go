@@ -1,0 +1,247 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/planner-engine/planner/hooks"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/middleware"
+	"github.com/planner-engine/planner/state"
+	"github.com/planner-engine/planner/telemetry"
+	"github.com/planner-engine/planner/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// The engine's hooks, installed around every call of a run in this order,
+// outermost first (HookOrder lists them for the docs):
+//
+//	model call:  budget → the program's hooks → span → trace → usage →
+//	             [metering, in llm] → tokens → journal → provider
+//	tool call:   span → audit → the program's hooks → approval → usage →
+//	             journal → tool
+//	node:        span → the program's hooks → journal → node
+//
+// The budget refuses a call before anything else sees it; the program's
+// hooks see every call that is made, before spans and trace events record
+// it (a filter of personal data in prompts acts before any record); the
+// journal is innermost, around the provider or the tool itself, so a
+// replayed call passes every other hook as a live one does.
+
+// HookOrder names the engine's hooks of each chain in the order they wrap
+// a call, outermost first; "program" marks where the hooks of
+// WithHooks go.
+func HookOrder() map[string][]string {
+	return map[string][]string{
+		"model": {"budget", "program", "span", "trace", "usage", "metering", "tokens", "journal"},
+		"tool":  {"span", "audit", "program", "approval", "usage", "journal"},
+		"node":  {"span", "program", "journal"},
+	}
+}
+
+// RunOption configures one run of Pipeline.Run or RunThread.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	hooks  []any
+	tokens bool
+}
+
+// WithHooks adds the program's hooks to the run, in order (see package
+// hooks): each wraps the chains whose interfaces it implements, inside
+// the budget and outside every other engine hook (HookOrder). Options
+// accumulate. Default: none.
+func WithHooks(hs ...any) RunOption {
+	return func(c *runConfig) { c.hooks = append(c.hooks, hs...) }
+}
+
+// WithTokens makes the run's model calls stream their replies as token
+// events (see tokenHook). Default: off.
+func WithTokens() RunOption {
+	return func(c *runConfig) { c.tokens = true }
+}
+
+// runHooks returns the hooks of one run of p on st, in the engine's order.
+func (p *Pipeline) runHooks(ctx context.Context, st *state.State, tracer *trace.Tracer, cfg runConfig) *hooks.Set {
+	limits := llm.Budget{MaxModelCalls: p.Config.Limits.MaxModelCalls, MaxTokens: p.Config.Limits.MaxTokens, MaxCostUSD: p.Config.Limits.MaxCostUSD}
+	hs := []any{budgetHook{st: st, limits: limits}}
+	hs = append(hs, cfg.hooks...)
+	if telemetry.Enabled(ctx) {
+		hs = append(hs, modelSpanHook{})
+	}
+	hs = append(hs, traceHook{tracer: tracer}, usageHook{st: st})
+	if cfg.tokens {
+		hs = append(hs, tokenHook{tracer: tracer, calls: &atomic.Int64{}})
+	}
+	if j := journal.From(ctx); j != nil {
+		hs = append(hs, j)
+	}
+	return hooks.NewSet(hs...)
+}
+
+// budgetHook refuses a model call, other than a finalizer's, once the
+// run's limits (limits.max_model_calls, max_tokens, max_cost_usd) or the
+// shared budget in ctx (llm.WithSharedBudget) are spent.
+type budgetHook struct {
+	st     *state.State
+	limits llm.Budget
+}
+
+func (h budgetHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
+	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+		if call.Role != "finalize" && !h.limits.IsZero() {
+			u := h.st.Usage.Totals()
+			if err := h.limits.Check(u.ModelCalls, u.PromptTokens+u.CompletionTokens, u.CostUSD); err != nil {
+				return nil, err
+			}
+		}
+		if err := llm.AdmitShared(ctx, call.Role); err != nil {
+			return nil, err
+		}
+		return next(ctx, call)
+	}
+}
+
+// usageHook counts every model call's attempts, tokens and cost into the
+// run state, and into the shared budget of ctx.
+type usageHook struct{ st *state.State }
+
+func (h usageHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
+	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+		res, err := next(ctx, call)
+		if res != nil {
+			h.st.Usage.AddAttempts(call.Node, max(res.Attempts, 1), err != nil)
+		}
+		if err != nil {
+			return res, err
+		}
+		u := res.Usage
+		llm.SharedBudgetFrom(ctx).Add(u.PromptTokens, u.CompletionTokens, u.CostUSD)
+		h.st.Usage.AddModelCall(call.Node, u.PromptTokens, u.CompletionTokens, u.Estimated, u.CostUSD)
+		if u.CachedPromptTokens > 0 {
+			h.st.Usage.AddCachedTokens(call.Node, u.CachedPromptTokens)
+		}
+		return res, nil
+	}
+}
+
+// traceHook emits a model call's trace events: a guard event before a
+// retry after an empty reply, then llm_call with its usage, or an error
+// event for a failed provider call.
+type traceHook struct{ tracer *trace.Tracer }
+
+func (h traceHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
+	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+		if n := call.EmptyRetry; n > 0 {
+			data := map[string]any{"guard": llm.GuardEmptyReply, "retry": n, "of": call.EmptyRetries, "kind": call.Kind}
+			if call.Role != "" {
+				data["role"] = call.Role
+			}
+			h.tracer.Emit(trace.Event{Node: call.Node, Kind: trace.KindGuard, Data: data,
+				Text: fmt.Sprintf("empty reply; asking again with a nudge (retry %d of %d)", n, call.EmptyRetries)})
+		}
+		res, err := next(ctx, call)
+		if err != nil {
+			// A provider's failure (not a budget's refusal, the journal's
+			// stop, a cancelled run or a reply without choices) is reported
+			// here, with its timing.
+			if errors.Is(err, llm.ErrModel) && !errors.Is(err, llm.ErrEmptyResponse) {
+				ev := trace.Event{Node: call.Node, Kind: trace.KindError, Text: err.Error()}
+				if res != nil {
+					ev.ElapsedMS = ms(res.Elapsed.Microseconds())
+				}
+				h.tracer.Emit(ev)
+			}
+			return res, err
+		}
+		data := map[string]any{"kind": call.Kind}
+		if call.Role != "" {
+			data["role"] = call.Role
+		}
+		u := res.Usage
+		h.tracer.Emit(trace.Event{Node: call.Node, Kind: trace.KindLLMCall, Data: data, ElapsedMS: ms(res.Elapsed.Microseconds()),
+			Usage: &trace.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedPromptTokens: u.CachedPromptTokens, Estimated: u.Estimated, CostUSD: u.CostUSD}})
+		return res, nil
+	}
+}
+
+func ms(us int64) float64 { return float64(us) / 1000 }
+
+// tokenHook streams every reply: each chunk is emitted, as it arrives, as
+// a trace event of kind trace.KindToken from the calling node. Its Text is
+// the chunk; its Data holds "call" (the call's number in the run, from 1,
+// shared by the chunks of one call, so concurrent calls can be told
+// apart), "attempt" (the attempt of the retry middleware that produced it,
+// from 1: a retried call streams again from its start) and, when set,
+// "role" and "step". A caller's own streaming function still gets every
+// chunk first. It sits inside the metering, so it sees the call's attempt
+// counter, and outside the journal, so a replayed reply streams as one
+// chunk.
+type tokenHook struct {
+	tracer *trace.Tracer
+	calls  *atomic.Int64
+}
+
+func (h tokenHook) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc {
+	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+		n := h.calls.Add(1)
+		attempts := middleware.AttemptCounterFrom(ctx)
+		var own func(context.Context, []byte) error
+		for _, o := range call.Options {
+			var co llms.CallOptions
+			o(&co)
+			if co.StreamingFunc != nil {
+				own = co.StreamingFunc
+			}
+		}
+		emit := func(ctx context.Context, chunk []byte) error {
+			if own != nil {
+				if err := own(ctx, chunk); err != nil {
+					return err
+				}
+			}
+			if len(chunk) == 0 {
+				return nil
+			}
+			attempt := 1
+			if attempts != nil {
+				attempt = max(attempts.Attempts(), 1)
+			}
+			data := map[string]any{"call": n, "attempt": attempt}
+			if call.Role != "" {
+				data["role"] = call.Role
+			}
+			if call.StepID != "" {
+				data["step"] = call.StepID
+			}
+			h.tracer.Emit(trace.Event{Node: call.Node, Kind: trace.KindToken, Text: string(chunk), Data: data})
+			return nil
+		}
+		if own == nil {
+			// Only token events see the stream: a call that fails half way
+			// may be retried from its start.
+			ctx = middleware.WithRestartableStream(ctx)
+		}
+		call.Options = append(call.Options, llms.WithStreamingFunc(emit))
+		return next(ctx, call)
+	}
+}
+
+// modelSpanHook opens an OpenTelemetry span per model call, after the
+// GenAI semantic conventions, when ctx carries a tracer provider.
+type modelSpanHook struct{}
+
+func (modelSpanHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
+	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+		ctx, span := telemetry.StartChat(ctx, telemetry.Chat{Provider: call.Provider, Model: call.Model, Node: call.Node, Role: call.Role, Step: call.StepID})
+		if span.Content() {
+			span.SetMessages(telemetry.KeyInputMessages, spanMessages(call.Messages))
+		}
+		res, err := next(ctx, call)
+		endModelSpan(span, res, err)
+		return res, err
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
@@ -85,7 +84,7 @@ type runOptions struct {
 	approver     journal.Approver
 	decision     *journal.Decision
 	tokens       bool
-	audit        nodekind.ToolAuditor
+	audit        ToolAuditor
 	meta         *ThreadMeta
 	metaPipeline string
 	shared       *llm.SharedBudget
@@ -101,6 +100,10 @@ type runOptions struct {
 func WithRunHooks(hs ...any) RunOption {
 	return func(o *runOptions) { o.hooks = append(o.hooks, hs...) }
 }
+
+// ToolAuditor records the tool calls of a run (an *audit.Log of package
+// audit, say); see WithAudit.
+type ToolAuditor = pipeline.ToolAuditor
 
 // WithThreadMeta records m in a WithThread thread that this run creates
 // (journal.Thread.Meta), and pipeline as the thread's pipeline as listings
@@ -164,7 +167,7 @@ func WithDecision(d journal.Decision) RunOption {
 // size, its duration, its error and the human decision on it; a WithThread
 // run records only the calls it makes live, not those it replays from the
 // journal. The caller opens and closes a. Default: no record.
-func WithAudit(a nodekind.ToolAuditor) RunOption {
+func WithAudit(a ToolAuditor) RunOption {
 	return func(o *runOptions) { o.audit = a }
 }
 
@@ -309,7 +312,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 		ctx = journal.WithLiveBudget(ctx, o.live)
 	}
 	if o.audit != nil {
-		ctx = nodekind.WithToolAuditor(ctx, o.audit)
+		popts = append(popts, pipeline.WithAudit(o.audit))
 	}
 	var (
 		out    *pipeline.Result

@@ -251,22 +251,20 @@ func TestCompiledGraphIgnoresLaterChangesToItsBuilder(t *testing.T) {
 type ctxKey struct{}
 
 // recordingHook gives each node execution a context value and records
-// what After saw; it fails the run at failAt.
+// what each execution returned; it fails the run at failAt.
 type recordingHook struct {
 	seen   []string
 	failAt int
 }
 
-func (h *recordingHook) Before(ctx context.Context, step int, node string) context.Context {
-	return context.WithValue(ctx, ctxKey{}, fmt.Sprintf("%d:%s", step, node))
-}
-
-func (h *recordingHook) After(ctx context.Context, step int, node, route string, err error) error {
+func (h *recordingHook) wrap(ctx context.Context, step int, node string, run func(context.Context) (string, error)) (string, error) {
+	ctx = context.WithValue(ctx, ctxKey{}, fmt.Sprintf("%d:%s", step, node))
+	route, err := run(ctx)
 	h.seen = append(h.seen, fmt.Sprintf("%v route=%s err=%v", ctx.Value(ctxKey{}), route, err != nil))
 	if step == h.failAt {
-		return errors.New("journal full")
+		return route, errors.New("journal full")
 	}
-	return err
+	return route, err
 }
 
 func TestNodeHookWrapsEveryExecution(t *testing.T) {
@@ -284,15 +282,15 @@ func TestNodeHookWrapsEveryExecution(t *testing.T) {
 	require.NoError(t, err)
 
 	h := &recordingHook{}
-	_, err = g.Run(context.Background(), &loopState{}, graph.WithNodeHook(h))
+	_, err = g.Run(context.Background(), &loopState{}, graph.WithNodeWrap(h.wrap))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"1:tick", "2:tick", "3:tick"}, inNode)
 	assert.Equal(t, []string{"1:tick route=again err=false", "2:tick route=again err=false", "3:tick route=done err=false"}, h.seen)
 
-	// An error from After fails the run as a node error at that step.
+	// An error of the wrapper fails the run as a node error at that step.
 	inNode = nil
 	h = &recordingHook{failAt: 2}
-	res, err := g.Run(context.Background(), &loopState{}, graph.WithNodeHook(h))
+	res, err := g.Run(context.Background(), &loopState{}, graph.WithNodeWrap(h.wrap))
 	var ne *graph.NodeError
 	require.ErrorAs(t, err, &ne)
 	assert.Equal(t, 2, ne.Step)

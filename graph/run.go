@@ -57,26 +57,22 @@ type RunOption func(*runConfig)
 type runConfig struct {
 	maxSteps  int
 	observers []Observer
-	hook      NodeHook
+	wrap      NodeWrap
 }
 
-// NodeHook wraps every node execution of a run. The journal uses it to
-// give each execution its own scope and to record each transition before
-// the run moves on; telemetry could open a span per node.
-type NodeHook interface {
-	// Before returns the context the step-th node execution (1-based),
-	// node, runs with.
-	Before(ctx context.Context, step int, node string) context.Context
-	// After runs when the node returns, with its route and error (the
-	// context is Before's). Its result replaces the node's error: a
-	// non-nil one fails the run.
-	After(ctx context.Context, step int, node, route string, err error) error
-}
+// NodeWrap wraps every node execution of a run: it is given the
+// execution's number in the run (from 1), the node's id and run, which
+// executes the node with the context it is given; it returns the route
+// the execution takes. It may act before and after run, and its error
+// fails the run (wrapped in a *NodeError naming the node when it is not
+// one already). The pipeline runs its hooks (the journal, spans) this
+// way.
+type NodeWrap func(ctx context.Context, step int, node string, run func(context.Context) (string, error)) (string, error)
 
-// WithNodeHook wraps every node execution of the run in h. Optional.
-// Default: none. A later WithNodeHook replaces an earlier one.
-func WithNodeHook(h NodeHook) RunOption {
-	return func(c *runConfig) { c.hook = h }
+// WithNodeWrap wraps every node execution of the run in w. Optional.
+// Default: none. A later WithNodeWrap replaces an earlier one.
+func WithNodeWrap(w NodeWrap) RunOption {
+	return func(c *runConfig) { c.wrap = w }
 }
 
 // WithMaxSteps bounds the number of node executions. Optional. Defaults to
@@ -165,15 +161,13 @@ func (c *Compiled[S]) Run(ctx context.Context, state S, opts ...RunOption) (Resu
 			route string
 			err   error
 		)
-		if cfg.hook == nil {
+		if cfg.wrap == nil {
 			route, err = runNode(ctx, entry, state, step)
 		} else {
-			nctx := cfg.hook.Before(ctx, step, cur)
-			route, err = runNode(nctx, entry, state, step)
-			if herr := cfg.hook.After(nctx, step, cur, route, err); herr != nil && err == nil {
-				err = &NodeError{Node: cur, Step: step, Err: herr}
-			} else if herr != nil {
-				err = herr
+			route, err = cfg.wrap(ctx, step, cur, func(ctx context.Context) (string, error) { return runNode(ctx, entry, state, step) })
+			var ne *NodeError
+			if err != nil && !errors.As(err, &ne) {
+				err = &NodeError{Node: cur, Step: step, Err: err}
 			}
 		}
 		elapsed := time.Since(began)

@@ -103,7 +103,8 @@ type ProviderHook interface {
 	WrapProvider(next ModelFunc) ModelFunc
 }
 
-// ToolCall is one call of a registered tool, after its name was resolved.
+// ToolCall is one tool call, after its name was resolved against the
+// run's tools.
 type ToolCall struct {
 	// Node is the calling node's id; Step the plan step or ReAct step the
 	// call belongs to, when known; ID the provider's tool-call id, when
@@ -114,6 +115,13 @@ type ToolCall struct {
 	// Stateful is true for tools whose calls change state later calls
 	// read (tools.Meta.Stateful); NeedsApproval for tools a human approves.
 	Stateful, NeedsApproval bool
+	// Unknown is true when the name matched no tool: the call fails with
+	// tools.ErrUnknownTool without running anything (the model is told the
+	// tools there are), and it is neither counted, approved nor journaled.
+	Unknown bool
+	// Trace is extra data the caller attaches to every trace event of the
+	// call (its "step", "depth", "tool_call_id"). Read-only.
+	Trace map[string]any
 }
 
 // Decision is a human's decision on a tool call that needs approval.

@@ -13,8 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
-	"github.com/planner-engine/planner/internal/textutil"
-	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/hooks"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
@@ -116,9 +115,6 @@ type ToolCall struct {
 	reg  *tools.Registry
 	meta llm.CallMeta
 	opts ToolOptions
-	// audit gathers the call's audit record while Run runs; nil without
-	// a ToolAuditor (node/audit.go).
-	audit *callAudit
 }
 
 // ToolResult is what a tool call produced.
@@ -211,70 +207,100 @@ func (c ToolCall) Announce(ctx context.Context) {
 // Run runs c without emitting trace events: usage, timeout, panic
 // recovery and observations as in CallTool. It is safe to run several
 // calls concurrently and report them in order afterwards.
+//
+// The call passes the run's tool hooks (st.Hooks(): spans, the audit log,
+// approvals, usage, the journal, the program's own; see
+// hooks.Set.WrapTool), around the tool itself. An error of a hook (a call
+// waiting for approval, a journal that cannot be written or diverged)
+// stops the run: Run returns it, with no observation.
 func (c ToolCall) Run(ctx context.Context, st *state.State) (ToolResult, error) {
-	ctx, span := c.startSpan(ctx) // OpenTelemetry (node/telemetry.go)
-	c.audit = c.startAudit(ctx)   // the audit log (node/audit.go)
-	res, err := c.run(ctx, st)
-	c.audit.finish(ctx, c, res, err)
-	c.endSpan(span, res, err)
-	return res, err
-}
-
-// run is Run inside its span.
-func (c ToolCall) run(ctx context.Context, st *state.State) (ToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ToolResult{}, context.Cause(ctx)
 	}
-	m := c.opts.Messages
+	call := c.hookCall(ctx)
+	res, err := st.Hooks().WrapTool(func(ctx context.Context, call *hooks.ToolCall) (*hooks.ToolResult, error) {
+		return c.invokeTool(ctx, st, call)
+	})(ctx, call)
+	if ctx.Err() != nil {
+		var out ToolResult
+		if res != nil {
+			out.Output, out.Elapsed = res.Output, res.Elapsed
+		}
+		return out, context.Cause(ctx)
+	}
+	if err != nil {
+		return ToolResult{}, err
+	}
+	if res == nil {
+		res = &hooks.ToolResult{}
+	}
+	return c.result(res), nil
+}
+
+// hookCall is the hooks' view of c.
+func (c ToolCall) hookCall(ctx context.Context) *hooks.ToolCall {
+	call := &hooks.ToolCall{Node: c.meta.Node, Tool: c.Name, Input: c.Input, Unknown: c.Tool == nil, Trace: c.opts.Trace}
+	if c.Tool != nil {
+		m := tools.MetaOf(c.Tool)
+		call.Stateful, call.NeedsApproval = m.Stateful, m.NeedsApproval
+	}
+	call.Step = cmp.Or(c.meta.StepID, llm.CallMetaFrom(ctx).StepID)
+	if s, ok := c.opts.Trace["step"]; call.Step == "" && ok && s != nil {
+		call.Step = fmt.Sprint(s)
+	}
+	call.ID, _ = c.opts.Trace["tool_call_id"].(string)
+	return call
+}
+
+// invokeTool is the innermost function of a tool call's chain: it runs
+// the tool (with the run's vars, see toolvars.go), or answers an unknown
+// name with tools.ErrUnknownTool.
+func (c ToolCall) invokeTool(ctx context.Context, st *state.State, call *hooks.ToolCall) (*hooks.ToolResult, error) {
 	if c.Tool == nil {
 		names := "(none)"
 		if c.reg.Len() > 0 {
 			names = strings.Join(c.reg.Names(), ", ")
 		}
-		err := fmt.Errorf("%w %q; available tools: %s", tools.ErrUnknownTool, c.Name, names)
-		return ToolResult{Observation: fmt.Sprintf(m.UnknownTool, c.Name, names), Err: err}, nil
+		return &hooks.ToolResult{Err: fmt.Errorf("%w %q; available tools: %s", tools.ErrUnknownTool, c.Name, names)}, nil
 	}
-	if tools.MetaOf(c.Tool).NeedsApproval {
-		d, err := journal.Approve(c.audit.watch(ctx), journal.Approval{Node: c.meta.Node, Tool: c.Name, Input: c.Input})
-		c.audit.decided(d, err)
-		if err != nil {
-			// Waiting for a human, nobody to ask, or a journal problem:
-			// the run stops here (and a thread can resume from here).
-			return ToolResult{}, err
-		}
-		if !d.Approved {
-			// The tool_error guard event of the result reports it.
-			reason := d.Reason
-			if reason == "" {
-				reason = "no reason given"
-			}
-			err := fmt.Errorf("%w: a human denied this call of %s (%s): %s", tools.ErrNotApproved, c.Name, cmp.Or(d.By, "unknown"), reason)
-			return ToolResult{Observation: m.Error + err.Error(), Err: err, detail: err.Error()}, nil
-		}
-		c.emit(ctx, trace.KindGuard, approvalText(c.Name, d), 0, map[string]any{"guard": GuardApproval, "tool": c.Name, "approved": true, "by": d.By})
-	}
-	if st != nil {
-		st.Usage.AddToolCall(c.meta.Node)
-	}
-	ctx = c.withVars(ctx, st) // node/toolvars.go
+	c.Input = call.Input // a hook may have changed it
+	ctx = c.withVars(ctx, st)
 	began := time.Now()
-	out, err, stop := c.call(ctx)
-	res := ToolResult{Output: out, Elapsed: time.Since(began)}
+	out, err := c.invoke(ctx)
+	res := &hooks.ToolResult{Output: out, Err: err, Elapsed: time.Since(began), Live: true}
 	if ctx.Err() != nil {
 		return res, context.Cause(ctx)
 	}
-	if stop != nil {
-		return res, stop
+	return res, nil
+}
+
+// result turns what the chain returned into the observation the model is
+// shown.
+func (c ToolCall) result(r *hooks.ToolResult) ToolResult {
+	m := c.opts.Messages
+	res := ToolResult{Output: r.Output, Elapsed: r.Elapsed}
+	if c.Tool == nil && errors.Is(r.Err, tools.ErrUnknownTool) {
+		names := "(none)"
+		if c.reg.Len() > 0 {
+			names = strings.Join(c.reg.Names(), ", ")
+		}
+		res.Observation, res.Err = fmt.Sprintf(m.UnknownTool, c.Name, names), r.Err
+		return res
 	}
-	obs := out
-	if err != nil {
-		res.Err, res.detail = oneLine(err), err.Error()
+	obs := r.Output
+	if r.Err != nil {
+		if errors.Is(r.Err, tools.ErrNotApproved) {
+			res.Err, res.detail = r.Err, r.Err.Error()
+			res.Observation = m.Error + r.Err.Error()
+			return res
+		}
+		res.Err, res.detail = oneLine(r.Err), r.Err.Error()
 		obs = m.Error + res.Err.Error()
-	} else if strings.TrimSpace(out) == "" {
+	} else if strings.TrimSpace(r.Output) == "" {
 		obs = m.NoOutput
 	}
 	res.Observation, res.Dropped = cut(obs, c.opts.Limit, m.Truncated)
-	return res, nil
+	return res
 }
 
 // GuardApproval names the trace event of a human's approval of a tool
@@ -282,121 +308,6 @@ func (c ToolCall) run(ctx context.Context, st *state.State) (ToolResult, error) 
 // the call's tool_error.
 const GuardApproval = "approval"
 
-func approvalText(tool string, d journal.Decision) string {
-	s := fmt.Sprintf("call of %s approved by %s", tool, cmp.Or(d.By, "a human"))
-	if d.Reason != "" {
-		s += ": " + d.Reason
-	}
-	return s
-}
-
-// call invokes c's tool, through the journal when the run has one: a
-// journaled result is replayed rather than run again, and a live one is
-// journaled before the run goes on. out and err are the tool's; stop is
-// an error that must end the run (the journal could not be written, or
-// the resumed run diverged from it).
-func (c ToolCall) call(ctx context.Context) (out string, err, stop error) {
-	j := journal.From(ctx)
-	if j == nil {
-		c.audit.ran(true)
-		out, err = c.invoke(ctx)
-		return out, err, nil
-	}
-	var live error
-	ran := false
-	res, stop := j.Tool(ctx, c.meta.Node, c.Name, c.Input, func(ctx context.Context) (journal.ToolResult, error) {
-		ran = true
-		out, err := c.invoke(ctx)
-		if ctx.Err() != nil {
-			return journal.ToolResult{}, context.Cause(ctx)
-		}
-		live = err
-		r := journal.ToolResult{Output: out}
-		if err != nil {
-			r.Error, r.Class = err.Error(), errorClass(err)
-		}
-		return r, nil
-	})
-	c.audit.ran(ran)
-	if stop == nil && !ran && tools.MetaOf(c.Tool).Stateful {
-		stop = c.rebuild(ctx, res)
-	}
-	switch {
-	case stop != nil:
-		return "", nil, stop
-	case live != nil:
-		return res.Output, live, nil // the live error, with everything it wraps
-	case res.Error != "":
-		return res.Output, &replayedError{msg: res.Error, class: classError(res.Class)}, nil
-	}
-	return res.Output, nil, nil
-}
-
-// rebuild runs a stateful tool's replayed call again, so that the state
-// later calls depend on (the page a docstore search opened) is there once
-// the run goes live, and checks the call still returns what the journal
-// recorded.
-func (c ToolCall) rebuild(ctx context.Context, rec journal.ToolResult) error {
-	out, err := c.invoke(ctx)
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	got := journal.ToolResult{Output: out}
-	if err != nil {
-		got.Error = err.Error()
-	}
-	if got.Output != rec.Output || got.Error != rec.Error {
-		return fmt.Errorf("%w: re-running the recorded call %s(%s) of a stateful tool to rebuild its state gave %q, the journal holds %q",
-			journal.ErrDiverged, c.Name, textutil.Clip(c.Input, 80), textutil.Clip(cmp.Or(got.Error, got.Output), 200), textutil.Clip(cmp.Or(rec.Error, rec.Output), 200))
-	}
-	return nil
-}
-
-// toolClasses are the failure classes a journal records, so that a
-// replayed failure matches the same sentinel error as the live one did.
-func toolClasses() []struct {
-	name string
-	err  error
-} {
-	return []struct {
-		name string
-		err  error
-	}{
-		{"timeout", tools.ErrToolTimeout},
-		{"panic", tools.ErrToolPanic},
-		{"bad_input", tools.ErrBadInput},
-		{"not_approved", tools.ErrNotApproved},
-		{"unknown_tool", tools.ErrUnknownTool},
-	}
-}
-
-func errorClass(err error) string {
-	for _, c := range toolClasses() {
-		if errors.Is(err, c.err) {
-			return c.name
-		}
-	}
-	return ""
-}
-
-func classError(name string) error {
-	for _, c := range toolClasses() {
-		if c.name == name {
-			return c.err
-		}
-	}
-	return nil
-}
-
-// replayedError is a tool failure replayed from a journal: the recorded
-// message, matching the recorded class's sentinel.
-type replayedError struct {
-	msg   string
-	class error
-}
-
-func (e *replayedError) Error() string { return e.msg }
-func (e *replayedError) Unwrap() error { return e.class }
 
 // invoke calls the registry under opts.Timeout, recovering a panic the
 // registry did not (an approver's, say).

@@ -48,6 +48,7 @@ type RunOption func(*runConfig)
 type runConfig struct {
 	hooks  []any
 	tokens bool
+	audit  ToolAuditor
 }
 
 // WithHooks adds the program's hooks to the run, in order (see package
@@ -64,19 +65,50 @@ func WithTokens() RunOption {
 	return func(c *runConfig) { c.tokens = true }
 }
 
-// runHooks returns the hooks of one run of p on st, in the engine's order.
+// Hooks returns the hooks Run gives a run of p on st whose events go to
+// tracer, with opts (WithHooks, WithTokens, WithAudit) and what ctx
+// carries (a tracer provider, a journal session, an approver, a shared
+// budget), for programs and tests that call nodes, models or tools
+// outside Run: st.SetHooks(p.Hooks(ctx, st, tracer)) makes their calls
+// pass the same hooks as a run's.
+func (p *Pipeline) Hooks(ctx context.Context, st *state.State, tracer *trace.Tracer, opts ...RunOption) *hooks.Set {
+	var cfg runConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return p.runHooks(ctx, st, tracer, cfg)
+}
+
+// runHooks returns the hooks of one run of p on st, in the engine's order
+// (HookOrder). Each value joins the chains it implements, so the order of
+// this list is the order of every chain.
 func (p *Pipeline) runHooks(ctx context.Context, st *state.State, tracer *trace.Tracer, cfg runConfig) *hooks.Set {
 	limits := llm.Budget{MaxModelCalls: p.Config.Limits.MaxModelCalls, MaxTokens: p.Config.Limits.MaxTokens, MaxCostUSD: p.Config.Limits.MaxCostUSD}
-	hs := []any{budgetHook{st: st, limits: limits}}
+	j := journal.From(ctx)
+	var hs []any
+	if telemetry.Enabled(ctx) {
+		// Node and tool spans open outside everything; a model call's span
+		// opens once its budget admitted it, inside the program's hooks.
+		hs = append(hs, nodeSpanHook{kinds: p.kinds}, toolSpanHook{})
+	}
+	hs = append(hs, budgetHook{st: st, limits: limits})
+	if cfg.audit != nil {
+		a := auditHook{to: cfg.audit, runID: tracer.RunID(), tracer: tracer}
+		if j != nil {
+			a.thread = j.Thread()
+			a.replaying = func() bool { _, _, unused := j.Stats(); return unused > 0 }
+		}
+		hs = append(hs, a)
+	}
 	hs = append(hs, cfg.hooks...)
 	if telemetry.Enabled(ctx) {
 		hs = append(hs, modelSpanHook{})
 	}
-	hs = append(hs, traceHook{tracer: tracer}, usageHook{st: st})
+	hs = append(hs, traceHook{tracer: tracer}, usageHook{st: st}, approvalHook{tracer: tracer}, toolUsageHook{st: st})
 	if cfg.tokens {
 		hs = append(hs, tokenHook{tracer: tracer, calls: &atomic.Int64{}})
 	}
-	if j := journal.From(ctx); j != nil {
+	if j != nil {
 		hs = append(hs, j)
 	}
 	return hooks.NewSet(hs...)

@@ -17,12 +17,14 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/hooks"
 	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/keyword"
 	"github.com/planner-engine/planner/trace"
 )
 
@@ -64,6 +66,11 @@ type Options struct {
 	MaxSteps int
 	// ToolOptions are passed to the tool registry (timeouts).
 	ToolOptions []tools.Option
+	// Keywords builds the BM25 keyword indexes nodes rank with
+	// (nodekind.Env.Keywords): the ReAct engine's tool retrieval and its
+	// recall tool's word search. Nil gives nodes none; a node that needs
+	// one then fails to build with a setting error.
+	Keywords keyword.Indexer
 }
 
 // Pipeline is a built, runnable pipeline. It is safe to run concurrently.
@@ -171,7 +178,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 			}
 		}
 		compiled := &nodekind.TemplateSet{}
-		built, err := newNode(nodekind.Env{Model: model, Tools: reg, BaseDir: p.Dir(), Compiled: compiled}, nodekind.Spec{ID: n.ID, Type: n.Type, Settings: settings})
+		built, err := newNode(nodekind.Env{Model: model, Tools: reg, BaseDir: p.Dir(), Compiled: compiled, Keywords: opts.Keywords}, nodekind.Spec{ID: n.ID, Type: n.Type, Settings: settings})
 		if err != nil {
 			var se *config.SettingError
 			line := p.NodeLine(i, "")
@@ -461,10 +468,7 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 			}
 		}
 	})
-	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithObserver(obs)}
-	if h := p.nodeHook(ctx); h != nil { // the journal's and the telemetry's (telemetry.go)
-		gopts = append(gopts, graph.WithNodeHook(h))
-	}
+	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithObserver(obs), graph.WithNodeWrap(p.nodeWrap(st.Hooks()))}
 	gres, err := p.graph.Run(ctx, st, gopts...)
 	res := &Result{State: st, Steps: gres.Steps, Duration: time.Since(began)}
 	if err != nil {
@@ -490,19 +494,13 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 	return res, nil
 }
 
-// journalHook gives each node execution its journal scope and journals
-// each transition before the run moves on.
-type journalHook struct{ run *journal.Run }
-
-func (h journalHook) Before(ctx context.Context, step int, node string) context.Context {
-	return journal.WithScope(ctx, journal.NodeScope(step, node))
-}
-
-func (h journalHook) After(ctx context.Context, step int, node, route string, err error) error {
-	if err != nil {
-		return err
+// nodeWrap runs each node execution in its call scope (hooks.NodeScope)
+// through the run's node hooks.
+func (p *Pipeline) nodeWrap(set *hooks.Set) graph.NodeWrap {
+	return func(ctx context.Context, step int, node string, run func(context.Context) (string, error)) (string, error) {
+		fn := set.WrapNode(func(ctx context.Context, _ hooks.Node) (string, error) { return run(ctx) })
+		return fn(hooks.WithScope(ctx, hooks.NodeScope(step, node)), hooks.Node{ID: node, Kind: p.kinds[node], Step: step})
 	}
-	return h.run.Node(ctx, step, node, route)
 }
 
 // classify sets st's failure kind from err unless a node set one.

@@ -8,71 +8,30 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/telemetry"
 )
 
-// nodeHook is the graph.NodeHook of a run: the journal's when ctx carries a
-// journal, the telemetry's when it carries a tracer provider, both
-// composed, or nil.
-func (p *Pipeline) nodeHook(ctx context.Context) graph.NodeHook {
-	var hooks nodeHooks
-	if telemetry.Enabled(ctx) {
-		hooks = append(hooks, spanHook{kinds: p.kinds})
-	}
-	if j := journal.From(ctx); j != nil {
-		hooks = append(hooks, journalHook{j})
-	}
-	switch len(hooks) {
-	case 0:
-		return nil
-	case 1:
-		return hooks[0]
-	}
-	return hooks
-}
+// nodeSpanHook opens an OpenTelemetry span per node execution. A node
+// that stops to wait for approval ends its span without an error.
+type nodeSpanHook struct{ kinds map[string]string }
 
-// nodeHooks runs several hooks around each node execution: Before in
-// order, After in reverse order, each After getting the error the one
-// inside it returned.
-type nodeHooks []graph.NodeHook
-
-func (hs nodeHooks) Before(ctx context.Context, step int, node string) context.Context {
-	for _, h := range hs {
-		ctx = h.Before(ctx, step, node)
+func (h nodeSpanHook) WrapNode(next hooks.NodeFunc) hooks.NodeFunc {
+	return func(ctx context.Context, n hooks.Node) (string, error) {
+		ctx, _ = telemetry.StartNode(ctx, n.ID, h.kinds[n.ID], n.Step)
+		route, err := next(ctx, n)
+		class := ""
+		if err != nil {
+			class = failureClass(err)
+		}
+		if class == state.FailureWaiting {
+			telemetry.EndNode(ctx, route, "", nil)
+			return route, err
+		}
+		telemetry.EndNode(ctx, route, class, err)
+		return route, err
 	}
-	return ctx
-}
-
-func (hs nodeHooks) After(ctx context.Context, step int, node, route string, err error) error {
-	for i := len(hs) - 1; i >= 0; i-- {
-		err = hs[i].After(ctx, step, node, route, err)
-	}
-	return err
-}
-
-// spanHook gives each node execution its OpenTelemetry span, "node {id}".
-type spanHook struct{ kinds map[string]string }
-
-func (h spanHook) Before(ctx context.Context, step int, node string) context.Context {
-	ctx, _ = telemetry.StartNode(ctx, node, h.kinds[node], step)
-	return ctx
-}
-
-func (h spanHook) After(ctx context.Context, step int, node, route string, err error) error {
-	class := ""
-	if err != nil {
-		class = failureClass(err)
-	}
-	if class == state.FailureWaiting {
-		// Waiting for a human is not a failure, as the run's span says.
-		telemetry.EndNode(ctx, route, "", nil)
-		return err
-	}
-	telemetry.EndNode(ctx, route, class, err)
-	return err
 }
 
 // startRunSpan starts the run's span, "invoke_agent {pipeline}", the parent

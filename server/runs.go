@@ -21,7 +21,6 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 )
@@ -496,7 +495,7 @@ func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 		if p == nil {
 			p, err = s.load(ctx, l.meta.Config, l.meta)
 		}
-		var auditor nodekind.ToolAuditor
+		var auditor planner.ToolAuditor
 		var closeAudit func() error
 		if err == nil {
 			auditor, closeAudit, err = s.auditFor(ctx, l.thread, l.meta.Audit)
@@ -689,7 +688,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 // file the thread was started with (`planner run --audit FILE`,
 // ThreadMeta.Audit), opened for this run with the server's scrubber, else
 // the server's. close releases what it opened.
-func (s *Server) auditFor(ctx context.Context, thread, path string) (nodekind.ToolAuditor, func() error, error) {
+func (s *Server) auditFor(ctx context.Context, thread, path string) (planner.ToolAuditor, func() error, error) {
 	none := func() error { return nil }
 	if path == "" || (s.ownAudit != nil && sameFile(path, s.ownAudit.Path())) {
 		return s.audit, none, nil

@@ -46,7 +46,6 @@ import (
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
-	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/trace"
 )
@@ -148,7 +147,7 @@ type Config struct {
 	// `planner audit` lists them). Default: when New opens the store, the
 	// audit log audit.db beside it, opened by New and closed by Close;
 	// none when Store is given.
-	Audit nodekind.ToolAuditor
+	Audit planner.ToolAuditor
 	// Addr is the address Serve's caller listens on; New checks it
 	// needs a token. Default DefaultAddr.
 	Addr string
@@ -207,7 +206,7 @@ type Server struct {
 	scrub    trace.Scrubber
 	store    journal.Store
 	ownStore bool // New opened store: Close closes it
-	audit    nodekind.ToolAuditor
+	audit    planner.ToolAuditor
 	ownAudit *audit.Log // New opened it: Close closes it
 	mux      *http.ServeMux
 	handler  http.Handler

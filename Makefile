@@ -9,7 +9,7 @@ RUN_CONFIGS ?= $(filter-out configs/tot_game24.yaml configs/react_fever.yaml con
 GAME24      ?= ../shared/data/game24/24.csv
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: help build test unit lint fmt-check vet staticcheck staticcheck-bin run run-game24 demo bench clean
+.PHONY: help build test unit test-all integration-deps lint fmt-check vet staticcheck staticcheck-bin run run-game24 demo bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -18,44 +18,75 @@ build: ## build bin/planner
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/planner
 
 # make test runs in three steps. Every go command in them builds with the race
-# detector (RACE), the mode the tests need, so the standard library, each
-# dependency and each package is compiled once and go vet, staticcheck, the
-# tests and the example all reuse that one build:
+# detector (RACE) and the integration suites' build tag (TAGS), the mode the
+# tests need, so the standard library, each dependency and each package is
+# compiled once and go vet, staticcheck and the tests all reuse that one build:
 #   1. at once: gofmt; building the staticcheck binary pinned in go.mod; go vet,
-#      which fetches the modules and compiles everything;
-#   2. at once: staticcheck and the tests (-count=1: every test runs each time);
-#   3. the embedding example.
+#      which fetches the modules and compiles everything; and
+#      scripts/integration-deps.sh, which finds or installs what the
+#      integration suites need (npm's MCP filesystem server, Chromium, the
+#      Temporal CLI) and fails, naming what is missing and how to get it,
+#      when it cannot;
+#   2. at once: staticcheck and the tests, integration suites included
+#      (-count=1: every test runs each time);
+#   3. the embedding example;
+# then it says which integration suites ran (scripts/integration-report.sh)
+# and fails if one did not.
+# The integration suites are the tests built only with -tags integration:
+# they need npm, Chromium or a Temporal dev server, and fail (never skip)
+# without them. make unit runs every other test, for quick local work.
 # The README's Development section gives the timings of a first and a later run.
 RACE        ?= -race
+TAGS        ?= integration
+# What scripts/integration-deps.sh found (sourced before the tests) and the
+# log in which the integration suites' harnesses note each run.
+INTEGRATION_ENV ?= out/integration/env
+INTEGRATION_LOG ?= out/integration/ran.tsv
 
-test: ## lint, every test with the race detector, then the embedding example
-	@echo "make test 1/3: gofmt, go vet (fetches modules and compiles everything once), staticcheck's binary"
-	@$(MAKE) --no-print-directory -j3 fmt-check staticcheck-bin vet
-	@echo "make test 2/3: staticcheck and go test $(RACE) -count=1, at once"
-	@$(MAKE) --no-print-directory -j2 staticcheck unit
+test: ## lint, every test (the integration suites included) with the race detector, the embedding example, and which integration suites ran
+	@echo "make test 1/3: gofmt, go vet (fetches modules and compiles everything once), staticcheck's binary, the integration suites' binaries"
+	@$(MAKE) --no-print-directory -j4 fmt-check staticcheck-bin vet integration-deps
+	@echo "make test 2/3: staticcheck and go test $(RACE) -tags $(TAGS) -count=1, at once"
+	@rm -f $(INTEGRATION_LOG); . "$(abspath $(INTEGRATION_ENV))" && \
+	PLANNER_INTEGRATION_LOG="$(abspath $(INTEGRATION_LOG))" $(MAKE) --no-print-directory -j2 staticcheck test-all || \
+	{ scripts/integration-report.sh $(INTEGRATION_LOG); exit 1; }
 	@echo "make test 3/3: the embedding example"
 	@GOFLAGS="$$GOFLAGS $(RACE)" $(MAKE) --no-print-directory example
+	@scripts/integration-report.sh $(if $(filter ./...,$(PKGS)),--require-all) $(INTEGRATION_LOG)
 
 .PHONY: example
-example: ## build and run examples/embed, an outside module using the public Go API (package planner), and check its answer
+example: ## build and run examples/embed (the full set) and examples/embed/minimal (only what it names), outside modules using the public Go API, and check their answers
 	@out=$$(cd examples/embed && $(GO) run .) || exit 1; echo "$$out"; \
 	echo "$$out" | grep -q '^answer: 1173$$' || { echo "examples/embed: expected 'answer: 1173'"; exit 1; }
+	@out=$$(cd examples/embed/minimal && $(GO) run .) || exit 1; echo "$$out"; \
+	echo "$$out" | grep -q '^answer: 1173$$' || { echo "examples/embed/minimal: expected 'answer: 1173'"; exit 1; }
 
-unit: ## go test -race over every package
+unit: ## go test -race over every package, without the integration suites (no npm, Chromium or Temporal needed)
 	$(GO) test $(RACE) -count=1 $(PKGS)
+
+# test-all needs the integration suites' binaries named in the environment
+# (PLANNER_MCP_FILESYSTEM_BIN, PLANNER_CHROMIUM, PLANNER_TEMPORAL_BIN);
+# make test sets them from scripts/integration-deps.sh.
+test-all: ## go test -race -tags integration over every package: the unit tests and the integration suites
+	$(GO) test $(RACE) -tags $(TAGS) -count=1 $(PKGS)
+
+integration-deps: ## find or install what the integration suites need (scripts/integration-deps.sh; writes out/integration/env)
+	@scripts/integration-deps.sh $(INTEGRATION_ENV)
 
 lint: fmt-check vet staticcheck ## gofmt, go vet and staticcheck
 
 fmt-check:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$( (git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go') | \
+		while read -r f; do [ -f "$$f" ] && echo "$$f"; done)); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-# vet and staticcheck type-check against the $(RACE) build the tests use.
+# vet and staticcheck type-check against the $(RACE) build the tests use,
+# with the integration suites' files (-tags $(TAGS)).
 vet:
-	$(GO) vet $(RACE) $(PKGS)
+	$(GO) vet $(RACE) -tags $(TAGS) $(PKGS)
 
-staticcheck: ## staticcheck, pinned as a tool in go.mod (no download at each run)
-	@sc=$$($(GO) tool -n staticcheck) && echo "staticcheck $(PKGS)" && GOFLAGS="$$GOFLAGS $(RACE)" "$$sc" $(PKGS)
+staticcheck: ## staticcheck, pinned as a tool in go.mod (no download at each run), integration suites included
+	@sc=$$($(GO) tool -n staticcheck) && echo "staticcheck -tags $(TAGS) $(PKGS)" && GOFLAGS="$$GOFLAGS $(RACE)" "$$sc" -tags $(TAGS) $(PKGS)
 
 # staticcheck-bin builds the staticcheck binary into the build cache (go tool -n
 # builds it and prints its path without running it).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/audit"
+	"github.com/planner-engine/planner/full"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/stretchr/testify/assert"
@@ -25,7 +26,7 @@ func TestWithAuditRecordsAThreadsToolCalls(t *testing.T) {
 	log, err := audit.Open(ctx, filepath.Join(dir, audit.FileName))
 	require.NoError(t, err)
 	defer log.Close()
-	eng, err := planner.New()
+	eng, err := planner.New(full.Options()...)
 	require.NoError(t, err)
 	defer eng.Close()
 	p, err := eng.Load(ctx, "examples/pipelines/react_approval.yaml", planner.WithLLM("scripted:examples/scripts/react_demo.yaml"))

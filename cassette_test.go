@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"context"
-	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +8,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/cassette"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -145,15 +144,10 @@ func TestModelsOfOneEngineShareTheCassette(t *testing.T) {
 	}
 }
 
-// fixedModel answers every call with a response carrying info.
-type fixedModel struct{ info map[string]any }
-
-func (m fixedModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok", GenerationInfo: maps.Clone(m.info)}}}, nil
-}
-
-func (m fixedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+// fixedModel answers every call "ok", with a copy of info as the
+// response's generation info.
+func fixedModel(info map[string]any) *llmtest.Fixed {
+	return llmtest.Respond(&llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok", GenerationInfo: info}}})
 }
 
 func TestRecordingNamesTheModelUnlessTheProviderDid(t *testing.T) {
@@ -174,7 +168,7 @@ func TestRecordingNamesTheModelUnlessTheProviderDid(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "run.jsonl")
 			rec, err := newRecording(path)
 			require.NoError(t, err)
-			m := rec.wrap(config.LLM{Provider: "openai", Model: tt.cfgModel}, fixedModel{info: tt.info})
+			m := rec.wrap(config.LLM{Provider: "openai", Model: tt.cfgModel}, fixedModel(tt.info))
 			resp, err := m.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, resp.Choices[0].GenerationInfo[modelInfoKey])
@@ -198,7 +192,7 @@ func recordModels(t *testing.T, dir string, names ...string) string {
 		if name != "" {
 			info[modelInfoKey] = name
 		}
-		r := cassette.NewRecorder(fixedModel{info: info}, f)
+		r := cassette.NewRecorder(fixedModel(info), f)
 		_, err := r.GenerateContent(t.Context(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, string(rune('a'+i)))})
 		require.NoError(t, err)
 	}

@@ -1,8 +1,9 @@
 // Package planner embeds the planner engine in a Go program: load a YAML
-// pipeline and run tasks through it with exactly the defaults of the
-// planner command line.
+// pipeline and run tasks through it with the defaults of the planner
+// command line, given the providers, tools and keyword index it registers
+// (package full registers the command line's, all of them).
 //
-//	eng, err := planner.New()
+//	eng, err := planner.New(full.Options()...)
 //	if err != nil {
 //		return err
 //	}
@@ -19,14 +20,24 @@
 //
 // # Defaults
 //
-// An Engine built by New with no options wires what `planner run` does:
+// What an Engine can build is registered, so that a program compiles only
+// what it names: the real model providers (WithProviders: the adapters of
+// packages llm/provider/openai, anthropic, ollama, googleai, mistral, or
+// provider.All()), the tools (WithTools: families of packages
+// tools/toolset and tools/builtin, or builtin.Factory{}, every one) and
+// the BM25 keyword index of tool retrieval and recall (WithKeywordIndex:
+// search.Keywords{}). New with no options registers none of them: it has
+// the offline providers only, no tools and no index. The command line
+// registers all of them (package full: planner.New(full.Options()...)).
 //
-//   - the model providers of package llm/provider (openai, anthropic,
-//     ollama, ... with their API keys from the environment), the offline
-//     "scripted" model (scripted:FILE, replies from a script) and "replay"
-//     (replay:FILE, a cassette recorded WithRecording played back);
-//     anthropic requests mark their stable prefix for Anthropic's prompt
-//     cache (llm.prompt_cache, default true; see provider.Config.PromptCache);
+// An Engine built by New otherwise wires what `planner run` does:
+//
+//   - the real providers registered, with their API keys from the
+//     environment, the offline "scripted" model (scripted:FILE, replies
+//     from a script) and "replay" (replay:FILE, a cassette recorded
+//     WithRecording played back); anthropic requests mark their stable
+//     prefix for Anthropic's prompt cache (llm.prompt_cache, default true;
+//     see adapter.Config.PromptCache);
 //   - usage measured from the provider's report, else estimated with the
 //     o200k tokenizer (loaded on first use), and priced from the built-in
 //     price table (usage.DefaultPriceTable);
@@ -41,7 +52,7 @@
 //   - for providers that offer embeddings (openai and OpenAI-compatible
 //     servers, ollama, googleai, mistral), an embedder on llm.Model for
 //     tool retrieval (llm.embedding_model, default the provider's);
-//   - every built-in tool and node type;
+//   - every built-in node type;
 //   - a secret scrubber (redact.New) applied to every trace event, the
 //     trace file and the Result's answer.
 //

@@ -39,7 +39,7 @@ func TestEngineModelsEmbedThroughTheMiddleware(t *testing.T) {
 		_, _ = io.WriteString(w, `{"object":"list","data":[{"embedding":[0.5,0.25],"index":0}],"model":"m"}`)
 	}))
 	t.Cleanup(srv.Close)
-	e, err := New()
+	e, err := New(fullSet())
 	require.NoError(t, err)
 	m, err := e.Models().Model(t.Context(), config.LLM{
 		Provider: "openai", Model: "gpt-4o-mini", BaseURL: srv.URL + "/v1", APIKeyEnv: "PLANNER_TEST_OPENAI_KEY",

@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/provider/adapter"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/telemetry"
-	"github.com/planner-engine/planner/tools/builtin"
+	"github.com/planner-engine/planner/tools/keyword"
 	"github.com/planner-engine/planner/trace"
 	oteltrace "go.opentelemetry.io/otel/trace"
 )
@@ -57,6 +57,7 @@ var (
 type Engine struct {
 	models   *llm.Factory
 	tools    pipeline.ToolFactory
+	keywords keyword.Indexer // WithKeywordIndex's; nil: none
 	registry pipeline.Constructors
 	scrub    trace.Scrubber
 	// tracerProvider and telemetry are WithTracerProvider's (telemetry.go).
@@ -72,9 +73,11 @@ type Engine struct {
 type Option func(*options)
 
 type options struct {
-	record    string          // cassette path; "" records nothing
-	providers []extraProvider // registered after the built-in ones
+	record    string            // cassette path; "" records nothing
+	providers []extraProvider   // registered after the built-in ones
+	adapters  []adapter.Adapter // WithProviders's real providers
 	tools     pipeline.ToolFactory
+	keywords  keyword.Indexer
 	registry  pipeline.Constructors
 	scrub     trace.Scrubber
 	scrubSet  bool // scrub was set, possibly to nil
@@ -132,8 +135,8 @@ func WithRecording(path string) Option {
 }
 
 // WithProvider registers a model provider under name, next to the built-in
-// ones (the real providers of package llm/provider, "scripted" and
-// "replay"); a built-in provider of the same name is replaced. label says
+// ones ("scripted", "replay" and the real providers of WithProviders); a
+// built-in provider of the same name is replaced. label says
 // what kind of model it is in outputs (Engine.ModelLabel). Its models get
 // the same metering, pricing and middleware as the real providers'; in
 // particular each attempt is bounded by the llm block's timeout, default
@@ -160,10 +163,14 @@ func WithOfflineProvider(name, label string, build llm.Builder, opts ...llm.Prov
 	}
 }
 
-// WithTools sets what builds the tools a pipeline lists. Default:
-// builtin.Factory{}, every built-in tool (calculator, search, clock,
-// weather, ...). To add tools of your own, pass a factory that handles
-// their names and delegates the others to builtin.Factory{}.
+// WithTools sets what builds the tools a pipeline lists. Default: no
+// tools: a pipeline that lists one fails to load with an error wrapping
+// tools.ErrUnknownTool that names this option. Register the families of
+// the tools you need, toolset.New(toolset.Calculator(), builtin.Search())
+// (packages tools/toolset and tools/builtin), so that the program compiles
+// only those, or builtin.Factory{}, every built-in tool (the command
+// line's). To add tools of your own, pass a factory that handles their
+// names and delegates the others, or a toolset.Family of each.
 func WithTools(f pipeline.ToolFactory) Option {
 	return func(o *options) { o.tools = f }
 }
@@ -200,10 +207,10 @@ func New(opts ...Option) (*Engine, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	e := &Engine{tools: o.tools, registry: o.registry, scrub: o.scrub, replays: newReplays(),
+	e := &Engine{tools: o.tools, keywords: o.keywords, registry: o.registry, scrub: o.scrub, replays: newReplays(),
 		tracerProvider: o.tracerProvider, telemetry: o.telemetry, hooks: o.hooks}
 	if e.tools == nil {
-		e.tools = builtin.Factory{}
+		e.tools = noTools{}
 	}
 	if e.registry == nil {
 		e.registry = paradigms.Default()
@@ -335,7 +342,7 @@ func (e *Engine) Load(ctx context.Context, path string, opts ...LoadOption) (*Pi
 		}
 	}
 	if override.Provider != "" && !slices.Contains(e.models.Providers(), override.Provider) {
-		return nil, fmt.Errorf("%w %q (available: %s)", ErrUnknownProvider, override.Provider, strings.Join(e.models.Providers(), ", "))
+		return nil, unknownProvider(override.Provider, e.models.Providers())
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
@@ -351,7 +358,7 @@ func (e *Engine) Load(ctx context.Context, path string, opts ...LoadOption) (*Pi
 	}
 	fillReplayModel(&override, "")
 	fillReplayModel(&cfg.LLM, cfg.Dir())
-	built, err := pipeline.Build(ctx, cfg, pipeline.Options{Registry: e.registry, Models: e.models, Tools: e.tools, MaxSteps: o.maxSteps, LLM: override})
+	built, err := pipeline.Build(ctx, cfg, pipeline.Options{Registry: e.registry, Models: e.models, Tools: e.tools, Keywords: e.keywords, MaxSteps: o.maxSteps, LLM: override})
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +381,7 @@ func (e *Engine) Validate(ctx context.Context, path string) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	built, err := pipeline.Build(ctx, cfg, pipeline.Options{Registry: e.registry, Tools: e.tools})
+	built, err := pipeline.Build(ctx, cfg, pipeline.Options{Registry: e.registry, Tools: e.tools, Keywords: e.keywords})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,9 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/full"
 	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
@@ -32,7 +34,7 @@ const (
 
 func newEngine(t *testing.T, opts ...planner.Option) *planner.Engine {
 	t.Helper()
-	e, err := planner.New(opts...)
+	e, err := planner.New(append(full.Options(), opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, e.Close()) })
 	return e
@@ -41,7 +43,7 @@ func newEngine(t *testing.T, opts ...planner.Option) *planner.Engine {
 // shared is the Engine of the tests that need no option of their own. Each
 // Engine loads its own tokenizer on first use, which takes a noticeable
 // fraction of a second (seconds under the race detector).
-var shared = sync.OnceValues(func() (*planner.Engine, error) { return planner.New() })
+var shared = sync.OnceValues(func() (*planner.Engine, error) { return planner.New(full.Options()...) })
 
 func sharedEngine(t *testing.T) *planner.Engine {
 	t.Helper()
@@ -58,28 +60,12 @@ func writeScript(t *testing.T, text string) string {
 	return path
 }
 
-// blockingModel answers no call: it reports each call on started and waits
-// for the call's context to end.
-type blockingModel struct{ started chan<- struct{} }
-
-func (m blockingModel) GenerateContent(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	select {
-	case m.started <- struct{}{}:
-	default:
-	}
-	<-ctx.Done()
-	return nil, ctx.Err()
-}
-
-func (m blockingModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
 // withBlockingProvider registers the offline provider "block", whose
-// models never answer.
+// models never answer: a gate never opened, which reports each call on
+// started and holds it until its context ends.
 func withBlockingProvider(started chan<- struct{}) planner.Option {
 	return planner.WithOfflineProvider("block", "block: never answers", func(context.Context, config.LLM, string) (llms.Model, error) {
-		return blockingModel{started: started}, nil
+		return &llmtest.Gate{Started: started}, nil
 	})
 }
 
@@ -211,7 +197,7 @@ func TestWithProviderAddsAModel(t *testing.T) {
 	t.Parallel()
 	const label = "house: a model of our own"
 	e := newEngine(t, planner.WithProvider("house", label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-		return fixedReply("Paris, says " + cfg.Model), nil
+		return llmtest.Reply("Paris, says " + cfg.Model), nil
 	}))
 	assert.Contains(t, e.Providers(), "house")
 	assert.Contains(t, e.Providers(), "openai", "the built-in providers stay")
@@ -227,17 +213,6 @@ func TestWithProviderAddsAModel(t *testing.T) {
 	assert.True(t, res.Complete)
 	assert.Equal(t, 1, res.Usage.ModelCalls)
 	assert.Positive(t, res.Usage.PromptTokens)
-}
-
-// fixedReply is a model that answers every call with its text.
-type fixedReply string
-
-func (m fixedReply) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: string(m)}}}, nil
-}
-
-func (m fixedReply) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }
 
 func TestRunTracesScrubbedEventsToSinksAndFile(t *testing.T) {

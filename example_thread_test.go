@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/full"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 )
@@ -29,7 +30,7 @@ func ExamplePipeline_Resume() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	eng, err := planner.New()
+	eng, err := planner.New(full.Options()...)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestPublicPackageDependsOnNoEvalOrInternalPackage(t *testing.T) {
 			return
 		}
 		seen[rel] = true
-		for _, banned := range []string{"eval", "internal", "cmd"} {
+		for _, banned := range []string{"eval", "internal/app", "internal/temporaltest", "internal/hostile", "cmd"} {
 			assert.False(t, rel == banned || strings.HasPrefix(rel, banned+"/"), "the public package depends on %s/%s (imported by %s)", module, rel, from)
 		}
 		pkg, err := gobuild.ImportDir(filepath.FromSlash(rel), 0)

@@ -10,7 +10,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
-	"github.com/planner-engine/planner/llm/provider"
+	"github.com/planner-engine/planner/llm/provider/adapter"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/trace"
@@ -144,23 +144,26 @@ func middlewareOptions() []middleware.Option {
 	}
 }
 
-// realModel builds a model of one of the real providers of package
-// llm/provider, with an HTTP client whose timeout backs up the per-attempt
+// realModel returns the builder of a's models (a real provider of
+// WithProviders): an HTTP client whose timeout backs up the per-attempt
 // timeout.
-func realModel(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-	pc := provider.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
-		APIKeyEnv: cfg.APIKeyEnv, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
-		Timeout: callTimeout(cfg, false) + httpTimeoutMargin, PromptCache: cfg.PromptCache,
-		EmbeddingModel: cfg.EmbeddingModel}
-	if cfg.Provider != provider.Mistral {
-		// The mistral SDK builds its own client and refuses one.
-		pc.HTTPClient = middleware.NewObservingClient(nil)
+func realModel(a adapter.Adapter) llm.Builder {
+	return func(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
+		pc := adapter.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL,
+			APIKeyEnv: cfg.APIKeyEnv, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens,
+			Timeout: callTimeout(cfg, false) + httpTimeoutMargin, PromptCache: cfg.PromptCache,
+			EmbeddingModel: cfg.EmbeddingModel}
+		if a.Name != adapter.Mistral {
+			// The mistral SDK builds its own client and refuses one.
+			pc.HTTPClient = middleware.NewObservingClient(nil)
+		}
+		return adapter.New(ctx, pc, a)
 	}
-	return provider.New(ctx, pc)
 }
 
-// newModels builds the model factory: the real providers, the scripted and
-// replay models, then the extra providers of o (which replace built-in ones
+// newModels builds the model factory: the real providers of
+// WithProviders, the scripted and replay models, then the extra providers
+// of o (which replace built-in ones
 // of the same name). With rec set, every built model is recorded just
 // around the provider, inside the middleware (see WithRecording); the
 // factory applies wrappers innermost first.
@@ -194,9 +197,10 @@ func newModels(o *options, rec *recording, cassettes *replays) *llm.Factory {
 			return embeddings.EmbedderClientFunc(middleware.ApplyEmbed(c.CreateEmbedding, middlewareFor(cfg, offline(cfg.Provider)), middlewareOptions()...))
 		}),
 		llm.WithEmbeddingObserver(traceEmbedding),
+		llm.WithUnknownProviderHint(registerHint),
 	)
-	for _, p := range provider.Providers() {
-		opts = append(opts, llm.WithProvider(p, "real: "+p, realModel))
+	for _, a := range o.adapters {
+		opts = append(opts, llm.WithProvider(a.Name, "real: "+a.Name, realModel(a)))
 	}
 	opts = append(opts,
 		llm.WithProvider(providerScripted, scripted.Label, scripted.Build, llm.AsKind(llm.KindScripted)),

@@ -14,8 +14,10 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/usage"
+	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -44,7 +46,7 @@ func hangingServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
 func TestRetryWaitsOfARealProviderAreTracedAndPrinted(t *testing.T) {
 	t.Setenv("PLANNER_TEST_OPENAI_KEY", "sk-test")
 	srv, hits := hangingServer(t)
-	e, err := New()
+	e, err := New(fullSet())
 	require.NoError(t, err)
 	m, err := e.Models().Model(t.Context(), config.LLM{
 		Provider: "openai", Model: "gpt-4o-mini", BaseURL: srv.URL + "/v1", APIKeyEnv: "PLANNER_TEST_OPENAI_KEY",
@@ -93,7 +95,7 @@ func TestRetryOfAnHTTP429IsTracedWithItsStatus(t *testing.T) {
 		_, _ = io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"rate_limit"}}`)
 	}))
 	t.Cleanup(srv.Close)
-	e, err := New()
+	e, err := New(fullSet())
 	require.NoError(t, err)
 	m, err := e.Models().Model(t.Context(), config.LLM{
 		Provider: "openai", Model: "gpt-4o-mini", BaseURL: srv.URL + "/v1", APIKeyEnv: "PLANNER_TEST_OPENAI_KEY",
@@ -158,7 +160,7 @@ func TestReplyLimitCutsRepliesButTheCassetteKeepsThemRaw(t *testing.T) {
 	dir := t.TempDir()
 	path := dir + "/run.jsonl"
 	long := strings.Repeat("y", 200)
-	e, err := New(WithRecording(path))
+	e, err := New(fullSet(), WithRecording(path))
 	require.NoError(t, err)
 	m, err := e.Models().Model(t.Context(), config.LLM{Provider: "scripted", Script: writeScript(t, dir, "long.yaml", long), MaxReplyBytes: 64}, "")
 	require.NoError(t, err)
@@ -184,7 +186,7 @@ func TestReplyLimitCutsRepliesButTheCassetteKeepsThemRaw(t *testing.T) {
 
 func TestModelsRejectAnAbsurdReplyLimit(t *testing.T) {
 	t.Parallel()
-	e, err := New()
+	e, err := New(fullSet())
 	require.NoError(t, err)
 	_, err = e.Models().Model(t.Context(), config.LLM{Provider: "scripted", Script: "unused.yaml", MaxReplyBytes: 1 << 30}, "")
 	require.ErrorIs(t, err, config.ErrInvalid)
@@ -193,7 +195,7 @@ func TestModelsRejectAnAbsurdReplyLimit(t *testing.T) {
 
 func TestMistralIsBuiltWithoutAnHTTPClient(t *testing.T) {
 	t.Setenv("PLANNER_TEST_MISTRAL_KEY", "test")
-	e, err := New()
+	e, err := New(fullSet())
 	require.NoError(t, err)
 	m, err := e.Models().Model(context.Background(), config.LLM{Provider: "mistral", Model: "mistral-small-latest", APIKeyEnv: "PLANNER_TEST_MISTRAL_KEY"}, "")
 	require.NoError(t, err, "the mistral SDK refuses a caller's HTTP client")
@@ -203,12 +205,13 @@ func TestMistralIsBuiltWithoutAnHTTPClient(t *testing.T) {
 func TestModelsAreMeteredWithTheTokenizerAndPricedFromTheTable(t *testing.T) {
 	t.Parallel()
 	prices := usage.PriceTable{"house-model": {InputPerMTok: 1e6, OutputPerMTok: 2e6}} // $1 and $2 a token
-	e, err := New(WithPriceTable(prices))
+	e, err := New(fullSet(), WithPriceTable(prices))
 	require.NoError(t, err)
 	const reply = "The tokenizer counts tokens, not characters, 1173 plants."
 	m, err := e.Models().Model(t.Context(), config.LLM{Provider: "scripted", Model: "house-model", Script: writeScript(t, t.TempDir(), "s.yaml", reply)}, "")
 	require.NoError(t, err)
 	st := state.NewState(state.Task{Question: "q"})
+	st.SetHooks(pipeline.ContextHooks(st)) // usage and trace events, as in a run
 	msgs := llm.Prompt("You are terse.", "How many plants do 3 fields of 17 rows of 23 plants hold?")
 
 	_, resp, err := m.Call(t.Context(), st, llm.CallMeta{Node: "n"}, msgs)
@@ -226,21 +229,13 @@ func TestModelsAreMeteredWithTheTokenizerAndPricedFromTheTable(t *testing.T) {
 	assert.InDelta(t, float64(want.PromptTokens)+2*float64(want.CompletionTokens), got.CostUSD, 1e-9)
 }
 
-// failingModel fails every call with an HTTP 500, which the middleware
-// retries.
-type failingModel struct{}
-
-func (failingModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	return nil, &middleware.HTTPError{StatusCode: http.StatusInternalServerError, Err: errors.New("server error")}
-}
-
-func (m failingModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
 func TestOfflineProvidersRetryQuickly(t *testing.T) {
 	t.Parallel()
-	build := func(context.Context, config.LLM, string) (llms.Model, error) { return failingModel{}, nil }
+	// The model fails every call with an HTTP 500, which the middleware
+	// retries.
+	build := func(context.Context, config.LLM, string) (llms.Model, error) {
+		return llmtest.Fail(&middleware.HTTPError{StatusCode: http.StatusInternalServerError, Err: errors.New("server error")}), nil
+	}
 	tests := []struct {
 		name    string
 		opt     Option
@@ -257,7 +252,7 @@ func TestOfflineProvidersRetryQuickly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e, err := New(tt.opt)
+			e, err := New(fullSet(), tt.opt)
 			require.NoError(t, err)
 			m, err := e.Models().Model(t.Context(), config.LLM{Provider: "p", Retry: config.Retry{MaxAttempts: 2}}, "")
 			require.NoError(t, err)
@@ -290,11 +285,12 @@ func TestCachedPromptTokensArePricedAtTheCachedRate(t *testing.T) {
 	t.Cleanup(srv.Close)
 	// $1 a token of input, $0.10 a cached one, $2 a token of output.
 	prices := usage.PriceTable{"house-model": {InputPerMTok: 1e6, CachedInputPerMTok: 1e5, OutputPerMTok: 2e6}}
-	e, err := New(WithPriceTable(prices))
+	e, err := New(fullSet(), WithPriceTable(prices))
 	require.NoError(t, err)
 	m, err := e.Models().Model(t.Context(), config.LLM{Provider: "openai", Model: "house-model", BaseURL: srv.URL + "/v1"}, "")
 	require.NoError(t, err)
 	st := state.NewState(state.Task{Question: "q"})
+	st.SetHooks(pipeline.ContextHooks(st)) // usage and trace events, as in a run
 	rec := &trace.Recorder{}
 	_, _, err = m.Call(trace.WithTracer(t.Context(), trace.New("r", rec)), st, llm.CallMeta{Node: "n"}, llm.Prompt("s", "u"))
 	require.NoError(t, err)

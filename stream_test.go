@@ -79,7 +79,7 @@ func fakeOpenAI(t *testing.T) (*httptest.Server, *atomic.Int32, *atomic.Int32) {
 func TestAStreamedRunShowsTokensInOrderAndAnswersAsAPlainRun(t *testing.T) {
 	t.Setenv("PLANNER_TEST_OPENAI_KEY", "sk-test-streaming")
 	srv, plain, streamed := fakeOpenAI(t)
-	eng, err := New()
+	eng, err := New(fullSet())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = eng.Close() })
 	p, err := eng.Load(t.Context(), "configs/react.yaml", WithLLMConfig(config.LLM{Provider: "openai", Model: "gpt-4o-mini",
@@ -151,7 +151,7 @@ func kinds(events []trace.Event) []trace.Kind {
 }
 
 func TestStartReportsAnEmptyQuestionThroughWait(t *testing.T) {
-	eng, err := New()
+	eng, err := New(fullSet())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = eng.Close() })
 	p, err := eng.Load(t.Context(), "configs/cot.yaml", WithLLM("scripted:examples/scripts/cot_demo.yaml"))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/full"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/redact"
@@ -35,7 +36,7 @@ func spanRun(t *testing.T, config, script, question string, engine bool, opts ..
 	} else {
 		ctx = telemetry.WithProvider(ctx, tp)
 	}
-	eng, err := planner.New(opts...)
+	eng, err := planner.New(append(full.Options(), opts...)...)
 	require.NoError(t, err)
 	defer eng.Close()
 	p, err := eng.Load(ctx, config, planner.WithLLM("scripted:"+script))
@@ -151,7 +152,7 @@ func TestTelemetryContentIsOptInAndScrubbed(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	eng, err := planner.New(planner.WithTracerProvider(tp, telemetry.WithContent(true)), planner.WithScrubber(redact.New(redact.WithSecrets(secret))))
+	eng, err := planner.New(append(full.Options(), planner.WithTracerProvider(tp, telemetry.WithContent(true)), planner.WithScrubber(redact.New(redact.WithSecrets(secret))))...)
 	require.NoError(t, err)
 	defer eng.Close()
 	ctx := context.Background()
@@ -198,7 +199,7 @@ func TestTelemetryJournaledAndFailedRuns(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { _ = tp.Shutdown(ctx) }()
-	eng, err := planner.New(planner.WithTracerProvider(tp))
+	eng, err := planner.New(append(full.Options(), planner.WithTracerProvider(tp))...)
 	require.NoError(t, err)
 	defer eng.Close()
 

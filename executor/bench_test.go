@@ -68,7 +68,7 @@ func BenchmarkPromptTokensPerStep(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				out, err := l.Run(context.Background(), state.NewState(state.Task{}), executor.Input{Task: "Collect facts about 20 bodies."})
+				out, err := l.Run(context.Background(), hookedState(state.Task{}), executor.Input{Task: "Collect facts about 20 bodies."})
 				if err != nil || !out.Complete {
 					b.Fatalf("run did not complete: %v %+v", err, out)
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
@@ -16,12 +17,12 @@ import (
 )
 
 // branchLoop builds a loop on a non-strict scripted model.
-func branchLoop(t *testing.T, cfg executor.ReActConfig, replies ...scripted.Reply) (*executor.Loop, *recModel) {
+func branchLoop(t *testing.T, cfg executor.ReActConfig, replies ...scripted.Reply) (*executor.Loop, *llmtest.Recorder) {
 	t.Helper()
 	f := false
 	sm, err := scripted.New(scripted.Script{Strict: &f, Replies: replies})
 	require.NoError(t, err)
-	m := &recModel{inner: sm}
+	m := newRecModel(sm)
 	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())}, cfg)
 	require.NoError(t, err)
 	return l, m
@@ -33,7 +34,7 @@ func TestBranchNextExtendsACopyAndLeavesTheBranchAsItWas(t *testing.T) {
 		scripted.Reply{Contains: "Observation: [echo] echo: a", Text: "Thought: more.\nAction: echo\nAction Input: b"},
 		scripted.Reply{Text: "Thought: start.\nAction: echo\nAction Input: a", Times: 2},
 	)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	root, err := l.Begin(st, executor.Input{NodeID: "lats", Kind: "lats", Role: "expand", Task: "q"})
 	require.NoError(t, err)
 
@@ -67,7 +68,7 @@ func TestBranchNextExtendsACopyAndLeavesTheBranchAsItWas(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, sibling.Entries(), 1)
 
-	for _, r := range m.requests() {
+	for _, r := range requests(m) {
 		assert.Equal(t, llm.CallMeta{Node: "lats", Kind: "lats", Role: "expand"}, r.caller)
 	}
 	assert.Equal(t, 3, st.Usage.Snapshot().ToolCalls)
@@ -77,7 +78,7 @@ func TestBranchesKeepTheirOwnRepeatGuard(t *testing.T) {
 	l, _ := branchLoop(t, executor.ReActConfig{MaxRepeats: 1},
 		scripted.Reply{Text: "Thought: again.\nAction: echo\nAction Input: a", Times: 10},
 	)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	root, err := l.Begin(st, executor.Input{Task: "q"})
 	require.NoError(t, err)
 	one, _, err := root.Next(context.Background(), executor.TurnOptions{})
@@ -103,7 +104,7 @@ func TestBranchNextTakesLessonsAndCallOptionsAndRunsConcurrently(t *testing.T) {
 	l, m := branchLoop(t, executor.ReActConfig{},
 		scripted.Reply{Text: "Thought: t.\nAction: echo\nAction Input: x", Times: 8},
 	)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	root, err := l.Begin(st, executor.Input{Task: "q"})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
@@ -116,7 +117,7 @@ func TestBranchNextTakesLessonsAndCallOptionsAndRunsConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 	seeds := map[int]bool{}
-	for _, r := range m.requests() {
+	for _, r := range requests(m) {
 		seeds[r.opts.Seed] = true
 		assert.Contains(t, r.text(), "Lessons from earlier attempts at this task")
 		assert.Contains(t, r.text(), "1. check twice")
@@ -130,7 +131,7 @@ func TestBranchFormatErrorsGetFeedbackUntilTheParseGuardStops(t *testing.T) {
 	l, m := branchLoop(t, executor.ReActConfig{MaxParseFailures: 2},
 		scripted.Reply{Text: "no labels at all", Times: 5},
 	)
-	root, err := l.Begin(state.NewState(state.Task{Question: "q"}), executor.Input{Task: "q"})
+	root, err := l.Begin(hookedState(state.Task{Question: "q"}), executor.Input{Task: "q"})
 	require.NoError(t, err)
 	one, t1, err := root.Next(context.Background(), executor.TurnOptions{})
 	require.NoError(t, err)
@@ -140,5 +141,5 @@ func TestBranchFormatErrorsGetFeedbackUntilTheParseGuardStops(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, t2.Invalid)
 	assert.Equal(t, state.FailureParse, t2.Failure)
-	assert.Contains(t, m.requests()[1].text(), "Observation: "+t1.Entries[0].Error, "the feedback is shown in the next turn")
+	assert.Contains(t, requests(m)[1].text(), "Observation: "+t1.Entries[0].Error, "the feedback is shown in the next turn")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
@@ -42,7 +43,7 @@ func completionPrompt(t *testing.T, r request) string {
 	return r.msgs[0].Parts[0].(llms.TextContent).Text
 }
 
-func newLoop(t *testing.T, m *recModel, cfg executor.ReActConfig, ts ...tools.Tool) *executor.Loop {
+func newLoop(t *testing.T, m *llmtest.Recorder, cfg executor.ReActConfig, ts ...tools.Tool) *executor.Loop {
 	t.Helper()
 	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, ts...)}, cfg)
 	require.NoError(t, err)
@@ -102,7 +103,7 @@ func TestCompletionStyleRendersTheStepsAsThePapersHarness(t *testing.T) {
 		"Observation 1: \"Love the Way You Lie\" is a song by Eminem featuring Rihanna. It was released in 2010.\n"
 	step2 := "Thought 2: It is by Eminem. I need to look up Rihanna.\nAction 2: Lookup[Rihanna]\nObservation 2: (Result 1 / 2) Rihanna sings the chorus.\n"
 	step3 := "Thought 3: I should page on.\nAction 3: Lookup[Rihanna]\nObservation 3: (Result 2 / 2) Rihanna recorded a sequel.\nIt came out later.\n"
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 5)
 	want := []struct {
 		prompt string
@@ -159,7 +160,7 @@ func TestCompletionStyleBudgetEndsWithAnEmptyOrFinalizedAnswer(t *testing.T) {
 		assert.Equal(t, state.FailureBudget, h.out.Failure)
 		assert.Empty(t, h.out.Answer)
 		assert.Equal(t, 2, h.out.Iterations)
-		assert.Len(t, h.model.requests(), 2, "no finalizer call")
+		assert.Len(t, requests(h.model), 2, "no finalizer call")
 		assert.ErrorIs(t, h.out.Err(), executor.ErrBudget)
 	})
 	t.Run("finalize on: the finalizer sees the numbered steps", func(t *testing.T) {
@@ -173,7 +174,7 @@ func TestCompletionStyleBudgetEndsWithAnEmptyOrFinalizedAnswer(t *testing.T) {
 		require.NoError(t, h.err)
 		assert.False(t, h.out.Complete)
 		assert.Equal(t, "Pluto", h.out.Answer)
-		reqs := h.model.requests()
+		reqs := requests(h.model)
 		require.Len(t, reqs, 3)
 		assert.Equal(t, "STEPS:\nThought 1: I need to search Pluto.\nAction 1: Search[Pluto]\nObservation 1: No more results.\n\n"+
 			"Thought 2: I need to search Pluto.\nAction 2: Search[Pluto]\nObservation 2: No more results.", completionPrompt(t, reqs[2]))
@@ -187,7 +188,7 @@ func TestCompletionStyleAnswersUnusableActionsAsWikiEnv(t *testing.T) {
 		" Done.\nAction 3: finish[]",
 	), "q", &pagingTool{name: "Search"})
 	require.NoError(t, h.err)
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 3)
 	assert.Equal(t, paperHeader+"Thought 1: I will search.\nAction 1: Search Pluto\nObservation 1: Invalid action: search Pluto\n"+
 		"Thought 2: I will think.\nAction 2: Think[about Pluto]\nObservation 2: Invalid action: think[about Pluto]\nThought 3:", completionPrompt(t, reqs[2]))
@@ -216,7 +217,7 @@ func TestCompletionStyleCutsWhatAProviderWroteBeyondTheStop(t *testing.T) {
 	require.NoError(t, h.err)
 	assert.Equal(t, "dwarf planet", h.out.Answer)
 	assert.Equal(t, paperHeader+"Thought 1: I need Pluto.\nAction 1: Search[Pluto]\nObservation 1: Pluto is a dwarf planet.\nThought 2:",
-		completionPrompt(t, h.model.requests()[1]))
+		completionPrompt(t, requests(h.model)[1]))
 	assert.Equal(t, []string{"invented_observation"}, h.guards())
 }
 
@@ -224,7 +225,7 @@ func TestCompletionStyleDefaultPromptListsTheTools(t *testing.T) {
 	cfg := executor.ReActConfig{Style: executor.StyleCompletion}
 	h := runScript(t, cfg, text(" Easy.\nAction 1: Finish[4]"), "What is 2+2?", echoTool())
 	require.NoError(t, h.err)
-	p := completionPrompt(t, h.model.requests()[0])
+	p := completionPrompt(t, requests(h.model)[0])
 	assert.Contains(t, p, "(1) echo[input]: test tool echo\n(2) Finish[answer]: gives the answer and ends the task.\nHere are some examples.\n\nQuestion: ")
 	qa, ok := executor.FallbackExamples(executor.ExamplesDemoQA)
 	require.True(t, ok)
@@ -235,9 +236,9 @@ func TestCompletionStyleDefaultPromptListsTheTools(t *testing.T) {
 func TestCompletionStyleBranchesTakeNumberedTurns(t *testing.T) {
 	sm, err := scripted.New(text(" Look.\nAction 1: Search[a]", " Done.\nAction 2: Finish[b]"))
 	require.NoError(t, err)
-	m := &recModel{inner: sm}
+	m := newRecModel(sm)
 	l := newLoop(t, m, paperCfg(), &pagingTool{name: "Search", pages: map[string][]string{"a": {"page a"}}})
-	b, err := l.Begin(state.NewState(state.Task{}), executor.Input{Task: "q"})
+	b, err := l.Begin(hookedState(state.Task{}), executor.Input{Task: "q"})
 	require.NoError(t, err)
 	b1, turn, err := b.Next(t.Context(), executor.TurnOptions{})
 	require.NoError(t, err)

@@ -80,13 +80,13 @@ func systemPrompt(t *testing.T, env nodekind.Env, cfg executor.ReActConfig) stri
 	t.Helper()
 	sm, err := scripted.New(text("Final Answer: a"))
 	require.NoError(t, err)
-	m := &recModel{inner: sm}
+	m := newRecModel(sm)
 	env.Model = llm.Model{LLM: m}
 	l, err := executor.NewLoop(env, cfg)
 	require.NoError(t, err)
-	_, err = l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: "q"})
+	_, err = l.Run(t.Context(), hookedState(state.Task{}), executor.Input{Task: "q"})
 	require.NoError(t, err)
-	msg := m.requests()[0].msgs[0]
+	msg := requests(m)[0].msgs[0]
 	require.Equal(t, llms.ChatMessageTypeSystem, msg.Role)
 	return msg.Parts[0].(llms.TextContent).Text
 }

@@ -73,11 +73,11 @@ func TestShippedDemosAnswerFromRealToolResults(t *testing.T) {
 }
 
 func TestReActNodeRecordsAPartialAnswer(t *testing.T) {
-	m := &recModel{inner: scriptedModel(t, text("Thought: t\nAction: echo\nAction Input: a"), "Final Answer: echo: a")}
+	m := newRecModel(scriptedModel(t, text("Thought: t\nAction: echo\nAction Input: a"), "Final Answer: echo: a"))
 	built, err := executor.NewReAct(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())},
 		nodekind.Spec{ID: "act", Type: "react", Settings: map[string]any{"max_iterations": 1}})
 	require.NoError(t, err)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Reflections = []string{"echo first"}
 	route, err := built.Node.Run(context.Background(), st)
 	require.NoError(t, err)
@@ -89,5 +89,5 @@ func TestReActNodeRecordsAPartialAnswer(t *testing.T) {
 	assert.Contains(t, st.Reason, "max_iterations")
 	require.Len(t, st.Scratchpad, 1)
 	assert.Equal(t, "echo: a", st.Scratchpad[0].Observation)
-	assert.Contains(t, m.requests()[0].text(), "Lessons from earlier attempts at this task (do not repeat these mistakes):\n1. echo first\n\nTask: q")
+	assert.Contains(t, requests(m)[0].text(), "Lessons from earlier attempts at this task (do not repeat these mistakes):\n1. echo first\n\nTask: q")
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -198,6 +199,11 @@ func providerFactory() *llm.Factory {
 		llm.WithEmbeddingWrapper(func(_ config.LLM, c embeddings.EmbedderClient) embeddings.EmbedderClient {
 			return embeddings.EmbedderClientFunc(middleware.ApplyEmbed(c.CreateEmbedding, mc))
 		}),
+		// The planner traces each embedding request (the root's observer).
+		llm.WithEmbeddingObserver(func(ctx context.Context, e llm.EmbeddingEvent) {
+			trace.From(ctx).Emit(trace.Event{Node: e.Node, Kind: trace.KindInfo,
+				Data: map[string]any{llm.TraceEmbeddingTexts: e.Texts, llm.TraceEmbeddingModel: e.Model}})
+		}),
 	}
 	for _, p := range provider.Providers() {
 		opts = append(opts, llm.WithProvider(p, "real: "+p, build))
@@ -217,7 +223,7 @@ func embeddingLoop(t *testing.T, srv *openAIServer, method string) *executor.Loo
 	var cfg executor.ReActConfig
 	require.NoError(t, config.Decode(map[string]any{"mode": "text",
 		"tool_retrieval": map[string]any{"method": method, "max_tools": 3}}, &cfg))
-	l, err := executor.NewLoop(nodekind.Env{Model: m, Tools: registry(t, eightTools()...)}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: m, Tools: registry(t, eightTools()...)}, cfg)
 	require.NoError(t, err)
 	return l
 }
@@ -237,7 +243,7 @@ func TestEmbeddingRetrievalThroughAProviderShowsTheNearestTools(t *testing.T) {
 			l := embeddingLoop(t, srv, method)
 			rec := &trace.Recorder{}
 			ctx := trace.WithTracer(context.Background(), trace.New("test", rec))
-			out, err := l.Run(ctx, state.NewState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
+			out, err := l.Run(ctx, hookedState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
 			require.NoError(t, err)
 			require.True(t, out.Complete, out.Reason)
 
@@ -283,7 +289,7 @@ func TestEmbeddingRetrievalNeedsAProviderWithEmbeddings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, m.Embedder)
 	for _, method := range []string{"embedding", "hybrid"} {
-		_, err = executor.NewLoop(nodekind.Env{Model: m, Tools: registry(t, eightTools()...)},
+		_, err = executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: m, Tools: registry(t, eightTools()...)},
 			executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{Method: method, MaxTools: 3}})
 		var se *config.SettingError
 		require.ErrorAs(t, err, &se, method)
@@ -291,7 +297,7 @@ func TestEmbeddingRetrievalNeedsAProviderWithEmbeddings(t *testing.T) {
 		assert.ErrorContains(t, err, `provider "anthropic"`)
 		assert.ErrorContains(t, err, "openai")
 	}
-	_, err = executor.NewLoop(nodekind.Env{Model: m, Tools: registry(t, eightTools()...)},
+	_, err = executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: m, Tools: registry(t, eightTools()...)},
 		executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{MaxTools: 3}})
 	assert.NoError(t, err, "bm25 needs no embeddings")
 }
@@ -309,7 +315,7 @@ func TestEmbeddingSelectionsAreReplayedFromTheJournal(t *testing.T) {
 		require.NoError(t, err)
 		l := embeddingLoop(t, srv, "embedding")
 		rctx := journal.WithScope(journal.WithRun(ctx, j), journal.NodeScope(1, "act"))
-		return l.Run(rctx, state.NewState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
+		return l.Run(rctx, hookedState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
 	}
 	first, err := run()
 	require.NoError(t, err)
@@ -350,7 +356,7 @@ func TestEmbeddingProviderFailureFallsBack(t *testing.T) {
 	srv.mu.Unlock()
 	rec := &trace.Recorder{}
 	ctx := trace.WithTracer(context.Background(), trace.New("test", rec))
-	_, err := l.Run(ctx, state.NewState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
+	_, err := l.Run(ctx, hookedState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
 	require.Error(t, err, "the chat call fails too")
 	var why []string
 	for _, e := range rec.OfKind(trace.KindGuard) {

@@ -20,7 +20,7 @@ func runRetrying(t *testing.T, cfg executor.ReActConfig, s scripted.Script, task
 	t.Helper()
 	sm, err := scripted.New(s)
 	require.NoError(t, err)
-	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: state.NewState(state.Task{Question: task})}
+	h := &harness{model: newRecModel(sm), events: &trace.Recorder{}, state: hookedState(state.Task{Question: task})}
 	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: h.model, EmptyRetries: 2}, Tools: registry(t, echoTool())}, cfg)
 	require.NoError(t, err)
 	ctx := trace.WithTracer(context.Background(), trace.New("test", h.events))
@@ -35,7 +35,7 @@ func TestMaxEmptyRetriesReplacesTheModelsRetries(t *testing.T) {
 	require.NoError(t, h.err)
 	assert.True(t, h.out.Complete)
 	assert.Equal(t, 2, h.out.Iterations, "one retry, then the empty reply is format feedback")
-	assert.Len(t, h.model.requests(), 3)
+	assert.Len(t, requests(h.model), 3)
 	assert.Equal(t, []string{llm.GuardEmptyReply}, h.guards())
 	assert.Contains(t, h.out.Entries[0].Error, "the reply is empty")
 }
@@ -46,7 +46,7 @@ func TestCompletionStyleDoesNotRetryEmptyReplies(t *testing.T) {
 	require.NoError(t, h.err)
 	assert.True(t, h.out.Complete)
 	assert.Equal(t, "x", h.out.Answer)
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 2, "the empty reply gets the harness's action-only call, not a retry")
 	assert.Equal(t, paperHeader+"Thought 1: \nAction 1:", completionPrompt(t, reqs[1]))
 	assert.Equal(t, []string{executor.GuardActionOnly}, h.guards())

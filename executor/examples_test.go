@@ -54,14 +54,14 @@ func TestExamplesFromAFile(t *testing.T) {
 			cfg.ExamplesFile, cfg.ExamplesKey = tc.file, tc.key
 			sm, err := scripted.New(text(" t\nAction 1: Finish[a]"))
 			require.NoError(t, err)
-			m := &recModel{inner: sm}
+			m := newRecModel(sm)
 			env := env
 			env.Model = llm.Model{LLM: m}
 			l, err := executor.NewLoop(env, cfg)
 			require.NoError(t, err)
-			_, err = l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: "q"})
+			_, err = l.Run(t.Context(), hookedState(state.Task{}), executor.Input{Task: "q"})
 			require.NoError(t, err)
-			assert.Equal(t, tc.want+"Question: q\nThought 1:", completionPrompt(t, m.requests()[0]))
+			assert.Equal(t, tc.want+"Question: q\nThought 1:", completionPrompt(t, requests(m)[0]))
 			assert.Empty(t, l.ExamplesNotice())
 		})
 	}
@@ -106,13 +106,13 @@ func TestAMissingExamplesFileFallsBackWithANotice(t *testing.T) {
 	cfg.ExamplesFile, cfg.ExamplesKey, cfg.ExamplesFallback = "absent/fever.json", "webthink_simple3", executor.ExamplesDemoFEVER
 	sm, err := scripted.New(text(" t\nAction 1: Finish[SUPPORTS]"))
 	require.NoError(t, err)
-	m := &recModel{inner: sm}
+	m := newRecModel(sm)
 	l := newLoop(t, m, cfg, echoTool())
 	assert.Contains(t, l.ExamplesNotice(), filepath.Join("absent", "fever.json")+" not found")
 	assert.Contains(t, l.ExamplesNotice(), "NOT the paper's own examples")
 	assert.Contains(t, l.ExamplesNotice(), "prompts/fever.json from "+executor.PaperPromptsURL)
 	rec := &trace.Recorder{}
-	out, err := l.Run(trace.WithTracer(t.Context(), trace.New("r", rec)), state.NewState(state.Task{}), executor.Input{NodeID: "act", Task: "q"})
+	out, err := l.Run(trace.WithTracer(t.Context(), trace.New("r", rec)), hookedState(state.Task{}), executor.Input{NodeID: "act", Task: "q"})
 	require.NoError(t, err)
 	assert.Equal(t, "SUPPORTS", out.Answer)
 	guards := rec.OfKind(trace.KindGuard)
@@ -120,7 +120,7 @@ func TestAMissingExamplesFileFallsBackWithANotice(t *testing.T) {
 	assert.Equal(t, executor.GuardExamplesFallback, guards[0].Data["guard"])
 	assert.Equal(t, l.ExamplesNotice(), guards[0].Text)
 	fever, _ := executor.FallbackExamples(executor.ExamplesDemoFEVER)
-	assert.Equal(t, "INSTRUCTION\n"+fever+"Question: q\nThought 1:", completionPrompt(t, m.requests()[0]))
+	assert.Equal(t, "INSTRUCTION\n"+fever+"Question: q\nThought 1:", completionPrompt(t, requests(m)[0]))
 }
 
 // paperStep is one step of a few-shot trajectory in the paper's layout.
@@ -233,11 +233,11 @@ func replay(t *testing.T, cfg executor.ReActConfig, baseDir, examples string) {
 			var mu sync.Mutex
 			sm, err := scripted.New(s)
 			require.NoError(t, err)
-			m := &recModel{inner: sm}
+			m := newRecModel(sm)
 			l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, BaseDir: baseDir,
 				Tools: registry(t, fixtureTool{"Search", &mu, &queue}, fixtureTool{"Lookup", &mu, &queue})}, cfg)
 			require.NoError(t, err)
-			out, err := l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: tr.task})
+			out, err := l.Run(t.Context(), hookedState(state.Task{}), executor.Input{Task: tr.task})
 			require.NoError(t, err)
 			assert.Empty(t, queue, "every recorded call was made")
 			for i, e := range out.Entries[:len(out.Entries)-1] {
@@ -247,7 +247,7 @@ func replay(t *testing.T, cfg executor.ReActConfig, baseDir, examples string) {
 			last := tr.steps[len(tr.steps)-1].action
 			assert.True(t, out.Complete)
 			assert.Equal(t, strings.TrimSuffix(strings.TrimPrefix(last, "Finish["), "]"), out.Answer)
-			reqs := m.requests()
+			reqs := requests(m)
 			require.Len(t, reqs, len(tr.steps))
 			line := tr.label + ": " + tr.task + "\n"
 			header, ok := strings.CutSuffix(completionPrompt(t, reqs[0]), line+"Thought 1:")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,10 +11,12 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -111,59 +112,33 @@ type timedTool struct{ *fakeTool }
 
 func (timedTool) Meta() tools.Meta { return tools.Meta{ReadOnly: true, Timeout: time.Second} }
 
-// recModel records every request to the model it wraps.
-type recModel struct {
-	inner llms.Model
-	mu    sync.Mutex
-	reqs  []request
-}
-
+// request is one model call as a recorder from newRecModel saw it.
 type request struct {
 	caller llm.CallMeta
 	msgs   []llms.MessageContent
 	opts   llms.CallOptions
 }
 
-func (m *recModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var o llms.CallOptions
-	for _, f := range options {
-		f(&o)
+// newRecModel wraps inner in a recorder that keeps each call's caller.
+func newRecModel(inner llms.Model) *llmtest.Recorder {
+	return &llmtest.Recorder{Model: inner, Meta: func(ctx context.Context) any { return llm.CallMetaFrom(ctx) }}
+}
+
+// requests returns the calls m (from newRecModel) saw so far.
+func requests(m *llmtest.Recorder) []request {
+	var out []request
+	for _, r := range m.Requests() {
+		out = append(out, request{caller: r.Meta.(llm.CallMeta), msgs: r.Messages, opts: r.Options})
 	}
-	m.mu.Lock()
-	m.reqs = append(m.reqs, request{caller: llm.CallMetaFrom(ctx), msgs: msgs, opts: o})
-	m.mu.Unlock()
-	return m.inner.GenerateContent(ctx, msgs, options...)
-}
-
-func (m *recModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-func (m *recModel) requests() []request {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]request(nil), m.reqs...)
+	return out
 }
 
 // text joins the text of every message of a request, as a model sees it.
-func (r request) text() string {
-	var b strings.Builder
-	for _, m := range r.msgs {
-		for _, p := range m.Parts {
-			switch v := p.(type) {
-			case llms.TextContent:
-				b.WriteString(v.Text + "\n")
-			case llms.ToolCallResponse:
-				b.WriteString(v.Content + "\n")
-			}
-		}
-	}
-	return b.String()
-}
+func (r request) text() string { return llmtest.Text(r.msgs) }
 
 // harness is one loop run's observable results.
 type harness struct {
-	model  *recModel
+	model  *llmtest.Recorder
 	events *trace.Recorder
 	state  *state.State
 	out    executor.Outcome
@@ -184,7 +159,7 @@ func (h *harness) guards() []string {
 // prompt returns the prompt text of request i; a negative i counts from
 // the end (-1 is the last request).
 func (h *harness) prompt(i int) string {
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	if i < 0 {
 		i += len(reqs)
 	}
@@ -203,9 +178,9 @@ func runScript(t testing.TB, cfg executor.ReActConfig, s scripted.Script, task s
 	t.Helper()
 	sm, err := scripted.New(s)
 	require.NoError(t, err)
-	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: state.NewState(state.Task{Question: task})}
+	h := &harness{model: newRecModel(sm), events: &trace.Recorder{}, state: hookedState(state.Task{Question: task})}
 	// The factory's default empty-reply retries, as a pipeline's model has.
-	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: h.model, EmptyRetries: config.DefaultEmptyRetries}, Tools: registry(t, ts...)}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: h.model, EmptyRetries: config.DefaultEmptyRetries}, Tools: registry(t, ts...)}, cfg)
 	require.NoError(t, err)
 	ctx := trace.WithTracer(context.Background(), trace.New("test", h.events))
 	h.out, h.err = l.Run(ctx, h.state, executor.Input{NodeID: "act", Task: task})

@@ -147,7 +147,11 @@ func NewLoop(env nodekind.Env, cfg ReActConfig) (*Loop, error) {
 		if l.tools.Has(RecallToolName) {
 			return nil, config.SettingErrorf("recall", "the loop adds a tool named %q, and the pipeline has a tool of that name; rename the pipeline's tool or set recall: false", RecallToolName)
 		}
-		if l.tools, err = l.tools.With(recallTool{}); err != nil {
+		recall, err := newRecallTool(env)
+		if err != nil {
+			return nil, err
+		}
+		if l.tools, err = l.tools.With(recall); err != nil {
 			return nil, config.SettingErrorf("recall", "%v", err)
 		}
 	}

@@ -74,7 +74,7 @@ func TestTextLoopGuards(t *testing.T) {
 				assert.ErrorIs(t, h.out.Err(), executor.ErrTooManyParseFailures)
 				assert.Contains(t, h.out.Reason, "3 replies in a row")
 				assert.Len(t, h.ofKind(trace.KindParseError), 3)
-				reqs := h.model.requests()
+				reqs := requests(h.model)
 				require.Len(t, reqs, 4)
 				assert.Equal(t, "finalize", reqs[3].caller.Role)
 				assert.Equal(t, []string{state.FailureParse}, h.guards())
@@ -175,7 +175,7 @@ func TestTextLoopGuards(t *testing.T) {
 				assert.True(t, h.out.Complete)
 				assert.Equal(t, 1, h.out.Iterations)
 				assert.Equal(t, []string{"empty_reply", "empty_reply"}, h.guards())
-				reqs := h.model.requests()
+				reqs := requests(h.model)
 				require.Len(t, reqs, 3)
 				assert.Equal(t, reqs[1].msgs, reqs[2].msgs)
 				require.Len(t, reqs[2].msgs, len(reqs[0].msgs)+1)
@@ -267,7 +267,7 @@ func TestTextLoopGuards(t *testing.T) {
 				assert.ErrorIs(t, h.out.Err(), executor.ErrBudget)
 				assert.Equal(t, "partial", h.out.Answer)
 				assert.Equal(t, 2, h.out.Iterations)
-				reqs := h.model.requests()
+				reqs := requests(h.model)
 				require.Len(t, reqs, 3)
 				assert.Equal(t, "finalize", reqs[2].caller.Role)
 				assert.Empty(t, reqs[2].opts.StopWords)
@@ -282,7 +282,7 @@ func TestTextLoopGuards(t *testing.T) {
 				assert.False(t, h.out.Complete)
 				assert.Empty(t, h.out.Answer)
 				assert.Equal(t, state.FailureBudget, h.out.Failure)
-				assert.Len(t, h.model.requests(), 1)
+				assert.Len(t, requests(h.model), 1)
 			},
 		},
 		{
@@ -336,7 +336,7 @@ func TestTextLoopGuards(t *testing.T) {
 				assert.Equal(t, "你好", h.out.Answer)
 				assert.Contains(t, h.prompt(1), "思考：先试一下。\n行动：echo\n行动输入：你好")
 				assert.Contains(t, h.prompt(1), "观察：[echo] echo: 你好")
-				assert.Contains(t, h.model.requests()[0].opts.StopWords, "\n观察：")
+				assert.Contains(t, requests(h.model)[0].opts.StopWords, "\n观察：")
 			},
 		},
 	}
@@ -356,7 +356,7 @@ func TestTextLoopGuards(t *testing.T) {
 func TestTextModeSendsStopWords(t *testing.T) {
 	h := runScript(t, executor.ReActConfig{}, text("Thought: t\nFinal Answer: a"), "q", echoTool())
 	require.NoError(t, h.err)
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 1)
 	assert.Equal(t, []string{"\nObservation:", "Observation:"}, reqs[0].opts.StopWords)
 	assert.Empty(t, reqs[0].opts.Tools)
@@ -381,7 +381,7 @@ func TestRepeatedCallShowsItsResultInFullAgain(t *testing.T) {
 func TestEmptyTaskIsRejected(t *testing.T) {
 	l, err := executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
-	_, err = l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: "  "})
+	_, err = l.Run(t.Context(), hookedState(state.Task{}), executor.Input{Task: "  "})
 	assert.ErrorIs(t, err, executor.ErrEmptyTask)
 }
 
@@ -401,20 +401,20 @@ func TestCancelledContextStopsTheRun(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err = l.Run(ctx, state.NewState(state.Task{}), executor.Input{Task: "q"})
+	_, err = l.Run(ctx, hookedState(state.Task{}), executor.Input{Task: "q"})
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
 func TestContextAndLessonsAreShownBeforeTheTask(t *testing.T) {
 	sm, err := scripted.New(text("Thought: t\nFinal Answer: a"))
 	require.NoError(t, err)
-	m := &recModel{inner: sm}
+	m := newRecModel(sm)
 	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, echoTool())}, executor.ReActConfig{})
 	require.NoError(t, err)
-	_, err = l.Run(t.Context(), state.NewState(state.Task{}), executor.Input{Task: "step two", Context: "step one found 7",
+	_, err = l.Run(t.Context(), hookedState(state.Task{}), executor.Input{Task: "step two", Context: "step one found 7",
 		Reflections: []string{"check units", "search names alone"}})
 	require.NoError(t, err)
-	msgs := m.requests()[0].msgs
+	msgs := requests(m)[0].msgs
 	require.Len(t, msgs, 2)
 	user := msgs[1].Parts[0].(llms.TextContent).Text
 	assert.Equal(t, "Context (results of earlier work you can rely on):\nstep one found 7\n\n"+

@@ -64,7 +64,7 @@ func TestToolsLoop(t *testing.T) {
 				require.Len(t, h.out.Entries, 2)
 				assert.Equal(t, state.Entry{Thought: "I will echo.", Tool: "echo", Input: "hi", Observation: "echo: hi", ToolCallID: "toolu_1", Raw: "I will echo."}, h.out.Entries[0])
 				assert.Equal(t, state.Entry{Thought: "It echoed.", Final: "echo: hi", Raw: "It echoed.\nFinal Answer: echo: hi"}, h.out.Entries[1])
-				second := h.model.requests()[1]
+				second := requests(h.model)[1]
 				require.Len(t, second.msgs, 4, "system, task, assistant with the call, tool response")
 				assert.Equal(t, llms.ChatMessageTypeAI, second.msgs[2].Role)
 				assert.Equal(t, []llms.ToolCall{{ID: "toolu_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "echo", Arguments: `{"input":"hi"}`}}}, assistantCalls(second))
@@ -84,7 +84,7 @@ func TestToolsLoop(t *testing.T) {
 			tools: func() []tools.Tool { return []tools.Tool{meetTool(2)} },
 			check: func(t *testing.T, h *harness) {
 				assert.True(t, h.out.Complete)
-				second := h.model.requests()[1]
+				second := requests(h.model)[1]
 				assert.Equal(t, []llms.ToolCallResponse{
 					{ToolCallID: "a", Name: "meet", Content: "met slow one"},
 					{ToolCallID: "b", Name: "meet", Content: "met fast one"},
@@ -118,7 +118,7 @@ func TestToolsLoop(t *testing.T) {
 				{Text: "Final Answer: none"},
 			}},
 			check: func(t *testing.T, h *harness) {
-				resp := toolMessages(h.model.requests()[1])
+				resp := toolMessages(requests(h.model)[1])
 				require.Len(t, resp, 1)
 				assert.Equal(t, `Error: there is no tool named "lookup". Use one of: echo, schema.`, resp[0].Content)
 				assert.Equal(t, []string{"unknown_tool"}, h.guards())
@@ -146,7 +146,7 @@ func TestToolsLoop(t *testing.T) {
 				{Text: "Final Answer: a"},
 			}},
 			check: func(t *testing.T, h *harness) {
-				resp := toolMessages(h.model.requests()[2])
+				resp := toolMessages(requests(h.model)[2])
 				require.Len(t, resp, 2)
 				assert.Equal(t, "echo: a\n(You already called echo with this input in step 1 and got this same result. Use it, call a tool with a different input, or give your final answer.)", resp[1].Content)
 				assert.Equal(t, 2, h.state.Usage.Snapshot().ToolCalls)
@@ -182,7 +182,7 @@ func TestToolsLoop(t *testing.T) {
 func TestToolsModeOffersToolsNativelyWithoutStopWords(t *testing.T) {
 	h := runScript(t, toolsMode, text("Final Answer: a"), "q", echoTool(), schemaTool{&fakeTool{name: "schema"}})
 	require.NoError(t, h.err)
-	req := h.model.requests()[0]
+	req := requests(h.model)[0]
 	assert.Empty(t, req.opts.StopWords)
 	require.Len(t, req.opts.Tools, 2)
 	assert.Equal(t, "echo", req.opts.Tools[0].Function.Name)
@@ -202,5 +202,5 @@ func TestToolsModeBudgetEndsWithTheFinalizer(t *testing.T) {
 	assert.False(t, h.out.Complete)
 	assert.Equal(t, state.FailureBudget, h.out.Failure)
 	assert.Equal(t, "a", h.out.Answer)
-	assert.Empty(t, h.model.requests()[1].opts.Tools, "the finalizer cannot call tools")
+	assert.Empty(t, requests(h.model)[1].opts.Tools, "the finalizer cannot call tools")
 }

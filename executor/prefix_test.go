@@ -53,7 +53,7 @@ func prefixRun(t testing.TB, cfg executor.ReActConfig) ([]string, *harness) {
 	require.NoError(t, h.err)
 	require.True(t, h.out.Complete)
 	var ps []string
-	for _, r := range h.model.requests() {
+	for _, r := range requests(h.model) {
 		if r.caller.Role != executor.RoleSummarize {
 			ps = append(ps, r.text())
 		}
@@ -186,7 +186,7 @@ func BenchmarkPromptPrefixShare(b *testing.B) {
 				ps, h = prefixRun(b, c.cfg)
 			}
 			summaries := 0
-			for _, r := range h.model.requests() {
+			for _, r := range requests(h.model) {
 				if r.caller.Role == executor.RoleSummarize {
 					summaries += est.Count(r.text())
 				}

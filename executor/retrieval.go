@@ -13,6 +13,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/keyword"
 	"github.com/planner-engine/planner/tools/retrieve"
 	"github.com/planner-engine/planner/trace"
 	"github.com/tmc/langchaingo/embeddings"
@@ -21,6 +22,16 @@ import (
 
 // DefaultMaxTools is ToolRetrieval.MaxTools's default.
 const DefaultMaxTools = 12
+
+// ErrNoKeywordIndex means a loop needs a BM25 keyword index (tool
+// retrieval by "bm25" or "hybrid", the recall tool's word search) and its
+// nodekind.Env has none (Env.Keywords). It comes wrapped in a
+// *config.SettingError naming the setting.
+var ErrNoKeywordIndex = errors.New("no keyword index")
+
+// keywordIndexFix says how to give an engine a keyword index, for the
+// setting errors wrapping ErrNoKeywordIndex.
+const keywordIndexFix = "build the engine with one (planner.WithKeywordIndex(search.Keywords{}) of package tools/search; the command line's engine has it)"
 
 // First-call policies of tool retrieval (ToolRetrieval.FirstCall).
 const (
@@ -158,6 +169,8 @@ type toolRetrieval struct {
 	s        retrievalSettings
 	reg      *tools.Registry
 	embedder retrieve.Embedder
+	// keywords builds the tools' BM25 index (methods bm25 and hybrid).
+	keywords keyword.Indexer
 	// always are the resolved names of s.always plus the tools the loop
 	// adds itself (recall).
 	always []string
@@ -197,7 +210,7 @@ func newToolRetrieval(env nodekind.Env, l *Loop, s retrievalSettings) (*toolRetr
 	}
 	// The settings are checked whether or not retrieval is on yet, so a
 	// typo does not wait for the pipeline to grow past max_tools.
-	tr := &toolRetrieval{s: s, reg: l.tools, native: map[string]llms.Tool{}}
+	tr := &toolRetrieval{s: s, reg: l.tools, keywords: env.Keywords, native: map[string]llms.Tool{}}
 	for _, a := range s.always {
 		t, ok := l.tools.Resolve(a)
 		if !ok {
@@ -220,6 +233,11 @@ func newToolRetrieval(env nodekind.Env, l *Loop, s retrievalSettings) (*toolRetr
 	}
 	if own <= s.maxTools {
 		return nil, nil
+	}
+	if s.method != retrieve.MethodEmbedding && tr.keywords == nil {
+		return nil, &config.SettingError{Key: "tool_retrieval.method", Err: fmt.Errorf(
+			"%w: %w: %q ranks the loop's %d tools (more than max_tools %d) with a BM25 keyword index, and this engine has none; %s, or use method %q, or set disabled: true",
+			config.ErrSettings, ErrNoKeywordIndex, s.method, own, s.maxTools, keywordIndexFix, retrieve.MethodEmbedding)}
 	}
 	return tr, nil
 }
@@ -251,6 +269,9 @@ func (tr *toolRetrieval) retriever(ctx context.Context) (*retrieve.Retriever, er
 		tr.mu.Unlock()
 
 		opts := []retrieve.Option{retrieve.WithMethod(tr.s.method)}
+		if tr.keywords != nil {
+			opts = append(opts, retrieve.WithIndexer(tr.keywords))
+		}
 		if tr.embedder != nil {
 			opts = append(opts, retrieve.WithEmbedder(tr.embedder))
 		}

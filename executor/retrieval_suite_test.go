@@ -10,41 +10,38 @@ import (
 
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/retrieve/retrievetest"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// switchModel plays the scripted model of the task being run: the suite's
-// runs are sequential, and one loop serves them all (so the loop's
-// retriever is built once, as in a pipeline).
-type switchModel struct {
-	mu  sync.Mutex
-	cur llms.Model
-}
-
-func (m *switchModel) set(cur llms.Model) {
-	m.mu.Lock()
-	m.cur = cur
-	m.mu.Unlock()
-}
-
-func (m *switchModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.mu.Lock()
-	cur := m.cur
-	m.mu.Unlock()
-	return cur.GenerateContent(ctx, msgs, options...)
-}
-
-func (m *switchModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+// switchModel returns a model that plays the model last given to set:
+// the suite's runs are sequential, and one loop serves them all (so the
+// loop's retriever is built once, as in a pipeline), each run with the
+// model of its task.
+func switchModel() (m llms.Model, set func(llms.Model)) {
+	var mu sync.Mutex
+	var cur llms.Model
+	m = llmtest.Func(func(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+		mu.Lock()
+		c := cur
+		mu.Unlock()
+		return c.GenerateContent(ctx, msgs, options...)
+	})
+	return m, func(next llms.Model) {
+		mu.Lock()
+		cur = next
+		mu.Unlock()
+	}
 }
 
 // suiteFigures are what one configuration measured over the suite run
@@ -87,20 +84,20 @@ func replies(task retrievetest.Task, mode string) scripted.Script {
 // suite's tools and measures the prompts.
 func runSuite(t testing.TB, s retrievetest.Suite, reg *tools.Registry, cfg executor.ReActConfig, est *usage.Estimator) suiteFigures {
 	t.Helper()
-	sw := &switchModel{}
-	rec := &recModel{inner: sw}
+	sw, set := switchModel()
+	rec := newRecModel(sw)
 	cfg.MaxIterations = 6
-	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: rec}, Tools: reg}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: rec}, Tools: reg}, cfg)
 	require.NoError(t, err)
 	var f suiteFigures
 	for _, task := range s.Tasks {
 		sm, err := scripted.New(replies(task, cfg.Mode))
 		require.NoError(t, err)
-		sw.set(sm)
+		set(sm)
 		events := &trace.Recorder{}
 		ctx := trace.WithTracer(context.Background(), trace.New("suite", events))
-		before := len(rec.requests())
-		out, err := l.Run(ctx, state.NewState(state.Task{Question: task.Task}), executor.Input{NodeID: "act", Task: task.Task})
+		before := len(requests(rec))
+		out, err := l.Run(ctx, hookedState(state.Task{Question: task.Task}), executor.Input{NodeID: "act", Task: task.Task})
 		require.NoError(t, err, task.Task)
 		require.True(t, out.Complete, task.Task)
 		f.runs++
@@ -110,7 +107,7 @@ func runSuite(t testing.TB, s retrievetest.Suite, reg *tools.Registry, cfg execu
 				f.notShown++
 			}
 		}
-		reqs := rec.requests()[before:]
+		reqs := requests(rec)[before:]
 		for i, r := range reqs {
 			f.calls++
 			n := est.EstimateMessages(r.msgs)

@@ -10,10 +10,12 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -96,7 +98,7 @@ func TestRetrievalShowsOnlyTheRelevantToolsInTextMode(t *testing.T) {
 	), "What is ACME's share price, converted to euros at today's exchange rate?", manyTools()...)
 	require.NoError(t, h.err)
 	require.True(t, h.out.Complete)
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 3)
 	want := []string{"stock_quote", "convert_currency", ""}
 	for i, r := range reqs {
@@ -128,7 +130,7 @@ func TestRetrievalPassesTheSubsetNativelyInToolsMode(t *testing.T) {
 	h := runScript(t, cfg, s, "Will it rain in Oslo according to the forecast?", manyTools()...)
 	require.NoError(t, h.err)
 	require.True(t, h.out.Complete)
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 2)
 	for i, r := range reqs {
 		var names []string
@@ -146,13 +148,13 @@ func TestAToolThatWasNotShownStillRunsAndIsNoted(t *testing.T) {
 		"Thought: Done.\nFinal Answer: ok",
 	), "What is the weather in Rome?", manyTools()...)
 	require.NoError(t, h.err)
-	require.NotContains(t, shownTools(h.model.requests()[0]), "qr_code")
+	require.NotContains(t, shownTools(requests(h.model)[0]), "qr_code")
 	assert.Contains(t, h.out.Entries[0].Observation, "qr_code says https://example.com", "the unshown tool ran")
 	g := guardsNamed(h, executor.GuardToolNotShown)
 	require.Len(t, g, 1)
 	assert.Equal(t, "qr_code", g[0].Data["tool"])
 	assert.Equal(t, 1, g[0].Data["step"])
-	assert.Contains(t, shownTools(h.model.requests()[1]), "qr_code", "once used, a tool is shown")
+	assert.Contains(t, shownTools(requests(h.model)[1]), "qr_code", "once used, a tool is shown")
 }
 
 func TestUnknownToolMessageListsEveryTool(t *testing.T) {
@@ -169,7 +171,7 @@ func TestUnknownToolMessageListsEveryTool(t *testing.T) {
 func TestRetrievalFallsBackToEveryToolWhenNothingMatches(t *testing.T) {
 	h := runScript(t, retrievalCfg(3), text("Thought: Done.\nFinal Answer: yes"), "is it so?", manyTools()...)
 	require.NoError(t, h.err)
-	assert.Len(t, shownTools(h.model.requests()[0]), 20)
+	assert.Len(t, shownTools(requests(h.model)[0]), 20)
 	g := guardsNamed(h, executor.GuardToolRetrievalFallback)
 	require.Len(t, g, 1)
 	assert.Contains(t, g[0].Text, "match no tool")
@@ -183,7 +185,7 @@ func TestFirstCallAllShowsEveryToolUntilTheFirstThought(t *testing.T) {
 		"Thought: Done.\nFinal Answer: poor",
 	), "Is it healthy to run outside in Delhi today?", manyTools()...)
 	require.NoError(t, h.err)
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	assert.Len(t, shownTools(reqs[0]), 20)
 	assert.LessOrEqual(t, len(shownTools(reqs[1])), 4)
 	assert.Contains(t, shownTools(reqs[1]), "air_quality")
@@ -194,7 +196,7 @@ func TestAlwaysToolsAreShownOnEveryCall(t *testing.T) {
 	cfg.ToolRetrieval.Always = []string{"Shorten-URL"}
 	h := runScript(t, cfg, text("Thought: Done.\nFinal Answer: sunny"), "What's the weather forecast in Rome?", manyTools()...)
 	require.NoError(t, h.err)
-	shown := shownTools(h.model.requests()[0])
+	shown := shownTools(requests(h.model)[0])
 	assert.Contains(t, shown, "shorten_url")
 	assert.Contains(t, shown, "weather")
 	assert.LessOrEqual(t, len(shown), 3)
@@ -210,17 +212,17 @@ func TestBelowTheThresholdPromptsAreUnchanged(t *testing.T) {
 	for _, h := range []*harness{off, def, high} {
 		require.NoError(t, h.err)
 	}
-	assert.Less(t, len(shownTools(def.model.requests()[0])), 13, "20 tools pass the default max_tools of 12")
+	assert.Less(t, len(shownTools(requests(def.model)[0])), 13, "20 tools pass the default max_tools of 12")
 	for i := range 2 {
 		assert.Equal(t, off.prompt(i), high.prompt(i), "20 tools and max_tools 20: no retrieval")
 	}
-	assert.Len(t, shownTools(high.model.requests()[0]), 20)
+	assert.Len(t, shownTools(requests(high.model)[0]), 20)
 	assert.Empty(t, high.ofKind(trace.KindInfo))
 }
 
 func TestToolRetrievalSettingErrors(t *testing.T) {
 	reg := registry(t, manyTools()...)
-	env := nodekind.Env{Model: llm.Model{LLM: scripted.Texts("x"), Provider: "scripted"}, Tools: reg}
+	env := nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: scripted.Texts("x"), Provider: "scripted"}, Tools: reg}
 	for _, tc := range []struct {
 		cfg  executor.ToolRetrieval
 		key  string
@@ -252,11 +254,11 @@ func TestToolRetrievalDecodesFromSettings(t *testing.T) {
 	assert.ErrorContains(t, err, "max_tool")
 }
 
-// embedModel is a recModel whose client offers embeddings (as
+// embedModel is a recorded model (newRecModel) whose client offers embeddings (as
 // langchaingo's OpenAI client does): each text's vector counts the
 // occurrences of a few words.
 type embedModel struct {
-	*recModel
+	*llmtest.Recorder
 	calls int
 }
 
@@ -279,15 +281,15 @@ func (m *embedModel) CreateEmbedding(_ context.Context, texts []string) ([][]flo
 func TestEmbeddingMethodUsesTheModelsEmbeddings(t *testing.T) {
 	sm, err := scripted.New(text("Thought: Done.\nFinal Answer: rain", "Thought: Done.\nFinal Answer: rain"))
 	require.NoError(t, err)
-	m := &embedModel{recModel: &recModel{inner: sm}}
+	m := &embedModel{Recorder: newRecModel(sm)}
 	cfg := executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{MaxTools: 1, Method: "embedding"}}
-	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, cfg)
 	require.NoError(t, err)
 	for range 2 {
-		_, err = l.Run(context.Background(), state.NewState(state.Task{Question: "will it rain?"}), executor.Input{Task: "Is rain in the forecast?"})
+		_, err = l.Run(context.Background(), hookedState(state.Task{Question: "will it rain?"}), executor.Input{Task: "Is rain in the forecast?"})
 		require.NoError(t, err)
 	}
-	for _, r := range m.requests() {
+	for _, r := range requests(m.Recorder) {
 		assert.Equal(t, []string{"find_tools", "weather"}, shownTools(r), "the best tool, and the search tool")
 	}
 	assert.Equal(t, 3, m.calls, "the tools are embedded once per loop, then one query per call")
@@ -296,16 +298,16 @@ func TestEmbeddingMethodUsesTheModelsEmbeddings(t *testing.T) {
 func TestEmbeddingFailureFallsBackToEveryTool(t *testing.T) {
 	sm, err := scripted.New(text("Thought: Done.\nFinal Answer: rain"))
 	require.NoError(t, err)
-	m := &failingEmbedModel{recModel: &recModel{inner: sm}}
+	m := &failingEmbedModel{Recorder: newRecModel(sm)}
 	cfg := executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{MaxTools: 2, Method: "hybrid"}}
-	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, cfg)
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
 	ctx := trace.WithTracer(context.Background(), trace.New("test", rec))
-	out, err := l.Run(ctx, state.NewState(state.Task{Question: "q"}), executor.Input{Task: "Is rain in the forecast?"})
+	out, err := l.Run(ctx, hookedState(state.Task{Question: "q"}), executor.Input{Task: "Is rain in the forecast?"})
 	require.NoError(t, err)
 	assert.True(t, out.Complete)
-	assert.Len(t, shownTools(m.requests()[0]), 20)
+	assert.Len(t, shownTools(requests(m.Recorder)[0]), 20)
 	var texts []string
 	for _, e := range rec.OfKind(trace.KindGuard) {
 		texts = append(texts, fmt.Sprint(e.Data["guard"], ": ", e.Text))
@@ -313,7 +315,7 @@ func TestEmbeddingFailureFallsBackToEveryTool(t *testing.T) {
 	assert.Contains(t, strings.Join(texts, "\n"), "tool_retrieval_fallback: tool retrieval: showing every tool: retrieve: embedding failed")
 }
 
-type failingEmbedModel struct{ *recModel }
+type failingEmbedModel struct{ *llmtest.Recorder }
 
 func (failingEmbedModel) CreateEmbedding(context.Context, []string) ([][]float32, error) {
 	return nil, errors.New("embeddings are not enabled for this key")
@@ -328,7 +330,7 @@ func TestStickySelectionKeepsThePromptWhileItsTopToolIsShown(t *testing.T) {
 			"Thought: Done.\nFinal Answer: hot and smoggy",
 		), "What are the weather and the air pollution index in Delhi? Then email me the result.", manyTools()...)
 		require.NoError(t, h.err)
-		reqs := h.model.requests()
+		reqs := requests(h.model)
 		require.Len(t, reqs, 2)
 		assert.Equal(t, []string{"air_quality", "find_tools", "weather"}, shownTools(reqs[0]))
 		if sticky {
@@ -348,7 +350,7 @@ func TestStickySelectionMovesWhenTheTopToolIsNotShown(t *testing.T) {
 			"Thought: Done.\nFinal Answer: sent",
 		), "Check the forecast in Rome.", manyTools()...)
 		require.NoError(t, h.err)
-		reqs := h.model.requests()
+		reqs := requests(h.model)
 		assert.Equal(t, []string{"find_tools", "weather"}, shownTools(reqs[0]), "sticky %v", sticky)
 		assert.Equal(t, []string{"find_tools", "send_email", "weather"}, shownTools(reqs[1]), "sticky %v: the new best tool is selected", sticky)
 	}

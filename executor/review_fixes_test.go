@@ -12,6 +12,7 @@ import (
 	"github.com/planner-engine/planner/journal/memstore"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +44,7 @@ func TestAnEmbeddingSelectionTheJournalCannotSaveEndsTheRun(t *testing.T) {
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
 	rctx := trace.WithTracer(journal.WithScope(journal.WithRun(ctx, j), journal.NodeScope(1, "act")), trace.New("test", rec))
-	_, err = embeddingLoop(t, srv, "embedding").Run(rctx, state.NewState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
+	_, err = embeddingLoop(t, srv, "embedding").Run(rctx, hookedState(state.Task{Question: umbrellaTask}), executor.Input{NodeID: "act", Task: umbrellaTask})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "disk full")
 	for _, e := range rec.OfKind(trace.KindGuard) {
@@ -60,7 +61,7 @@ func TestRecallDoesNotCountTowardMaxTools(t *testing.T) {
 	ts = ts[:executor.DefaultMaxTools]
 	h := runScript(t, executor.ReActConfig{Compaction: executor.CompactionSummarize}, text("Thought: x\nFinal Answer: y"), "Find cooking recipes by ingredient: eggs", ts...)
 	require.NoError(t, h.err)
-	shown := shownTools(h.model.requests()[0])
+	shown := shownTools(requests(h.model)[0])
 	assert.Len(t, shown, executor.DefaultMaxTools+1, "every pipeline tool and recall: %v", shown)
 	assert.NotContains(t, shown, "find_tools", "retrieval is off")
 }
@@ -68,7 +69,7 @@ func TestRecallDoesNotCountTowardMaxTools(t *testing.T) {
 // A typo in tool_retrieval.always is an error even while the loop has too
 // few tools for retrieval to be on.
 func TestRetrievalSettingsAreCheckedBelowTheThreshold(t *testing.T) {
-	_, err := executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{Always: []string{"calculater"}}})
+	_, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Tools: registry(t, echoTool())}, executor.ReActConfig{ToolRetrieval: executor.ToolRetrieval{Always: []string{"calculater"}}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "tool_retrieval.always")
 }

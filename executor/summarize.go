@@ -12,11 +12,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/tools"
-	"github.com/planner-engine/planner/tools/search"
+	"github.com/planner-engine/planner/tools/keyword"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -156,14 +157,31 @@ type recallView struct{ calls []recalled }
 
 type recallKey struct{}
 
-// RecallTool returns the recall tool a loop adds with ReActConfig.Recall.
-// Outside a loop's run it fails with ErrRecallOutsideRun.
+// RecallTool returns the recall tool a loop adds with ReActConfig.Recall,
+// without a keyword index (a search by words fails with
+// ErrNoKeywordIndex; a loop's own has its env's). Outside a loop's run it
+// fails with ErrRecallOutsideRun.
 func RecallTool() tools.Tool { return recallTool{} }
+
+// newRecallTool returns the recall tool of a loop built with env: it
+// searches with env.Keywords, and fails with a setting error wrapping
+// ErrNoKeywordIndex when env has none.
+func newRecallTool(env nodekind.Env) (tools.Tool, error) {
+	if env.Keywords == nil {
+		return nil, &config.SettingError{Key: "recall", Err: fmt.Errorf(
+			"%w: %w: the recall tool searches the run's earlier tool outputs with a BM25 keyword index, and this engine has none; %s, or set recall: false",
+			config.ErrSettings, ErrNoKeywordIndex, keywordIndexFix)}
+	}
+	return recallTool{index: env.Keywords}, nil
+}
 
 // recallTool is the loop's recall tool. It is stateless: the calls it
 // reads travel in the context of each turn (withRecall), so concurrent
 // runs and forked branches each see their own.
-type recallTool struct{}
+type recallTool struct {
+	// index builds the keyword index a search by words ranks with.
+	index keyword.Indexer
+}
 
 func (recallTool) Name() string { return RecallToolName }
 
@@ -222,7 +240,7 @@ func parseRecall(input string) (recallInput, error) {
 	return recallInput{Query: input}, nil
 }
 
-func (recallTool) Call(ctx context.Context, input string) (string, error) {
+func (t recallTool) Call(ctx context.Context, input string) (string, error) {
 	v, _ := ctx.Value(recallKey{}).(*recallView)
 	if v == nil {
 		return "", ErrRecallOutsideRun
@@ -237,7 +255,7 @@ func (recallTool) Call(ctx context.Context, input string) (string, error) {
 	if in.Step > 0 {
 		return v.step(in.Step, in.From)
 	}
-	return v.search(ctx, in.Query)
+	return v.search(ctx, t.index, in.Query)
 }
 
 // step returns step n's outputs from character offset from.
@@ -273,19 +291,22 @@ func (v *recallView) step(n, from int) (string, error) {
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
-// search finds the outputs that best match q (BM25, the search tool's
-// index) and shows a passage of each.
-func (v *recallView) search(ctx context.Context, q string) (string, error) {
-	docs := make([]search.Document, len(v.calls))
-	for i, c := range v.calls {
-		docs[i] = search.Document{ID: strconv.Itoa(i), Title: c.tool + " " + c.input, Text: c.output, Source: "step " + strconv.Itoa(c.step)}
+// search finds the outputs that best match q (BM25, with an index that
+// ix builds) and shows a passage of each.
+func (v *recallView) search(ctx context.Context, ix keyword.Indexer, q string) (string, error) {
+	if ix == nil {
+		return "", fmt.Errorf("recall: %w: a search by words needs one; recall a step by its number instead", ErrNoKeywordIndex)
 	}
-	idx, err := search.NewIndex(ctx, search.FromDocuments(docs...))
+	docs := make([]keyword.Document, len(v.calls))
+	for i, c := range v.calls {
+		docs[i] = keyword.Document{ID: strconv.Itoa(i), Title: c.tool + " " + c.input, Text: c.output}
+	}
+	idx, err := ix.Index(ctx, docs)
 	if err != nil {
 		return "", fmt.Errorf("recall: %w", err)
 	}
 	defer idx.Close()
-	hits, err := idx.Search(ctx, q, 3)
+	hits, err := idx.Search(ctx, q, 3, 400)
 	if err != nil {
 		return "", fmt.Errorf("recall: %w", err)
 	}
@@ -294,9 +315,9 @@ func (v *recallView) search(ctx context.Context, q string) (string, error) {
 	}
 	var b strings.Builder
 	for _, h := range hits {
-		i, _ := strconv.Atoi(h.Doc.ID)
+		i, _ := strconv.Atoi(h.ID)
 		c := v.calls[i]
-		fmt.Fprintf(&b, "[step %d] %s(%s): %s\n", c.step, c.tool, textutil.Clip(c.input, 80), h.Snippet(400))
+		fmt.Fprintf(&b, "[step %d] %s(%s): %s\n", c.step, c.tool, textutil.Clip(c.input, 80), h.Passage)
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
 }

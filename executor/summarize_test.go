@@ -15,6 +15,7 @@ import (
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,7 +52,7 @@ func TestSummarizeReplacesABlockWithTheModelsSummary(t *testing.T) {
 	require.True(t, h.out.Complete, h.out.Reason)
 	assert.Equal(t, "ALPHA-42", h.out.Answer)
 
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 5)
 	// The summary call sees the task and the block's observations in full.
 	sum := reqs[2]
@@ -101,7 +102,7 @@ func TestSummariesMergeAcrossBlocks(t *testing.T) {
 	}}
 	h := runScript(t, summarizeConfig(), s, "Collect the codes.", docTool())
 	require.NoError(t, h.err)
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 6)
 	second := reqs[4]
 	assert.Contains(t, second.text(), "Summary of the steps before these:\nalpha is ALPHA-42.", "the earlier summary is merged in")
@@ -125,7 +126,7 @@ func TestAFailedSummaryFallsBackToElision(t *testing.T) {
 	require.NoError(t, h.err)
 	require.True(t, h.out.Complete)
 	assert.Contains(t, h.guards(), executor.GuardSummaryFailed)
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 8)
 	// Step 1 is elided, as compaction "block" would.
 	assert.Contains(t, reqs[5].text(), "[observation of step 1 elided:")
@@ -188,12 +189,12 @@ func TestRecallParsesItsInputForms(t *testing.T) {
 // recallFromLoop returns the recall tool a loop with recall on adds.
 func recallFromLoop(t *testing.T) tools.Tool {
 	t.Helper()
-	l, err := executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool())}, executor.ReActConfig{Recall: boolp(true)})
+	l, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Tools: registry(t, echoTool())}, executor.ReActConfig{Recall: boolp(true)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"echo", "recall"}, l.Tools())
 	reg := registry(t, echoTool())
 	assert.False(t, reg.Has("recall"), "the pipeline's registry is not changed")
-	l2, err := executor.NewLoop(nodekind.Env{Tools: reg}, executor.ReActConfig{})
+	l2, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Tools: reg}, executor.ReActConfig{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"echo"}, l2.Tools(), "recall is off by default outside summarize")
 	full, err := reg.With(executor.RecallTool())
@@ -205,11 +206,11 @@ func recallFromLoop(t *testing.T) tools.Tool {
 
 func TestRecallNameClashIsASettingError(t *testing.T) {
 	clash := &fakeTool{name: "recall", fn: func(context.Context, string) (string, error) { return "", nil }}
-	_, err := executor.NewLoop(nodekind.Env{Tools: registry(t, clash)}, executor.ReActConfig{Compaction: executor.CompactionSummarize})
+	_, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Tools: registry(t, clash)}, executor.ReActConfig{Compaction: executor.CompactionSummarize})
 	var se *config.SettingError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "recall", se.Key)
-	_, err = executor.NewLoop(nodekind.Env{Tools: registry(t, clash)}, executor.ReActConfig{Compaction: executor.CompactionSummarize, Recall: boolp(false)})
+	_, err = executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Tools: registry(t, clash)}, executor.ReActConfig{Compaction: executor.CompactionSummarize, Recall: boolp(false)})
 	assert.NoError(t, err)
 }
 
@@ -270,11 +271,11 @@ func TestSummaryCallsAreJournaled(t *testing.T) {
 	run := func(m llms.Model) (executor.Outcome, *state.State, *trace.Recorder) {
 		j, err := journal.Open(ctx, store, "t")
 		require.NoError(t, err)
-		l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, docTool(), echoTool())}, summarizeConfig())
+		l, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: m}, Tools: registry(t, docTool(), echoTool())}, summarizeConfig())
 		require.NoError(t, err)
 		rec := &trace.Recorder{}
 		rctx := journal.WithScope(journal.WithRun(trace.WithTracer(ctx, trace.New("test", rec)), j), journal.NodeScope(1, "act"))
-		st := state.NewState(state.Task{Question: "q"})
+		st := hookedState(state.Task{Question: "q"})
 		out, err := l.Run(rctx, st, executor.Input{NodeID: "act", Task: "Find the secret code of alpha."})
 		require.NoError(t, err)
 		return out, st, rec

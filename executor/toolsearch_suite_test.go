@@ -11,11 +11,13 @@ import (
 
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/retrieve/retrievetest"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,11 +53,9 @@ type searcher struct {
 // neutralThought is the search call's thought with searcher.neutral.
 const neutralThought = "None of the listed tools does what I need; I will search for one."
 
-func (m *searcher) GenerateContent(_ context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var o llms.CallOptions
-	for _, f := range options {
-		f(&o)
-	}
+// generate answers one call of the loop: an llmtest.Func.
+func (m *searcher) generate(_ context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	o := llmtest.Options(options...)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.step == len(m.task.Steps) {
@@ -76,7 +76,7 @@ func (m *searcher) GenerateContent(_ context.Context, msgs []llms.MessageContent
 		return reply(m.mode, thought, executor.DefaultSearchToolName, st.Thought), nil
 	}
 	if m.asked {
-		if strings.Contains(lastText(msgs), "- "+st.Tool+": ") {
+		if strings.Contains(llmtest.LastText(msgs), "- "+st.Tool+": ") {
 			m.listed++
 		}
 		if shown {
@@ -89,19 +89,6 @@ func (m *searcher) GenerateContent(_ context.Context, msgs []llms.MessageContent
 	m.step++
 	m.asked = false
 	return reply(m.mode, st.Thought, st.Tool, "{}"), nil
-}
-
-func (m *searcher) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-// lastText is the text of the last message: the observation of the
-// previous call.
-func lastText(msgs []llms.MessageContent) string {
-	if len(msgs) == 0 {
-		return ""
-	}
-	return request{msgs: msgs[len(msgs)-1:]}.text()
 }
 
 // shownIn returns the tools a request showed: the native ones, or the
@@ -162,19 +149,19 @@ func (f searchFigures) String() string {
 // guard); the search calls are always shown and are not gold calls.
 func runSearchSuite(t testing.TB, s retrievetest.Suite, reg *tools.Registry, cfg executor.ReActConfig, neutral bool, est *usage.Estimator) searchFigures {
 	t.Helper()
-	sw := &switchModel{}
-	rec := &recModel{inner: sw}
+	sw, set := switchModel()
+	rec := newRecModel(sw)
 	cfg.MaxIterations = 12
-	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: rec}, Tools: reg}, cfg)
+	l, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: rec}, Tools: reg}, cfg)
 	require.NoError(t, err)
 	var f searchFigures
 	for _, task := range s.Tasks {
 		m := &searcher{task: task, mode: cfg.Mode, neutral: neutral}
-		sw.set(m)
+		set(llmtest.Func(m.generate))
 		events := &trace.Recorder{}
 		ctx := trace.WithTracer(context.Background(), trace.New("suite", events))
-		before := len(rec.requests())
-		out, err := l.Run(ctx, state.NewState(state.Task{Question: task.Task}), executor.Input{NodeID: "act", Task: task.Task})
+		before := len(requests(rec))
+		out, err := l.Run(ctx, hookedState(state.Task{Question: task.Task}), executor.Input{NodeID: "act", Task: task.Task})
 		require.NoError(t, err, task.Task)
 		require.True(t, out.Complete, "%s: %s", task.Task, out.Reason)
 		f.runs++
@@ -188,7 +175,7 @@ func runSearchSuite(t testing.TB, s retrievetest.Suite, reg *tools.Registry, cfg
 				f.notShown++
 			}
 		}
-		reqs := rec.requests()[before:]
+		reqs := requests(rec)[before:]
 		require.Len(t, reqs, len(task.Steps)+m.searches+1, task.Task)
 		for i, r := range reqs {
 			f.calls++

@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,7 @@ func TestSearchToolFindsAToolThatWasNotShownAndKeepsItShown(t *testing.T) {
 		h := runScript(t, retrievalCfg(3), searchThen(tc.query, tc.tool), healthTask, manyTools()...)
 		require.NoError(t, h.err)
 		require.True(t, h.out.Complete)
-		reqs := h.model.requests()
+		reqs := requests(h.model)
 		require.Len(t, reqs, 3)
 		assert.Contains(t, shownTools(reqs[0]), "find_tools", "the search tool is shown on every call")
 		assert.NotContains(t, shownTools(reqs[0]), tc.tool, "the task alone does not retrieve %s", tc.tool)
@@ -64,7 +65,7 @@ func TestSearchToolDescriptionSaysMoreToolsExist(t *testing.T) {
 		cfg.Language = lang
 		h := runScript(t, cfg, text("Thought: x\nAction: find_tools\nAction Input: air pollution", "Thought: Done.\nFinal Answer: ok"), healthTask, manyTools()...)
 		require.NoError(t, h.err)
-		system := h.model.requests()[0].msgs[0].Parts[0].(llms.TextContent).Text
+		system := requests(h.model)[0].msgs[0].Parts[0].(llms.TextContent).Text
 		want := map[string][]string{
 			executor.LanguageEnglish: {"Finds tools that are not listed", "out of 20", "- air_quality: "},
 			executor.LanguageChinese: {"查找未列出的工具", "共有 20 个工具", "- air_quality: "},
@@ -93,7 +94,7 @@ func TestSearchToolInToolsMode(t *testing.T) {
 		}
 		return out
 	}
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 3)
 	assert.Contains(t, names(reqs[0]), "find_tools")
 	assert.NotContains(t, names(reqs[0]), "air_quality")
@@ -102,7 +103,7 @@ func TestSearchToolInToolsMode(t *testing.T) {
 }
 
 func TestSearchToolIsAddedOnlyWhenRetrievalIsOnAndNotTurnedOff(t *testing.T) {
-	env := nodekind.Env{Model: llm.Model{LLM: scripted.Texts("x")}, Tools: registry(t, manyTools()...)}
+	env := nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: scripted.Texts("x")}, Tools: registry(t, manyTools()...)}
 	for _, tc := range []struct {
 		name string
 		cfg  executor.ToolRetrieval
@@ -135,11 +136,11 @@ func TestSearchToolWithSearchToolOffShowsTheSamePromptAsBefore(t *testing.T) {
 	h := runScript(t, cfg, text("Thought: Done.\nFinal Answer: ok"), "What's the weather forecast in Rome?", manyTools()...)
 	require.NoError(t, h.err)
 	assert.NotContains(t, h.prompt(0), "find_tools")
-	assert.Contains(t, shownTools(h.model.requests()[0]), "weather")
+	assert.Contains(t, shownTools(requests(h.model)[0]), "weather")
 }
 
 func TestSearchToolSettingErrors(t *testing.T) {
-	env := nodekind.Env{Model: llm.Model{LLM: scripted.Texts("x")}, Tools: registry(t, manyTools()...)}
+	env := nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: scripted.Texts("x")}, Tools: registry(t, manyTools()...)}
 	for _, tc := range []struct {
 		cfg       executor.ToolRetrieval
 		key, text string
@@ -184,7 +185,7 @@ func TestSearchToolInputsAndResultCount(t *testing.T) {
 	assert.Contains(t, e[2].Observation, `No tool matches "zzyzx quux"`)
 	assert.Contains(t, e[3].Observation, `2 tools match "city"`, "search_results caps the matches")
 	assert.Equal(t, 2, countLines(e[3].Observation, "- "))
-	last := shownTools(h.model.requests()[4])
+	last := shownTools(requests(h.model)[4])
 	assert.LessOrEqual(t, len(last), 3+1+2, "max_tools, the search tool and the 2 found")
 }
 
@@ -208,11 +209,11 @@ func TestSearchToolReplaysTheSameTools(t *testing.T) {
 	run := func(m llms.Model) (executor.Outcome, [][]string) {
 		j, err := journal.Open(ctx, store, "t")
 		require.NoError(t, err)
-		l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, retrievalCfg(3))
+		l, err := executor.NewLoop(nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: m}, Tools: registry(t, manyTools()...)}, retrievalCfg(3))
 		require.NoError(t, err)
 		rec := &trace.Recorder{}
 		rctx := journal.WithScope(journal.WithRun(trace.WithTracer(ctx, trace.New("test", rec)), j), journal.NodeScope(1, "act"))
-		out, err := l.Run(rctx, state.NewState(state.Task{Question: healthTask}), executor.Input{NodeID: "act", Task: healthTask})
+		out, err := l.Run(rctx, hookedState(state.Task{Question: healthTask}), executor.Input{NodeID: "act", Task: healthTask})
 		require.NoError(t, err)
 		var shown [][]string
 		for _, e := range rec.OfKind(trace.KindInfo) {

@@ -22,9 +22,9 @@ func runVars(t *testing.T, cfg executor.ReActConfig, s scripted.Script) (*harnes
 	t.Helper()
 	sm, err := scripted.New(s)
 	require.NoError(t, err)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	require.NoError(t, st.Vars.Set("city", "Paris"))
-	h := &harness{model: &recModel{inner: sm}, events: &trace.Recorder{}, state: st}
+	h := &harness{model: newRecModel(sm), events: &trace.Recorder{}, state: st}
 	l, err := executor.NewLoop(nodekind.Env{Model: llm.Model{LLM: h.model}, Tools: registry(t, vars.New(), echoTool())}, cfg)
 	require.NoError(t, err)
 	ctx := trace.WithTracer(context.Background(), trace.New("test", h.events))
@@ -42,7 +42,7 @@ func TestTheStateBlockShowsVarsWhenTheyChange(t *testing.T) {
 	))
 	v, _ := st.Vars.Get("budget")
 	assert.Equal(t, "1200 EUR", v)
-	reqs := h.model.requests()
+	reqs := requests(h.model)
 	require.Len(t, reqs, 3)
 	task := reqs[0].msgs[1].Parts[0].(llms.TextContent).Text
 	assert.True(t, strings.HasSuffix(task, "Working memory (vars):\ncity = Paris"), task)
@@ -62,7 +62,7 @@ func TestTheStateBlockCanBeTurnedOff(t *testing.T) {
 		"Action: vars\nAction Input: budget = 1200 EUR",
 		"Final Answer: ok",
 	))
-	for _, r := range h.model.requests() {
+	for _, r := range requests(h.model) {
 		assert.NotContains(t, r.text(), "Working memory (vars):")
 	}
 }
@@ -76,7 +76,7 @@ func TestTheStateBlockFollowsTheLastToolResult(t *testing.T) {
 		{Text: "done"},
 	}}
 	h, _ := runVars(t, executor.ReActConfig{Mode: executor.ModeTools}, s)
-	msgs := h.model.requests()[1].msgs
+	msgs := requests(h.model)[1].msgs
 	last := msgs[len(msgs)-1].Parts[0].(llms.ToolCallResponse)
 	assert.Equal(t, "vars", last.Name)
 	assert.True(t, strings.HasSuffix(last.Content, "Working memory (vars):\nbudget = 900"), last.Content)

@@ -105,7 +105,6 @@ func (r *Run) Stats() (replayed, live, unused int) {
 
 type runKey struct{}
 
-
 // WithRun returns ctx whose runs are journaled by r.
 func WithRun(ctx context.Context, r *Run) context.Context {
 	return context.WithValue(ctx, runKey{}, r)

@@ -3,12 +3,13 @@ package llm_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/embeddings"
@@ -40,10 +41,30 @@ func (m *embeddingModel) EmbeddingClient() embeddings.EmbedderClient {
 
 func (m *embeddingModel) EmbeddingModel() string { return "embed-1" }
 
+// embeddingEvents keeps what the Factory's embedding observer is told.
+type embeddingEvents struct {
+	mu  sync.Mutex
+	got []llm.EmbeddingEvent
+}
+
+func (e *embeddingEvents) observe(_ context.Context, ev llm.EmbeddingEvent) {
+	e.mu.Lock()
+	e.got = append(e.got, ev)
+	e.mu.Unlock()
+}
+
+func (e *embeddingEvents) all() []llm.EmbeddingEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]llm.EmbeddingEvent(nil), e.got...)
+}
+
 func TestFactoryGivesModelsTheirProvidersEmbedder(t *testing.T) {
 	em := &embeddingModel{}
 	var wrapped atomic.Int32
+	events := &embeddingEvents{}
 	f := llm.NewFactory(
+		llm.WithEmbeddingObserver(events.observe),
 		llm.WithProvider("emb", "real: emb", func(context.Context, config.LLM, string) (llms.Model, error) { return em, nil }),
 		llm.WithProvider("plain", "real: plain", func(context.Context, config.LLM, string) (llms.Model, error) { return struct{ llms.Model }{}, nil }),
 		// The chat middleware hides the built model's methods, as the
@@ -61,8 +82,7 @@ func TestFactoryGivesModelsTheirProvidersEmbedder(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, m.Embedder)
 
-	rec := &trace.Recorder{}
-	ctx := llm.WithCallMeta(trace.WithTracer(context.Background(), trace.New("run", rec)), llm.CallMeta{Node: "act"})
+	ctx := llm.WithCallMeta(context.Background(), llm.CallMeta{Node: "act"})
 	docs, err := m.Embedder.EmbedDocuments(ctx, []string{"tree", "sky"})
 	require.NoError(t, err)
 	assert.Equal(t, [][]float32{{4, 2}, {3, 0}}, docs)
@@ -72,11 +92,13 @@ func TestFactoryGivesModelsTheirProvidersEmbedder(t *testing.T) {
 	assert.EqualValues(t, 2, em.calls.Load())
 	assert.EqualValues(t, 2, wrapped.Load(), "every request goes through the embedding wrappers")
 
-	evs := rec.OfKind(trace.KindInfo)
-	require.Len(t, evs, 2, "one trace event per embedding request")
-	assert.Equal(t, "act", evs[0].Node)
-	assert.Equal(t, 2, evs[0].Data[llm.TraceEmbeddingTexts])
-	assert.Equal(t, "embed-1", evs[0].Data[llm.TraceEmbeddingModel])
+	evs := events.all()
+	require.Len(t, evs, 2, "the observer is told of every embedding request")
+	for i, texts := range []int{2, 1} {
+		assert.GreaterOrEqual(t, evs[i].Elapsed, time.Duration(0))
+		evs[i].Elapsed = 0
+		assert.Equal(t, llm.EmbeddingEvent{Node: "act", Provider: "emb", Model: "embed-1", Texts: texts}, evs[i])
+	}
 
 	plain, err := f.Model(context.Background(), config.LLM{Provider: "plain"}, "")
 	require.NoError(t, err)
@@ -84,7 +106,8 @@ func TestFactoryGivesModelsTheirProvidersEmbedder(t *testing.T) {
 }
 
 func TestFactoryEmbedderRejectsRepliesOfTheWrongSize(t *testing.T) {
-	f := llm.NewFactory(llm.WithProvider("emb", "real: emb", func(context.Context, config.LLM, string) (llms.Model, error) {
+	events := &embeddingEvents{}
+	f := llm.NewFactory(llm.WithEmbeddingObserver(events.observe), llm.WithProvider("emb", "real: emb", func(context.Context, config.LLM, string) (llms.Model, error) {
 		return &embeddingModel{short: true}, nil
 	}))
 	m, err := f.Model(context.Background(), config.LLM{Provider: "emb"}, "")
@@ -93,4 +116,5 @@ func TestFactoryEmbedderRejectsRepliesOfTheWrongSize(t *testing.T) {
 	require.ErrorIs(t, err, llm.ErrBadEmbedding, "no panic on an empty reply")
 	_, err = m.Embedder.EmbedDocuments(context.Background(), []string{"a", "b"})
 	require.ErrorIs(t, err, llm.ErrBadEmbedding)
+	assert.Empty(t, events.all(), "a failed request is not reported")
 }

@@ -3,114 +3,78 @@ package llm_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/journal"
-	"github.com/planner-engine/planner/journal/memstore"
+	"github.com/planner-engine/planner/hooks"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/state"
-	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// seqModel answers each call with the next of its replies (the last one
-// again once they run out) and records the messages of every call.
-type seqModel struct {
-	mu      sync.Mutex
-	replies []*llms.ContentResponse
-	calls   [][]llms.MessageContent
-}
-
-func textReplies(texts ...string) *seqModel {
-	m := &seqModel{}
-	for _, t := range texts {
-		m.replies = append(m.replies, &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: t}}})
+// retries returns the EmptyRetry and EmptyRetries of each observed call.
+func retries(calls []observed) [][2]int {
+	out := make([][2]int, len(calls))
+	for i, c := range calls {
+		out[i] = [2]int{c.call.EmptyRetry, c.call.EmptyRetries}
 	}
-	return m
-}
-
-func (m *seqModel) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.calls = append(m.calls, msgs)
-	return m.replies[min(len(m.calls), len(m.replies))-1], nil
-}
-
-func (m *seqModel) Call(ctx context.Context, p string, o ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, p, o...)
-}
-
-func (m *seqModel) requests() [][]llms.MessageContent {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([][]llms.MessageContent(nil), m.calls...)
-}
-
-func recorded() (context.Context, *trace.Recorder) {
-	rec := &trace.Recorder{}
-	return trace.WithTracer(context.Background(), trace.New("run", rec)), rec
+	return out
 }
 
 func TestCallRetriesAnEmptyReplyWithANudge(t *testing.T) {
-	seq := textReplies("  \n", "42")
-	m := llm.Model{LLM: seq, Meter: fixedMeter{}, EmptyRetries: 2}
-	st := state.NewState(state.Task{Question: "q"})
-	ctx, rec := recorded()
-	msgs := llm.Prompt("sys", "what is six times seven?")
-	text, resp, err := m.Call(ctx, st, llm.CallMeta{Node: "solve", Kind: "cot", Role: "judge"}, msgs)
+	rec := &llmtest.Recorder{Model: llmtest.Replies("  \n", "42")}
+	m := llm.Model{LLM: rec, Meter: fixedMeter{}, EmptyRetries: 2}
+	ms, ps := &modelSpy{}, &providerSpy{}
+	msgs := make([]llms.MessageContent, 0, 4) // room to append in place
+	msgs = append(msgs, llm.Prompt("sys", "what is six times seven?")...)
+	text, resp, err := m.Call(context.Background(), runWith(ms, ps), llm.CallMeta{Node: "solve", Kind: "cot", Role: "judge"}, msgs)
 	require.NoError(t, err)
 	assert.Equal(t, "42", text)
 	assert.False(t, llm.EmptyReply(resp))
 
-	reqs := seq.requests()
+	reqs := rec.Requests()
 	require.Len(t, reqs, 2)
-	assert.Equal(t, msgs, reqs[0])
-	require.Len(t, reqs[1], len(msgs)+1, "the retry appends one message")
-	assert.Equal(t, msgs, reqs[1][:len(msgs)], "the retry keeps the call's messages")
-	assert.Equal(t, llms.TextParts(llms.ChatMessageTypeHuman, llm.DefaultEmptyNudge), reqs[1][len(msgs)])
+	assert.Equal(t, msgs, reqs[0].Messages)
+	require.Len(t, reqs[1].Messages, len(msgs)+1, "the retry appends one message")
+	assert.Equal(t, msgs, reqs[1].Messages[:len(msgs)], "the retry keeps the call's messages")
+	assert.Equal(t, llms.TextParts(llms.ChatMessageTypeHuman, llm.DefaultEmptyNudge), reqs[1].Messages[len(msgs)])
 	assert.Len(t, msgs, 2, "the caller's messages are not changed")
+	assert.Zero(t, msgs[:cap(msgs)][2], "nor is the array behind them")
 
-	guards := rec.OfKind(trace.KindGuard)
-	require.Len(t, guards, 1)
-	assert.Equal(t, "solve", guards[0].Node)
-	assert.Equal(t, map[string]any{"guard": llm.GuardEmptyReply, "retry": 1, "of": 2, "kind": "cot", "role": "judge"}, guards[0].Data)
-	assert.Contains(t, guards[0].Text, "retry 1 of 2")
-
-	u := st.Usage.Snapshot()
-	assert.Equal(t, 2, u.ModelCalls, "the retry is a model call of its own")
-	assert.Equal(t, 2, u.ModelAttempts)
-	assert.Equal(t, 200, u.PromptTokens, "every attempt's usage is counted")
-	assert.Len(t, rec.OfKind(trace.KindLLMCall), 2)
+	// Each retry is a call of its own through every hook, marked as one.
+	calls := ms.calls()
+	require.Len(t, calls, 2)
+	assert.Equal(t, [][2]int{{0, 0}, {1, 2}}, retries(calls))
+	assert.Equal(t, retries(calls), retries(ps.calls()), "the provider hooks see the retry too")
+	for i, c := range calls {
+		assert.Equal(t, "solve", c.call.Node)
+		assert.Equal(t, "cot", c.call.Kind)
+		assert.Equal(t, "judge", c.call.Role)
+		assert.Equal(t, reqs[i].Messages, c.call.Messages, "the hooks see the messages sent")
+		assert.Equal(t, 100, c.res.Usage.PromptTokens, "every call is metered")
+	}
 }
 
 func TestCallGivesUpAfterItsRetriesAndReturnsTheEmptyReply(t *testing.T) {
-	seq := textReplies(" ", "", "\t")
-	st := state.NewState(state.Task{Question: "q"})
-	ctx, rec := recorded()
-	text, resp, err := llm.Model{LLM: seq, EmptyRetries: 2}.Call(ctx, st, llm.CallMeta{Node: "n", Kind: "direct"}, llm.Prompt("", "x"))
+	rec := &llmtest.Recorder{Model: llmtest.Replies(" ", "", "\t")}
+	spy := &modelSpy{}
+	text, resp, err := llm.Model{LLM: rec, EmptyRetries: 2}.Call(context.Background(), runWith(spy), llm.CallMeta{Node: "n", Kind: "direct"}, prompt("x"))
 	require.NoError(t, err, "an empty reply is the caller's to judge")
 	assert.Equal(t, "\t", text, "the last reply is returned")
 	assert.True(t, llm.EmptyReply(resp))
-	reqs := seq.requests()
+	reqs := rec.Requests()
 	require.Len(t, reqs, 3)
-	assert.Equal(t, reqs[1], reqs[2], "every retry sends the same nudged messages")
-	guards := rec.OfKind(trace.KindGuard)
-	require.Len(t, guards, 2)
-	assert.Equal(t, 2, guards[1].Data["retry"])
-	assert.NotContains(t, guards[0].Data, "role", "no role, no role key")
-	assert.Equal(t, 3, st.Usage.Snapshot().ModelCalls)
+	assert.Equal(t, reqs[1].Messages, reqs[2].Messages, "every retry sends the same nudged messages")
+	assert.Equal(t, [][2]int{{0, 0}, {1, 2}, {2, 2}}, retries(spy.calls()))
 }
 
 func TestCallEmptyRetrySettings(t *testing.T) {
 	tests := []struct {
 		name      string
 		model     llm.Model
-		ctx       func(context.Context) context.Context
 		wantCalls int
 		wantNudge string
 	}{
@@ -119,30 +83,19 @@ func TestCallEmptyRetrySettings(t *testing.T) {
 		{name: "negative is none", model: llm.Model{EmptyRetries: -3}, wantCalls: 1},
 		{name: "the Model's count", model: llm.Model{EmptyRetries: 3}, wantCalls: 4, wantNudge: llm.DefaultEmptyNudge},
 		{name: "the Model's nudge", model: llm.Model{EmptyRetries: 1, EmptyNudge: "Say something."}, wantCalls: 2, wantNudge: "Say something."},
-		{name: "the context overrides the count", model: llm.Model{EmptyRetries: 2},
-			ctx: func(ctx context.Context) context.Context { return llm.WithEmptyRetries(ctx, 0) }, wantCalls: 1},
-		{name: "the context turns retries on", model: llm.Model{},
-			ctx: func(ctx context.Context) context.Context { return llm.WithEmptyRetries(ctx, 1) }, wantCalls: 2, wantNudge: llm.DefaultEmptyNudge},
-		{name: "the context overrides the nudge", model: llm.Model{EmptyRetries: 1, EmptyNudge: "Say something."},
-			ctx: func(ctx context.Context) context.Context {
-				return llm.WithEmptyNudge(llm.WithEmptyNudge(ctx, "Answer now."), "  ")
-			}, wantCalls: 2, wantNudge: "Answer now."},
+		{name: "a blank nudge is the default", model: llm.Model{EmptyRetries: 1, EmptyNudge: " \n"}, wantCalls: 2, wantNudge: llm.DefaultEmptyNudge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			seq := textReplies(" ")
+			rec := &llmtest.Recorder{Model: llmtest.Reply(" ")}
 			m := tt.model
-			m.LLM = seq
-			ctx := context.Background()
-			if tt.ctx != nil {
-				ctx = tt.ctx(ctx)
-			}
-			_, _, err := m.Call(ctx, nil, llm.CallMeta{Node: "n"}, llm.Prompt("", "x"))
+			m.LLM = rec
+			_, _, err := m.Call(context.Background(), nil, llm.CallMeta{Node: "n"}, prompt("x"))
 			require.NoError(t, err)
-			reqs := seq.requests()
+			reqs := rec.Requests()
 			require.Len(t, reqs, tt.wantCalls)
 			if tt.wantNudge != "" {
-				last := reqs[len(reqs)-1]
+				last := reqs[len(reqs)-1].Messages
 				assert.Equal(t, llms.TextParts(llms.ChatMessageTypeHuman, tt.wantNudge), last[len(last)-1])
 			}
 		})
@@ -150,7 +103,7 @@ func TestCallEmptyRetrySettings(t *testing.T) {
 }
 
 func TestEmptyReply(t *testing.T) {
-	call := llms.ToolCall{ID: "1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "calc", Arguments: "{}"}}
+	call := llmtest.ToolCall("1", "calc", "{}")
 	tests := []struct {
 		name string
 		resp *llms.ContentResponse
@@ -173,87 +126,38 @@ func TestEmptyReply(t *testing.T) {
 }
 
 func TestCallDoesNotRetryAReplyOfToolCallsAlone(t *testing.T) {
-	seq := &seqModel{replies: []*llms.ContentResponse{{Choices: []*llms.ContentChoice{
-		{Content: ""}, {ToolCalls: []llms.ToolCall{{ID: "1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "calc", Arguments: `{"x":1}`}}}},
-	}}}}
-	ctx, rec := recorded()
-	text, resp, err := llm.Model{LLM: seq, EmptyRetries: 2}.Call(ctx, nil, llm.CallMeta{Node: "act"}, llm.Prompt("", "x"))
+	model := llmtest.Respond(&llms.ContentResponse{Choices: []*llms.ContentChoice{
+		{Content: ""}, {ToolCalls: []llms.ToolCall{llmtest.ToolCall("1", "calc", `{"x":1}`)}},
+	}})
+	spy := &modelSpy{}
+	text, resp, err := llm.Model{LLM: model, EmptyRetries: 2}.Call(context.Background(), runWith(spy), llm.CallMeta{Node: "act"}, prompt("x"))
 	require.NoError(t, err)
 	assert.Empty(t, text)
 	require.Len(t, resp.Choices, 2)
-	assert.Len(t, seq.requests(), 1)
-	assert.Empty(t, rec.OfKind(trace.KindGuard))
+	assert.Equal(t, 1, model.Calls())
+	assert.Equal(t, [][2]int{{0, 0}}, retries(spy.calls()), "no retry passes the hooks")
 }
 
-func TestCallStopsRetryingWhenTheBudgetIsSpent(t *testing.T) {
-	seq := textReplies(" ")
-	st := state.NewState(state.Task{Question: "q"})
-	ctx := llm.WithBudget(context.Background(), llm.Budget{MaxModelCalls: 2})
-	_, _, err := llm.Model{LLM: seq, EmptyRetries: 5}.Call(ctx, st, llm.CallMeta{Node: "n"}, llm.Prompt("", "x"))
-	require.ErrorIs(t, err, llm.ErrBudgetExceeded)
-	assert.Contains(t, err.Error(), "limits.max_model_calls is 2")
-	assert.Len(t, seq.requests(), 2, "the budget is checked before each retry")
-	assert.Equal(t, 2, st.Usage.Snapshot().ModelCalls)
+func TestAHookThatRefusesARetryEndsTheRetries(t *testing.T) {
+	rec := &llmtest.Recorder{Model: llmtest.Reply(" ")}
+	refused := errors.New("no more")
+	stop := hooks.Funcs{BeforeModel: func(_ context.Context, call *hooks.ModelCall) error {
+		if call.EmptyRetry == 2 {
+			return refused
+		}
+		return nil
+	}}
+	_, _, err := llm.Model{LLM: rec, EmptyRetries: 5}.Call(context.Background(), runWith(stop), llm.CallMeta{Node: "n"}, prompt("x"))
+	assert.Same(t, refused, err)
+	assert.Equal(t, 2, rec.Calls(), "the hooks are asked before each retry")
 }
 
 func TestCallReturnsAFailedRetrysError(t *testing.T) {
-	m, err := scripted.New(scripted.Script{Replies: []scripted.Reply{{Text: " "}, {Error: "HTTP 503"}}})
-	require.NoError(t, err)
-	_, _, err = llm.Model{LLM: m, EmptyRetries: 2}.Call(context.Background(), nil, llm.CallMeta{Node: "n"}, llm.Prompt("", "x"))
+	model := llmtest.Seq(llmtest.Reply(" "), llmtest.Fail(errors.New("HTTP 503")))
+	_, _, err := llm.Model{LLM: model, EmptyRetries: 2}.Call(context.Background(), nil, llm.CallMeta{Node: "n"}, prompt("x"))
 	require.ErrorIs(t, err, llm.ErrModel)
-	assert.Equal(t, 2, m.Calls())
-}
-
-// journaled opens a session of thread on s with scope "1:act".
-func journaled(t *testing.T, s journal.Store, thread string) (context.Context, *journal.Run, *trace.Recorder) {
-	t.Helper()
-	ctx, rec := recorded()
-	if _, err := s.Thread(ctx, thread); err != nil {
-		require.NoError(t, s.Create(ctx, journal.Thread{Name: thread, Pipeline: "p.yaml", Status: journal.StatusRunning}))
-	}
-	r, err := journal.Open(ctx, s, thread)
-	require.NoError(t, err)
-	return journal.WithScope(journal.WithRun(ctx, r), journal.NodeScope(1, "act")), r, rec
-}
-
-// failingModel fails every call: a replayed run must not reach it.
-type failingModel struct{ calls int }
-
-func (m *failingModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.calls++
-	return nil, errors.New("a live call in a replay")
-}
-
-func (m *failingModel) Call(ctx context.Context, p string, o ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, p, o...)
-}
-
-func TestJournaledRetriesReplayWithoutALiveCall(t *testing.T) {
-	s := memstore.New()
-	msgs := llm.Prompt("sys", "q")
-	caller := llm.CallMeta{Node: "act", Kind: "direct"}
-
-	live := scripted.Texts(" ", "the answer")
-	ctx, r, rec := journaled(t, s, "t1")
-	st := state.NewState(state.Task{Question: "q"})
-	text, _, err := llm.Model{LLM: live, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
-	require.NoError(t, err)
-	require.Equal(t, "the answer", text)
-	replayed, made, _ := r.Stats()
-	assert.Equal(t, [2]int{0, 2}, [2]int{replayed, made}, "the empty reply and its retry are journaled")
-	assert.Len(t, rec.OfKind(trace.KindGuard), 1)
-
-	dead := &failingModel{}
-	ctx, r, rec = journaled(t, s, "t1")
-	st = state.NewState(state.Task{Question: "q"})
-	text, _, err = llm.Model{LLM: dead, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
-	require.NoError(t, err)
-	assert.Equal(t, "the answer", text)
-	assert.Zero(t, dead.calls, "no live call")
-	replayed, made, unused := r.Stats()
-	assert.Equal(t, [3]int{2, 0, 0}, [3]int{replayed, made, unused}, "both calls are replayed")
-	assert.Len(t, rec.OfKind(trace.KindGuard), 1, "the replay retries as the run did")
-	assert.Equal(t, 2, st.Usage.Snapshot().ModelCalls)
+	assert.ErrorContains(t, err, "HTTP 503")
+	assert.Equal(t, 2, model.Calls())
 }
 
 func TestFactorySetsTheEmptyReplySettings(t *testing.T) {

@@ -55,14 +55,16 @@ func (k Kind) Offline() bool { return k == KindScripted || k == KindReplayed || 
 type Factory struct {
 	// observeEmbedding is WithEmbeddingObserver's.
 	observeEmbedding func(ctx context.Context, e EmbeddingEvent)
-	builders map[string]Builder
-	labels   map[string]string
-	kinds    map[string]Kind
-	wrappers []Wrapper
+	builders         map[string]Builder
+	labels           map[string]string
+	kinds            map[string]Kind
+	wrappers         []Wrapper
 	// embedWrappers wrap the embedding clients (WithEmbeddingWrapper).
 	embedWrappers []EmbeddingWrapper
 	meter         Meter
 	pricer        func(model string) Pricer
+	// unknownHint is WithUnknownProviderHint's.
+	unknownHint func(provider string) string
 }
 
 // FactoryOption configures a Factory.
@@ -70,6 +72,14 @@ type FactoryOption func(*Factory)
 
 // WithMeter sets how call usage is measured. Default llm.ApproxMeter.
 func WithMeter(m Meter) FactoryOption { return func(f *Factory) { f.meter = m } }
+
+// WithUnknownProviderHint sets what the ErrUnknownProvider error of Model
+// adds after the registered providers, for a provider name no builder is
+// registered for: how to register it, say ("" adds nothing). Default:
+// nothing.
+func WithUnknownProviderHint(hint func(provider string) string) FactoryOption {
+	return func(f *Factory) { f.unknownHint = hint }
+}
 
 // WithPricer sets how a model's usage is priced. Default: no cost.
 func WithPricer(p func(model string) Pricer) FactoryOption {
@@ -159,7 +169,11 @@ func (f *Factory) Kind(provider string) Kind {
 func (f *Factory) Model(ctx context.Context, cfg config.LLM, baseDir string) (Model, error) {
 	b, ok := f.builders[cfg.Provider]
 	if !ok {
-		return Model{}, fmt.Errorf("%w %q (available: %s)", ErrUnknownProvider, cfg.Provider, strings.Join(f.Providers(), ", "))
+		hint := ""
+		if f.unknownHint != nil {
+			hint = f.unknownHint(cfg.Provider)
+		}
+		return Model{}, fmt.Errorf("%w %q (available: %s)%s", ErrUnknownProvider, cfg.Provider, strings.Join(f.Providers(), ", "), hint)
 	}
 	if err := cfg.Validate(); err != nil {
 		return Model{}, err

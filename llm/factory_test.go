@@ -108,3 +108,10 @@ func TestFactoryKnowsTheKindEachProviderWasRegisteredAs(t *testing.T) {
 	f = llm.NewFactory(llm.WithProvider("x", "x", build, llm.AsKind(llm.KindSimulated)), llm.WithProvider("x", "x", build))
 	assert.Equal(t, llm.KindReal, f.Kind("x"), "a later registration replaces the kind too")
 }
+
+func TestAnUnknownProviderErrorCarriesTheHint(t *testing.T) {
+	f := llm.NewFactory(llm.WithUnknownProviderHint(func(p string) string { return "; register " + p }))
+	_, err := f.Model(t.Context(), config.LLM{Provider: "openai", Model: "m"}, "")
+	require.ErrorIs(t, err, llm.ErrUnknownProvider)
+	assert.ErrorContains(t, err, `"openai" (available: ); register openai`)
+}

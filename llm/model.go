@@ -292,8 +292,6 @@ func (m Model) measure(msgs []llms.MessageContent, resp *llms.ContentResponse) h
 	return hooks.Usage{PromptTokens: p, CompletionTokens: c, CachedPromptTokens: cached, Estimated: est, CostUSD: cost}
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 // ApproxMeter estimates tokens as one per four bytes of text. It is the
 // last-resort fallback when no tokenizer-backed meter is configured; its
 // figures are marked estimated.

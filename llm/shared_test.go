@@ -6,34 +6,31 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestSharedBudgetBoundsTheCallsOfEveryRunTogether(t *testing.T) {
+func TestSharedBudgetAdmitsExactlyItsCallsAcrossConcurrentRuns(t *testing.T) {
 	sb := llm.NewSharedBudget(llm.Budget{MaxModelCalls: 5}, "the compare budget")
-	m := llm.Model{LLM: &echoModel{}, Meter: fixedMeter{}, Pricer: perToken{}}
-	// Three runs, each with a scope of its own, call concurrently until refused.
+	// Three runs, each with a scope of its own, call concurrently until
+	// refused; each admitted call returns a reply of 107 tokens.
 	ctxs := make([]context.Context, 3)
-	var wg sync.WaitGroup
 	made := make([]int, 3)
+	var wg sync.WaitGroup
 	for i := range ctxs {
 		ctxs[i] = llm.WithSharedBudget(context.Background(), sb)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st := state.NewState(state.Task{ID: "t"})
+		wg.Go(func() {
 			for {
-				if _, _, err := m.Call(ctxs[i], st, llm.CallMeta{Node: "n"}, llm.Prompt("", "hi")); err != nil {
-					require.ErrorIs(t, err, llm.ErrBudgetExceeded)
-					require.ErrorIs(t, err, llm.ErrSharedBudgetExceeded)
+				if err := llm.AdmitShared(ctxs[i], ""); err != nil {
+					assert.ErrorIs(t, err, llm.ErrBudgetExceeded)
+					assert.ErrorIs(t, err, llm.ErrSharedBudgetExceeded)
 					assert.Equal(t, "the compare budget is spent: 5 model calls made, its limit is 5 (max model calls)", err.Error())
 					return
 				}
 				made[i]++
+				sb.Add(100, 7, 107e-6)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	// Calls are admitted one at a time: however the runs interleave,
@@ -48,10 +45,9 @@ func TestSharedBudgetBoundsTheCallsOfEveryRunTogether(t *testing.T) {
 		assert.True(t, llm.SharedBudgetRefused(ctx), "every run was refused a call")
 	}
 
-	// A finalizer still answers, and its usage is counted.
-	st := state.NewState(state.Task{ID: "t"})
-	_, _, err := m.Call(ctxs[0], st, llm.CallMeta{Node: "n", Role: "finalize"}, llm.Prompt("", "answer now"))
-	require.NoError(t, err)
+	// A finalizer is still admitted, and its usage is counted.
+	require.NoError(t, llm.AdmitShared(ctxs[0], "finalize"))
+	sb.Add(100, 7, 107e-6)
 	calls, _, _ = sb.Spent()
 	assert.Equal(t, total+1, calls)
 
@@ -59,6 +55,30 @@ func TestSharedBudgetBoundsTheCallsOfEveryRunTogether(t *testing.T) {
 	fresh := llm.WithSharedBudget(context.Background(), sb)
 	assert.False(t, llm.SharedBudgetRefused(fresh))
 	assert.Same(t, sb, llm.SharedBudgetFrom(fresh))
+	require.Error(t, llm.AdmitShared(fresh, "evaluate"))
+	assert.True(t, llm.SharedBudgetRefused(fresh))
+}
+
+func TestACallUnderWayCountsAgainstTheSharedCallLimit(t *testing.T) {
+	sb := llm.NewSharedBudget(llm.Budget{MaxModelCalls: 2}, "")
+	ctx := llm.WithSharedBudget(context.Background(), sb)
+	require.NoError(t, llm.AdmitShared(ctx, ""))
+	require.NoError(t, llm.AdmitShared(ctx, ""))
+	// Neither call has replied yet (no Add): both are under way.
+	err := llm.AdmitShared(ctx, "")
+	require.ErrorIs(t, err, llm.ErrSharedBudgetExceeded)
+	assert.Equal(t, "the shared budget is spent: 2 model calls made, its limit is 2 (max model calls)", err.Error())
+	assert.ErrorIs(t, sb.Exhausted(), llm.ErrSharedBudgetExceeded)
+}
+
+func TestAdmitSharedWithoutASharedBudgetAdmitsEveryCall(t *testing.T) {
+	assert.NoError(t, llm.AdmitShared(context.Background(), ""))
+	assert.False(t, llm.SharedBudgetRefused(context.Background()))
+	unbounded := llm.WithSharedBudget(context.Background(), llm.NewSharedBudget(llm.Budget{}, "x"))
+	for range 10 {
+		require.NoError(t, llm.AdmitShared(unbounded, ""))
+	}
+	assert.False(t, llm.SharedBudgetRefused(unbounded))
 }
 
 func TestSharedBudgetNamesEachLimit(t *testing.T) {
@@ -71,18 +91,29 @@ func TestSharedBudgetNamesEachLimit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		sb := llm.NewSharedBudget(tc.b, "")
+		assert.Equal(t, tc.b, sb.Limits())
+		assert.Equal(t, "the shared budget", sb.Name())
 		require.NoError(t, sb.Exhausted())
 		sb.Add(100, 7, 0.000107)
 		require.NoError(t, sb.Exhausted())
 		sb.Add(100, 7, 0.000107)
 		err := sb.Exhausted()
 		require.ErrorIs(t, err, llm.ErrSharedBudgetExceeded)
+		require.ErrorIs(t, err, llm.ErrBudgetExceeded)
 		assert.Equal(t, tc.want, err.Error())
+		ctx := llm.WithSharedBudget(context.Background(), sb)
+		assert.Equal(t, err, llm.AdmitShared(ctx, ""), "a spent budget refuses the next call")
+		assert.NoError(t, llm.AdmitShared(ctx, "finalize"))
 	}
 	// No budget, or one without limits, bounds nothing.
 	var none *llm.SharedBudget
 	none.Add(1, 1, 1)
 	require.NoError(t, none.Exhausted())
+	assert.Zero(t, none.Limits())
+	assert.Empty(t, none.Name())
+	calls, tokens, cost := none.Spent()
+	assert.Zero(t, calls+tokens)
+	assert.Zero(t, cost)
 	require.NoError(t, llm.NewSharedBudget(llm.Budget{}, "x").Exhausted())
 	assert.Nil(t, llm.SharedBudgetFrom(context.Background()))
 	assert.False(t, llm.SharedBudgetRefused(context.Background()))

@@ -11,6 +11,7 @@ import (
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/nodekind"
+	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
@@ -53,7 +54,7 @@ func guardEvents(rec *trace.Recorder, guard string) []trace.Event {
 
 func audited(ctx context.Context) (context.Context, *auditRecorder) {
 	a := &auditRecorder{}
-	return nodekind.WithToolAuditor(ctx, a), a
+	return context.WithValue(ctx, auditorKey{}, a), a
 }
 
 // Every tool call of a run with a ToolAuditor is recorded once: what ran,
@@ -66,7 +67,7 @@ func TestToolCallsAreAudited(t *testing.T) {
 	ctx, rec := traced()
 	ctx, aud := audited(ctx)
 
-	res, err := nodekind.CallTool(ctx, st, meta, reg, "search", "golang", nodekind.ToolOptions{Trace: map[string]any{"step": 3, "tool_call_id": "call_7"}})
+	res, err := callTool(ctx, st, meta, reg, "search", "golang", nodekind.ToolOptions{Trace: map[string]any{"step": 3, "tool_call_id": "call_7"}})
 	require.NoError(t, err)
 	rs := aud.take()
 	require.Len(t, rs, 1)
@@ -84,14 +85,14 @@ func TestToolCallsAreAudited(t *testing.T) {
 	assert.Equal(t, audit.DecisionNone, r.Decision)
 	assert.False(t, r.Time.IsZero())
 
-	_, err = nodekind.CallTool(ctx, st, meta, reg, "fail", "x", nodekind.ToolOptions{})
+	_, err = callTool(ctx, st, meta, reg, "fail", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1)
 	assert.Equal(t, "disk full", rs[0].Error)
 	assert.Equal(t, audit.Digest("partial"), rs[0].OutputSHA256, "a failed tool's output is digested too")
 
-	_, err = nodekind.CallTool(ctx, st, meta, reg, "nosuch", "x", nodekind.ToolOptions{})
+	_, err = callTool(ctx, st, meta, reg, "nosuch", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1)
@@ -102,7 +103,7 @@ func TestToolCallsAreAudited(t *testing.T) {
 	decide := func(d journal.Decision) context.Context {
 		return journal.WithApprover(ctx, journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) { return d, nil }))
 	}
-	_, err = nodekind.CallTool(decide(journal.Decision{Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
+	_, err = callTool(decide(journal.Decision{Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1)
@@ -112,28 +113,28 @@ func TestToolCallsAreAudited(t *testing.T) {
 	assert.Contains(t, rs[0].Error, "denied")
 	assert.Empty(t, rs[0].OutputSHA256, "a denied call did not run")
 
-	_, err = nodekind.CallTool(decide(journal.Decision{Approved: true, By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
+	_, err = callTool(decide(journal.Decision{Approved: true, By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1)
 	assert.Equal(t, audit.DecisionApproved, rs[0].Decision)
 	assert.Equal(t, audit.Digest("got /tmp/x"), rs[0].OutputSHA256)
 
-	_, err = nodekind.CallTool(journal.WithApprover(ctx, journal.Defer()), st, meta, reg, "rm", "/tmp/y", nodekind.ToolOptions{})
+	_, err = callTool(journal.WithApprover(ctx, journal.Defer()), st, meta, reg, "rm", "/tmp/y", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrWaiting)
 	rs = aud.take()
 	require.Len(t, rs, 1)
 	assert.Equal(t, audit.DecisionPending, rs[0].Decision)
 	assert.Equal(t, "/tmp/y", rs[0].Input)
 
-	_, err = nodekind.CallTool(ctx, st, meta, reg, "rm", "/tmp/z", nodekind.ToolOptions{})
+	_, err = callTool(ctx, st, meta, reg, "rm", "/tmp/z", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrNoApprover)
 	rs = aud.take()
 	require.Len(t, rs, 1)
 	assert.Contains(t, rs[0].Error, "no approver")
 	assert.Equal(t, audit.DecisionNone, rs[0].Decision)
 
-	assert.Empty(t, guardEvents(rec, nodekind.GuardAuditError), "every record was accepted")
+	assert.Empty(t, guardEvents(rec, pipeline.GuardAuditError), "every record was accepted")
 }
 
 // A resumed thread records only the calls it makes live: the journaled
@@ -150,7 +151,7 @@ func TestResumedThreadAuditsOnlyLiveCalls(t *testing.T) {
 	})
 
 	ctx, aud := audited(journal.WithApprover(journaled(t, s), approve))
-	_, err = nodekind.CallTool(ctx, st, meta, reg, "rm", "a", nodekind.ToolOptions{})
+	_, err = callTool(ctx, st, meta, reg, "rm", "a", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs := aud.take()
 	require.Len(t, rs, 1)
@@ -159,13 +160,13 @@ func TestResumedThreadAuditsOnlyLiveCalls(t *testing.T) {
 	assert.Equal(t, "resume --approve", rs[0].DecidedBy)
 
 	ctx, aud = audited(journal.WithApprover(journaled(t, s), approve))
-	_, err = nodekind.CallTool(ctx, st, meta, reg, "nosuch", "x", nodekind.ToolOptions{}) // replayed model output naming an unknown tool
+	_, err = callTool(ctx, st, meta, reg, "nosuch", "x", nodekind.ToolOptions{}) // replayed model output naming an unknown tool
 	require.NoError(t, err)
-	_, err = nodekind.CallTool(ctx, st, meta, reg, "rm", "a", nodekind.ToolOptions{})
+	_, err = callTool(ctx, st, meta, reg, "rm", "a", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, runs)
 	assert.Empty(t, aud.take(), "replayed calls are not recorded again")
-	_, err = nodekind.CallTool(ctx, st, meta, reg, "rm", "b", nodekind.ToolOptions{})
+	_, err = callTool(ctx, st, meta, reg, "rm", "b", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs = aud.take()
 	require.Len(t, rs, 1, "the live call past the journal's end is")
@@ -178,10 +179,10 @@ func TestResumedThreadAuditsOnlyLiveCalls(t *testing.T) {
 func TestAnAuditFailureIsTraced(t *testing.T) {
 	ctx, rec := traced()
 	a := &auditRecorder{err: audit.ErrClosed}
-	res, err := nodekind.CallTool(nodekind.WithToolAuditor(ctx, a), state.NewState(state.Task{}), meta, testRegistry(t, echo("search")), "search", "q", nodekind.ToolOptions{})
+	res, err := callTool(context.WithValue(ctx, auditorKey{}, pipeline.ToolAuditor(a)), state.NewState(state.Task{}), meta, testRegistry(t, echo("search")), "search", "q", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "got q", res.Observation)
-	guards := guardEvents(rec, nodekind.GuardAuditError)
+	guards := guardEvents(rec, pipeline.GuardAuditError)
 	require.Len(t, guards, 1)
 	assert.Contains(t, guards[0].Text, "search")
 }
@@ -197,10 +198,10 @@ func BenchmarkToolCall(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		ctx  context.Context
-	}{{"plain", context.Background()}, {"audited", nodekind.WithToolAuditor(context.Background(), l)}} {
+	}{{"plain", context.Background()}, {"audited", context.WithValue(context.Background(), auditorKey{}, pipeline.ToolAuditor(l))}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := nodekind.CallTool(c.ctx, st, meta, reg, "search", "golang generics", nodekind.ToolOptions{}); err != nil {
+				if _, err := callTool(c.ctx, st, meta, reg, "search", "golang generics", nodekind.ToolOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/keyword"
 )
 
 // Node is an agent graph node: it reads and updates the run state and
@@ -42,6 +43,12 @@ type Env struct {
 	// check their {{.Notes.KEY}} against the notes its nodes write. Nil
 	// records nothing.
 	Compiled *TemplateSet
+	// Keywords builds the BM25 keyword indexes of the ReAct engine's tool
+	// retrieval (method bm25 or hybrid) and of its recall tool's word
+	// search (search.Keywords of package tools/search is the command
+	// line's). Nil means none: a node that needs one fails with a setting
+	// error naming the setting and the fix.
+	Keywords keyword.Indexer
 	// prefix is the path of the settings block being built ("react."); see
 	// Nested.
 	prefix string

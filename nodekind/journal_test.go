@@ -43,10 +43,10 @@ func TestJournaledToolFailureReplaysTheSameWay(t *testing.T) {
 	require.NoError(t, err)
 	meta := llm.CallMeta{Node: "act", Kind: "react"}
 
-	live, err := nodekind.CallTool(journaled(t, s), state.NewState(state.Task{}), meta, reg, "boom", "x", nodekind.ToolOptions{})
+	live, err := callTool(journaled(t, s), state.NewState(state.Task{}), meta, reg, "boom", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	require.ErrorIs(t, live.Err, tools.ErrToolPanic)
-	replayed, err := nodekind.CallTool(journaled(t, s), state.NewState(state.Task{}), meta, reg, "boom", "x", nodekind.ToolOptions{})
+	replayed, err := callTool(journaled(t, s), state.NewState(state.Task{}), meta, reg, "boom", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, runs, "the journaled call is not run again")
 	assert.ErrorIs(t, replayed.Err, tools.ErrToolPanic)
@@ -69,20 +69,20 @@ func TestApprovalGatesTheCall(t *testing.T) {
 		return journal.WithApprover(context.Background(), journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) { return d, nil }))
 	}
 
-	res, err := nodekind.CallTool(decide(journal.Decision{Approved: false, Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
+	res, err := callTool(decide(journal.Decision{Approved: false, Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.ErrorIs(t, res.Err, tools.ErrNotApproved)
 	assert.Equal(t, "Error: tool call not approved: a human denied this call of rm (ops): not today", res.Observation)
 	assert.Zero(t, runs)
 
-	res, err = nodekind.CallTool(decide(journal.Decision{Approved: true, By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
+	res, err = callTool(decide(journal.Decision{Approved: true, By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "removed", res.Observation)
 	assert.Equal(t, 1, runs)
 
-	_, err = nodekind.CallTool(journal.WithApprover(context.Background(), journal.Defer()), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
+	_, err = callTool(journal.WithApprover(context.Background(), journal.Defer()), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrWaiting)
-	_, err = nodekind.CallTool(context.Background(), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
+	_, err = callTool(context.Background(), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrNoApprover)
 	assert.Equal(t, 1, runs)
 }
@@ -111,7 +111,7 @@ func TestStatefulToolCallsAreReRunOnReplay(t *testing.T) {
 	defer s.Close()
 	meta := llm.CallMeta{Node: "act"}
 	call := func(ctx context.Context, reg *tools.Registry) (nodekind.ToolResult, error) {
-		return nodekind.CallTool(ctx, state.NewState(state.Task{}), meta, reg, "page", "x", nodekind.ToolOptions{})
+		return callTool(ctx, state.NewState(state.Task{}), meta, reg, "page", "x", nodekind.ToolOptions{})
 	}
 	reg, err := tools.NewRegistry([]tools.Tool{pager{}})
 	require.NoError(t, err)

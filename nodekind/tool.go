@@ -308,7 +308,6 @@ func (c ToolCall) result(r *hooks.ToolResult) ToolResult {
 // the call's tool_error.
 const GuardApproval = "approval"
 
-
 // invoke calls the registry under opts.Timeout, recovering a panic the
 // registry did not (an approver's, say).
 func (c ToolCall) invoke(ctx context.Context) (out string, err error) {

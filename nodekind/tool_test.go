@@ -53,7 +53,7 @@ func TestCallToolRunsTheToolCountsItAndTracesIt(t *testing.T) {
 	reg := testRegistry(t, echo("web_search"))
 	st := state.NewState(state.Task{Question: "q"})
 	ctx, rec := traced()
-	res, err := nodekind.CallTool(ctx, st, meta, reg, "Web-Search", "Kyoto", nodekind.ToolOptions{Trace: map[string]any{"step": 2}})
+	res, err := callTool(ctx, st, meta, reg, "Web-Search", "Kyoto", nodekind.ToolOptions{Trace: map[string]any{"step": 2}})
 	require.NoError(t, err)
 	assert.Equal(t, "got Kyoto", res.Observation)
 	assert.Equal(t, "got Kyoto", res.Output)
@@ -109,7 +109,7 @@ func TestCallToolTurnsFailuresIntoObservations(t *testing.T) {
 			reg := testRegistry(t, boom, fail, slow, mute)
 			st := state.NewState(state.Task{Question: "q"})
 			ctx, rec := traced()
-			res, err := nodekind.CallTool(ctx, st, meta, reg, tc.tool, "x", tc.opts)
+			res, err := callTool(ctx, st, meta, reg, tc.tool, "x", tc.opts)
 			require.NoError(t, err, "a failing tool is an observation, not an error")
 			assert.Equal(t, tc.obs, res.Observation)
 			assert.NotContains(t, res.Observation, "goroutine", "never a stack in the observation")
@@ -144,7 +144,7 @@ func TestCallToolTurnsFailuresIntoObservations(t *testing.T) {
 func TestCallToolKeepsAPanicsStackForTheTraceOnly(t *testing.T) {
 	boom := funcTool{name: "boom", fn: func(context.Context, string) (string, error) { panic("kaput") }}
 	ctx, rec := traced()
-	res, err := nodekind.CallTool(ctx, nil, meta, testRegistry(t, boom), "boom", "x", nodekind.ToolOptions{})
+	res, err := callTool(ctx, nil, meta, testRegistry(t, boom), "boom", "x", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, `tool "boom": tool panicked: kaput`, res.Err.Error())
 	guards := rec.OfKind(trace.KindGuard)
@@ -162,7 +162,7 @@ func TestCallToolReturnsTheContextsCauseInsteadOfAnObservation(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(cause)
 		st := state.NewState(state.Task{})
-		_, err := nodekind.CallTool(ctx, st, meta, testRegistry(t, tool), "t", "x", nodekind.ToolOptions{})
+		_, err := callTool(ctx, st, meta, testRegistry(t, tool), "t", "x", nodekind.ToolOptions{})
 		require.ErrorIs(t, err, cause)
 		assert.False(t, called)
 		assert.Zero(t, st.Usage.Snapshot().ToolCalls)
@@ -177,7 +177,7 @@ func TestCallToolReturnsTheContextsCauseInsteadOfAnObservation(t *testing.T) {
 		tctx, rec := traced()
 		ctx = trace.WithTracer(ctx, trace.From(tctx))
 		st := state.NewState(state.Task{})
-		_, err := nodekind.CallTool(ctx, st, meta, testRegistry(t, tool), "t", "x", nodekind.ToolOptions{Timeout: time.Minute})
+		_, err := callTool(ctx, st, meta, testRegistry(t, tool), "t", "x", nodekind.ToolOptions{Timeout: time.Minute})
 		require.ErrorIs(t, err, cause)
 		assert.NotErrorIs(t, err, tools.ErrToolTimeout)
 		assert.Equal(t, 1, st.Usage.Snapshot().ToolCalls, "the tool ran")
@@ -188,7 +188,7 @@ func TestCallToolReturnsTheContextsCauseInsteadOfAnObservation(t *testing.T) {
 func TestCallToolCutsLongObservations(t *testing.T) {
 	long := funcTool{name: "long", fn: func(context.Context, string) (string, error) { return strings.Repeat("é", 5000), nil }}
 	ctx, rec := traced()
-	res, err := nodekind.CallTool(ctx, nil, meta, testRegistry(t, long), "long", "x", nodekind.ToolOptions{Limit: 100})
+	res, err := callTool(ctx, nil, meta, testRegistry(t, long), "long", "x", nodekind.ToolOptions{Limit: 100})
 	require.NoError(t, err)
 	assert.Equal(t, strings.Repeat("é", 100)+"…[truncated 4,900 chars]", res.Observation)
 	assert.Equal(t, 4900, res.Dropped)
@@ -223,7 +223,7 @@ func TestUnwrapToolInput(t *testing.T) {
 			assert.Equal(t, tc.schema, nodekind.UnwrapToolInput(schema, tc.in), "tool with a schema")
 		})
 	}
-	res, err := nodekind.CallTool(context.Background(), nil, meta, testRegistry(t, plain), "plain", "```\n\"Kyoto\"\n```", nodekind.ToolOptions{})
+	res, err := callTool(context.Background(), nil, meta, testRegistry(t, plain), "plain", "```\n\"Kyoto\"\n```", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "got Kyoto", res.Observation, "CallTool unwraps the input")
 }

@@ -100,13 +100,13 @@ func TestToolCallsGetTheRunsVarsWritableOnlyWhenStateful(t *testing.T) {
 	st := state.NewState(state.Task{})
 	meta := llm.CallMeta{Node: "act"}
 
-	res, err := nodekind.CallTool(context.Background(), st, meta, reg, "keeper", "k", nodekind.ToolOptions{})
+	res, err := callTool(context.Background(), st, meta, reg, "keeper", "k", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	require.NoError(t, res.Err)
 	got, _ := st.Vars.Get("k")
 	assert.Equal(t, "from keeper", got)
 
-	res, err = nodekind.CallTool(context.Background(), st, meta, reg, "plain", "p", nodekind.ToolOptions{})
+	res, err = callTool(context.Background(), st, meta, reg, "plain", "p", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	assert.ErrorIs(t, res.Err, tools.ErrVarsReadOnly, "its writes would be lost on resume")
 	assert.Contains(t, res.Observation, "Stateful")
@@ -117,7 +117,7 @@ func TestToolCallsGetTheRunsVarsWritableOnlyWhenStateful(t *testing.T) {
 func TestParallelVarsToolCallsAreRaceFree(t *testing.T) {
 	reg, err := tools.NewRegistry([]tools.Tool{vars.New()})
 	require.NoError(t, err)
-	st := state.NewState(state.Task{})
+	st := withHooks(context.Background(), state.NewState(state.Task{}))
 	var wg sync.WaitGroup
 	for i := range 12 {
 		wg.Add(1)
@@ -151,7 +151,7 @@ func TestVarsSetByTheToolSurviveAResume(t *testing.T) {
 	first := state.NewState(state.Task{})
 	ctx := journaled(t, s)
 	for _, in := range calls[:3] {
-		res, err := nodekind.CallTool(ctx, first, meta, reg, "vars", in, nodekind.ToolOptions{})
+		res, err := callTool(ctx, first, meta, reg, "vars", in, nodekind.ToolOptions{})
 		require.NoError(t, err)
 		require.NoError(t, res.Err)
 	}
@@ -163,7 +163,7 @@ func TestVarsSetByTheToolSurviveAResume(t *testing.T) {
 	ctx = journaled(t, s)
 	var last nodekind.ToolResult
 	for _, in := range calls {
-		last, err = nodekind.CallTool(ctx, resumed, meta, reg, "vars", in, nodekind.ToolOptions{})
+		last, err = callTool(ctx, resumed, meta, reg, "vars", in, nodekind.ToolOptions{})
 		require.NoError(t, err)
 		require.NoError(t, last.Err)
 	}

@@ -21,7 +21,7 @@ func runWithRetries(t *testing.T, ctor nodekind.Constructor, kind string, retrie
 	m := scripted.Texts(replies...)
 	built, err := ctor(nodekind.Env{Model: llm.Model{LLM: m, EmptyRetries: retries}}, nodekind.Spec{ID: kind, Type: kind})
 	require.NoError(t, err)
-	st := state.NewState(task)
+	st := hookedState(task)
 	rec := &trace.Recorder{}
 	_, err = built.Node.Run(traceCtx(rec), st)
 	require.NoError(t, err)

@@ -3,15 +3,14 @@ package nodes_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
 	"github.com/stretchr/testify/assert"
@@ -19,29 +18,15 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// gaugeModel wraps a model, holds every call for a moment and remembers
-// the most calls in flight at once. A call whose seed is panicSeed panics.
-type gaugeModel struct {
-	llms.Model
-	hold      time.Duration
-	panicSeed int
-	now, peak atomic.Int32
-}
-
-func (g *gaugeModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	n := g.now.Add(1)
-	defer g.now.Add(-1)
-	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
+// panicOnSeed passes every call to m but panics on a call whose seed is
+// seed, as a buggy provider adapter might.
+func panicOnSeed(seed int, m llms.Model) llmtest.Func {
+	return func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+		if llmtest.Options(opts...).Seed == seed {
+			panic("provider adapter bug")
+		}
+		return m.GenerateContent(ctx, msgs, opts...)
 	}
-	var o llms.CallOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if g.panicSeed > 0 && o.Seed == g.panicSeed {
-		panic("provider adapter bug")
-	}
-	time.Sleep(g.hold)
-	return g.Model.GenerateContent(ctx, msgs, opts...)
 }
 
 func TestFanOutsNeverExceedTheirConcurrency(t *testing.T) {
@@ -56,7 +41,7 @@ func TestFanOutsNeverExceedTheirConcurrency(t *testing.T) {
 		{"self_consistency", nodes.NewSelfConsistency, map[string]any{"samples": 8, "concurrency": 3},
 			scriptedModel(t, scripted.Reply{Text: "Answer: 18", Times: 8})},
 		{"tot", nodes.NewToT, map[string]any{"beam": 3, "proposals": 3, "depth": 2, "concurrency": 2},
-			&latencyModel{delay: time.Millisecond, k: 3}},
+			&llmtest.Latency{Delay: time.Millisecond, Model: totReplies(3)}},
 		{"lats", nodes.NewLATS, map[string]any{"children": 5, "concurrency": 2, "iterations": 2},
 			scriptedModel(t,
 				scripted.Reply{Role: "expand", Text: "Thought: compute.\nAction: calculator\nAction Input: 3 * 5 + 3", Times: 50},
@@ -64,14 +49,16 @@ func TestFanOutsNeverExceedTheirConcurrency(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.kind, func(t *testing.T) {
-			g := &gaugeModel{Model: tc.model, hold: 5 * time.Millisecond}
+			// Every call is held a moment; the recorder keeps the most in
+			// flight at once.
+			g := &llmtest.Recorder{Model: &llmtest.Latency{Delay: 5 * time.Millisecond, Model: tc.model}}
 			built, err := tc.ctor(nodekind.Env{Model: llm.Model{LLM: g}, Tools: reg}, nodekind.Spec{ID: tc.kind, Type: tc.kind, Settings: tc.settings})
 			require.NoError(t, err)
-			_, err = built.Node.Run(context.Background(), state.NewState(arithmeticTask))
+			_, err = built.Node.Run(context.Background(), hookedState(arithmeticTask))
 			require.NoError(t, err)
 			limit := tc.settings["concurrency"].(int)
-			assert.LessOrEqual(t, int(g.peak.Load()), limit)
-			assert.Greater(t, int(g.peak.Load()), 1, "the calls overlap")
+			assert.LessOrEqual(t, g.Peak(), limit)
+			assert.Greater(t, g.Peak(), 1, "the calls overlap")
 		})
 	}
 }
@@ -89,18 +76,19 @@ func TestFanOutsStopAtTheContextsCause(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.kind, func(t *testing.T) {
-			m := &latencyModel{delay: time.Millisecond, k: 2}
+			answered := &llmtest.Recorder{Model: totReplies(2)} // the calls whose delay ran out
+			m := &llmtest.Latency{Delay: time.Millisecond, Model: answered}
 			built, err := tc.ctor(nodekind.Env{Model: llm.Model{LLM: m}}, nodekind.Spec{ID: tc.kind, Type: tc.kind})
 			require.NoError(t, err)
-			_, err = built.Node.Run(ctx, state.NewState(arithmeticTask))
+			_, err = built.Node.Run(ctx, hookedState(arithmeticTask))
 			require.ErrorIs(t, err, cause)
-			assert.Zero(t, m.calls, "no call starts once the context has ended")
+			assert.Zero(t, answered.Calls(), "no call starts once the context has ended")
 		})
 	}
 }
 
 func TestSelfConsistencyCountsAPanickingSampleAsFailed(t *testing.T) {
-	g := &gaugeModel{Model: scriptedModel(t, scripted.Reply{Text: "Answer: 18", Times: 3}), panicSeed: 2}
+	g := panicOnSeed(2, scriptedModel(t, scripted.Reply{Text: "Answer: 18", Times: 3}))
 	st, _, err := runNode(t, nodes.NewSelfConsistency, "self_consistency", map[string]any{"samples": 3}, g, arithmeticTask)
 	require.NoError(t, err)
 	assert.Equal(t, "18", st.Answer)

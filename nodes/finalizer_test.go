@@ -35,7 +35,7 @@ func runCompose(t *testing.T, node nodekind.Node, st *state.State) *trace.Record
 }
 
 func planState() *state.State {
-	st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+	st := hookedState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 	st.Plan = []plan.Step{
 		{ID: "1", Description: "Find his birth year", Tool: "search", Input: "Clyde Tombaugh born", Status: plan.StatusDone, Result: "born on 4 February 1906"},
 		{ID: "2", Description: "Find the discovery year", Tool: "search", Input: "Pluto discovered", Status: plan.StatusDone, Result: "discovered Pluto on 18 February 1930"},
@@ -111,7 +111,7 @@ func TestFinalizerPromptShowsResultsAndFailures(t *testing.T) {
 func TestFinalizerComposesFromAScratchpad(t *testing.T) {
 	node, _ := composeNode(t, nodes.NewFinalizer, map[string]any{"extract": false}, scripted.Reply{
 		Contains: "Action 1: search[Pluto]\nObservation 1: found in 1930", Text: "1930"})
-	st := state.NewState(state.Task{Question: "When was Pluto found?"})
+	st := hookedState(state.Task{Question: "When was Pluto found?"})
 	st.Scratchpad = []state.Entry{{Thought: "look it up", Tool: "search", Input: "Pluto", Observation: "found in 1930"}}
 	runCompose(t, node, st)
 	assert.Equal(t, "1930", st.Answer)

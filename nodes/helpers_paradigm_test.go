@@ -4,18 +4,18 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools/builtin"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,35 +28,17 @@ type request struct {
 	prompt string
 }
 
-// recorder wraps a model and records every call's caller and prompt text.
-type recorder struct {
-	llms.Model
-	mu   sync.Mutex
-	reqs []request
+// newRecorder wraps m in a recorder that keeps each call's caller.
+func newRecorder(m llms.Model) *llmtest.Recorder {
+	return &llmtest.Recorder{Model: m, Meta: func(ctx context.Context) any { return llm.CallMetaFrom(ctx) }}
 }
 
-func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	var b strings.Builder
-	for _, m := range msgs {
-		for _, p := range m.Parts {
-			if t, ok := p.(llms.TextContent); ok {
-				b.WriteString(t.Text)
-				b.WriteByte('\n')
-			}
-		}
-	}
-	r.mu.Lock()
-	r.reqs = append(r.reqs, request{caller: llm.CallMetaFrom(ctx), prompt: b.String()})
-	r.mu.Unlock()
-	return r.Model.GenerateContent(ctx, msgs, opts...)
-}
-
-// requests returns the calls so far, optionally only those of one role.
-func (r *recorder) requests(role string) []request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// requests returns the calls rec (from newRecorder) saw so far, optionally
+// only those of one role.
+func requests(rec *llmtest.Recorder, role string) []request {
 	var out []request
-	for _, q := range r.reqs {
+	for _, r := range rec.Requests() {
+		q := request{caller: r.Meta.(llm.CallMeta), prompt: r.Text()}
 		if role == "" || q.caller.Role == role {
 			out = append(out, q)
 		}
@@ -72,11 +54,11 @@ func (f fixedModels) Model(context.Context, config.LLM, string) (llm.Model, erro
 }
 
 // script builds a scripted model wrapped in a recorder.
-func script(t *testing.T, strict bool, replies ...scripted.Reply) (*recorder, *scripted.Model) {
+func script(t *testing.T, strict bool, replies ...scripted.Reply) (*llmtest.Recorder, *scripted.Model) {
 	t.Helper()
 	m, err := scripted.New(scripted.Script{Strict: &strict, Replies: replies})
 	require.NoError(t, err)
-	return &recorder{Model: m}, m
+	return newRecorder(m), m
 }
 
 // buildYAML writes a pipeline to a temporary file and builds it with the
@@ -94,7 +76,7 @@ func buildConfig(t *testing.T, path string, m llms.Model) *pipeline.Pipeline {
 	t.Helper()
 	cfg, err := config.Load(path)
 	require.NoError(t, err)
-	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Models: fixedModels{m}, Tools: builtin.Factory{}, LLM: config.LLM{Provider: "fixed"}})
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Models: fixedModels{m}, Tools: builtin.Factory{}, Keywords: search.Keywords{}, LLM: config.LLM{Provider: "fixed"}})
 	require.NoError(t, err)
 	return p
 }
@@ -113,7 +95,7 @@ func runNode(t *testing.T, ctor nodekind.Constructor, kind string, settings map[
 	t.Helper()
 	built, err := ctor(nodekind.Env{Model: llm.Model{LLM: m}}, nodekind.Spec{ID: kind, Type: kind, Settings: settings})
 	require.NoError(t, err)
-	st := state.NewState(task)
+	st := hookedState(task)
 	rec := &trace.Recorder{}
 	_, err = built.Node.Run(traceCtx(rec), st)
 	return st, rec, err

@@ -27,7 +27,7 @@ func runLATS(t *testing.T, settings map[string]any, m llms.Model, task state.Tas
 	require.NoError(t, err)
 	built, err := nodes.NewLATS(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, nodekind.Spec{ID: "lats", Type: "lats", Settings: settings})
 	require.NoError(t, err)
-	st := state.NewState(task)
+	st := hookedState(task)
 	rec := &trace.Recorder{}
 	_, err = built.Node.Run(traceCtx(rec), st)
 	require.NoError(t, err)
@@ -48,7 +48,7 @@ func TestLATSReflectsOnAWrongAnswerAndRollsOutTheBestBranch(t *testing.T) {
 	assert.Equal(t, []string{latsLesson}, st.Reflections)
 	require.Len(t, tr.OfKind(trace.KindReflection), 1)
 
-	expands := rec.requests("expand")
+	expands := requests(rec, "expand")
 	require.Len(t, expands, 3, "two samples at the root, one rollout step")
 	assert.NotContains(t, expands[0].prompt, latsLesson)
 	assert.Contains(t, expands[2].prompt, "Lessons from earlier attempts at this task")
@@ -82,7 +82,7 @@ func TestLATSSelectsTheMostValuableChildFirst(t *testing.T) {
 	)
 	st, _ := runLATS(t, map[string]any{"children": 2}, rec, arithmeticTask)
 	assert.Equal(t, "18", st.Answer)
-	assert.NotContains(t, rec.requests("expand")[2].prompt, "Action Input: 3 + 5", "the low-valued branch is not rolled out")
+	assert.NotContains(t, requests(rec, "expand")[2].prompt, "Action Input: 3 + 5", "the low-valued branch is not rolled out")
 }
 
 func TestLATSKeepsTheBestWrongAnswerIncompleteWhenTheTreeIsUsedUp(t *testing.T) {
@@ -94,7 +94,7 @@ func TestLATSKeepsTheBestWrongAnswerIncompleteWhenTheTreeIsUsedUp(t *testing.T) 
 	assert.Equal(t, "17", st.Answer)
 	assert.False(t, st.Complete)
 	assert.Equal(t, "wrong", st.Failure)
-	assert.Len(t, rec.requests("expand"), 4, "the root is expanded twice, then the search stops")
+	assert.Len(t, requests(rec, "expand"), 4, "the root is expanded twice, then the search stops")
 	assert.Len(t, st.Candidates, 1, "identical samples make one child")
 	answers := tr.OfKind(trace.KindAnswer)
 	require.Len(t, answers, 1)
@@ -141,7 +141,7 @@ func TestLATSStepsAreReActTurnsWithTheRepeatGuard(t *testing.T) {
 	st, tr := runLATS(t, map[string]any{"children": 1, "iterations": 1}, rec, arithmeticTask)
 	assert.Equal(t, 4, st.Usage.Snapshot().ToolCalls, "repeated calls run: only their result tells a loop from progress")
 
-	expands := rec.requests("expand")
+	expands := requests(rec, "expand")
 	require.Len(t, expands, 4, "one run, two tolerated repeats, then the guard stops the branch")
 	assert.Contains(t, expands[1].prompt, "Action: calculator\nAction Input: 1 + 1\nObservation: [calculator] 2", "the input was unwrapped")
 	assert.Contains(t, expands[2].prompt, "You already called calculator with this input in step 1")
@@ -171,8 +171,8 @@ func TestLATSAnswersAFormatErrorWithFeedbackAndGoesOn(t *testing.T) {
 	st, tr := runLATS(t, map[string]any{"children": 1}, rec, arithmeticTask)
 	assert.True(t, st.Complete)
 	assert.Equal(t, "18", st.Answer)
-	require.Len(t, rec.requests("expand"), 2)
-	assert.Empty(t, rec.requests("value"), "a format error is valued 0 without asking the model")
+	require.Len(t, requests(rec, "expand"), 2)
+	assert.Empty(t, requests(rec, "value"), "a format error is valued 0 without asking the model")
 	require.Len(t, tr.OfKind(trace.KindParseError), 1)
 	require.Len(t, st.Scratchpad, 2)
 	assert.NotEmpty(t, st.Scratchpad[0].Error, "the format error and its feedback stay on the winning branch")
@@ -189,9 +189,9 @@ func TestLATSStopsWhenTheContextEnds(t *testing.T) {
 	cause := errors.New("deadline of the run")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
-	_, err = built.Node.Run(ctx, state.NewState(arithmeticTask))
+	_, err = built.Node.Run(ctx, hookedState(arithmeticTask))
 	require.ErrorIs(t, err, cause)
-	assert.Empty(t, rec.requests(""), "no sample starts once the context has ended")
+	assert.Empty(t, requests(rec, ""), "no sample starts once the context has ended")
 }
 
 func TestLATSNeedsTheToolsOfItsReActTurns(t *testing.T) {
@@ -220,11 +220,11 @@ func TestLATSShowsAPanickingToolAsAnErrorWithoutItsStack(t *testing.T) {
 	require.NoError(t, err)
 	built, err := nodes.NewLATS(nodekind.Env{Model: llm.Model{LLM: rec}, Tools: reg}, nodekind.Spec{ID: "lats", Type: "lats", Settings: map[string]any{"children": 1}})
 	require.NoError(t, err)
-	st := state.NewState(arithmeticTask)
+	st := hookedState(arithmeticTask)
 	_, err = built.Node.Run(context.Background(), st)
 	require.NoError(t, err)
 	assert.Equal(t, "18", st.Answer)
-	expands := rec.requests("expand")
+	expands := requests(rec, "expand")
 	require.Len(t, expands, 2)
 	assert.Contains(t, expands[1].prompt, "Observation: [explode] Error: tool \"explode\": tool panicked: boom\n")
 	assert.NotContains(t, expands[1].prompt, "goroutine")

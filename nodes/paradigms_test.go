@@ -48,7 +48,7 @@ func TestToTPrunesImpossibleBranchesBeforeExpanding(t *testing.T) {
 	require.NoError(t, err)
 	built, err := nodes.NewToT(nodekind.Env{Model: llm.Model{LLM: model}}, nodekind.Spec{ID: "tot", Type: "tot", Settings: map[string]any{"beam": 2, "depth": 3}})
 	require.NoError(t, err)
-	st := state.NewState(state.Task{Question: "What is six times seven?"})
+	st := hookedState(state.Task{Question: "What is six times seven?"})
 	rec := &trace.Recorder{}
 	_, err = built.Node.Run(traceCtx(rec), st)
 	require.NoError(t, err)
@@ -132,7 +132,7 @@ func TestPlanSolvePromptCarriesThePSPlusInstructions(t *testing.T) {
 	st, _, err := runNode(t, nodes.NewPlanSolve, "plan_solve", nil, rec, arithmeticTask)
 	require.NoError(t, err)
 	assert.Equal(t, "18", st.Answer)
-	reqs := rec.requests("")
+	reqs := requests(rec, "")
 	require.Len(t, reqs, 1)
 	p := reqs[0].prompt
 	for _, want := range []string{arithmeticTask.Question, "devise a plan", "variables", "step by step", "calculation", "Answer: <answer>"} {
@@ -152,7 +152,7 @@ func TestLeastToMostSolvesSubquestionsInOrderShowingEarlierAnswers(t *testing.T)
 	assert.Equal(t, 0, m.Remaining())
 	assert.Equal(t, "18", st.Answer)
 	assert.True(t, st.Complete)
-	solves := rec.requests("solve")
+	solves := requests(rec, "solve")
 	require.Len(t, solves, 2)
 	assert.NotContains(t, solves[0].prompt, "Answer: 15", "the first sub-question sees no answers")
 	steps := tr.OfKind(trace.KindStep)
@@ -169,7 +169,7 @@ func TestLeastToMostAppendsTheTaskAndBoundsTheSubquestions(t *testing.T) {
 		{Role: "solve", Text: "Answer: x", Times: 10},
 	}})
 	require.NoError(t, err)
-	rec := &recorder{Model: m}
+	rec := newRecorder(m)
 	st, _, err := runNode(t, nodes.NewLeastToMost, "least_to_most", map[string]any{"max_subquestions": 3}, rec, arithmeticTask)
 	require.NoError(t, err)
 	questions := make([]string, len(st.SubQuestions))
@@ -178,7 +178,7 @@ func TestLeastToMostAppendsTheTaskAndBoundsTheSubquestions(t *testing.T) {
 		assert.NotEmpty(t, q.Answer, "sub-question %d was solved", i+1)
 	}
 	assert.Equal(t, []string{"first", "second", arithmeticTask.Question}, questions, "the first sub-questions and the task are kept")
-	assert.Len(t, rec.requests("solve"), 3)
+	assert.Len(t, requests(rec, "solve"), 3)
 }
 
 func TestLeastToMostUsesCustomPrompts(t *testing.T) {

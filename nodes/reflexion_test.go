@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
@@ -42,7 +43,7 @@ const lesson = "I added before multiplying; compute 3 * 5 + 3 with the calculato
 
 var arithmeticTask = state.Task{ID: "t1", Question: "What is 3 * 5 + 3?", Answer: "18"}
 
-func reflexionPipeline(t *testing.T, trials string, replies ...scripted.Reply) (*recorder, *state.State, *trace.Recorder, *scripted.Model) {
+func reflexionPipeline(t *testing.T, trials string, replies ...scripted.Reply) (*llmtest.Recorder, *state.State, *trace.Recorder, *scripted.Model) {
 	t.Helper()
 	rec, m := script(t, true, replies...)
 	p := buildYAML(t, strings.ReplaceAll(reflexionYAML, "%TRIALS%", trials), rec)
@@ -63,7 +64,7 @@ func TestReflexionInjectsTheLessonIntoTheNextTrialAndPasses(t *testing.T) {
 	assert.Empty(t, st.Failure)
 
 	acts := []request{}
-	for _, r := range rec.requests("") {
+	for _, r := range requests(rec, "") {
 		if r.caller.Node == "act" {
 			acts = append(acts, r)
 		}
@@ -150,7 +151,7 @@ func TestEvaluateJudgesByMethod(t *testing.T) {
 			built, err := nodes.NewEvaluate(nodekind.Env{Model: llm.Model{LLM: m}}, nodekind.Spec{ID: "evaluate", Type: "evaluate", Settings: tc.settings})
 			require.NoError(t, err)
 			assert.ElementsMatch(t, []string{"pass", "retry"}, built.Routes)
-			st := state.NewState(tc.task)
+			st := hookedState(tc.task)
 			if tc.complete {
 				st.SetAnswer(tc.answer)
 			} else {
@@ -210,7 +211,7 @@ func TestReflectUsesItsPromptAndKeepsABoundedMemory(t *testing.T) {
 		"reflect_prompt": "Earlier: {{join .Reflections \" | \"}} | Feedback: {{.Extra.Feedback}} | Steps: {{trim .Extra.Steps}}",
 	}})
 	require.NoError(t, err)
-	st := state.NewState(arithmeticTask)
+	st := hookedState(arithmeticTask)
 	st.Reflections = []string{"old one", "older"}
 	st.Scratchpad = []state.Entry{{Tool: "calculator", Input: "3 * 5", Observation: "15"}, {Final: "17"}}
 	st.Trials = []state.Trial{{Answer: "17", Feedback: "off by one"}}

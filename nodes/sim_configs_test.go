@@ -107,12 +107,12 @@ func TestToTFollowsTheSimGame24GoldWithinThePaperBudget(t *testing.T) {
 	task := game24Task(t, 4, 5, 6, 10)
 	m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks([]suite.Task{task}))
 	require.NoError(t, err)
-	rec := &recorder{Model: m}
+	rec := newRecorder(m)
 	p := buildConfig(t, "../configs/tot_game24.yaml", rec)
 	st, tr := runTask(t, p, task.Task)
 	require.True(t, st.Complete)
 	assert.Equal(t, task.Gold.Answer, st.Answer)
-	for _, r := range rec.requests("evaluate") {
+	for _, r := range requests(rec, "evaluate") {
 		assert.NotContains(t, r.prompt, "Candidate step: Answer:")
 	}
 	verified := 0

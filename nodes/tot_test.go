@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
@@ -55,7 +55,7 @@ func TestLeafAnswerNeedsAnExplicitMarker(t *testing.T) {
 
 // dfsScript is a tree whose most promising branch (alpha, "sure") dead-ends
 // and whose second branch (beta, "likely") reaches the answer.
-func dfsScript(t *testing.T) (*recorder, *scripted.Model) {
+func dfsScript(t *testing.T) (*llmtest.Recorder, *scripted.Model) {
 	t.Helper()
 	return script(t, false,
 		scripted.Reply{Role: "propose", Contains: "Steps so far:\nalpha\n", Text: "1. alpha dead end", Times: 5},
@@ -76,7 +76,7 @@ func TestToTDFSBacktracksFromADeadEnd(t *testing.T) {
 	assert.Equal(t, []string{"beta", "Answer: 42"}, st.ThoughtPath)
 
 	var expanded []string
-	for _, r := range rec.requests("propose") {
+	for _, r := range requests(rec, "propose") {
 		path := ""
 		if _, after, ok := strings.Cut(r.prompt, "Steps so far:\n"); ok {
 			path, _, _ = strings.Cut(after, "\n")
@@ -101,7 +101,7 @@ func TestToTDFSDoesNotExploreChildrenBelowTheThreshold(t *testing.T) {
 	st, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"search": "dfs", "threshold": 5}, rec, state.Task{Question: "q"})
 	require.NoError(t, err)
 	assert.False(t, st.Complete)
-	assert.Len(t, rec.requests("propose"), 2, "only alpha (sure) is expanded; beta (likely) is below the threshold")
+	assert.Len(t, requests(rec, "propose"), 2, "only alpha (sure) is expanded; beta (likely) is below the threshold")
 	assert.Equal(t, state.FailureBudget, st.Failure)
 }
 
@@ -109,14 +109,14 @@ func TestToTDFSStopsAtItsStateBudget(t *testing.T) {
 	rec, _ := dfsScript(t)
 	st, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"search": "dfs", "max_states": 2}, rec, state.Task{Question: "q"})
 	require.NoError(t, err)
-	assert.Len(t, rec.requests("propose"), 2)
+	assert.Len(t, requests(rec, "propose"), 2)
 	assert.False(t, st.Complete)
 	assert.Contains(t, st.Reason, "max_states budget of 2")
 }
 
 // game24Script proposes one wrong final expression next to a path that
 // reaches a right one, and values every step "sure".
-func game24Script(t *testing.T) *recorder {
+func game24Script(t *testing.T) *llmtest.Recorder {
 	t.Helper()
 	rec, _ := script(t, false,
 		scripted.Reply{Role: "propose", Contains: "4 * 6 = 24 (left: 24)\n", Text: "1. Answer: 1 + 2 + 3 * 4\n2. Answer: 1 * 2 * 3 * 4", Times: 5},
@@ -156,7 +156,7 @@ func TestToTVerifiesGame24AnswersAndKeepsSearching(t *testing.T) {
 			}
 			assert.Equal(t, tc.rejected, rejected)
 			if tc.settings["verify"] != nil {
-				for _, r := range rec.requests("evaluate") {
+				for _, r := range requests(rec, "evaluate") {
 					assert.NotContains(t, r.prompt, "Candidate next step: Answer:", "verified leaves need no evaluator call")
 				}
 			}
@@ -179,7 +179,7 @@ func TestToTGame24VerifierNeedsPuzzleNumbers(t *testing.T) {
 	_, _, err := runNode(t, nodes.NewToT, "tot", map[string]any{"verify": "game24"}, rec, state.Task{Question: "Who discovered Pluto?"})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, nodes.ErrNotGame24)
-	assert.Empty(t, rec.requests(""), "no call is made")
+	assert.Empty(t, requests(rec, ""), "no call is made")
 }
 
 func TestToTRejectsBadSettings(t *testing.T) {
@@ -219,40 +219,22 @@ func TestToTDropsBranchesWhoseCallsFailButNotTheSearch(t *testing.T) {
 	assert.ErrorIs(t, err, llm.ErrModel)
 }
 
-// latencyModel answers every ToT call after a fixed delay: k numbered
-// proposals that depend on the path, or a "likely" value. No proposal is
-// an answer, so the search runs its full depth.
-type latencyModel struct {
-	delay time.Duration
-	k     int
-	mu    sync.Mutex
-	calls int
-}
-
-func (m *latencyModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-func (m *latencyModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	timer := time.NewTimer(m.delay)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-timer.C:
-	}
-	m.mu.Lock()
-	m.calls++
-	m.mu.Unlock()
-	text := "likely"
-	if llm.CallMetaFrom(ctx).Role == "propose" {
-		var b strings.Builder
-		for i := 1; i <= m.k; i++ {
-			fmt.Fprintf(&b, "%d. step %d after %d earlier lines\n", i, i, len(msgs))
+// totReplies answers every ToT call: k numbered proposals that depend on
+// the path, or a "likely" value. No proposal is an answer, so the search
+// runs its full depth. Behind an llmtest.Latency, it is a model with a
+// fixed latency.
+func totReplies(k int) llmtest.Func {
+	return func(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+		text := "likely"
+		if llm.CallMetaFrom(ctx).Role == "propose" {
+			var b strings.Builder
+			for i := 1; i <= k; i++ {
+				fmt.Fprintf(&b, "%d. step %d after %d earlier lines\n", i, i, len(msgs))
+			}
+			text = b.String()
 		}
-		text = b.String()
+		return llmtest.TextResponse(text), nil
 	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text}}}, nil
 }
 
 // BenchmarkToTConcurrency runs BFS with b=5, k=5, d=3 against a model with
@@ -265,7 +247,7 @@ func BenchmarkToTConcurrency(b *testing.B) {
 		beam, k, depth = 5, 5, 3
 		latency        = 50 * time.Millisecond
 	)
-	model := &latencyModel{delay: latency, k: k}
+	model := &llmtest.Latency{Delay: latency, Model: totReplies(k)}
 	built, err := nodes.NewToT(nodekind.Env{Model: llm.Model{LLM: model}}, nodekind.Spec{ID: "tot", Type: "tot",
 		Settings: map[string]any{"beam": beam, "proposals": k, "depth": depth}})
 	require.NoError(b, err)
@@ -273,7 +255,7 @@ func BenchmarkToTConcurrency(b *testing.B) {
 	calls := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		st := state.NewState(state.Task{Question: "benchmark"})
+		st := hookedState(state.Task{Question: "benchmark"})
 		began := time.Now()
 		if _, err := built.Node.Run(context.Background(), st); err != nil {
 			b.Fatal(err)

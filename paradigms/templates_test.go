@@ -15,28 +15,45 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's generated table of prompt template fields")
+var update = flag.Bool("update", false, "rewrite the docs' generated table of prompt template fields")
 
-// The README's generated block sits between these lines.
+// The docs' generated block sits between these lines, in README.md or in
+// one page of docs/.
 const (
-	docsBegin = "<!-- prompt-fields: begin (generated from the node kinds' declarations: go test ./paradigms -run TestREADME -update) -->\n"
+	docsBegin = "<!-- prompt-fields: begin (generated from the node kinds' declarations: go test ./paradigms -run TestDocsPromptFields -update) -->\n"
 	docsEnd   = "<!-- prompt-fields: end -->\n"
 )
 
-func TestREADMEPromptFieldsMatchTheDeclarations(t *testing.T) {
-	path := filepath.Join("..", "README.md")
-	b, err := os.ReadFile(path)
+// promptFieldsPage returns the path of the one page (README.md or a page
+// of docs/) that holds the generated block, and its text.
+func promptFieldsPage(t *testing.T) (path, text string) {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	require.NoError(t, err)
-	readme := string(b)
-	i, j := strings.Index(readme, docsBegin), strings.Index(readme, docsEnd)
-	require.True(t, i >= 0 && j > i, "README.md lacks the generated block's marker lines")
+	for _, p := range append([]string{filepath.Join("..", "README.md")}, pages...) {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		if !strings.Contains(string(b), docsBegin) {
+			continue
+		}
+		require.Empty(t, path, "both %s and %s hold the generated table of prompt template fields", path, p)
+		path, text = p, string(b)
+	}
+	require.NotEmpty(t, path, "neither README.md nor a page of docs/ holds the generated block's begin marker:\n%s", docsBegin)
+	return path, text
+}
+
+func TestDocsPromptFieldsMatchTheDeclarations(t *testing.T) {
+	path, doc := promptFieldsPage(t)
+	i, j := strings.Index(doc, docsBegin), strings.Index(doc, docsEnd)
+	require.True(t, i >= 0 && j > i, "%s lacks the generated block's end marker after its begin marker", path)
 	want := nodekind.TemplateDocs(paradigms.Default().Kinds())
-	got := readme[i+len(docsBegin) : j]
+	got := doc[i+len(docsBegin) : j]
 	if *update && got != want {
-		require.NoError(t, os.WriteFile(path, []byte(readme[:i+len(docsBegin)]+want+readme[j:]), 0o644))
+		require.NoError(t, os.WriteFile(path, []byte(doc[:i+len(docsBegin)]+want+doc[j:]), 0o644))
 		return
 	}
-	assert.Equal(t, want, got, "the README's table of prompt template fields is out of date: run go test ./paradigms -run TestREADME -update")
+	assert.Equal(t, want, got, "%s: the table of prompt template fields is out of date: run go test ./paradigms -run TestDocsPromptFields -update", path)
 }
 
 // Every kind compiles exactly the templates it declares, and a custom

@@ -79,6 +79,54 @@ func (p *Pipeline) Hooks(ctx context.Context, st *state.State, tracer *trace.Tra
 	return p.runHooks(ctx, st, tracer, cfg)
 }
 
+// ContextHooks returns the engine's hooks for st whose run services come
+// from each call's context rather than from a Run: the tracer of
+// trace.From, the journal session of journal.From, the approver and the
+// shared budget in ctx; no budget limits, no audit log, no spans. For
+// programs and tests that call nodes, models or tools outside Run:
+// st.SetHooks(pipeline.ContextHooks(st)).
+func ContextHooks(st *state.State) *hooks.Set {
+	return hooks.NewSet(budgetHook{st: st}, traceHook{}, usageHook{st: st}, approvalHook{}, toolUsageHook{st: st}, ctxJournal{})
+}
+
+// ctxJournal is the journal session of each call's context, as a hook.
+type ctxJournal struct{}
+
+func (ctxJournal) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc {
+	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+		if j := journal.From(ctx); j != nil {
+			return j.WrapProvider(next)(ctx, call)
+		}
+		return next(ctx, call)
+	}
+}
+
+func (ctxJournal) WrapTool(next hooks.ToolFunc) hooks.ToolFunc {
+	return func(ctx context.Context, call *hooks.ToolCall) (*hooks.ToolResult, error) {
+		if j := journal.From(ctx); j != nil {
+			return j.WrapTool(next)(ctx, call)
+		}
+		return next(ctx, call)
+	}
+}
+
+func (ctxJournal) WrapNode(next hooks.NodeFunc) hooks.NodeFunc {
+	return func(ctx context.Context, n hooks.Node) (string, error) {
+		if j := journal.From(ctx); j != nil {
+			return j.WrapNode(next)(ctx, n)
+		}
+		return next(ctx, n)
+	}
+}
+
+// tracerOf is t, or the tracer of ctx when t is nil.
+func tracerOf(ctx context.Context, t *trace.Tracer) *trace.Tracer {
+	if t != nil {
+		return t
+	}
+	return trace.From(ctx)
+}
+
 // runHooks returns the hooks of one run of p on st, in the engine's order
 // (HookOrder). Each value joins the chains it implements, so the order of
 // this list is the order of every chain.
@@ -160,7 +208,8 @@ func (h usageHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
 	}
 }
 
-// traceHook emits a model call's trace events: a guard event before a
+// traceHook emits a model call's trace events (to its tracer, or to the
+// tracer of the call's context when it has none): a guard event before a
 // retry after an empty reply, then llm_call with its usage, or an error
 // event for a failed provider call.
 type traceHook struct{ tracer *trace.Tracer }
@@ -172,7 +221,7 @@ func (h traceHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
 			if call.Role != "" {
 				data["role"] = call.Role
 			}
-			h.tracer.Emit(trace.Event{Node: call.Node, Kind: trace.KindGuard, Data: data,
+			tracerOf(ctx, h.tracer).Emit(trace.Event{Node: call.Node, Kind: trace.KindGuard, Data: data,
 				Text: fmt.Sprintf("empty reply; asking again with a nudge (retry %d of %d)", n, call.EmptyRetries)})
 		}
 		res, err := next(ctx, call)
@@ -185,7 +234,7 @@ func (h traceHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
 				if res != nil {
 					ev.ElapsedMS = ms(res.Elapsed.Microseconds())
 				}
-				h.tracer.Emit(ev)
+				tracerOf(ctx, h.tracer).Emit(ev)
 			}
 			return res, err
 		}
@@ -194,7 +243,7 @@ func (h traceHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
 			data["role"] = call.Role
 		}
 		u := res.Usage
-		h.tracer.Emit(trace.Event{Node: call.Node, Kind: trace.KindLLMCall, Data: data, ElapsedMS: ms(res.Elapsed.Microseconds()),
+		tracerOf(ctx, h.tracer).Emit(trace.Event{Node: call.Node, Kind: trace.KindLLMCall, Data: data, ElapsedMS: ms(res.Elapsed.Microseconds()),
 			Usage: &trace.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedPromptTokens: u.CachedPromptTokens, Estimated: u.Estimated, CostUSD: u.CostUSD}})
 		return res, nil
 	}

@@ -91,7 +91,7 @@ func (h approvalHook) WrapTool(next hooks.ToolFunc) hooks.ToolFunc {
 			data = map[string]any{}
 		}
 		data["guard"], data["tool"], data["approved"], data["by"] = guardApproval, call.Tool, true, d.By
-		h.tracer.Emit(trace.Event{Node: call.Node, Kind: trace.KindGuard, Text: text, Data: data})
+		tracerOf(ctx, h.tracer).Emit(trace.Event{Node: call.Node, Kind: trace.KindGuard, Text: text, Data: data})
 		res, err := next(ctx, call)
 		if res != nil {
 			res.Decision, res.Asked = dec, asked

@@ -80,7 +80,7 @@ func BenchmarkDispatchFirstToolCallOverHTTP(b *testing.B) {
 		built, err := planner.New(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, nodekind.Spec{ID: "plan", Type: "planner",
 			Settings: map[string]any{"require_tools": true, "dispatch": true, "output": "text"}})
 		require.NoError(b, err)
-		st := state.NewState(state.Task{Question: "q"})
+		st := hookedState(state.Task{Question: "q"})
 		_, err = built.Node.Run(b.Context(), st)
 		require.NoError(b, err)
 		require.Len(b, st.Plan, 6)

@@ -12,6 +12,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
@@ -24,47 +25,33 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// gatedStream is a model that streams each reply in parts: before part
-// i+1 it waits until the test lets it go (wait[i] closed), so a test can
-// prove that something happened while the reply was still being written.
-type gatedStream struct {
-	replies [][]string
-	wait    []chan struct{}
-	mu      sync.Mutex
-	calls   int
-}
-
-func (m *gatedStream) GenerateContent(ctx context.Context, _ []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var o llms.CallOptions
-	for _, f := range options {
-		f(&o)
-	}
-	m.mu.Lock()
-	parts := m.replies[min(m.calls, len(m.replies)-1)]
-	first := m.calls == 0
-	m.calls++
-	m.mu.Unlock()
-	for i, part := range parts {
-		if i > 0 && first && i-1 < len(m.wait) {
-			select {
-			case <-m.wait[i-1]:
-			case <-time.After(5 * time.Second):
-				return nil, errors.New("the test never let the stream go on: nothing ran while the plan streamed")
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+// gatedStream returns a model that streams its replies in parts (call i
+// gets replies[i], and later calls the last one): before part i+1 of its
+// first reply it waits until the test lets it go (wait[i] closed), so a
+// test can prove that something happened while the reply was still being
+// written.
+func gatedStream(wait []chan struct{}, replies ...[]string) llms.Model {
+	first := &llmtest.Stream{Chunks: replies[0], Before: func(ctx context.Context, i int) error {
+		if i == 0 || i-1 >= len(wait) {
+			return nil
 		}
-		if o.StreamingFunc != nil {
-			if err := o.StreamingFunc(ctx, []byte(part)); err != nil {
-				return nil, err
-			}
+		select {
+		case <-wait[i-1]:
+			return nil
+		case <-time.After(5 * time.Second):
+			return errors.New("the test never let the stream go on: nothing ran while the plan streamed")
+		case <-ctx.Done():
+			return ctx.Err()
 		}
+	}}
+	models := []llms.Model{first}
+	if len(replies) == 1 {
+		models = append(models, &llmtest.Stream{Chunks: replies[0]}) // ungated after the first call
 	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: strings.Join(parts, "")}}}, nil
-}
-
-func (m *gatedStream) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+	for _, r := range replies[1:] {
+		models = append(models, &llmtest.Stream{Chunks: r})
+	}
+	return llmtest.Seq(models...)
 }
 
 // signalTool answers "result of <input>" and signals each call on calls.
@@ -98,7 +85,7 @@ func TestDispatchStartsAStepWhileThePlanIsStillStreaming(t *testing.T) {
 	rest := []string{` {"id": "2", "tool": "search", "input": "Pluto found"},`, ` {"id": "3", "tool": "calculator", "input": "1930 - 1906", "depends_on": ["1", "2"]}]}`}
 	calls := make(chan string, 8)
 	go1 := make(chan struct{})
-	m := &gatedStream{replies: [][]string{append([]string{step1}, rest...)}, wait: []chan struct{}{go1}}
+	m := gatedStream([]chan struct{}{go1}, append([]string{step1}, rest...))
 	n := dispatchPlanner(t, m, signalTool{name: "search", calls: calls}, nil)
 	go func() {
 		// The model writes step 2 only once step 1's tool call has begun.
@@ -106,7 +93,7 @@ func TestDispatchStartsAStepWhileThePlanIsStillStreaming(t *testing.T) {
 			close(go1)
 		}
 	}()
-	st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he found Pluto?"})
+	st := hookedState(state.Task{Question: "How old was Clyde Tombaugh when he found Pluto?"})
 	rec := &trace.Recorder{}
 	route, err := n.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
 	require.NoError(t, err)
@@ -142,7 +129,7 @@ func TestDispatchedStepsOfARejectedPlanAreDiscardedAndThePlanRetried(t *testing.
 	good := []string{`{"steps": [{"id": "1", "tool": "search", "input": "c"}]}`}
 	calls := make(chan string, 8)
 	go1 := make(chan struct{})
-	m := &gatedStream{replies: [][]string{bad, good}, wait: []chan struct{}{go1}}
+	m := gatedStream([]chan struct{}{go1}, bad, good)
 	n := dispatchPlanner(t, m, signalTool{name: "search", calls: calls}, nil)
 	var first string
 	go func() {
@@ -150,7 +137,7 @@ func TestDispatchedStepsOfARejectedPlanAreDiscardedAndThePlanRetried(t *testing.
 		first = <-calls
 		close(go1)
 	}()
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	rec := &trace.Recorder{}
 	_, err := n.Run(trace.WithTracer(context.Background(), trace.New("r", rec)), st)
 	require.NoError(t, err)
@@ -172,23 +159,13 @@ func TestDispatchWithoutStreamingRunsTheWholePlanAtTheEnd(t *testing.T) {
 	// A model that ignores the streaming function (or a journal replay)
 	// still gets its plan run.
 	calls := make(chan string, 8)
-	n := dispatchPlanner(t, noStream{text: `#E1 = search[x]` + "\n" + `#E2 = calculator[2 * 21]`}, signalTool{name: "search", calls: calls}, map[string]any{"output": "text"})
-	st := state.NewState(state.Task{Question: "q"})
+	n := dispatchPlanner(t, llmtest.Reply(`#E1 = search[x]`+"\n"+`#E2 = calculator[2 * 21]`), signalTool{name: "search", calls: calls}, map[string]any{"output": "text"})
+	st := hookedState(state.Task{Question: "q"})
 	_, err := n.Run(context.Background(), st)
 	require.NoError(t, err)
 	require.Len(t, st.Plan, 2)
 	assert.Equal(t, "42", st.Plan[1].Result)
 	assert.Equal(t, plan.StatusDone, st.Plan[0].Status)
-}
-
-type noStream struct{ text string }
-
-func (m noStream) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: m.text}}}, nil
-}
-
-func (m noStream) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
 }
 
 func TestDispatchRejectsBadSettings(t *testing.T) {
@@ -207,41 +184,6 @@ func TestDispatchRejectsBadSettings(t *testing.T) {
 		require.ErrorAs(t, err, &se, fmt.Sprint(tc.settings))
 		assert.Equal(t, tc.key, se.Key)
 	}
-}
-
-// pacedStream streams a reply one chunk per interval, recording when the
-// chunk that completes the first step was written and when the stream
-// ended.
-type pacedStream struct {
-	chunks    []string
-	firstStep int // index of the chunk that completes step 1
-	interval  time.Duration
-	stepDone  time.Time
-	ended     time.Time
-}
-
-func (m *pacedStream) GenerateContent(ctx context.Context, _ []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var o llms.CallOptions
-	for _, f := range options {
-		f(&o)
-	}
-	for i, c := range m.chunks {
-		time.Sleep(m.interval)
-		if i == m.firstStep {
-			m.stepDone = time.Now()
-		}
-		if o.StreamingFunc != nil {
-			if err := o.StreamingFunc(ctx, []byte(c)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	m.ended = time.Now()
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: strings.Join(m.chunks, "")}}}, nil
-}
-
-func (m *pacedStream) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
 }
 
 // timedTool records when it was first called.
@@ -288,18 +230,31 @@ func BenchmarkDispatchFirstToolCall(b *testing.B) {
 	}
 	var lag, ahead time.Duration
 	for b.Loop() {
-		m := &pacedStream{chunks: chunks, firstStep: firstStep, interval: 2 * time.Millisecond}
+		// The model streams one chunk each 2 ms, recording when the chunk
+		// that completes the first step was written and when it ended.
+		var stepDone, ended time.Time
+		stream := &llmtest.Stream{Chunks: chunks, Interval: 2 * time.Millisecond, Before: func(_ context.Context, i int) error {
+			if i == firstStep {
+				stepDone = time.Now()
+			}
+			return nil
+		}}
+		m := llmtest.Func(func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+			resp, err := stream.GenerateContent(ctx, msgs, opts...)
+			ended = time.Now()
+			return resp, err
+		})
 		tool := &timedTool{}
 		reg, err := tools.NewRegistry([]tools.Tool{tool})
 		require.NoError(b, err)
 		built, err := planner.New(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, nodekind.Spec{ID: "plan", Type: "planner",
 			Settings: map[string]any{"require_tools": true, "dispatch": true}})
 		require.NoError(b, err)
-		st := state.NewState(state.Task{Question: "q"})
+		st := hookedState(state.Task{Question: "q"})
 		_, err = built.Node.Run(context.Background(), st)
 		require.NoError(b, err)
-		lag += tool.first.Sub(m.stepDone)
-		ahead += m.ended.Sub(tool.first)
+		lag += tool.first.Sub(stepDone)
+		ahead += ended.Sub(tool.first)
 	}
 	b.ReportMetric(float64(lag.Microseconds())/1000/float64(b.N), "first-call-lag-ms")
 	b.ReportMetric(float64(ahead.Microseconds())/1000/float64(b.N), "ahead-ms")

@@ -3,12 +3,11 @@ package planner_test
 import (
 	"context"
 	"errors"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
@@ -22,39 +21,13 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// recorder wraps a model and keeps each call's options and prompt text.
-type recorder struct {
-	llms.Model
-	mu      sync.Mutex
-	opts    []llms.CallOptions
-	prompts []string
-}
-
-func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var o llms.CallOptions
-	for _, f := range options {
-		f(&o)
-	}
-	var b strings.Builder
-	for _, m := range msgs {
-		for _, p := range m.Parts {
-			if t, ok := p.(llms.TextContent); ok {
-				b.WriteString(t.Text + "\n")
-			}
-		}
-	}
-	r.mu.Lock()
-	r.opts = append(r.opts, o)
-	r.prompts = append(r.prompts, b.String())
-	r.mu.Unlock()
-	return r.Model.GenerateContent(ctx, msgs, options...)
-}
-
-func newPlanner(t *testing.T, settings map[string]any, replies ...scripted.Reply) (nodekind.Node, *recorder, *scripted.Model) {
+// newPlanner builds a planner node on a scripted model of replies, with a
+// recorder of its calls around the model.
+func newPlanner(t *testing.T, settings map[string]any, replies ...scripted.Reply) (nodekind.Node, *llmtest.Recorder, *scripted.Model) {
 	t.Helper()
 	m, err := scripted.New(scripted.Script{Replies: replies})
 	require.NoError(t, err)
-	rec := &recorder{Model: m}
+	rec := &llmtest.Recorder{Model: m}
 	built, err := planner.New(nodekind.Env{Model: llm.Model{LLM: rec}, Tools: registry(t)}, nodekind.Spec{ID: "plan", Type: "planner", Settings: settings})
 	require.NoError(t, err)
 	return built.Node, rec, m
@@ -64,7 +37,7 @@ const goodPlan = `{"steps":[{"id":"1","description":"Find the birth year","tool"
 
 func TestPlannerStoresAValidPlanAsPendingSteps(t *testing.T) {
 	node, rec, _ := newPlanner(t, nil, scripted.Reply{Node: "planner", Contains: "Clyde Tombaugh", Text: goodPlan})
-	st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+	st := hookedState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 	tr := &trace.Recorder{}
 	route, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", tr)), st)
 	require.NoError(t, err)
@@ -78,10 +51,10 @@ func TestPlannerStoresAValidPlanAsPendingSteps(t *testing.T) {
 	require.Len(t, plans, 1)
 	assert.Contains(t, plans[0].Text, "3. Subtract [calculator: #E2 - #E1] (after 1, 2)")
 	assert.Equal(t, 1, st.Usage.Snapshot().ModelCalls)
-	require.Len(t, rec.opts, 1)
-	assert.True(t, rec.opts[0].JSONMode, "json output uses JSON mode")
+	require.Len(t, rec.Requests(), 1)
+	assert.True(t, rec.Requests()[0].Options.JSONMode, "json output uses JSON mode")
 	for _, want := range []string{"- calculator: Evaluates", `"expression"`, "- search: echoes its input", "at most 8 steps", `"depends_on"`} {
-		assert.Contains(t, rec.prompts[0], want)
+		assert.Contains(t, rec.Requests()[0].Text(), want)
 	}
 }
 
@@ -107,7 +80,7 @@ func TestPlannerFeedsRejectedPlansBackThenFailsWithTypedError(t *testing.T) {
 				scripted.Reply{Text: tc.reply},
 				scripted.Reply{Contains: "That plan was rejected", Text: tc.reply},
 				scripted.Reply{Contains: tc.feedback, Text: tc.reply})
-			st := state.NewState(state.Task{Question: "q"})
+			st := hookedState(state.Task{Question: "q"})
 			tr := &trace.Recorder{}
 			_, err := node.Run(trace.WithTracer(context.Background(), trace.New("r", tr)), st)
 			require.Error(t, err)
@@ -118,8 +91,8 @@ func TestPlannerFeedsRejectedPlansBackThenFailsWithTypedError(t *testing.T) {
 			assert.Equal(t, 3, ipe.Attempts, "one plan plus max_retries (2) corrections")
 			assert.Equal(t, tc.reply, ipe.Reply)
 			assert.Equal(t, 0, m.Remaining(), "every retry reached the model")
-			require.Len(t, rec.prompts, 3)
-			assert.Contains(t, rec.prompts[2], tc.feedback, "the reason is fed back")
+			require.Len(t, rec.Requests(), 3)
+			assert.Contains(t, rec.Requests()[2].Text(), tc.feedback, "the reason is fed back")
 			assert.Empty(t, st.Plan)
 			assert.Len(t, append(tr.OfKind(trace.KindGuard), tr.OfKind(trace.KindParseError)...), 3)
 		})
@@ -130,7 +103,7 @@ func TestPlannerRecoversWhenTheCorrectedPlanIsValid(t *testing.T) {
 	node, _, _ := newPlanner(t, map[string]any{"max_retries": 1},
 		scripted.Reply{Text: `{"steps":[{"id":"1","description":"a","tool":"serch","input":"x"}]}`},
 		scripted.Reply{Contains: `uses "serch"`, Text: goodPlan})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	_, err := node.Run(context.Background(), st)
 	require.NoError(t, err)
 	assert.Len(t, st.Plan, 3)
@@ -143,7 +116,7 @@ func TestPlannerWithFailedRouteRecordsTheFailureInsteadOfErroring(t *testing.T) 
 		nodekind.Spec{ID: "plan", Type: "planner", Settings: map[string]any{"on_failure": "route", "max_retries": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{planner.RouteFailed}, built.Routes)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	route, err := built.Node.Run(context.Background(), st)
 	require.NoError(t, err)
 	assert.Equal(t, planner.RouteFailed, route)
@@ -158,39 +131,39 @@ func TestPlannerReadsAForcedPlanToolCall(t *testing.T) {
 		ToolCalls: []scripted.ToolCall{{Name: "plan", Arguments: map[string]any{"steps": []any{
 			map[string]any{"id": "1", "description": "Look up", "tool": "search", "input": "Pluto"}}}}},
 	})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	_, err := node.Run(context.Background(), st)
 	require.NoError(t, err)
 	require.Len(t, st.Plan, 1)
 	assert.Equal(t, "Pluto", st.Plan[0].Input)
-	require.Len(t, rec.opts, 1)
-	require.Len(t, rec.opts[0].Tools, 1)
-	assert.Equal(t, planner.PlanToolName, rec.opts[0].Tools[0].Function.Name)
-	assert.Equal(t, llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: "plan"}}, rec.opts[0].ToolChoice)
-	assert.False(t, rec.opts[0].JSONMode)
-	assert.Contains(t, rec.prompts[0], `Call the "plan" function`)
+	require.Len(t, rec.Requests(), 1)
+	require.Len(t, rec.Requests()[0].Options.Tools, 1)
+	assert.Equal(t, planner.PlanToolName, rec.Requests()[0].Options.Tools[0].Function.Name)
+	assert.Equal(t, llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: "plan"}}, rec.Requests()[0].Options.ToolChoice)
+	assert.False(t, rec.Requests()[0].Options.JSONMode)
+	assert.Contains(t, rec.Requests()[0].Text(), `Call the "plan" function`)
 }
 
 func TestPlannerTextOutputAcceptsANumberedList(t *testing.T) {
 	node, rec, _ := newPlanner(t, map[string]any{"output": "text"}, scripted.Reply{Text: "1. Find Pluto's discoverer\n2. Find his birth year"})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	_, err := node.Run(context.Background(), st)
 	require.NoError(t, err)
 	require.Len(t, st.Plan, 2)
 	assert.Equal(t, []string{"1"}, st.Plan[1].DependsOn)
-	assert.False(t, rec.opts[0].JSONMode)
+	assert.False(t, rec.Requests()[0].Options.JSONMode)
 }
 
 func TestPlannerRequireToolsAndLLMToolShapeThePrompt(t *testing.T) {
 	node, rec, _ := newPlanner(t, map[string]any{"require_tools": true, "llm_tool": "llm"},
 		scripted.Reply{Text: `{"steps":[{"id":"1","description":"think","input":"x"}]}`},
 		scripted.Reply{Contains: "must name the tool", Text: `{"steps":[{"id":"1","description":"read","tool":"llm","input":"x"}]}`})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	_, err := node.Run(context.Background(), st)
 	require.NoError(t, err)
 	assert.Equal(t, "llm", st.Plan[0].Tool)
-	assert.Contains(t, rec.prompts[0], "Every step is exactly one call")
-	assert.Contains(t, rec.prompts[0], "- llm: Asks a language model")
+	assert.Contains(t, rec.Requests()[0].Text(), "Every step is exactly one call")
+	assert.Contains(t, rec.Requests()[0].Text(), "- llm: Asks a language model")
 }
 
 func TestPlannerRejectsBadSettings(t *testing.T) {
@@ -224,7 +197,7 @@ func TestPlannerRejectsBadSettings(t *testing.T) {
 
 func TestPlannerProviderErrorEndsTheRun(t *testing.T) {
 	node, _, _ := newPlanner(t, map[string]any{"on_failure": "route"}, scripted.Reply{Error: "HTTP 500"})
-	_, err := node.Run(context.Background(), state.NewState(state.Task{Question: "q"}))
+	_, err := node.Run(context.Background(), hookedState(state.Task{Question: "q"}))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, llm.ErrModel)
 	assert.NotErrorIs(t, err, planner.ErrInvalidPlan)

@@ -27,14 +27,14 @@ func TestCustomPlannerPromptGetsTheToolsAndTheSchemaAppended(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			n, rec, _ := newPlanner(t, tc.settings, scripted.Reply{Node: "planner", Text: goodPlan})
-			_, err := n.Run(context.Background(), state.NewState(state.Task{Question: "q?"}))
+			_, err := n.Run(context.Background(), hookedState(state.Task{Question: "q?"}))
 			require.NoError(t, err)
-			require.Len(t, rec.prompts, 1)
+			require.Len(t, rec.Requests(), 1)
 			for _, s := range tc.want {
-				assert.Contains(t, rec.prompts[0], s)
+				assert.Contains(t, rec.Requests()[0].Text(), s)
 			}
 			for _, s := range tc.not {
-				assert.NotContains(t, rec.prompts[0], s)
+				assert.NotContains(t, rec.Requests()[0].Text(), s)
 			}
 		})
 	}

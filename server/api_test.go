@@ -315,9 +315,9 @@ func TestForkThread(t *testing.T) {
 func TestCancelRunSavesAnInterruptedThreadThatResumes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.gate.gated.Store(true)
+	e.gate.Hold()
 	acc := e.start(server.RunRequest{Config: "react", Question: "Add them, steps:4", LLM: e.gated, Thread: "long"})
-	e.gate.release <- struct{}{} // the first step runs; the second call waits
+	e.gate.Release(1) // the first step runs; the second call waits
 	require.Eventually(t, func() bool {
 		return strings.Contains(string(e.do("GET", "/api/threads/long", nil).body), `"tool_calls":1`)
 	}, 10*time.Second, 5*time.Millisecond)
@@ -328,7 +328,7 @@ func TestCancelRunSavesAnInterruptedThreadThatResumes(t *testing.T) {
 
 	r = e.do("GET", "/api/threads/long", nil)
 	assert.Contains(t, string(r.body), `"status":"interrupted"`)
-	e.gate.gated.Store(false)
+	e.gate.Open()
 	r = e.do("POST", "/api/threads/long/resume", "{}")
 	require.Equal(t, http.StatusAccepted, r.code, "%s", r.body)
 	var again server.Accepted

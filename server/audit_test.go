@@ -11,6 +11,7 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/audit"
+	"github.com/planner-engine/planner/full"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/server"
@@ -109,7 +110,7 @@ func (h hideScrubber) String(s string) string { return strings.ReplaceAll(s, h.s
 func TestThreadsOwnAuditLogIsScrubbed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	eng, err := planner.New(planner.WithScrubber(hideScrubber{secret: "3*8"}))
+	eng, err := planner.New(append(full.Options(), planner.WithScrubber(hideScrubber{secret: "3*8"}))...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = eng.Close() })
 	e := newEnv(t, func(c *server.Config) { c.Engine = eng })

@@ -16,7 +16,6 @@ import (
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/pipeline"
 )
 
 // suiteTask is a task of a suite.
@@ -43,12 +42,8 @@ func (s *Server) defaultTasks(ctx context.Context, name string) ([]suite.Task, s
 // engineLoader is compare.Loader over a planner.Engine.
 type engineLoader struct{ e *planner.Engine }
 
-func (l engineLoader) LoadWith(ctx context.Context, path string, cfg config.LLM, maxSteps int) (*pipeline.Pipeline, error) {
-	p, err := l.e.Load(ctx, path, planner.WithLLMConfig(cfg), planner.WithMaxSteps(maxSteps))
-	if err != nil {
-		return nil, err
-	}
-	return p.Built(), nil
+func (l engineLoader) LoadWith(ctx context.Context, path string, cfg config.LLM, maxSteps int) (*planner.Pipeline, error) {
+	return l.e.Load(ctx, path, planner.WithLLMConfig(cfg), planner.WithMaxSteps(maxSteps))
 }
 
 func (l engineLoader) ModelLabel(provider string) string  { return l.e.ModelLabel(provider) }

@@ -21,7 +21,9 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/full"
 	"github.com/planner-engine/planner/journal/sqlitestore"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/server"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -84,7 +86,7 @@ type env struct {
 	dir    string // holds configs/, the scripts and the store
 	srv    *server.Server
 	ts     *httptest.Server
-	gate   *gatedModel
+	gate   *llmtest.Gate
 	gated  string // the model spec of gate: "gated:N"
 	token  string
 	script string // path of spidersScript
@@ -94,19 +96,19 @@ type env struct {
 // provider plays the gatedModel of the env named by the model ("gated:N").
 var (
 	sharedEngine *planner.Engine
-	gates        sync.Map // id -> *gatedModel
+	gates        sync.Map // id -> *llmtest.Gate
 	gateIDs      atomic.Int64
 )
 
 func TestMain(m *testing.M) {
 	var err error
-	sharedEngine, err = planner.New(planner.WithOfflineProvider("gated", "gated: a test model", func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
+	sharedEngine, err = planner.New(append(full.Options(), planner.WithOfflineProvider("gated", "gated: a test model", func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
 		g, ok := gates.Load(cfg.Model)
 		if !ok {
 			return nil, fmt.Errorf("no gated model %q", cfg.Model)
 		}
-		return g.(*gatedModel), nil
-	}))
+		return g.(*llmtest.Gate), nil
+	}))...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -130,7 +132,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 		"configs/broken.yaml": "name: broken\nnodes:\n  - {id: a, type: nosuchtype}\nedges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
 	}
-	e := &env{t: t, dir: dir, gate: &gatedModel{release: make(chan struct{}, 1000)}, script: filepath.Join(dir, "spiders.yaml")}
+	e := &env{t: t, dir: dir, gate: gatedModel(), script: filepath.Join(dir, "spiders.yaml")}
 	id := strconv.FormatInt(gateIDs.Add(1), 10)
 	gates.Store(id, e.gate)
 	e.gated = "gated:" + id
@@ -304,13 +306,15 @@ func (e *env) stream(ctx context.Context, id, lastID string) (*http.Response, <-
 	return res, ch
 }
 
-// gatedModel is a test model that plays a ReAct run of n calculator steps
-// (n is the number after "steps:" in the question) and, when gated, waits
-// for a token on release before each reply. Its reply depends only on the
-// prompt, so a resumed run gets the same replies.
-type gatedModel struct {
-	release chan struct{}
-	gated   atomic.Bool
+// gatedModel returns a test model that plays a ReAct run of n calculator
+// steps (n is the number after "steps:" in the question) behind a gate
+// that is open until a test holds it: then each reply waits for a
+// release. Its reply depends only on the prompt, so a resumed run gets
+// the same replies.
+func gatedModel() *llmtest.Gate {
+	g := &llmtest.Gate{Model: llmtest.Func(sumSteps)}
+	g.Open()
+	return g
 }
 
 var (
@@ -318,21 +322,16 @@ var (
 	countRE = regexp.MustCompile(`steps:(\d+)`)
 )
 
-func (m *gatedModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	var prompt strings.Builder
-	for _, msg := range msgs {
-		for _, p := range msg.Parts {
-			if tp, ok := p.(llms.TextContent); ok {
-				prompt.WriteString(tp.Text)
-			}
-		}
-	}
+// sumSteps answers a ReAct prompt with the next calculator step of the
+// sum, or its final answer once the question's steps are done.
+func sumSteps(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	prompt := llmtest.Text(msgs)
 	n := 3
-	if c := countRE.FindStringSubmatch(prompt.String()); c != nil {
+	if c := countRE.FindStringSubmatch(prompt); c != nil {
 		n, _ = strconv.Atoi(c[1])
 	}
 	next := 0
-	for _, s := range stepRE.FindAllStringSubmatch(prompt.String(), -1) {
+	for _, s := range stepRE.FindAllStringSubmatch(prompt, -1) {
 		if i, _ := strconv.Atoi(s[1]); i+1 > next {
 			next = i + 1
 		}
@@ -341,16 +340,5 @@ func (m *gatedModel) GenerateContent(ctx context.Context, msgs []llms.MessageCon
 	if next >= n {
 		text = fmt.Sprintf("Thought: I added every step.\nFinal Answer: %d", 1000*n+n*(n-1)/2)
 	}
-	if m.gated.Load() {
-		select {
-		case <-m.release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text, StopReason: "stop"}}}, nil
-}
-
-func (m *gatedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/full"
 	"github.com/planner-engine/planner/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,7 +121,7 @@ func TestHostMustBeLoopbackWithoutAToken(t *testing.T) {
 func TestKeysNeverReachResponses(t *testing.T) {
 	const key = "zz-test-provider-key-0123456789abcdef"
 	t.Setenv("PLANNERTEST_PROVIDER_API_KEY", key)
-	eng, err := planner.New() // its scrubber reads the environment now
+	eng, err := planner.New(full.Options()...) // its scrubber reads the environment now
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = eng.Close() })
 	e := newEnv(t, func(c *server.Config) { c.Engine = eng })
@@ -153,7 +154,7 @@ func TestKeysNeverReachResponses(t *testing.T) {
 func TestRunLimitsAnswer429(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *server.Config) { c.MaxRuns, c.MaxQueued = 1, 1 })
-	e.gate.gated.Store(true)
+	e.gate.Hold()
 	a := e.start(server.RunRequest{Config: "react", Question: "Add them, steps:1", LLM: e.gated})
 	b := e.start(server.RunRequest{Config: "react", Question: "Add them, steps:1", LLM: e.gated})
 	r := e.do("POST", "/api/runs", server.RunRequest{Config: "react", Question: "Add them, steps:1", LLM: e.gated})
@@ -162,7 +163,7 @@ func TestRunLimitsAnswer429(t *testing.T) {
 	statuses := []any{e.do("GET", "/api/runs/"+a.RunID, nil).json2(t)["status"], e.do("GET", "/api/runs/"+b.RunID, nil).json2(t)["status"]}
 	assert.ElementsMatch(t, []any{"running", server.StatusQueued}, statuses, "one runs, the other waits for its slot")
 	for range 4 {
-		e.gate.release <- struct{}{}
+		e.gate.Release(1)
 	}
 	assert.Equal(t, "done", e.wait(a.RunID).Status)
 	assert.Equal(t, "done", e.wait(b.RunID).Status)
@@ -172,7 +173,7 @@ func TestRunLimitsAnswer429(t *testing.T) {
 func TestCloseInterruptsRuns(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.gate.gated.Store(true)
+	e.gate.Hold()
 	acc := e.start(server.RunRequest{Config: "react", Question: "Add them, steps:3", LLM: e.gated, Thread: "stopped"})
 	require.NoError(t, e.srv.Close())
 	th, err := e.srv.Store().Thread(context.Background(), "stopped")
@@ -191,7 +192,7 @@ func TestCloseInterruptsRuns(t *testing.T) {
 func TestServeShutsDownGracefully(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.gate.gated.Store(true)
+	e.gate.Hold()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, stop := context.WithCancel(context.Background())

@@ -38,10 +38,10 @@ func next(t *testing.T, ch <-chan sseEvent) (sseEvent, bool) {
 func TestStreamReconnectLosesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.gate.gated.Store(true)
+	e.gate.Hold()
 	acc := e.start(server.RunRequest{Config: "react", Question: "Add them, steps:6", LLM: e.gated, Thread: "sum"})
 	for range 2 {
-		e.gate.release <- struct{}{}
+		e.gate.Release(1)
 	}
 	var got []int64
 	var kinds []string
@@ -76,7 +76,7 @@ func TestStreamReconnectLosesNothing(t *testing.T) {
 
 	// The run goes on while nobody listens.
 	for range 5 {
-		e.gate.release <- struct{}{}
+		e.gate.Release(1)
 	}
 	require.Eventually(t, func() bool { return e.wait(acc.RunID).Status == "done" }, 10*time.Second, 10*time.Millisecond)
 
@@ -123,7 +123,7 @@ func TestStreamReconnectLosesNothing(t *testing.T) {
 func TestStreamHeartbeat(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.gate.gated.Store(true)
+	e.gate.Hold()
 	acc := e.start(server.RunRequest{Config: "react", Question: "Add them, steps:1", LLM: e.gated})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -140,7 +140,7 @@ func TestStreamHeartbeat(t *testing.T) {
 		}
 	}
 	for range 2 {
-		e.gate.release <- struct{}{}
+		e.gate.Release(1)
 	}
 	e.wait(acc.RunID)
 }
@@ -149,7 +149,7 @@ func TestStreamHeartbeat(t *testing.T) {
 func TestStreamLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *server.Config) { c.MaxStreams = 1 })
-	e.gate.gated.Store(true)
+	e.gate.Hold()
 	acc := e.start(server.RunRequest{Config: "react", Question: "Add them, steps:1", LLM: e.gated})
 	ctx, cancel := context.WithCancel(context.Background())
 	_, ch := e.stream(ctx, acc.RunID, "")
@@ -160,7 +160,7 @@ func TestStreamLimit(t *testing.T) {
 	for range ch {
 	}
 	for range 2 {
-		e.gate.release <- struct{}{}
+		e.gate.Release(1)
 	}
 	e.wait(acc.RunID)
 }

@@ -20,23 +20,14 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
+	"github.com/planner-engine/planner/full"
 	"github.com/planner-engine/planner/internal/temporaltest"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/temporal"
 	"github.com/planner-engine/planner/trace"
 )
-
-// countingModel counts the calls that reach the model.
-type countingModel struct {
-	llms.Model
-	calls *atomic.Int64
-}
-
-func (m countingModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.calls.Add(1)
-	return m.Model.GenerateContent(ctx, msgs, opts...)
-}
 
 // simEngine is an engine with the offline simulator "sim" playing the
 // demo suite; calls counts the model calls it answers.
@@ -49,13 +40,16 @@ func simEngine(t *testing.T) (*planner.Engine, *atomic.Int64, map[string]suite.T
 		byID[tk.ID] = tk
 	}
 	calls := &atomic.Int64{}
-	eng, err := planner.New(planner.WithOfflineProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
+	eng, err := planner.New(append(full.Options(), planner.WithOfflineProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
 		m, err := sim.New(cfg.Profile, sim.WithSeed(1), sim.WithTasks(tasks))
 		if err != nil {
 			return nil, err
 		}
-		return countingModel{Model: m, calls: calls}, nil
-	}, llm.AsKind(llm.KindSimulated)))
+		return llmtest.Func(func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+			calls.Add(1) // a call that reaches the model
+			return m.GenerateContent(ctx, msgs, opts...)
+		}), nil
+	}, llm.AsKind(llm.KindSimulated)))...)
 	require.NoError(t, err)
 	return eng, calls, byID
 }

@@ -10,11 +10,9 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/eval/compare"
-	"github.com/planner-engine/planner/pipeline"
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/temporal"
-	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 )
@@ -67,12 +65,12 @@ var idUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // temporalRunFunc returns the compare.Options.RunFunc that submits each
 // run to queue on tc (or attaches to it: workflowID), waits for its
-// outcome, replays its trace events into the run's tracer and returns its
-// result. The run keeps to its time limit (RunInput.Timeout) on the
-// workers; a comparison interrupted (Ctrl-C) leaves its runs running
-// there, and the next one attaches to them.
-func temporalRunFunc(tc client.Client, queue, dir string) func(context.Context, compare.RunSpec, *trace.Tracer) (*pipeline.Result, error) {
-	return func(ctx context.Context, run compare.RunSpec, tracer *trace.Tracer) (*pipeline.Result, error) {
+// outcome and returns its result, with the run's trace events. The run
+// keeps to its time limit (RunInput.Timeout) on the workers; a comparison
+// interrupted (Ctrl-C) leaves its runs running there, and the next one
+// attaches to them.
+func temporalRunFunc(tc client.Client, queue, dir string) func(context.Context, compare.RunSpec) (*planner.Result, error) {
+	return func(ctx context.Context, run compare.RunSpec) (*planner.Result, error) {
 		cfg, err := filepath.Abs(run.ConfigPath)
 		if err != nil {
 			return nil, err
@@ -91,7 +89,7 @@ func temporalRunFunc(tc client.Client, queue, dir string) func(context.Context, 
 		if err := wr.Get(ctx, &out); err != nil {
 			return nil, fmt.Errorf("temporal: run %s: %w", id, err)
 		}
-		return outcomeResult(ctx, tc, id, run.Task, &out, tracer, time.Since(began))
+		return outcomeResult(ctx, tc, id, run.RunID, &out, time.Since(began))
 	}
 }
 
@@ -99,29 +97,28 @@ func temporalRunFunc(tc client.Client, queue, dir string) func(context.Context, 
 const eventsTimeout = 10 * time.Second
 
 // outcomeResult turns a finished workflow's outcome into the result
-// Pipeline.Run would have returned, after replaying the run's trace events
-// (as many as the workflow keeps, temporal.MaxEvents) into tracer.
-func outcomeResult(ctx context.Context, tc client.Client, id string, task state.Task, out *temporal.Outcome, tracer *trace.Tracer, took time.Duration) (*pipeline.Result, error) {
+// Pipeline.Run would have returned for run runID: its Trace holds the
+// run's trace events (as many as the workflow keeps, temporal.MaxEvents),
+// stamped with runID and numbered from 1.
+func outcomeResult(ctx context.Context, tc client.Client, id, runID string, out *temporal.Outcome, took time.Duration) (*planner.Result, error) {
 	qctx, cancel := context.WithTimeout(ctx, eventsTimeout) // a query needs a worker to answer it
 	evs, err := temporal.Events(qctx, tc, id)
 	cancel()
-	if err == nil { // without them the run only has no trace
-		for _, e := range evs {
-			tracer.Emit(e)
-		}
+	if err != nil { // without them the run only has no trace
+		evs = nil
 	}
-	st := state.NewState(task)
-	st.Answer, st.Complete, st.Reason, st.Failure = out.Answer, out.Complete, out.Reason, out.Failure
-	st.Done = out.Status == temporal.StatusDone
-	st.Usage.Counters, st.Usage.Estimated, st.Usage.CostUSD = out.Usage.Counters, out.Usage.Estimated, out.Usage.CostUSD
-	res := &pipeline.Result{State: st, Steps: out.Steps, Duration: took}
+	for i := range evs {
+		evs[i].RunID, evs[i].Seq = runID, int64(i+1)
+	}
+	res := &planner.Result{RunID: runID, Answer: out.Answer, Complete: out.Complete, Reason: out.Reason, Failure: out.Failure,
+		Usage: out.Usage, Steps: out.Steps, Duration: took, Trace: evs}
 	if out.Status == temporal.StatusFailed {
 		msg := out.Error
 		if msg == "" {
 			msg = "the run failed"
 		}
-		if st.Failure == "" {
-			st.Failure = compare.FailureError
+		if res.Failure == "" {
+			res.Failure = compare.FailureError
 		}
 		return res, errors.New(msg)
 	}

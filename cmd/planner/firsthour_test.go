@@ -16,7 +16,7 @@ import (
 // The tests in this file pin what a new user meets in the first hour:
 // every problem of an invalid pipeline, --version, counts that agree with
 // their nouns, clean tool descriptions, usage hints that name a real
-// command, and a README that lists every shipped config.
+// command, and documentation that lists every shipped config.
 
 func TestValidateListsEveryProblem(t *testing.T) {
 	t.Parallel()
@@ -130,43 +130,63 @@ func TestToolsListsCleanDescriptions(t *testing.T) {
 	assert.Contains(t, res.stdout, "\n  A wrapper around DuckDuckGo Search. Free search alternative to google and serpapi. Input should be a search query.\n")
 }
 
-// TestTheReadmeListsEveryShippedConfig keeps the README's list of configs
-// ("Paradigm configs in `configs/`: ...") equal to configs/*.yaml.
+// TestTheReadmeListsEveryShippedConfig keeps the documentation's list of
+// configs ("Paradigm configs in `configs/`: ...", in README.md or a page
+// of docs/) equal to configs/*.yaml.
 func TestTheReadmeListsEveryShippedConfig(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	require.NoError(t, err)
-	m := regexp.MustCompile("(?s)Paradigm configs in `configs/`:(.*?)\n\n").FindSubmatch(readme)
-	require.NotNil(t, m, "the README has no \"Paradigm configs in `configs/`:\" paragraph")
+	list := regexp.MustCompile("(?s)Paradigm configs in `configs/`:(.*?)\n\n")
+	var m []string
+	for _, page := range docPages(t) {
+		if found := list.FindStringSubmatch(page.text); found != nil {
+			require.Nil(t, m, "%s has a second \"Paradigm configs in `configs/`:\" paragraph", page.path)
+			m = found
+		}
+	}
+	require.NotNil(t, m, "neither README.md nor a page of docs/ has a \"Paradigm configs in `configs/`:\" paragraph")
 	var listed []string
-	for _, name := range regexp.MustCompile("`([a-z0-9_]+)`").FindAllSubmatch(m[1], -1) {
-		listed = append(listed, string(name[1]))
+	for _, name := range regexp.MustCompile("`([a-z0-9_]+)`").FindAllStringSubmatch(m[1], -1) {
+		listed = append(listed, name[1])
 	}
 	var shipped []string
 	for _, path := range shippedConfigs(t) {
 		shipped = append(shipped, strings.TrimSuffix(filepath.Base(path), ".yaml"))
 	}
 	slices.Sort(listed)
-	assert.Equal(t, shipped, slices.Compact(listed), "the README's config list:\n%s", m[1])
+	assert.Equal(t, shipped, slices.Compact(listed), "the documented config list:\n%s", m[1])
 }
 
-// readmeSection returns the README's text from the heading title to the
-// next heading of its level or above.
-func readmeSection(t *testing.T, title string) string {
+// docsSection returns the text of the documentation from the heading
+// title ("## Suite files") to the next heading of its level or above,
+// wherever it is: in README.md or in one page of docs/.
+func docsSection(t *testing.T, title string) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	require.NoError(t, err)
-	text := string(readme)
-	start := strings.Index(text, "\n"+title+"\n")
-	require.GreaterOrEqual(t, start, 0, "the README has no %q", title)
 	level := strings.Fields(title)[0] // "##" or "###"
-	rest := text[start+len(title)+2:]
-	for _, l := range []string{"\n## ", "\n" + level + " "} {
-		if end := strings.Index(rest, l); end >= 0 {
-			rest = rest[:end]
+	var section, where string
+	for _, page := range docPages(t) {
+		text := "\n" + page.text
+		start := strings.Index(text, "\n"+title+"\n")
+		if start < 0 {
+			continue
 		}
+		require.Empty(t, where, "%q is both in %s and in %s", title, where, page.path)
+		where = page.path
+		var b strings.Builder
+		inBlock := false
+		for _, line := range strings.Split(text[start+len(title)+2:], "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inBlock = !inBlock
+			}
+			if heading, _, ok := strings.Cut(line, " "); ok && !inBlock && heading != "" &&
+				strings.Trim(heading, "#") == "" && len(heading) <= len(level) {
+				break // a heading of the section's level or above
+			}
+			b.WriteString(line + "\n")
+		}
+		section = b.String()
 	}
-	return rest
+	require.NotEmpty(t, where, "neither README.md nor a page of docs/ has the heading %q", title)
+	return section
 }
 
 // fenced returns the fenced code blocks of lang in text.
@@ -178,12 +198,13 @@ func fenced(text, lang string) []string {
 	return out
 }
 
-// TestTheReadmeExamplesRun runs the README's scripted-model examples and
-// its example suite, so the documentation stays true.
+// TestTheReadmeExamplesRun runs the scripted-model examples and the
+// example suite of the documentation (README.md and docs/), so it stays
+// true.
 func TestTheReadmeExamplesRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	scripts := fenced(readmeSection(t, "### Writing a scripted model"), "yaml")
+	scripts := fenced(docsSection(t, "## Writing a scripted model"), "yaml")
 	require.Len(t, scripts, 2)
 	for i, config := range []string{"react.yaml", "cot_sc.yaml"} {
 		script := filepath.Join(dir, config+".script.yaml")
@@ -197,7 +218,7 @@ func TestTheReadmeExamplesRun(t *testing.T) {
 		assert.Equal(t, "24", out.Answer, config)
 	}
 
-	suites := fenced(readmeSection(t, "### Suite files"), "json")
+	suites := fenced(docsSection(t, "## Suite files"), "json")
 	require.Len(t, suites, 1)
 	suite := filepath.Join(dir, "suite.jsonl")
 	require.NoError(t, os.WriteFile(suite, []byte(suites[0]), 0o600))
@@ -218,6 +239,28 @@ func TestTheReadmeExamplesRun(t *testing.T) {
 	assert.Equal(t, 2, report.Tasks)
 	require.Len(t, report.Configs, 2, res.stdout)
 	for _, c := range report.Configs {
-		assert.InDelta(t, 1.0, c.Success, 1e-9, "%s solves every README task with the perfect sim", c.Name)
+		assert.InDelta(t, 1.0, c.Success, 1e-9, "%s solves every task of the documented suite with the perfect sim", c.Name)
 	}
+}
+
+// readmeMaxLines is the most lines README.md may have: it keeps what a
+// newcomer needs in the first ten minutes, and docs/ holds the rest.
+const readmeMaxLines = 250
+
+// TestTheReadmeIsShortAndStartsWithTheFirstCommands keeps README.md short
+// and its first commands the offline main job (make run) and the tests
+// (make test), which work on a fresh clone.
+func TestTheReadmeIsShortAndStartsWithTheFirstCommands(t *testing.T) {
+	t.Parallel()
+	readme := docPages(t)[0]
+	require.Equal(t, "README.md", readme.path)
+	lines := strings.Count(readme.text, "\n")
+	assert.LessOrEqual(t, lines, readmeMaxLines, "README.md has %d lines: move the details to a page of docs/", lines)
+	blocks := fenced(readme.text, "sh")
+	require.NotEmpty(t, blocks, "README.md shows its first commands in a sh block")
+	var first []string
+	for _, line := range strings.Split(strings.TrimSpace(blocks[0]), "\n") {
+		first = append(first, strings.Join(strings.Fields(strings.SplitN(line, "#", 2)[0]), " "))
+	}
+	assert.Equal(t, []string{"make run", "make test"}, first[:min(2, len(first))], "README.md's first commands")
 }

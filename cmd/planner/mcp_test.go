@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -93,7 +95,8 @@ replies:
 
 // The shipped MCP example builds against the server version CI installs:
 // its include list names tools the real server has, and it pins that
-// version.
+// version (which TestShippedMCPExamplePinsTheServerVersion checks without
+// the server too).
 func TestShippedMCPExampleBuildsAgainstTheRealServer(t *testing.T) {
 	path := filepath.Join(repoRoot, "examples", "pipelines", "react_mcp.yaml")
 	b, err := os.ReadFile(path)

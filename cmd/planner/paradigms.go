@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/internal/textutil"
-	"github.com/planner-engine/planner/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -71,7 +71,7 @@ func listParadigms(c *cobra.Command, dir, format string) error {
 		}
 		listed++
 		if format == "mermaid" {
-			fmt.Fprintf(out, "%%%% %s (%s): %s\n%s", p.Config.Name, path, textutil.OneLine(p.Config.Description), p.Graph().Mermaid(p.Kinds()))
+			fmt.Fprintf(out, "%%%% %s (%s): %s\n%s", p.Name(), path, textutil.OneLine(p.Config().Description), p.Graph().Mermaid(p.Kinds()))
 			continue
 		}
 		writeParadigm(out, path, p)
@@ -83,9 +83,9 @@ func listParadigms(c *cobra.Command, dir, format string) error {
 }
 
 // writeParadigm prints one pipeline as name, description, nodes and edges.
-func writeParadigm(w io.Writer, path string, p *pipeline.Pipeline) {
-	fmt.Fprintf(w, "%s (%s)\n", p.Config.Name, path)
-	if d := textutil.OneLine(p.Config.Description); d != "" {
+func writeParadigm(w io.Writer, path string, p *planner.Pipeline) {
+	fmt.Fprintf(w, "%s (%s)\n", p.Name(), path)
+	if d := textutil.OneLine(p.Config().Description); d != "" {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
 	kinds := p.Kinds()

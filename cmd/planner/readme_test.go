@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
@@ -20,11 +25,12 @@ import (
 )
 
 // The examples a user copies first must work as written on a fresh clone.
-// TestDocumentedCommandsWork finds every planner command in README.md's
-// shell code blocks, in the Example of every command of the tree and in
-// the comments of the scripts of examples/scripts, and runs each
-// in-process. Nothing is listed by hand: an example added to the README,
-// to a command or to a script is run by the next test run.
+// TestDocumentedCommandsWork finds every planner command in the shell code
+// blocks of README.md and of every page of docs/, in the Example of every
+// command of the tree and in the comments of the scripts of
+// examples/scripts, and runs each in-process. Nothing is listed by hand:
+// an example added to the README, to a docs page, to a command or to a
+// script is run by the next test run.
 //
 // How an example is run:
 //   - Lines are commands when a pipeline stage starts with planner or
@@ -52,7 +58,8 @@ import (
 
 // example is one documented command.
 type example struct {
-	// where locates it: "README.md:31" or "planner run --help".
+	// where locates it: "README.md:31", "docs/cli.md:31" or "planner run
+	// --help".
 	where string
 	// text is the command as documented, continuation lines joined.
 	text string
@@ -255,12 +262,49 @@ func producedText(stage []shellToken) (string, error) {
 	return "", fmt.Errorf("%w: %s before planner (only printf and echo are run)", errShell, stage[0].word.text)
 }
 
-// readmeGroups returns the commands of each code block of the README.
-func readmeGroups(t *testing.T) []exampleGroup {
+// docPage is one page of the documentation: README.md or a page of docs/.
+type docPage struct {
+	// path is the page's path from the repository root, with slashes:
+	// "README.md", "docs/cli.md".
+	path string
+	text string
+}
+
+// docPages returns README.md and every page of docs/, in that order (the
+// pages of docs/ sorted by name).
+func docPages(t *testing.T) []docPage {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	paths, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	require.NoError(t, err)
-	lines := strings.Split(string(b), "\n")
+	require.NotEmpty(t, paths, "docs/ holds the documentation's pages")
+	slices.Sort(paths)
+	pages := make([]docPage, 0, len(paths)+1)
+	for _, path := range append([]string{filepath.Join(repoRoot, "README.md")}, paths...) {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		rel, err := filepath.Rel(repoRoot, path)
+		require.NoError(t, err)
+		pages = append(pages, docPage{path: filepath.ToSlash(rel), text: string(b)})
+	}
+	return pages
+}
+
+// docGroups returns the commands of each shell code block of README.md
+// and of every page of docs/, each group named by its page and line
+// ("docs/cli.md:31").
+func docGroups(t *testing.T) []exampleGroup {
+	t.Helper()
+	var groups []exampleGroup
+	for _, page := range docPages(t) {
+		groups = append(groups, pageGroups(t, page)...)
+	}
+	return groups
+}
+
+// pageGroups returns the commands of each shell code block of one page.
+func pageGroups(t *testing.T, page docPage) []exampleGroup {
+	t.Helper()
+	lines := strings.Split(page.text, "\n")
 	var groups []exampleGroup
 	var cur *exampleGroup
 	inBlock := false
@@ -271,7 +315,7 @@ func readmeGroups(t *testing.T) []exampleGroup {
 				inBlock = true
 				// Shell blocks only: yaml and go blocks hold no commands.
 				if lang := strings.TrimPrefix(trimmed, "```"); slices.Contains([]string{"", "sh", "bash", "shell", "console"}, lang) {
-					cur = &exampleGroup{name: fmt.Sprintf("README.md:%d", i+1)}
+					cur = &exampleGroup{name: fmt.Sprintf("%s:%d", page.path, i+1)}
 				}
 			} else {
 				if cur != nil && len(cur.examples) > 0 {
@@ -290,13 +334,14 @@ func readmeGroups(t *testing.T) []exampleGroup {
 			i++
 			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(lines[i])
 		}
-		ex, ok, err := parseExample(fmt.Sprintf("README.md:%d", start+1), line)
-		require.NoError(t, err, "README.md:%d", start+1)
+		where := fmt.Sprintf("%s:%d", page.path, start+1)
+		ex, ok, err := parseExample(where, line)
+		require.NoError(t, err, where)
 		if ok {
 			cur.examples = append(cur.examples, ex)
 		}
 	}
-	require.False(t, inBlock, "README.md: a code block is not closed")
+	require.False(t, inBlock, "%s: a code block is not closed", page.path)
 	return groups
 }
 
@@ -518,16 +563,20 @@ func TestDocumentedCommandsWork(t *testing.T) {
 	srv := newFakeOpenAI(t, fakeReply)
 	useOpenAI(t, srv.baseURL(), "sk-test-readme-0123456789abcdef")
 
-	groups := slices.Concat(readmeGroups(t), helpGroups(t), scriptGroups(t))
-	var readme, help int
+	groups := slices.Concat(docGroups(t), helpGroups(t), scriptGroups(t))
+	var readme, docs, help int
 	for _, g := range groups {
-		if strings.HasPrefix(g.name, "README.md") {
+		switch {
+		case strings.HasPrefix(g.name, "README.md:"):
 			readme += len(g.examples)
-		} else {
+		case strings.HasPrefix(g.name, "docs/"):
+			docs += len(g.examples)
+		default:
 			help += len(g.examples)
 		}
 	}
 	require.Positive(t, readme, "README.md shows planner commands")
+	require.Positive(t, docs, "the pages of docs/ show planner commands")
 	require.Positive(t, help, "the commands have examples")
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -657,7 +706,7 @@ func TestSplitShellReadsTheSyntaxOfTheExamples(t *testing.T) {
 	require.ErrorIs(t, err, errShell, "what the harness cannot run is an error, not a silent skip")
 }
 
-// jsonShapeKeys returns the keys a README shape such as
+// jsonShapeKeys returns the keys a documented shape such as
 // {"answer","usage":{"model_calls"},"steps"} lists: the top-level ones and
 // those of each nested object, by parent key.
 func jsonShapeKeys(shape string) (top []string, nested map[string][]string) {
@@ -689,11 +738,16 @@ func jsonShapeKeys(shape string) (top []string, nested map[string][]string) {
 
 func TestTheReadmeShowsTheJSONThatRunPrints(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	require.NoError(t, err)
-	m := regexp.MustCompile("`run --json` prints[^`]*`(\\{[^`]*\\})`").FindSubmatch(b)
-	require.NotNil(t, m, "README.md shows the shape of run --json")
-	top, nested := jsonShapeKeys(string(m[1]))
+	shape := regexp.MustCompile("`run --json` prints[^`]*`(\\{[^`]*\\})`")
+	var m []string
+	for _, page := range docPages(t) {
+		if found := shape.FindStringSubmatch(page.text); found != nil {
+			require.Nil(t, m, "%s shows the shape of run --json a second time", page.path)
+			m = found
+		}
+	}
+	require.NotNil(t, m, "README.md or a page of docs/ shows the shape of run --json")
+	top, nested := jsonShapeKeys(m[1])
 
 	res := cli(t, "run", "--config", configPath("cot.yaml"), "--llm", "scripted:"+filepath.Join(repoRoot, "examples", "scripts", "cot_demo.yaml"),
 		"--json", "A farmer has 3 fields of 17 rows with 23 plants each. How many plants?")
@@ -704,12 +758,282 @@ func TestTheReadmeShowsTheJSONThatRunPrints(t *testing.T) {
 	for k := range out {
 		keys = append(keys, k)
 	}
-	assert.ElementsMatch(t, top, keys, "the keys of a complete run without --trace or --record, as README.md lists them")
+	assert.ElementsMatch(t, top, keys, "the keys of a complete run without --trace or --record, as the docs list them")
 	for parent, want := range nested {
 		obj, ok := out[parent].(map[string]any)
 		require.True(t, ok, "%q is an object", parent)
 		for _, k := range want {
 			assert.Contains(t, obj, k, "%s.%s", parent, k)
 		}
+	}
+}
+
+// docBlock is one fenced code block of a page of the documentation.
+type docBlock struct {
+	// where locates its opening fence: "docs/go-api.md:31".
+	where string
+	// lang is the fence's language: go, yaml, sh, "" ...
+	lang string
+	// text is the block's lines, each ending in a newline.
+	text string
+	// source is the file the line above the block names
+	// (<!-- code: PATH -->), "" when none.
+	source string
+}
+
+// codeMarker is the line above a code block that names the compiled or
+// shipped file the block is a verbatim part of.
+var codeMarker = regexp.MustCompile(`^<!-- code: (\S+) -->$`)
+
+// docBlocks returns the fenced code blocks of a page.
+func docBlocks(page docPage) []docBlock {
+	lines := strings.Split(page.text, "\n")
+	var out []docBlock
+	for i := 0; i < len(lines); i++ {
+		trimmed := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(trimmed, "```") {
+			continue
+		}
+		b := docBlock{where: fmt.Sprintf("%s:%d", page.path, i+1), lang: strings.TrimPrefix(trimmed, "```")}
+		if i > 0 {
+			if m := codeMarker.FindStringSubmatch(strings.TrimSpace(lines[i-1])); m != nil {
+				b.source = m[1]
+			}
+		}
+		var body strings.Builder
+		for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "```"); i++ {
+			body.WriteString(lines[i] + "\n")
+		}
+		b.text = body.String()
+		out = append(out, b)
+	}
+	return out
+}
+
+// containsIndented reports whether the lines of snippet are consecutive
+// lines of text, each indented by the same run of tabs (so a function body
+// may be shown without its indentation); blank lines match blank lines.
+func containsIndented(text, snippet string) bool {
+	want := strings.Split(strings.TrimRight(snippet, "\n"), "\n")
+	have := strings.Split(text, "\n")
+	for i := 0; i+len(want) <= len(have); i++ {
+		indent, ok := strings.CutSuffix(have[i], want[0])
+		if !ok || strings.Trim(indent, "\t") != "" {
+			continue
+		}
+		match := true
+		for j, w := range want {
+			if w == "" {
+				match = have[i+j] == ""
+			} else {
+				match = have[i+j] == indent+w
+			}
+			if !match {
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+func TestContainsIndentedFindsOnlyVerbatimCode(t *testing.T) {
+	t.Parallel()
+	src := "func f() {\n\tx := 1\n\n\tif x > 0 {\n\t\tx++\n\t}\n}\n"
+	assert.True(t, containsIndented(src, "x := 1\n\nif x > 0 {\n\tx++\n}\n"), "a body shown without its indentation")
+	assert.True(t, containsIndented(src, src), "the whole file")
+	assert.False(t, containsIndented(src, "x := 2\n"), "a changed line")
+	assert.False(t, containsIndented(src, "x := 1\nif x > 0 {\n"), "a line left out")
+	assert.False(t, containsIndented(src, "x++\n}\n"), "lines indented unevenly in the file")
+	assert.False(t, containsIndented("\tx := 1 // a\n", "x := 1\n"), "part of a line")
+}
+
+// TestTheDocsCodeIsCompiledCode keeps the code the docs show equal to code
+// that is compiled and run, so it cannot rot: every Go block, and every
+// other block whose line above says <!-- code: PATH -->, must be a
+// verbatim part of PATH (a Go function body may be shown without its
+// indentation).
+func TestTheDocsCodeIsCompiledCode(t *testing.T) {
+	t.Parallel()
+	checked := 0
+	for _, page := range docPages(t) {
+		for _, b := range docBlocks(page) {
+			if b.lang == "go" && !assert.NotEmpty(t, b.source, "%s: a Go block names the compiled file it is part of on the line above: <!-- code: PATH -->", b.where) {
+				continue
+			}
+			if b.source == "" {
+				continue
+			}
+			src, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(b.source)))
+			if !assert.NoError(t, err, "%s: the file the block comes from", b.where) {
+				continue
+			}
+			assert.True(t, containsIndented(string(src), b.text), "%s: the block is not a verbatim part of %s any more: copy it from there again\n%s", b.where, b.source, b.text)
+			checked++
+		}
+	}
+	assert.Positive(t, checked, "the Go API page shows compiled code")
+}
+
+// streamTokens is the live run that docs/go-api.md shows (its body,
+// verbatim): it starts the run with token events and writes the reply to
+// w as the model writes it.
+func streamTokens(ctx context.Context, p *planner.Pipeline, w io.Writer) (*planner.Result, error) {
+	run := p.Start(ctx, "A farmer has 3 fields of 17 rows with 23 plants each. How many plants?", planner.WithTokens())
+	for e := range run.Events() {
+		if e.Kind == trace.KindToken {
+			fmt.Fprint(w, e.Text) // the reply as the model writes it
+		}
+	}
+	return run.Wait()
+}
+
+func TestTheGoAPIPageStreamsALiveRun(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	eng, err := planner.New()
+	require.NoError(t, err)
+	defer eng.Close()
+	p, err := eng.Load(ctx, configPath("cot.yaml"), planner.WithLLM("scripted:"+filepath.Join(repoRoot, "examples", "scripts", "cot_demo.yaml")))
+	require.NoError(t, err)
+	defer p.Close()
+	var reply strings.Builder
+	res, err := streamTokens(ctx, p, &reply)
+	require.NoError(t, err)
+	assert.Equal(t, "1173", res.Answer)
+	assert.Contains(t, reply.String(), "Answer: 1173", "the token events carry the reply")
+}
+
+// wholePipeline matches the top-level keys a whole pipeline has.
+var wholePipeline = [...]*regexp.Regexp{regexp.MustCompile(`(?m)^nodes:`), regexp.MustCompile(`(?m)^edges:`)}
+
+// TestTheDocsPipelinesValidate runs planner validate on every whole
+// pipeline (a YAML block with nodes: and edges:) the docs show; a block
+// that copies a shipped file (<!-- code: PATH -->) is checked against it
+// instead.
+func TestTheDocsPipelinesValidate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := 0
+	for _, page := range docPages(t) {
+		for _, b := range docBlocks(page) {
+			if b.lang != "yaml" || b.source != "" || !wholePipeline[0].MatchString(b.text) || !wholePipeline[1].MatchString(b.text) {
+				continue
+			}
+			n++
+			file := filepath.Join(dir, fmt.Sprintf("pipeline-%d.yaml", n))
+			require.NoError(t, os.WriteFile(file, []byte(b.text), 0o600))
+			res := cli(t, "validate", file)
+			assert.Equal(t, 0, res.code, "%s: planner validate:\n%s%s", b.where, res.stdout, res.stderr)
+		}
+	}
+	assert.Positive(t, n, "the docs show whole pipelines")
+}
+
+// mdLink matches the target of a Markdown link: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// headingAnchor returns the anchor GitHub gives a heading: its text in
+// lower case, without the characters that are neither letters, digits,
+// spaces, hyphens nor underscores, spaces turned into hyphens.
+func headingAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// pageAnchors returns the anchors of a page's headings.
+func pageAnchors(text string) map[string]bool {
+	anchors := map[string]bool{}
+	inBlock := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if inBlock || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		base := headingAnchor(title)
+		anchor := base
+		for i := 1; anchors[anchor]; i++ {
+			anchor = fmt.Sprintf("%s-%d", base, i)
+		}
+		anchors[anchor] = true
+	}
+	return anchors
+}
+
+func TestHeadingAnchorIsGitHubs(t *testing.T) {
+	t.Parallel()
+	for heading, want := range map[string]string{
+		"Embedding retrieval (`method: embedding` / `hybrid`)": "embedding-retrieval-method-embedding--hybrid",
+		"`planner validate`, `graph`, `paradigms`":             "planner-validate-graph-paradigms",
+		"The `llm:` block": "the-llm-block",
+		"Finding tools that were not shown: the search tool (`find_tools`)": "finding-tools-that-were-not-shown-the-search-tool-find_tools",
+	} {
+		assert.Equal(t, want, headingAnchor(heading), heading)
+	}
+	assert.Equal(t, map[string]bool{"a": true, "a-1": true}, pageAnchors("# A\n```sh\n# not a heading\n```\n## A\n"))
+}
+
+// TestTheDocsLinksResolve checks every relative link of README.md and of
+// the pages of docs/: the file exists, and so does the heading an anchor
+// names. README.md links every page of docs/.
+func TestTheDocsLinksResolve(t *testing.T) {
+	t.Parallel()
+	pages := docPages(t)
+	anchors := map[string]map[string]bool{}
+	for _, page := range pages {
+		anchors[page.path] = pageAnchors(page.text)
+	}
+	links := 0
+	for _, page := range pages {
+		inBlock := false
+		for i, line := range strings.Split(page.text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inBlock = !inBlock
+			}
+			if inBlock {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				where := fmt.Sprintf("%s:%d", page.path, i+1)
+				file, anchor, _ := strings.Cut(target, "#")
+				dest := page.path
+				if file != "" {
+					dest = path.Join(path.Dir(page.path), file)
+				}
+				if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(dest))); !assert.NoError(t, err, "%s: link to %s", where, target) {
+					continue
+				}
+				if anchor == "" {
+					continue
+				}
+				known, ok := anchors[dest]
+				if assert.True(t, ok, "%s: link to %s: an anchor into a page that is not README.md or docs/*.md", where, target) {
+					assert.True(t, known[anchor], "%s: link to %s: %s has no heading with the anchor #%s", where, target, dest, anchor)
+				}
+			}
+		}
+	}
+	assert.Positive(t, links)
+	for _, page := range pages[1:] {
+		assert.Contains(t, pages[0].text, "]("+page.path+")", "README.md's list of where to read on links %s", page.path)
 	}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,16 +15,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/audit"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
@@ -48,10 +46,9 @@ type runFlags struct {
 	// (--store); noInput never asks on the terminal (--no-input).
 	thread, store string
 	noInput       bool
-	// resume is set by planner resume: the thread exists; pending and
-	// decision are the approval it waits for and resume's decision on it.
+	// resume is set by planner resume: the thread exists; decision is
+	// resume's decision on the approval it waits for (--approve, --deny).
 	resume   bool
-	pending  *journal.Approval
 	decision *journal.Decision
 	// opened is the thread store resume already opened; nil: run opens
 	// --store itself.
@@ -157,7 +154,7 @@ planner resume NAME --approve or --deny REASON.`,
 				}
 				task = strings.TrimSpace(string(b))
 			}
-			if task == "" && (len(args) > 0 || f.task == "") {
+			if strings.TrimSpace(task) == "" && (len(args) > 0 || f.task == "") {
 				return &usageError{cmd: "run", err: errors.New("the task is empty")}
 			}
 			return runTask(c, p, f, task)
@@ -187,241 +184,322 @@ planner resume NAME --approve or --deny REASON.`,
 	return c
 }
 
+// runTask runs question (or the --suite/--task task) through the --config
+// pipeline with the root run path, planner.Pipeline.Run, and prints the
+// result. It chooses the task, loads the pipeline and its model, gathers
+// the run options (trace sinks, audit log, approver, thread) and reports.
 func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err error) {
 	ctx := c.Context()
-	query := app.TaskQuery{Suite: f.suite, ID: f.task, Question: question}
-	known, found, err := app.FindTask(ctx, query)
-	switch {
-	case errors.Is(err, app.ErrNoSuchTask):
-		return &usageError{cmd: "run", err: err}
-	case err != nil && f.suite != "":
-		return &usageError{cmd: "run", err: fmt.Errorf("--suite %s: %w", f.suite, err)}
-	case err != nil:
+	t, err := chooseTask(ctx, f, question)
+	if err != nil {
 		return err
 	}
-	if question == "" {
-		question = known.Question
+	a, err := app.New(t.appOptions(f)...)
+	if err != nil {
+		return err
 	}
+	defer closeInto(&err, a.Close)
+	l, err := loadRun(ctx, proc, f, a, t)
+	if err != nil {
+		return err
+	}
+	defer closeInto(&err, l.p.Close)
+	// The Engine's scrubber cleans every output of the run: the run itself
+	// scrubs the trace stream, the --trace file and the answer with it.
+	sc := outputScrubber(a)
+	sinks, err := openRunSinks(c, proc, f)
+	if err != nil {
+		return err
+	}
+	if !f.quiet && !f.json {
+		fmt.Fprintf(c.OutOrStdout(), "model: %s\n", l.label)
+	}
+	svc, err := openRunServices(ctx, c, proc, f, sc, t.question)
+	if err != nil {
+		_ = sinks.close() // the run failed before it started
+		return err
+	}
+	defer closeInto(&err, svc.close)
+	opts := append(append([]planner.RunOption{planner.WithTask(l.task)}, sinks.opts...), svc.opts...)
+	res, runErr := l.p.Run(ctx, "", opts...)
+	if cerr := sinks.close(); cerr != nil && runErr == nil {
+		runErr = cerr
+	}
+	if res == nil {
+		return notStarted(runErr)
+	}
+	return reportRun(c, f, a, l, sc, res, sinks.shown, runErr)
+}
+
+// closeInto calls closeFn and keeps its error in *err unless *err already
+// holds one.
+func closeInto(err *error, closeFn func() error) {
+	if cerr := closeFn(); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}
+
+// chosenTask is the task a run plays: its question, and the suite task
+// that --suite/--task name or the question matches (found).
+type chosenTask struct {
+	query    app.TaskQuery
+	question string
+	known    suite.Task
+	found    bool
+}
+
+// chooseTask finds the suite task of the run, if any (app.FindTask). An
+// empty question is the task's own.
+func chooseTask(ctx context.Context, f *runFlags, question string) (chosenTask, error) {
+	t := chosenTask{query: app.TaskQuery{Suite: f.suite, ID: f.task, Question: question}, question: question}
+	var err error
+	t.known, t.found, err = app.FindTask(ctx, t.query)
+	switch {
+	case errors.Is(err, app.ErrNoSuchTask):
+		return t, &usageError{cmd: "run", err: err}
+	case err != nil && f.suite != "":
+		return t, &usageError{cmd: "run", err: fmt.Errorf("--suite %s: %w", f.suite, err)}
+	case err != nil:
+		return t, err
+	}
+	if t.question == "" {
+		t.question = t.known.Question
+	}
+	return t, nil
+}
+
+// appOptions are the options of the run's App: the suite task, which the
+// simulator plays by its id following its gold solution, and the --record
+// cassette.
+func (t chosenTask) appOptions(f *runFlags) []app.Option {
 	var opts []app.Option
-	if found {
-		// The simulator plays the task by its id, following its gold solution.
-		opts = append(opts, app.WithTasks([]suite.Task{known}))
+	if t.found {
+		opts = append(opts, app.WithTasks([]suite.Task{t.known}))
 	}
 	if f.record != "" {
 		opts = append(opts, app.WithRecording(f.record))
 	}
-	a, err := app.New(opts...)
+	return opts
+}
+
+// loadedRun is the pipeline a run loaded, the task it runs and its model
+// as outputs name it.
+type loadedRun struct {
+	p     *planner.Pipeline
+	task  state.Task
+	label string
+}
+
+// loadRun loads the --config pipeline with the run's model (--llm, else the
+// pipeline's llm block) and limits, and settles the task it runs. Mistakes
+// of the command line are *usageError.
+func loadRun(ctx context.Context, proc process, f *runFlags, a *app.App, t chosenTask) (loadedRun, error) {
+	model, err := parseRunModel(proc, f, a, t)
 	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := a.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	var model app.ModelFlag
-	if f.llm != "" {
-		if model, err = a.ParseModel(f.llm, llmSource(proc, f.llm)); err != nil {
-			return &usageError{cmd: "run", err: err}
-		}
-	}
-	if app.PlaysTaskReplies(model.LLM) && (!found || len(known.Replies) == 0) {
-		return &usageError{cmd: "run", err: app.TaskRepliesError(query, known, found)}
-	}
-	if f.record != "" && model.LLM.Provider == "replay" && samePath(model.LLM.Script, f.record) {
-		return &usageError{cmd: "run", err: fmt.Errorf("--record %s would overwrite the cassette being replayed; record to another file", f.record)}
+		return loadedRun{}, err
 	}
 	p, err := a.LoadModel(ctx, f.config, model, f.maxSteps)
-	if errors.Is(err, app.ErrNoModel) {
-		return &usageError{cmd: "run", err: fmt.Errorf("%w: %s has no llm block and neither --llm nor PLANNER_LLM is set; "+
+	switch {
+	case errors.Is(err, app.ErrNoModel):
+		return loadedRun{}, &usageError{cmd: "run", err: fmt.Errorf("%w: %s has no llm block and neither --llm nor PLANNER_LLM is set; "+
 			"e.g. --llm openai:gpt-4o-mini (needs OPENAI_API_KEY), --llm ollama:llama3.1 (a local Ollama), "+
 			"or offline --llm sim --suite demo --task demo-07", app.ErrNoModel, f.config)}
+	case errors.Is(err, app.ErrModelFlag):
+		return loadedRun{}, &usageError{cmd: "run", err: err}
+	case err != nil:
+		return loadedRun{}, err
 	}
-	if errors.Is(err, app.ErrModelFlag) {
-		return &usageError{cmd: "run", err: err}
+	if f.timeout != 0 {
+		p.Config().Limits.Timeout = f.timeout
 	}
+	l, err := settleTask(f, a, t, model, p)
 	if err != nil {
-		return err
+		_ = p.Close() // the usage error is what counts
+		return loadedRun{}, err
 	}
-	defer func() {
-		if cerr := p.Close(); cerr != nil && err == nil {
-			err = cerr
+	return l, nil
+}
+
+// parseRunModel parses --llm and checks that the model can play the task.
+func parseRunModel(proc process, f *runFlags, a *app.App, t chosenTask) (app.ModelFlag, error) {
+	var model app.ModelFlag
+	if f.llm != "" {
+		var err error
+		if model, err = a.ParseModel(f.llm, llmSource(proc, f.llm)); err != nil {
+			return model, &usageError{cmd: "run", err: err}
 		}
-	}()
-	provider := model.LLM.Provider
-	if provider == "" {
-		provider = p.Config.LLM.Provider
 	}
-	simulated := a.ModelKind(provider) == llm.KindSimulated
-	if simulated && (!found || known.Gold == nil) {
-		return &usageError{cmd: "run", err: app.SimTaskError(query, known, found)}
+	if app.PlaysTaskReplies(model.LLM) && (!t.found || len(t.known.Replies) == 0) {
+		return model, &usageError{cmd: "run", err: app.TaskRepliesError(t.query, t.known, t.found)}
 	}
+	if f.record != "" && model.LLM.Provider == "replay" && samePath(model.LLM.Script, f.record) {
+		return model, &usageError{cmd: "run", err: fmt.Errorf("--record %s would overwrite the cassette being replayed; record to another file", f.record)}
+	}
+	return model, nil
+}
+
+// settleTask is the run of t on p with model (the --llm one, else p's llm
+// block): the task it runs and its model's label.
+func settleTask(f *runFlags, a *app.App, t chosenTask, model app.ModelFlag, p *planner.Pipeline) (loadedRun, error) {
 	llmCfg := model.LLM
 	if llmCfg.Provider == "" {
-		llmCfg = p.Config.LLM
+		llmCfg = p.Config().LLM
+	}
+	simulated := a.ModelKind(llmCfg.Provider) == llm.KindSimulated
+	if simulated && (!t.found || t.known.Gold == nil) {
+		return loadedRun{}, &usageError{cmd: "run", err: app.SimTaskError(t.query, t.known, t.found)}
 	}
 	// Built at all, the per-task scripted model has the task's replies.
 	taskReplies := app.PlaysTaskReplies(llmCfg)
-	task := state.Task{Question: question}
+	task := state.Task{Question: t.question}
 	// A task named with --suite/--task is run as the suite has it, for any
 	// model; a question matched against the demo suite only for the
 	// offline models that play a task by its id.
-	if found && (f.suite != "" || f.task != "" || simulated || taskReplies) {
-		task = known.Task
-		task.Question = question
+	if t.found && (f.suite != "" || f.task != "" || simulated || taskReplies) {
+		task = t.known.Task
+		task.Question = t.question
 	}
 	if f.reference != "" {
 		task.Answer = f.reference
 	}
-	if f.timeout != 0 {
-		p.Config.Limits.Timeout = f.timeout
-	}
-	out := c.OutOrStdout()
-	// One scrubber for every output of the run: the terminal stream, the
-	// --trace file, the --json line and the answer.
-	sc := redact.New()
-	tracer := trace.NewWithOptions(newRunID(), trace.WithScrubber(sc))
-	shown := &shownErrors{}
-	live := false
-	if !f.quiet {
-		w := out
-		if f.json {
-			w = c.ErrOrStderr()
-		}
-		tty := false
-		if file, ok := w.(*os.File); ok {
-			tty = isatty.IsTerminal(file.Fd())
-		}
-		live = f.stream || (tty && !f.noStream)
-		tracer.AddSink(trace.NewTerminal(w, trace.WithColor(tty && proc.getenv("NO_COLOR") == ""), trace.WithVerbose(f.verbose),
-			trace.WithMaxLen(terminalMaxLen), trace.WithTokens(live)))
-		tracer.AddSink(shown)
-	}
-	var jsonl *trace.JSONL
-	if f.traceFile != "" {
-		file, err := os.Create(f.traceFile)
-		if err != nil {
-			return fmt.Errorf("opening trace file: %w", err)
-		}
-		jsonl = trace.NewJSONL(file)
-		if f.traceTokens {
-			tracer.AddSink(jsonl)
-		} else {
-			tracer.AddSink(trace.DropKinds(jsonl, trace.KindToken))
-		}
-	}
-	if live || (f.traceTokens && jsonl != nil) {
-		ctx = llm.WithTokenEvents(ctx)
-	}
-	label := a.ModelLabel(provider)
+	label := a.ModelLabel(llmCfg.Provider)
 	if taskReplies {
 		label = scripted.TaskLabel
 	}
-	if !f.quiet && !f.json {
-		fmt.Fprintf(out, "model: %s\n", label)
-	}
-	auditLog, err := openAudit(ctx, proc, f, sc)
-	if err != nil {
-		return err
-	}
-	if auditLog != nil {
-		defer func() {
-			if cerr := auditLog.Close(); cerr != nil && err == nil {
-				err = cerr
-			}
-		}()
-		ctx = nodekind.WithToolAuditor(ctx, auditLog)
-	}
-	var approver journal.Approver = &cliApprover{in: c.InOrStdin(), out: c.ErrOrStderr(),
-		interactive: !f.noInput && isTerminalReader(c.InOrStdin()), canWait: f.thread != ""}
-	if f.decision != nil {
-		approver = journal.Decide(*f.pending, *f.decision, approver)
-	}
-	var (
-		res    *pipeline.Result
-		tr     pipeline.ThreadResult
-		runErr error
-	)
-	if f.thread == "" {
-		res, runErr = p.Run(journal.WithApprover(ctx, approver), task, tracer)
-	} else {
-		res, tr, runErr = runThread(ctx, proc, f, p, task, tracer, approver, question)
-		if res == nil {
-			if jsonl != nil {
-				_ = jsonl.Close()
-			}
-			return runErr
-		}
-	}
-	if jsonl != nil {
-		if err := jsonl.Close(); err != nil && runErr == nil {
-			runErr = err
-		}
-	}
-	if left := a.UnusedRecordings(); left > 0 && runErr == nil {
-		fmt.Fprintf(c.ErrOrStderr(), "planner: warning: %d recorded call(s) of the cassette were not replayed; the run took a different path than the recording\n", left)
-	}
-	st := res.State
-	if f.thread != "" {
-		if err := reportThread(c, f, tr, label, st, runErr); err != nil {
-			return err
-		}
-	}
-	if f.json {
-		o := runOutput{Thread: f.thread, Status: string(tr.Status), Answer: st.Answer, Complete: st.Complete && runErr == nil, Reason: st.Reason, Failure: st.Failure,
-			Model: label, Usage: st.Usage.Snapshot(), Steps: res.Steps, Trace: f.traceFile, Cassette: a.Recording(), Pipeline: p.Config.Name}
-		if runErr != nil {
-			o.Error = runErr.Error()
-		}
-		// Scrub the value, not the encoded bytes: JSON escaping could
-		// otherwise hide a secret from the match.
-		b, err := json.Marshal(redact.Walk(o, sc))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(out, string(b))
-		if runErr != nil {
-			return &silentError{runErr}
-		}
-		if !st.Complete {
-			return &incompleteError{reason: st.Reason}
-		}
-		return nil
-	}
-	if runErr != nil {
-		if shown.covers(runErr) {
-			// The trace stream printed the error whole, and "run failed"
-			// after it: once is enough.
-			return &silentError{runErr}
-		}
-		return runErr
-	}
-	u := st.Usage.Snapshot()
-	est := ""
-	if u.Estimated {
-		est = " (estimated)"
-	}
-	fmt.Fprintf(out, "\nAnswer: %s\n", sc.String(st.Answer))
-	if !st.Complete {
-		fmt.Fprintf(out, "(incomplete: %s)\n", sc.String(st.Reason))
-	}
-	retries := ""
-	if u.ModelAttempts > u.ModelCalls {
-		retries = fmt.Sprintf(" (%d attempts)", u.ModelAttempts)
-	}
-	fmt.Fprintf(out, "usage: %d model calls%s, %d prompt + %d completion tokens%s, %d tool calls, %d steps, %s\n",
-		u.ModelCalls, retries, u.PromptTokens, u.CompletionTokens, est, u.ToolCalls, len(res.Steps), res.Duration.Round(1e6))
-	if !st.Complete {
-		return &incompleteError{reason: st.Reason}
-	}
-	return nil
+	return loadedRun{p: p, task: task, label: label}, nil
 }
 
-// newRunID returns a random id for a run's trace events.
-func newRunID() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return hex.EncodeToString(b)
+// outputScrubber is the scrubber of a's runs (planner.Engine.Scrubber),
+// for the command's own outputs; one that keeps text as it is when
+// scrubbing is off.
+func outputScrubber(a *app.App) trace.Scrubber {
+	if sc := a.Engine.Scrubber(); sc != nil {
+		return sc
+	}
+	return noScrub{}
+}
+
+// noScrub is a scrubber that keeps text as it is.
+type noScrub struct{}
+
+// String returns s.
+func (noScrub) String(s string) string { return s }
+
+// runSinks are the run's trace outputs, as run options: the terminal
+// stream, the errors it showed (shown) and the --trace file (jsonl, closed
+// by close).
+type runSinks struct {
+	opts  []planner.RunOption
+	shown *shownErrors
+	jsonl *trace.JSONL
+}
+
+// openRunSinks builds the run's trace outputs and creates the --trace
+// file. The run streams model replies (planner.WithTokens) when they are
+// shown live or written to the --trace file (--trace-tokens); other token
+// events are left out of the file.
+func openRunSinks(c *cobra.Command, proc process, f *runFlags) (*runSinks, error) {
+	s := &runSinks{shown: &shownErrors{}}
+	live := false
+	if !f.quiet {
+		var term trace.Sink
+		term, live = terminalSink(c, proc, f)
+		s.opts = append(s.opts, planner.WithTraceSink(term, s.shown))
+	}
+	if f.traceFile != "" {
+		file, err := os.Create(f.traceFile)
+		if err != nil {
+			return nil, fmt.Errorf("opening trace file: %w", err)
+		}
+		s.jsonl = trace.NewJSONL(file)
+		var sink trace.Sink = s.jsonl
+		if !f.traceTokens {
+			sink = trace.DropKinds(s.jsonl, trace.KindToken)
+		}
+		s.opts = append(s.opts, planner.WithTraceSink(sink))
+	}
+	if live || (f.traceTokens && s.jsonl != nil) {
+		s.opts = append(s.opts, planner.WithTokens())
+	}
+	return s, nil
+}
+
+// terminalSink is the run's trace stream, on stdout (stderr with --json);
+// live says whether it shows model replies as they are written (--stream,
+// or a terminal without --no-stream).
+func terminalSink(c *cobra.Command, proc process, f *runFlags) (sink trace.Sink, live bool) {
+	w := c.OutOrStdout()
+	if f.json {
+		w = c.ErrOrStderr()
+	}
+	tty := false
+	if file, ok := w.(*os.File); ok {
+		tty = isatty.IsTerminal(file.Fd())
+	}
+	live = f.stream || (tty && !f.noStream)
+	return trace.NewTerminal(w, trace.WithColor(tty && proc.getenv("NO_COLOR") == ""), trace.WithVerbose(f.verbose),
+		trace.WithMaxLen(terminalMaxLen), trace.WithTokens(live)), live
+}
+
+// close flushes and closes the --trace file, if any.
+func (s *runSinks) close() error {
+	if s.jsonl == nil {
+		return nil
+	}
+	return s.jsonl.Close()
+}
+
+// runServices are what the run's tool calls and its thread use, as run
+// options: the audit log, the approver, resume's decision and the thread
+// store.
+type runServices struct {
+	opts  []planner.RunOption
+	audit *audit.Log
+	// store is the thread store opened for the run; nil without a thread
+	// or when resume opened it (f.opened).
+	store *sqlitestore.Store
+}
+
+// openRunServices opens the run's audit log (auditPath, scrubbed with sc)
+// and, for --thread, its thread store, and sets the approver: the
+// terminal, or for a thread the wait for planner resume. question is what
+// the thread records for resume.
+func openRunServices(ctx context.Context, c *cobra.Command, proc process, f *runFlags, sc trace.Scrubber, question string) (_ *runServices, err error) {
+	s := &runServices{}
+	defer func() {
+		if err != nil {
+			_ = s.close() // the run failed before it started
+		}
+	}()
+	if s.audit, err = openAudit(ctx, proc, f, sc); err != nil {
+		return nil, err
+	}
+	if s.audit != nil {
+		s.opts = append(s.opts, planner.WithAudit(s.audit))
+	}
+	s.opts = append(s.opts, planner.WithApprover(&cliApprover{in: c.InOrStdin(), out: c.ErrOrStderr(),
+		interactive: !f.noInput && isTerminalReader(c.InOrStdin()), canWait: f.thread != ""}))
+	if f.decision != nil {
+		// Run finds the approval the thread waits for, as resume checked.
+		s.opts = append(s.opts, planner.WithDecision(*f.decision))
+	}
+	if f.thread != "" {
+		if err := s.openThread(ctx, proc, f, question); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// close closes the thread store the run opened and the audit log.
+func (s *runServices) close() error {
+	if s.store != nil {
+		_ = s.store.Close() // what the run saved is committed
+	}
+	if s.audit != nil {
+		return s.audit.Close()
+	}
+	return nil
 }
 
 // samePath reports whether two paths name the same file (comparing absolute
@@ -508,4 +586,97 @@ func openAudit(ctx context.Context, proc process, f *runFlags, sc audit.Scrubber
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	return l, nil
+}
+
+// notStarted is the error of a run that could not start: an empty
+// question (a usage error), a thread that another run holds or that
+// cannot be read. Run wraps a thread's cause in planner.ErrRun; the
+// command line prints the cause, as the thread store said it.
+func notStarted(err error) error {
+	if errors.Is(err, planner.ErrEmptyQuestion) {
+		return &usageError{cmd: "run", err: errors.New("the task is empty")}
+	}
+	if w, ok := err.(interface{ Unwrap() []error }); ok {
+		if errs := w.Unwrap(); len(errs) == 2 && errors.Is(errs[0], planner.ErrRun) {
+			err = errs[1]
+		}
+	}
+	if errors.Is(err, journal.ErrLocked) {
+		return fmt.Errorf("%w; wait for that run to end, or stop it (Ctrl-C saves it)", err)
+	}
+	return err
+}
+
+// reportRun prints how the run ended: a warning for a cassette it did not
+// replay whole, the thread's status (reportThread), then the result as
+// the --json line or as text. It returns the error that gives the exit
+// code.
+func reportRun(c *cobra.Command, f *runFlags, a *app.App, l loadedRun, sc trace.Scrubber, res *planner.Result, shown *shownErrors, runErr error) error {
+	if left := a.UnusedRecordings(); left > 0 && runErr == nil {
+		fmt.Fprintf(c.ErrOrStderr(), "planner: warning: %d recorded call(s) of the cassette were not replayed; the run took a different path than the recording\n", left)
+	}
+	if f.thread != "" {
+		if err := reportThread(c, f, res, l.label, sc, runErr); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		return printRunJSON(c.OutOrStdout(), f, a, l, sc, res, runErr)
+	}
+	if runErr != nil {
+		if shown.covers(runErr) {
+			// The trace stream printed the error whole, and "run failed"
+			// after it: once is enough.
+			return &silentError{runErr}
+		}
+		return runErr
+	}
+	printRunText(c.OutOrStdout(), res)
+	if !res.Complete {
+		return &incompleteError{reason: res.Reason}
+	}
+	return nil
+}
+
+// printRunJSON prints the result as the --json line, scrubbed with sc.
+func printRunJSON(out io.Writer, f *runFlags, a *app.App, l loadedRun, sc trace.Scrubber, res *planner.Result, runErr error) error {
+	o := runOutput{Thread: f.thread, Status: string(res.Status), Answer: res.Answer, Complete: res.Complete && runErr == nil, Reason: res.Reason,
+		Failure: res.Failure, Model: l.label, Usage: res.Usage, Steps: res.Steps, Trace: f.traceFile, Cassette: a.Recording(), Pipeline: l.p.Name()}
+	if runErr != nil {
+		o.Error = runErr.Error()
+	}
+	// Scrub the value, not the encoded bytes: JSON escaping could
+	// otherwise hide a secret from the match.
+	b, err := json.Marshal(redact.Walk(o, sc))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, string(b))
+	if runErr != nil {
+		return &silentError{runErr}
+	}
+	if !res.Complete {
+		return &incompleteError{reason: res.Reason}
+	}
+	return nil
+}
+
+// printRunText prints the answer (scrubbed by the run), the reason of an
+// incomplete one, and the run's usage.
+func printRunText(out io.Writer, res *planner.Result) {
+	u := res.Usage
+	est := ""
+	if u.Estimated {
+		est = " (estimated)"
+	}
+	fmt.Fprintf(out, "\nAnswer: %s\n", res.Answer)
+	if !res.Complete {
+		fmt.Fprintf(out, "(incomplete: %s)\n", res.Reason)
+	}
+	retries := ""
+	if u.ModelAttempts > u.ModelCalls {
+		retries = fmt.Sprintf(" (%d attempts)", u.ModelAttempts)
+	}
+	fmt.Fprintf(out, "usage: %d model calls%s, %d prompt + %d completion tokens%s, %d tool calls, %d steps, %s\n",
+		u.ModelCalls, retries, u.PromptTokens, u.CompletionTokens, est, u.ToolCalls, len(res.Steps), res.Duration.Round(1e6))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/telemetry"
+	"github.com/planner-engine/planner/telemetry/otlp"
 	"github.com/spf13/cobra"
 )
 
@@ -16,7 +17,7 @@ import (
 const telemetryFlush = 2 * time.Second
 
 // tracedCommands are the commands whose runs emit OpenTelemetry spans when
-// the environment configures an exporter (telemetry.FromEnv).
+// the environment configures an exporter (otlp.FromEnv).
 var tracedCommands = map[string]bool{"run": true, "resume": true, "compare": true}
 
 // otelSetup starts OpenTelemetry for a traced command and shuts it down
@@ -51,7 +52,7 @@ func wireTelemetry(root *cobra.Command, stderr io.Writer) *otelSetup {
 // start builds the provider; a bad setting is reported and the command runs
 // without spans.
 func (o *otelSetup) start(c *cobra.Command) {
-	tp, shutdown, err := telemetry.FromEnv(c.Context())
+	tp, shutdown, err := otlp.FromEnv(c.Context())
 	if err != nil {
 		fmt.Fprintf(o.stderr, "planner: OpenTelemetry off: %s\n", redact.New().String(err.Error()))
 		return

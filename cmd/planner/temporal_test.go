@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -28,7 +30,7 @@ import (
 )
 
 // TestTemporal runs compare --temporal against a real Temporal dev server
-// (internal/temporaltest; skipped without the Temporal CLI): the results
+// (internal/temporaltest; it fails without the Temporal CLI): the results
 // equal the in-process comparison's, a worker killed mid-suite loses no
 // run and repeats no finished model call, and the model queue's rate limit
 // holds across workers. The subtests share one server, each on a task

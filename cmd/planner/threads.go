@@ -18,9 +18,7 @@ import (
 	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
-	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -250,7 +248,7 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 		if f.approve {
 			d.By = "resume --approve"
 		}
-		rf.pending, rf.decision = th.Pending, &d
+		rf.decision = &d
 	}
 	return runTask(c, p, rf, meta.Question)
 }
@@ -398,37 +396,46 @@ journal holds, numbered. planner resume NAME --from N --as NEW forks a new threa
 	return c
 }
 
-// runThread runs task as thread f.thread (created, or resumed when
-// f.resume), in the store f.store.
-func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipeline, task state.Task, tracer *trace.Tracer,
-	approver journal.Approver, question string) (*pipeline.Result, pipeline.ThreadResult, error) {
-	var tr pipeline.ThreadResult
-	usage := func(err error) error { return &usageError{cmd: "run", err: err} }
+// openThread opens the thread store of a --thread run (f.opened, else
+// --store) and adds the thread's run options: the thread, and for a new
+// one the settings planner resume needs to load and run it again, with
+// question.
+func (s *runServices) openThread(ctx context.Context, proc process, f *runFlags, question string) error {
 	if err := journal.CheckName(f.thread); err != nil {
-		return nil, tr, usage(fmt.Errorf("--thread: %w", err))
+		return &usageError{cmd: "run", err: fmt.Errorf("--thread: %w", err)}
 	}
 	var store journal.Store = f.opened
 	if store == nil {
-		s, err := openStore(ctx, proc, f.store)
+		opened, err := openStore(ctx, proc, f.store)
 		if err != nil {
-			return nil, tr, err
+			return err
 		}
-		defer s.Close()
-		store = s
+		s.store, store = opened, opened
 	}
 	if !f.resume {
 		if th, err := store.Thread(ctx, f.thread); err == nil {
-			return nil, tr, usage(fmt.Errorf("thread %q exists (%s); continue it with %s, or pick another --thread name",
-				f.thread, journal.LiveStatus(ctx, store, th), resumeHint(f.thread, f.store)))
+			return &usageError{cmd: "run", err: fmt.Errorf("thread %q exists (%s); continue it with %s, or pick another --thread name",
+				f.thread, journal.LiveStatus(ctx, store, th), resumeHint(f.thread, f.store))}
 		}
 	}
+	meta, err := newThreadMeta(f, question)
+	if err != nil {
+		return err
+	}
+	s.opts = append(s.opts, planner.WithThread(store, f.thread), planner.WithThreadMeta(f.config, meta))
+	return nil
+}
+
+// newThreadMeta is what a thread records of the run f for planner
+// resume, with absolute paths: resume may run from another folder.
+func newThreadMeta(f *runFlags, question string) (threadMeta, error) {
 	config, err := filepath.Abs(f.config)
 	if err != nil {
-		return nil, tr, err
+		return threadMeta{}, err
 	}
 	suite := f.suite
 	if st, err := os.Stat(suite); err == nil && !st.IsDir() {
-		// A suite file: resume may run from another folder.
+		// A suite file.
 		if abs, err := filepath.Abs(suite); err == nil {
 			suite = abs
 		}
@@ -436,50 +443,43 @@ func runThread(ctx context.Context, proc process, f *runFlags, p *pipeline.Pipel
 	auditFile := f.audit
 	if auditFile != "" {
 		if auditFile, err = filepath.Abs(auditFile); err != nil {
-			return nil, tr, err
+			return threadMeta{}, err
 		}
 	}
-	meta, err := json.Marshal(threadMeta{Config: config, LLM: f.llm, Suite: suite, Task: f.task, Question: question,
-		Reference: f.reference, MaxSteps: f.maxSteps, Timeout: f.timeout, Audit: auditFile})
-	if err != nil {
-		return nil, tr, err
-	}
-	res, tr, err := p.RunThread(ctx, task, tracer, pipeline.Thread{Store: store, Name: f.thread, Pipeline: f.config, Meta: meta, Approver: approver})
-	if res == nil && errors.Is(err, journal.ErrLocked) {
-		return nil, tr, fmt.Errorf("%w; wait for that run to end, or stop it (Ctrl-C saves it)", err)
-	}
-	return res, tr, err
+	return threadMeta{Config: config, LLM: f.llm, Suite: suite, Task: f.task, Question: question,
+		Reference: f.reference, MaxSteps: f.maxSteps, Timeout: f.timeout, Audit: auditFile}, nil
 }
 
 // reportThread prints how a thread's run ended. A thread that waits for
-// approval is reported whole here (the --json line too) and returns a
-// *waitingError; otherwise the caller prints the result as for any run.
-func reportThread(c *cobra.Command, f *runFlags, tr pipeline.ThreadResult, label string, st *state.State, runErr error) error {
+// approval is reported whole here (the --json line too, scrubbed with sc)
+// and returns a *waitingError; otherwise the caller prints the result as
+// for any run.
+func reportThread(c *cobra.Command, f *runFlags, res *planner.Result, label string, sc trace.Scrubber, runErr error) error {
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
 	hint := resumeHint(f.thread, f.store)
-	if tr.Status == journal.StatusWaiting && tr.Pending != nil {
+	if res.Status == journal.StatusWaiting && res.Pending != nil {
 		if f.json {
-			b, err := json.Marshal(redact.Walk(waitingOutput{Status: string(tr.Status), Thread: f.thread, Pending: tr.Pending, Model: label, Usage: st.Usage.Snapshot()}, redact.New()))
+			b, err := json.Marshal(redact.Walk(waitingOutput{Status: string(res.Status), Thread: f.thread, Pending: res.Pending, Model: label, Usage: res.Usage}, sc))
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(out, string(b))
 		} else {
 			fmt.Fprintf(out, "\nThread %s waits for approval of %s (node %s) with input:\n  %s\nDecide with:  %s --approve\n         or:  %s --deny \"REASON\"\n",
-				f.thread, tr.Pending.Tool, tr.Pending.Node, redact.New().String(textutil.Clip(tr.Pending.Input, 2000)), hint, hint)
+				f.thread, res.Pending.Tool, res.Pending.Node, sc.String(textutil.Clip(res.Pending.Input, 2000)), hint, hint)
 		}
 		return &waitingError{runErr}
 	}
-	stopped := tr.Status == journal.StatusInterrupted || tr.Status == journal.StatusFailed
+	stopped := res.Status == journal.StatusInterrupted || res.Status == journal.StatusFailed
 	if !f.quiet || stopped {
 		fmt.Fprintf(errOut, "planner: thread %s: %s; %s replayed from the journal, %d new\n",
-			f.thread, tr.Status, textutil.Count(tr.Replayed, "checkpoint", "checkpoints"), tr.Live)
+			f.thread, res.Status, textutil.Count(res.Replayed, "checkpoint", "checkpoints"), res.Live)
 	}
 	if stopped {
 		fmt.Fprintf(errOut, "planner: resume with: %s\n", hint)
 	}
-	if tr.Unused > 0 && runErr == nil {
-		fmt.Fprintf(errOut, "planner: warning: %d journaled call(s) of thread %s were not replayed; the run took a different path than the journal\n", tr.Unused, f.thread)
+	if res.Unused > 0 && runErr == nil {
+		fmt.Fprintf(errOut, "planner: warning: %d journaled call(s) of thread %s were not replayed; the run took a different path than the journal\n", res.Unused, f.thread)
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ exits 1 if any file is invalid.`,
 				}
 				line := fmt.Sprintf("%s: ok (%s)", path, textutil.Count(len(p.Graph().Nodes()), "node", "nodes"))
 				for _, cy := range p.Graph().Cycles() {
-					line += fmt.Sprintf("; cycle %s (bounded by max_steps=%d)", strings.Join(cy, " -> "), p.Config.Limits.MaxSteps)
+					line += fmt.Sprintf("; cycle %s (bounded by max_steps=%d)", strings.Join(cy, " -> "), p.Config().Limits.MaxSteps)
 				}
 				fmt.Fprintln(c.OutOrStdout(), line)
 			}
@@ -73,7 +73,7 @@ func newGraphCmd() *cobra.Command {
 			}()
 			switch format {
 			case "dot":
-				fmt.Fprint(c.OutOrStdout(), p.Graph().DOT(p.Config.Name, p.Kinds()))
+				fmt.Fprint(c.OutOrStdout(), p.Graph().DOT(p.Name(), p.Kinds()))
 			case "mermaid":
 				fmt.Fprint(c.OutOrStdout(), p.Graph().Mermaid(p.Kinds()))
 			default:

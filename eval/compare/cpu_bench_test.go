@@ -81,10 +81,12 @@ func BenchmarkCPUPerRun(b *testing.B) {
 	played := repeatTasks(demoSuite(b), 200)
 	tasks := suite.AgentTasks(played)
 	for _, name := range []string{"react", "plan_execute"} {
-		for _, m := range meters {
+		for _, m := range meters() {
 			b.Run("config="+name+"/"+m.name, func(b *testing.B) {
 				first := &firstCall{tb: b}
-				loader := newLoader(sim.Profile{Name: "zero"}, append(m.opt(b), withTasks(played), withOuter(first.wrap))...)
+				loader := newLoader(sim.Profile{Name: "zero"}, append(m.opts, withTasks(played), withWrapper(first.wrap))...)
+				first.arm()
+				warmUp(b, loader, tasks[0], configPaths(name)...)
 				var cpu time.Duration
 				var allocs uint64
 				runs := 0

@@ -5,51 +5,52 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
-	"github.com/planner-engine/planner/llm/usage"
-	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/paradigms"
-	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools/builtin"
-	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// testLoader builds pipelines the way the command line does (node
-// registry, built-in tools, middleware-wrapped metered models), with a sim
-// model of a profile chosen by the test. It implements compare.Loader.
-type testLoader struct {
-	models *llm.Factory
-	reg    *nodekind.Registry
-}
+// testLoader builds pipelines with a planner.Engine, as the command line
+// does (node registry, built-in tools, the Engine's meter and the
+// middleware of offline models), with a sim model of a profile chosen by
+// the test. It implements compare.Loader.
+type testLoader struct{ eng *planner.Engine }
 
 var _ compare.Loader = (*testLoader)(nil)
 
-func (l *testLoader) LoadWith(ctx context.Context, path string, llmCfg config.LLM, maxSteps int) (*pipeline.Pipeline, error) {
-	cfg, err := config.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	return pipeline.Build(ctx, cfg, pipeline.Options{Registry: l.reg, Models: l.models, Tools: builtin.Factory{}, MaxSteps: maxSteps, LLM: llmCfg})
+func (l *testLoader) LoadWith(ctx context.Context, path string, llmCfg config.LLM, maxSteps int) (*planner.Pipeline, error) {
+	return l.eng.Load(ctx, path, planner.WithLLMConfig(llmCfg), planner.WithMaxSteps(maxSteps))
 }
 
-func (l *testLoader) ModelLabel(provider string) string { return l.models.Label(provider) }
+func (l *testLoader) ModelLabel(provider string) string { return l.eng.ModelLabel(provider) }
 
-func (l *testLoader) ModelKind(provider string) llm.Kind { return l.models.Kind(provider) }
+func (l *testLoader) ModelKind(provider string) llm.Kind { return l.eng.ModelKind(provider) }
+
+// engineLoader returns a loader over an Engine with the command line's
+// tools (every built-in tool, the BM25 keyword index of tool retrieval
+// and recall) and opts.
+func engineLoader(opts ...planner.Option) *testLoader {
+	eng, err := planner.New(append([]planner.Option{planner.WithTools(builtin.Factory{}), planner.WithKeywordIndex(search.Keywords{})}, opts...)...)
+	if err != nil {
+		panic(err) // New fails only for a WithRecording folder that is missing
+	}
+	return &testLoader{eng: eng}
+}
 
 type loaderSettings struct {
-	outer func(llms.Model) llms.Model
-	meter llm.Meter
-	tasks []suite.Task
+	wrap      func(llms.Model) llms.Model
+	tasks     []suite.Task
+	tokenizer bool
 }
 
 // withTasks gives the sim the tasks to play instead of the demo suite's.
@@ -59,32 +60,52 @@ func withTasks(tasks []suite.Task) loaderOption {
 
 type loaderOption func(*loaderSettings)
 
-// withOuter wraps every model outside the retry middleware: it sees one
-// call per model call a node makes.
-func withOuter(w func(llms.Model) llms.Model) loaderOption {
-	return func(s *loaderSettings) { s.outer = w }
+// withWrapper wraps the sim model in w, inside the Engine's middleware:
+// w sees each attempt of each model call a node makes (one attempt per
+// call for a fault-free profile).
+func withWrapper(w func(llms.Model) llms.Model) loaderOption {
+	return func(s *loaderSettings) {
+		if prev := s.wrap; prev != nil {
+			s.wrap = func(m llms.Model) llms.Model { return w(prev(m)) }
+			return
+		}
+		s.wrap = w
+	}
 }
 
-// withTokenizer meters tokens with the tiktoken estimator, as the command
-// line does, instead of the byte-count approximation.
-func withTokenizer(tb testing.TB) loaderOption {
-	est, err := usage.NewEstimator()
-	require.NoError(tb, err)
-	return func(s *loaderSettings) { s.meter = tokenMeter{est: est} }
+// withTokenizer makes the sim report no usage, as the command line's sim
+// does, so that the Engine's meter estimates every call's tokens with the
+// tiktoken tokenizer (loaded by each loader's first call, a few hundred
+// milliseconds). Without it the sim reports each call's usage, counted by
+// llm.ApproxMeter, as a real provider reports its own.
+func withTokenizer() loaderOption {
+	return func(s *loaderSettings) { s.tokenizer = true }
 }
 
-type tokenMeter struct{ est *usage.Estimator }
-
-func (m tokenMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentResponse) (int, int, bool) {
-	u := m.est.Resolve(msgs, resp)
-	return u.PromptTokens, u.CompletionTokens, u.Estimated
+// reportUsage makes m report each call's usage, counted by
+// llm.ApproxMeter, in its choices' GenerationInfo.
+func reportUsage(m llms.Model) llms.Model {
+	return middleware.Wrap(m, func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+		resp, err := m.GenerateContent(ctx, msgs, opts...)
+		if err != nil || resp == nil {
+			return resp, err
+		}
+		prompt, completion, _ := llm.ApproxMeter{}.Measure(msgs, resp)
+		for _, ch := range resp.Choices {
+			if ch.GenerationInfo == nil {
+				ch.GenerationInfo = map[string]any{}
+			}
+			ch.GenerationInfo["PromptTokens"], ch.GenerationInfo["CompletionTokens"] = prompt, completion
+		}
+		return resp, nil
+	})
 }
 
-// newLoader returns a loader whose "sim" provider, registered as a
-// simulated model, plays prof on the demo suite's tasks (or withTasks'),
-// seeded with the comparison's seed, behind the command line's offline
-// retry settings (3 attempts, 1–10 ms backoff). Each retry is traced as a
-// trace.KindRetry event, as the command line traces it.
+// newLoader returns a loader whose "sim" provider, registered as an
+// offline simulated model (the command line's quick retries, each retry
+// traced as a trace.KindRetry event), plays prof on the demo suite's tasks
+// (or withTasks'), seeded with the comparison's seed, and reports its
+// usage unless withTokenizer.
 func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 	var s loaderSettings
 	for _, o := range opts {
@@ -97,31 +118,21 @@ func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 		}
 		s.tasks = demo
 	}
-	mc := middleware.DefaultConfig()
-	mc.Retry.BaseDelay = time.Millisecond
-	mc.Retry.MaxDelay = 10 * time.Millisecond
-	fopts := []llm.FactoryOption{
-		llm.WithWrapper(func(_ config.LLM, m llms.Model) llms.Model { return middleware.Apply(m, mc, traceRetries()) }),
-		llm.WithProvider("sim", sim.Label, func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-			return sim.NewWithProfile(prof, sim.WithSeed(cfg.Seed), sim.WithTasks(s.tasks))
-		}, llm.AsKind(llm.KindSimulated)),
+	build := func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
+		sm, err := sim.NewWithProfile(prof, sim.WithSeed(cfg.Seed), sim.WithTasks(s.tasks))
+		if err != nil {
+			return nil, err
+		}
+		var m llms.Model = sm
+		if !s.tokenizer {
+			m = reportUsage(m)
+		}
+		if s.wrap != nil {
+			m = s.wrap(m)
+		}
+		return m, nil
 	}
-	if s.outer != nil {
-		fopts = append(fopts, llm.WithWrapper(func(_ config.LLM, m llms.Model) llms.Model { return s.outer(m) }))
-	}
-	if s.meter != nil {
-		fopts = append(fopts, llm.WithMeter(s.meter))
-	}
-	return &testLoader{models: llm.NewFactory(fopts...), reg: paradigms.Default()}
-}
-
-// traceRetries reports each retry wait to the tracer of the call's
-// context, as the command line's middleware does.
-func traceRetries() middleware.Option {
-	return middleware.WithOnRetry(func(ctx context.Context, ev middleware.RetryEvent) {
-		trace.From(ctx).Emit(trace.Event{Kind: trace.KindRetry, Node: llm.CallMetaFrom(ctx).Node, Text: ev.String(),
-			Data: map[string]any{"attempt": ev.Attempt, "status": ev.StatusCode}})
-	})
+	return engineLoader(planner.WithOfflineProvider("sim", sim.Label, build, llm.AsKind(llm.KindSimulated)))
 }
 
 // configPath is the path of a shipped paradigm config.

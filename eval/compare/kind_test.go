@@ -5,12 +5,12 @@ import (
 	"context"
 	"testing"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/paradigms"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -39,8 +39,7 @@ func TestReportsSayWhatKindOfModelTheLoaderBuilds(t *testing.T) {
 				seeds = append(seeds, cfg.Seed)
 				return sim.New("perfect", sim.WithSeed(cfg.Seed), sim.WithTasks(tasks))
 			}
-			loader := &testLoader{models: llm.NewFactory(llm.WithProvider("oracle", "oracle label", build, llm.AsKind(tt.kind))),
-				reg: paradigms.Default()}
+			loader := engineLoader(planner.WithProvider("oracle", "oracle label", build, llm.AsKind(tt.kind)))
 			rep, err := compare.Run(context.Background(), loader, suite.AgentTasks(tasks), compare.Options{
 				Configs: configPaths("direct"), LLM: config.LLM{Provider: "oracle"}, Seed: 7, OutDir: t.TempDir(), NoTraces: true,
 			})

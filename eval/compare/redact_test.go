@@ -57,7 +57,7 @@ func TestSecretsEchoedByTheModelAreScrubbedFromEverythingCompareWrites(t *testin
 	out := t.TempDir()
 	opts := compare.Options{Configs: configPaths("direct", "cot"), LLM: config.LLM{Provider: "sim"}, OutDir: out,
 		Scorer: verify.ExactMatch{}, Suite: "demo"}
-	loader := newLoader(sim.Profile{Name: "perfect"}, withOuter(echoingProxy(tasks[0].Question)))
+	loader := newLoader(sim.Profile{Name: "perfect"}, withWrapper(echoingProxy(tasks[0].Question)))
 	rep, err := compare.Run(context.Background(), loader, tasks, opts)
 	require.NoError(t, err)
 	_, err = rep.WriteFiles(out)

@@ -988,69 +988,85 @@ type pointLabels struct {
 
 // Plot implements plot.Plotter.
 func (l pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	type group struct {
-		at   vg.Point
-		keys []string
-	}
-	var groups []group
-	var glyphs []vg.Rectangle
-	for i, xy := range l.xys {
-		at := vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
-		r := vg.Point{X: l.radius, Y: l.radius}
-		glyphs = append(glyphs, vg.Rectangle{Min: at.Sub(r), Max: at.Add(r)})
-		joined := false
-		for g := range groups {
-			if d := groups[g].at.Sub(at); math.Hypot(float64(d.X), float64(d.Y)) < float64(l.radius) {
-				groups[g].keys = append(groups[g].keys, l.keys[i])
-				joined = true
-				break
-			}
-		}
-		if !joined {
-			groups = append(groups, group{at: at, keys: []string{l.keys[i]}})
-		}
-	}
+	groups, glyphs := l.group(p, c)
 	sty := l.style
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
 	var placed []vg.Rectangle
 	for _, g := range groups {
 		txt := strings.Join(g.keys, ",")
-		size := vg.Point{X: sty.Width(txt), Y: sty.Height(txt)}
-		gap := l.radius + vg.Points(2)
-		spots := []vg.Point{
-			{X: g.at.X + gap, Y: g.at.Y - size.Y/2},          // right
-			{X: g.at.X - gap - size.X, Y: g.at.Y - size.Y/2}, // left
-			{X: g.at.X - size.X/2, Y: g.at.Y + gap},          // above
-			{X: g.at.X - size.X/2, Y: g.at.Y - gap - size.Y}, // below
-			{X: g.at.X + gap, Y: g.at.Y + gap/2},             // above right
-			{X: g.at.X + gap, Y: g.at.Y - gap/2 - size.Y},    // below right
-			{X: g.at.X - gap - size.X, Y: g.at.Y + gap/2},    // above left
-			{X: g.at.X - gap - size.X, Y: g.at.Y - gap/2 - size.Y},
-		}
-		best := vg.Rectangle{Min: spots[0], Max: spots[0].Add(size)}
-		bestScore := -1
-		for _, at := range spots {
-			box := vg.Rectangle{Min: at, Max: at.Add(size)}
-			score := 0 // lower is better: overlaps, then leaving the plot
-			for _, o := range append(slices.Clone(placed), glyphs...) {
-				if overlap(box, o) {
-					score += 2
-				}
-			}
-			if box.Min.X < c.Min.X || box.Max.X > c.Max.X || box.Min.Y < c.Min.Y || box.Max.Y > c.Max.Y {
-				score++
-			}
-			if bestScore < 0 || score < bestScore {
-				best, bestScore = box, score
-			}
-			if score == 0 {
-				break
-			}
-		}
+		best := l.place(c, g.at, vg.Point{X: sty.Width(txt), Y: sty.Height(txt)}, append(slices.Clone(placed), glyphs...))
 		placed = append(placed, best)
 		c.FillText(sty, best.Min, txt)
 	}
+}
+
+// labelGroup is the points, closer than a glyph to the first, that share
+// one label.
+type labelGroup struct {
+	at   vg.Point
+	keys []string
+}
+
+// group returns the points' label groups and the box of each point's
+// glyph, on canvas c of plot p.
+func (l pointLabels) group(p *plot.Plot, c draw.Canvas) ([]labelGroup, []vg.Rectangle) {
+	trX, trY := p.Transforms(&c)
+	var groups []labelGroup
+	var glyphs []vg.Rectangle
+	r := vg.Point{X: l.radius, Y: l.radius}
+	for i, xy := range l.xys {
+		at := vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
+		glyphs = append(glyphs, vg.Rectangle{Min: at.Sub(r), Max: at.Add(r)})
+		g := slices.IndexFunc(groups, func(g labelGroup) bool {
+			d := g.at.Sub(at)
+			return math.Hypot(float64(d.X), float64(d.Y)) < float64(l.radius)
+		})
+		if g < 0 {
+			groups = append(groups, labelGroup{at: at, keys: []string{l.keys[i]}})
+			continue
+		}
+		groups[g].keys = append(groups[g].keys, l.keys[i])
+	}
+	return groups, glyphs
+}
+
+// place returns the box of a label of the given size next to the point
+// at: the first spot around it (right, left, above, below, then the
+// diagonals) that overlaps none of taken and stays inside c, else the one
+// with the fewest overlaps, then staying inside.
+func (l pointLabels) place(c draw.Canvas, at, size vg.Point, taken []vg.Rectangle) vg.Rectangle {
+	gap := l.radius + vg.Points(2)
+	spots := []vg.Point{
+		{X: at.X + gap, Y: at.Y - size.Y/2},          // right
+		{X: at.X - gap - size.X, Y: at.Y - size.Y/2}, // left
+		{X: at.X - size.X/2, Y: at.Y + gap},          // above
+		{X: at.X - size.X/2, Y: at.Y - gap - size.Y}, // below
+		{X: at.X + gap, Y: at.Y + gap/2},             // above right
+		{X: at.X + gap, Y: at.Y - gap/2 - size.Y},    // below right
+		{X: at.X - gap - size.X, Y: at.Y + gap/2},    // above left
+		{X: at.X - gap - size.X, Y: at.Y - gap/2 - size.Y},
+	}
+	best := vg.Rectangle{Min: spots[0], Max: spots[0].Add(size)}
+	bestScore := -1
+	for _, spot := range spots {
+		box := vg.Rectangle{Min: spot, Max: spot.Add(size)}
+		score := 0 // lower is better: overlaps, then leaving the plot
+		for _, o := range taken {
+			if overlap(box, o) {
+				score += 2
+			}
+		}
+		if box.Min.X < c.Min.X || box.Max.X > c.Max.X || box.Min.Y < c.Min.Y || box.Max.Y > c.Max.Y {
+			score++
+		}
+		if bestScore < 0 || score < bestScore {
+			best, bestScore = box, score
+		}
+		if score == 0 {
+			break
+		}
+	}
+	return best
 }
 
 // overlap reports whether two rectangles intersect.

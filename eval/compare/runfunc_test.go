@@ -3,13 +3,17 @@ package compare_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/sim"
-	"github.com/planner-engine/planner/pipeline"
+	"github.com/planner-engine/planner/internal/par"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,7 +40,7 @@ func TestRunFuncRunsEachRunInsteadOfThePipeline(t *testing.T) {
 	var specs []compare.RunSpec
 	remote := base
 	remote.OutDir = t.TempDir()
-	remote.RunFunc = func(ctx context.Context, run compare.RunSpec, tracer *trace.Tracer) (*pipeline.Result, error) {
+	remote.RunFunc = func(ctx context.Context, run compare.RunSpec) (*planner.Result, error) {
 		mu.Lock()
 		specs = append(specs, run)
 		mu.Unlock()
@@ -45,7 +49,7 @@ func TestRunFuncRunsEachRunInsteadOfThePipeline(t *testing.T) {
 			return nil, err
 		}
 		defer p.Close()
-		return p.Run(ctx, run.Task, tracer)
+		return p.Run(ctx, "", planner.WithTask(run.Task), planner.WithRunID(run.RunID))
 	}
 	got, err := compare.Run(ctx, loader, tasks, remote)
 	require.NoError(t, err)
@@ -87,7 +91,7 @@ func TestRunFuncRunsEachRunInsteadOfThePipeline(t *testing.T) {
 // without a result gives a failed run, stored with its error.
 func TestRunFuncErrorsAreStoredAsFailedRuns(t *testing.T) {
 	opts := compare.Options{Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, OutDir: t.TempDir(), NoTraces: true,
-		RunFunc: func(context.Context, compare.RunSpec, *trace.Tracer) (*pipeline.Result, error) {
+		RunFunc: func(context.Context, compare.RunSpec) (*planner.Result, error) {
 			return nil, errors.New("the worker is gone")
 		}}
 	rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}), demoTasks(t)[:2], opts)
@@ -98,4 +102,52 @@ func TestRunFuncErrorsAreStoredAsFailedRuns(t *testing.T) {
 		assert.Equal(t, compare.FailureError, r.Failure)
 		assert.Equal(t, "the worker is gone", r.Error)
 	}
+}
+
+// TestRunFuncEventsReachTheTraceScrubbedAndCountFaults checks that the
+// events of a RunFunc's result go to the run's trace, scrubbed with the
+// comparison's scrubber, and count its faults.
+func TestRunFuncEventsReachTheTraceScrubbedAndCountFaults(t *testing.T) {
+	t.Setenv("PLANNER_TEST_API_KEY", echoedKey)
+	out := t.TempDir()
+	opts := compare.Options{Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, OutDir: out,
+		RunFunc: func(_ context.Context, run compare.RunSpec) (*planner.Result, error) {
+			return &planner.Result{Answer: run.Task.Answer, Complete: true, Trace: []trace.Event{
+				{RunID: run.RunID, Seq: 1, Kind: trace.KindRetry, Text: "retrying with key " + echoedKey},
+				{RunID: run.RunID, Seq: 2, Kind: trace.KindRunEnd, Text: "done"},
+			}}, nil
+		}}
+	tasks := demoTasks(t)[:1]
+	rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}), tasks, opts)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Configs[0].Correct)
+	recs := storedRecords(t, out, 1)
+	require.Len(t, recs, 1)
+	assert.Equal(t, map[string]int{compare.FaultRetry: 1}, recs[0].Faults)
+	b, err := os.ReadFile(filepath.Join(out, "traces", "sim", "direct.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], echoedMarker)
+	assert.NotContains(t, string(b), echoedKey)
+	assert.Contains(t, lines[1], `"run_id":"`+compare.RunID("direct", "sim", tasks[0].ID, 1, recs[0].Fingerprint)+`"`)
+}
+
+// TestARunThatPanicsFailsTheComparison checks that a panic in a run ends
+// the comparison with an error instead of the process, the other runs
+// stored.
+func TestARunThatPanicsFailsTheComparison(t *testing.T) {
+	out := t.TempDir()
+	tasks := demoTasks(t)[:3]
+	opts := compare.Options{Configs: configPaths("direct"), LLM: config.LLM{Provider: "sim"}, OutDir: out, NoTraces: true, Concurrency: 1,
+		RunFunc: func(_ context.Context, run compare.RunSpec) (*planner.Result, error) {
+			if run.Task.ID == tasks[1].ID {
+				panic("the worker broke")
+			}
+			return &planner.Result{Answer: run.Task.Answer, Complete: true}, nil
+		}}
+	_, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}), tasks, opts)
+	require.ErrorIs(t, err, par.ErrPanic)
+	assert.Contains(t, err.Error(), "the worker broke")
+	assert.Len(t, storedRecords(t, out, 1), 2, "the runs that did not panic are stored")
 }

@@ -47,35 +47,26 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/journal"
-	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/state"
-	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
-	"github.com/schollz/progressbar/v3"
 )
 
 // Loader builds pipelines and says what their models are; *app.App
 // implements it.
 type Loader interface {
 	// LoadWith builds the pipeline at path; llm, when its Provider is set,
-	// replaces the pipeline's llm block.
-	LoadWith(ctx context.Context, path string, llm config.LLM, maxSteps int) (*pipeline.Pipeline, error)
+	// replaces the pipeline's llm block. Each run of the comparison goes
+	// through the pipeline's Run, with its Engine's run defaults.
+	LoadWith(ctx context.Context, path string, llm config.LLM, maxSteps int) (*planner.Pipeline, error)
 	// ModelLabel says what a provider's model is, for reports.
 	ModelLabel(provider string) string
 	// ModelKind says what kind of model a provider builds; a simulated or
@@ -113,8 +104,10 @@ type Options struct {
 	// NoTraces skips writing the runs' JSONL traces. Default false.
 	NoTraces bool
 	// Scrubber removes secrets from the traces, the stored results and so
-	// the reports. Default: redact.New(), built once per Run from the
-	// process environment.
+	// the reports, after the scrubber of the pipelines' Engine (see
+	// planner.WithScrubber) scrubbed the runs' events and answers.
+	// Default: redact.New(), built once per Run from the process
+	// environment.
 	Scrubber *redact.Scrubber
 	// TaskDigests holds, by task id, a digest of what a task's runs
 	// depend on besides the task, the config and the model spec: the
@@ -150,14 +143,17 @@ type Options struct {
 	// RunFunc, when set, runs each (config, task) in place of the pipeline
 	// loaded in this process: `planner compare --temporal` submits each run
 	// to a Temporal workflow and waits for its result. It gets the run's
-	// description and its tracer (events emitted there go to the run's
-	// trace and count its faults) and returns what Pipeline.Run returns; a
-	// nil result with an error counts as a failed run. The pipelines are
-	// still loaded here, for their names, models and fingerprints, and
-	// results are stored, resumed and reported as usual. Threads and the
-	// compare budget (MaxModelCalls, MaxTokens, MaxCostUSD) do not reach
-	// into its runs. Default nil: every run runs in this process.
-	RunFunc func(ctx context.Context, run RunSpec, tracer *trace.Tracer) (*pipeline.Result, error)
+	// description and returns what planner.Pipeline.Run returns for it: the
+	// Result's Answer, Complete, Failure, Usage and Steps make the run's
+	// record, and its Trace, the run's events stamped with run.RunID and
+	// numbered from 1, goes to the run's trace (scrubbed with Scrubber) and
+	// counts its faults. A nil result with an error counts as a failed run.
+	// The pipelines are still loaded here, for their names, models and
+	// fingerprints, and results are stored, resumed and reported as usual.
+	// Threads and the compare budget (MaxModelCalls, MaxTokens, MaxCostUSD)
+	// do not reach into its runs. Default nil: every run runs in this
+	// process.
+	RunFunc func(ctx context.Context, run RunSpec) (*planner.Result, error)
 }
 
 // RunSpec describes one run of a comparison, for Options.RunFunc.
@@ -179,6 +175,56 @@ type RunSpec struct {
 	// apply where the run runs: RunFunc's context has no deadline of its
 	// own, since the run may wait in a queue before it starts.
 	Timeout time.Duration
+}
+
+// check returns an error wrapping ErrOptions when o or tasks are invalid.
+func (o Options) check(tasks []state.Task) error {
+	switch {
+	case len(o.Configs) == 0 || o.OutDir == "":
+		return fmt.Errorf("%w: need at least one config and an output folder", ErrOptions)
+	case len(tasks) == 0:
+		return fmt.Errorf("%w: no tasks to run", ErrOptions)
+	case o.Concurrency < 0:
+		return fmt.Errorf("%w: concurrency must be at least 1 (0 for the default), got %d", ErrOptions, o.Concurrency)
+	case o.Timeout < 0:
+		return fmt.Errorf("%w: the timeout must be positive (0 for the default), got %s", ErrOptions, o.Timeout)
+	case o.MaxModelCalls < 0 || o.MaxTokens < 0 || o.MaxCostUSD < 0 || math.IsNaN(o.MaxCostUSD):
+		return fmt.Errorf("%w: the compare budget's limits must not be negative (0 for none), got %d model calls, %d tokens, $%g",
+			ErrOptions, o.MaxModelCalls, o.MaxTokens, o.MaxCostUSD)
+	}
+	return nil
+}
+
+// withDefaults returns o with the documented defaults in place of its
+// zero values.
+func (o Options) withDefaults() Options {
+	if o.Concurrency == 0 {
+		o.Concurrency = 4
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Scorer == nil {
+		o.Scorer = verify.ExactMatch{}
+	}
+	if o.Scrubber == nil {
+		o.Scrubber = redact.New()
+	}
+	return o
+}
+
+// runLLM is the llm block that replaces every pipeline's: LLM with the
+// comparison's seed (providers without random draws ignore it), or the
+// zero block when each pipeline runs with its own.
+func (o Options) runLLM() config.LLM {
+	c := o.LLM
+	if c.Provider != "" {
+		c.Seed = o.Seed
+	}
+	return c
 }
 
 // budget returns the comparison's shared budget, or nil when o sets none.
@@ -307,560 +353,30 @@ const (
 	FailureError = state.FailureError
 )
 
-type job struct {
-	cfg  int
-	task int
-}
-
 // Run executes the comparison and returns the report. Results already in
-// OutDir's store for the same seed are reused, not re-run.
-func Run(ctx context.Context, loader Loader, tasks []state.Task, opts Options) (_ *Report, err error) {
-	if len(opts.Configs) == 0 || opts.OutDir == "" {
-		return nil, fmt.Errorf("%w: need at least one config and an output folder", ErrOptions)
-	}
-	if len(tasks) == 0 {
-		return nil, fmt.Errorf("%w: no tasks to run", ErrOptions)
-	}
-	if opts.Concurrency < 0 {
-		return nil, fmt.Errorf("%w: concurrency must be at least 1 (0 for the default), got %d", ErrOptions, opts.Concurrency)
-	}
-	if opts.Timeout < 0 {
-		return nil, fmt.Errorf("%w: the timeout must be positive (0 for the default), got %s", ErrOptions, opts.Timeout)
-	}
-	if opts.MaxModelCalls < 0 || opts.MaxTokens < 0 || opts.MaxCostUSD < 0 || math.IsNaN(opts.MaxCostUSD) {
-		return nil, fmt.Errorf("%w: the compare budget's limits must not be negative (0 for none), got %d model calls, %d tokens, $%g",
-			ErrOptions, opts.MaxModelCalls, opts.MaxTokens, opts.MaxCostUSD)
-	}
-	if opts.Concurrency == 0 {
-		opts.Concurrency = 4
-	}
-	if opts.Timeout == 0 {
-		opts.Timeout = 2 * time.Minute
-	}
-	if opts.Seed == 0 {
-		opts.Seed = 1
-	}
-	if opts.Scorer == nil {
-		opts.Scorer = verify.ExactMatch{}
-	}
-	if opts.Scrubber == nil {
-		opts.Scrubber = redact.New()
-	}
-	llmCfg := opts.LLM
-	if llmCfg.Provider != "" {
-		llmCfg.Seed = opts.Seed // providers without random draws ignore it
-	}
-	tasks = slices.Clone(tasks) // ids are filled in below; leave the caller's slice alone
-	ids := map[string]int{}
-	for i := range tasks {
-		if tasks[i].ID == "" {
-			tasks[i].ID = fmt.Sprintf("task-%04d", i)
-		}
-		if _, dup := ids[tasks[i].ID]; dup {
-			return nil, fmt.Errorf("%w: duplicate task id %q", ErrOptions, tasks[i].ID)
-		}
-		ids[tasks[i].ID] = i
-	}
-	pipes := make([]*pipeline.Pipeline, len(opts.Configs))
-	prints := make([]string, len(opts.Configs))
-	models := make([]config.LLM, len(opts.Configs)) // the llm block each config runs with
-	names := map[string]string{}
-	defer func() {
-		for _, p := range pipes {
-			if p != nil {
-				// Close only stops what tools started (MCP servers); a
-				// failure to stop one cannot change the comparison.
-				_ = p.Close()
-			}
-		}
-	}()
-	for i, path := range opts.Configs {
-		p, err := loader.LoadWith(ctx, path, llmCfg, 0)
-		if err != nil {
-			return nil, err
-		}
-		if prev, dup := names[p.Config.Name]; dup {
-			return nil, fmt.Errorf("%w: %s and %s are both named %q", ErrOptions, prev, path, p.Config.Name)
-		}
-		names[p.Config.Name] = path
-		pipes[i] = p
-		if prints[i], err = fingerprint(p.Config.File, opts.LLM); err != nil {
-			return nil, err
-		}
-		models[i] = p.Config.LLM
-		if opts.LLM.Provider != "" {
-			models[i] = opts.LLM
-		}
-	}
-	specs := make([]string, len(models))
-	for i, m := range models {
-		specs[i] = ModelSpec(m)
-	}
-	// printOf is the fingerprint of config c's runs of task id: the
-	// config's, with the task's digest when it has one.
-	printOf := func(c int, id string) string {
-		d := opts.TaskDigests[id]
-		if d == "" {
-			return prints[c]
-		}
-		sum := sha256.Sum256([]byte(prints[c] + "\x00" + d))
-		return hex.EncodeToString(sum[:])[:16]
-	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("compare: %w", err)
-	}
-	store, err := OpenStore(ctx, opts.OutDir)
+// OutDir's store for the same seed are reused, not re-run. It goes in
+// four stages: load the pipelines and open the run folder (open), plan
+// the runs the store does not hold yet (plan), run them on a bounded pool
+// while a writer stores their results (execute), and report every stored
+// result of this comparison (report).
+func Run(ctx context.Context, loader Loader, tasks []state.Task, opts Options) (*Report, error) {
+	c, err := open(ctx, loader, tasks, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
-	done, err := store.Done(ctx, opts.Seed)
+	defer c.close()
+	jobs, err := c.plan(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var jobs []job
-	for t := range tasks {
-		for c := range pipes {
-			if !done[storeKey(pipes[c].Config.Name, tasks[t].ID, printOf(c, tasks[t].ID), specs[c])] {
-				jobs = append(jobs, job{cfg: c, task: t})
-			}
-		}
-	}
-	var bar *progressbar.ProgressBar
-	if opts.Progress != nil && len(jobs) > 0 {
-		bar = progressbar.NewOptions(len(jobs), progressbar.OptionSetWriter(opts.Progress), progressbar.OptionSetDescription("compare"),
-			progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish(),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(opts.Progress) }))
-	}
-	var traces *traceSet
-	if !opts.NoTraces && len(jobs) > 0 {
-		files := make([]traceKey, len(pipes))
-		for i, p := range pipes {
-			files[i] = traceKey{config: p.Config.Name, model: specs[i], slug: modelSlug(models[i])}
-		}
-		if traces, err = openTraces(opts.OutDir, files); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if cerr := traces.close(); cerr != nil && err == nil {
-				err = fmt.Errorf("compare: closing traces: %w", cerr)
-			}
-		}()
-	}
-	var threads journal.Store
-	if opts.Threads && opts.RunFunc == nil && len(jobs) > 0 {
-		ts, err := sqlitestore.Open(ctx, filepath.Join(opts.OutDir, "threads.db"))
-		if err != nil {
-			return nil, fmt.Errorf("compare: %w", err)
-		}
-		defer ts.Close()
-		threads = ts
-	}
-	// The wall time runs from here, the first run's start (the trace files
-	// and the threads store are open), to the last result stored.
-	began := time.Now()
-	work := make(chan job)
-	// Room for a whole batch: a worker whose run ended does not wait while
-	// the writer commits the previous batch.
-	results := make(chan Record, max(opts.Concurrency, maxBatch))
-	written := make(chan error, 1)
-	var stored int
-	go func() {
-		var err error
-		stored, err = writeResults(context.WithoutCancel(ctx), store, traces, results, bar)
-		written <- err
-	}()
-	budget := opts.budget()
-	notRun := make([]atomic.Int64, len(pipes)) // by config: runs the spent budget kept from starting
-	var cutShort atomic.Int64                  // runs the budget refused a model call
-	var wg sync.WaitGroup
-	for w := 0; w < opts.Concurrency; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range work {
-				if budget.Exhausted() != nil {
-					notRun[j.cfg].Add(1) // not started, not stored: a rerun runs it
-					if bar != nil {
-						_ = bar.Add(1)
-					}
-					continue
-				}
-				rctx := llm.WithSharedBudget(ctx, budget) // a scope of its own, for SharedBudgetRefused
-				rec, ok := runOne(rctx, pipes[j.cfg], tasks[j.task], opts, traces, threads, specs[j.cfg], printOf(j.cfg, tasks[j.task].ID))
-				if !ok {
-					continue // interrupted: leave it for the resume
-				}
-				if llm.SharedBudgetRefused(rctx) {
-					cutShort.Add(1)
-				}
-				results <- rec
-			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case work <- j:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(work)
-	wg.Wait()
-	close(results)
-	werr := <-written
-	wall := time.Since(began)
-	if bar != nil {
-		_ = bar.Finish()
-	}
-	if werr != nil {
-		return nil, werr
-	}
-	total := len(tasks) * len(pipes)
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%w after %d of %d runs; they are saved in %s and a rerun resumes from them: %w",
-			ErrInterrupted, total-len(jobs)+stored, total, opts.OutDir, err)
-	}
-	records, err := store.All(ctx, opts.Seed)
+	ran, err := c.execute(ctx, jobs)
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]int{} // config name -> index
-	order := make([]string, len(pipes))
-	for i, p := range pipes {
-		want[p.Config.Name] = i
-		order[i] = p.Config.Name
-	}
-	var mine []Record
-	for _, r := range records {
-		t, ok := ids[r.TaskID]
-		if c, mineCfg := want[r.Config]; mineCfg && ok && printOf(c, r.TaskID) == r.Fingerprint && specs[c] == r.Model {
-			mine = append(mine, judge(scrubRecord(opts.Scrubber, r), tasks[t], opts.Scorer))
-		}
-	}
-	provider := opts.LLM.Provider
-	if provider == "" {
-		provider = pipes[0].Config.LLM.Provider
-	}
-	rep := Summarize(mine, order)
-	for i := range rep.Configs {
-		rep.Configs[i].ModelSpec = opts.Scrubber.String(specs[i])
-		rep.Configs[i].NotRun = int(notRun[i].Load())
-	}
-	if budget != nil {
-		b := budget.Limits()
-		bs := &BudgetSummary{MaxModelCalls: b.MaxModelCalls, MaxTokens: b.MaxTokens, MaxCostUSD: b.MaxCostUSD, CutShort: int(cutShort.Load())}
-		bs.ModelCalls, bs.Tokens, bs.CostUSD = budget.Spent()
-		if err := budget.Exhausted(); err != nil {
-			bs.Spent, bs.Reason = true, err.Error()
-		}
-		for i := range notRun {
-			bs.NotRun += int(notRun[i].Load())
-		}
-		rep.Budget = bs
-	}
-	rep.ModelSpec = opts.Scrubber.String(ModelSpec(opts.LLM))
-	if opts.LLM.Provider == "" {
-		var distinct []string
-		for _, s := range specs {
-			if !slices.Contains(distinct, s) {
-				distinct = append(distinct, s)
-			}
-		}
-		rep.ModelSpec = opts.Scrubber.String(strings.Join(distinct, ", "))
-	}
-	rep.Dir = opts.OutDir
-	rep.Model = opts.Scrubber.String(loader.ModelLabel(provider))
-	kind := loader.ModelKind(provider)
-	rep.Simulated = kind == llm.KindSimulated
-	rep.Scripted = kind == llm.KindScripted
-	rep.TaskReplies = rep.Scripted && slices.IndexFunc(models, func(m config.LLM) bool { return !scripted.PlaysTaskReplies(m) }) < 0
-	rep.Suite = opts.Scrubber.String(opts.Suite)
-	rep.Seed = opts.Seed
-	rep.Tasks = len(tasks)
-	rep.Ran = len(jobs)
-	if rep.Budget != nil {
-		rep.Ran -= rep.Budget.NotRun
-	}
-	rep.Reused = total - len(jobs)
-	rep.WallSeconds = wall.Seconds()
-	rep.GeneratedAt = time.Now().UTC()
-	return rep, nil
+	return c.report(ctx, loader, ran)
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // safeName turns a config name into a file name.
 func safeName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
-
-// maxBatch bounds the records stored in one transaction.
-const maxBatch = 256
-
-// batchWait is how long a batch waits for more records once its first
-// has arrived. A transaction costs far more than a row (begin, prepare,
-// commit to the WAL), and runs that end a few milliseconds apart would
-// otherwise be committed one or two at a time. A record is thus stored
-// at most batchWait after its run ended; the last batch, once in is
-// closed, at once.
-const batchWait = 20 * time.Millisecond
-
-// writeResults stores records as they arrive, batching those that arrive
-// within batchWait of a batch's first (up to maxBatch) into one
-// transaction, and advances the progress bar. Traces are flushed before
-// each batch is committed, so a stored record's trace lines are on disk.
-// It drains in even after a failed write and returns the number of
-// records stored and the first error.
-func writeResults(ctx context.Context, store *Store, traces *traceSet, in <-chan Record, bar *progressbar.ProgressBar) (int, error) {
-	var first error
-	stored := 0
-	batch := make([]Record, 0, maxBatch)
-	wait := time.NewTimer(batchWait)
-	wait.Stop()
-	for rec := range in {
-		batch = append(batch[:0], rec)
-		wait.Reset(batchWait)
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-in:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, r)
-			case <-wait.C:
-				break fill
-			}
-		}
-		wait.Stop()
-		if err := traces.flush(); err != nil && first == nil {
-			first = fmt.Errorf("compare: writing traces: %w", err)
-		}
-		if err := store.PutAll(ctx, batch); err != nil {
-			if first == nil {
-				first = err
-			}
-		} else {
-			stored += len(batch)
-		}
-		if bar != nil {
-			_ = bar.Add(len(batch))
-		}
-	}
-	return stored, first
-}
-
-// fingerprint identifies what a stored result was produced with: the
-// pipeline file's bytes and the llm override. Files the pipeline refers to
-// (prompt files, corpora) are not included.
-func fingerprint(path string, llm config.LLM) (string, error) {
-	h := sha256.New()
-	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", fmt.Errorf("compare: fingerprinting %s: %w", path, err)
-		}
-		h.Write(b)
-	}
-	h.Write([]byte{0})
-	js, err := json.Marshal(llm)
-	if err != nil {
-		return "", fmt.Errorf("compare: fingerprinting the llm override: %w", err)
-	}
-	h.Write(js)
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
-}
-
-func storeKey(config, taskID, fingerprint, model string) string {
-	return config + "\x00" + taskID + "\x00" + fingerprint + "\x00" + model
-}
-
-// judge scores a record's answer for task and labels a normally finished
-// run with a wrong answer FailureWrong. It is applied to fresh and stored
-// records alike, so a stored verdict never outlives a change of scorer.
-func judge(rec Record, task state.Task, sc verify.Scorer) Record {
-	if rec.Failure == FailureWrong {
-		rec.Failure = ""
-	}
-	verdict := sc.Score(rec.Answer, task.Reference())
-	rec.Scored = !verdict.Unscorable
-	rec.Correct, rec.EM, rec.F1, rec.HasF1 = verdict.Correct, verdict.EM, verdict.F1, verdict.HasF1
-	if rec.Failure == "" && rec.Scored && !rec.Correct {
-		rec.Failure = FailureWrong
-	}
-	return rec
-}
-
-// runOne runs one task on one pipeline whose model spec is model and
-// fingerprint fp. It reports false when ctx ended during the run, whose
-// result is then left for a resume.
-func runOne(ctx context.Context, p *pipeline.Pipeline, task state.Task, opts Options, traces *traceSet, threads journal.Store, model, fp string) (Record, bool) {
-	rec := Record{Config: p.Config.Name, TaskID: task.ID, Seed: opts.Seed, Model: model, Fingerprint: fp}
-	faults := &faultCounter{}
-	tracer := trace.NewWithOptions(RunID(p.Config.Name, model, task.ID, opts.Seed, fp), trace.WithScrubber(opts.Scrubber), trace.WithSinks(faults))
-	// The trace is kept in memory and appended to the config's trace file
-	// once the run is over, so file I/O neither delays the run nor counts in
-	// its latency, and an interrupted run leaves no partial trace behind.
-	var buf *traceBuffer
-	var sink *trace.JSONL
-	if traces != nil {
-		buf = newTraceBuffer()
-		defer buf.release()
-		sink = trace.NewJSONL(buf)
-		tracer.AddSink(sink)
-	}
-	// A RunFunc's run keeps to the time limit where it runs (RunSpec.Timeout):
-	// the wait here may include its time in a queue.
-	rctx, cancel := ctx, context.CancelFunc(func() {})
-	if opts.RunFunc == nil {
-		rctx, cancel = context.WithTimeout(ctx, opts.Timeout)
-	}
-	defer cancel()
-	began := time.Now()
-	var (
-		res *pipeline.Result
-		err error
-	)
-	switch {
-	case opts.RunFunc != nil:
-		llmCfg := opts.LLM
-		if llmCfg.Provider != "" {
-			llmCfg.Seed = opts.Seed
-		}
-		res, err = opts.RunFunc(rctx, RunSpec{ConfigPath: p.Config.File, Config: p.Config.Name, Task: task, LLM: llmCfg, Seed: opts.Seed,
-			Model: model, Fingerprint: fp, RunID: RunID(p.Config.Name, model, task.ID, opts.Seed, fp), Timeout: opts.Timeout}, tracer)
-	case threads == nil:
-		res, err = p.Run(rctx, task, tracer)
-	default:
-		res, _, err = p.RunThread(rctx, task, tracer, pipeline.Thread{Store: threads, Name: ThreadName(p.Config.Name, model, task.ID, opts.Seed, fp)})
-	}
-	if res == nil || res.State == nil { // the run (or its thread) could not start: report it as the run's failure
-		if err == nil {
-			err = errors.New("compare: the run returned no result")
-		}
-		res = &pipeline.Result{State: state.NewState(task)}
-		res.State.Failure = FailureError
-	}
-	rec.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
-	if ctx.Err() != nil {
-		return rec, false
-	}
-	if sink != nil && sink.Close() == nil {
-		rec.Trace = traces.add(p.Config.Name, model, buf.bytes())
-	}
-	rec.Faults = faults.counts()
-	st := res.State
-	u := st.Usage.Snapshot()
-	rec.Answer, rec.Complete, rec.Failure = st.Answer, st.Complete && err == nil, st.Failure
-	if rec.Failure == "" && len(st.Incidents) > 0 {
-		rec.Failure = st.Incidents[0] // the first thing that went wrong
-	}
-	rec.ModelCalls, rec.PromptTokens, rec.CompletionTokens, rec.ToolCalls = u.ModelCalls, u.PromptTokens, u.CompletionTokens, u.ToolCalls
-	rec.CachedPromptTokens = u.CachedPromptTokens
-	rec.Estimated, rec.CostUSD, rec.Steps = u.Estimated, u.CostUSD, len(res.Steps)
-	if err != nil {
-		rec.Error = err.Error()
-		if errors.Is(err, context.DeadlineExceeded) {
-			rec.Failure = state.FailureTimeout
-		}
-		if rec.Failure == "" {
-			rec.Failure = FailureError
-		}
-	}
-	return judge(scrubRecord(opts.Scrubber, rec), task, opts.Scorer), true
-}
-
-// scrubRecord removes secrets from the free text of a record: its answer,
-// error and failure kind. The fields that key the store (config, task id,
-// fingerprint) are left alone, so a resume still finds the record. The
-// answer is scrubbed before it is judged, so a fresh record and the same
-// record read back from the store get the same verdict.
-func scrubRecord(s *redact.Scrubber, r Record) Record {
-	r.Answer, r.Error, r.Failure = s.String(r.Answer), s.String(r.Error), s.String(r.Failure)
-	return r
-}
-
-// percentile returns the p-th percentile (0–100) of sorted values by the
-// nearest-rank method: the smallest value with at least p% of the values at
-// or below it.
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(float64(len(sorted))*p/100)) - 1
-	return sorted[min(max(rank, 0), len(sorted)-1)]
-}
-
-// Succeeded reports whether a record counts as a success: its answer was
-// scored and judged correct.
-func Succeeded(r Record) bool { return r.Scored && r.Correct }
-
-// Summarize aggregates records per config, in the given config order.
-// Records of configs not in order are ignored.
-//
-// Success rate, EM and F1 are verify.Summarize's over the records'
-// verdicts: success rate and EM average over scored records only, F1 over
-// scored records whose scorer gives F1. Latency percentiles use the nearest-rank method.
-// A record's failure kind counts under Failures when the run did not
-// succeed (see Succeeded). A run that succeeded counts under Recovered
-// once for each kind it met: its failure kind, if any (a ReWOO step failed
-// but the solver still answered correctly), and each kind of its Faults
-// (a parse failure fed back, a provider retry...); RecoveryEvents adds up
-// those faults' events and RecoveredRuns counts the runs.
-func Summarize(records []Record, order []string) *Report {
-	by := map[string][]Record{}
-	for _, r := range records {
-		by[r.Config] = append(by[r.Config], r)
-	}
-	rep := &Report{}
-	for _, name := range order {
-		rs := by[name]
-		s := ConfigSummary{Config: name, Runs: len(rs), Failures: map[string]int{}, Recovered: map[string]int{}, RecoveryEvents: map[string]int{}}
-		lat := make([]float64, 0, len(rs))
-		verdicts := make([]verify.Result, len(rs))
-		for i, r := range rs {
-			verdicts[i] = verify.Result{Correct: r.Correct, EM: r.EM, F1: r.F1, HasF1: r.HasF1, Unscorable: !r.Scored}
-			if r.Complete {
-				s.Completed++
-			}
-			if Succeeded(r) {
-				met := map[string]bool{}
-				if r.Failure != "" {
-					met[r.Failure] = true
-				}
-				for kind, n := range r.Faults {
-					if n > 0 {
-						met[kind] = true
-						s.RecoveryEvents[kind] += n
-					}
-				}
-				for kind := range met {
-					s.Recovered[kind]++
-				}
-				if len(met) > 0 {
-					s.RecoveredRuns++
-				}
-			} else if r.Failure != "" {
-				s.Failures[r.Failure]++
-			}
-			s.ModelCalls += r.ModelCalls
-			s.PromptTokens += r.PromptTokens
-			s.CachedPromptTokens += r.CachedPromptTokens
-			s.CompletionTokens += r.CompletionTokens
-			s.ToolCalls += r.ToolCalls
-			s.CostUSD += r.CostUSD
-			s.Estimated = s.Estimated || r.Estimated
-			if r.Estimated {
-				s.EstimatedRuns++
-			}
-			lat = append(lat, r.LatencyMS)
-		}
-		sort.Float64s(lat)
-		s.LatencyP50MS, s.LatencyP95MS = percentile(lat, 50), percentile(lat, 95)
-		sum := verify.Summarize(verdicts)
-		s.Scored, s.Correct, s.SuccessRate, s.EM = sum.Scored, sum.Correct, sum.Accuracy, sum.EM
-		s.F1, s.HasF1 = sum.F1, sum.WithF1 > 0
-		rep.Configs = append(rep.Configs, s)
-	}
-	return rep
-}

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,8 +27,7 @@ func replayLoader(t *testing.T, replies map[string][]scripted.Reply) *testLoader
 	m, err := scripted.NewTaskModel(replies)
 	require.NoError(t, err)
 	build := func(context.Context, config.LLM, string) (llms.Model, error) { return m, nil }
-	return &testLoader{models: llm.NewFactory(llm.WithProvider("scripted", scripted.TaskLabel, build, llm.AsKind(llm.KindScripted))),
-		reg: paradigms.Default()}
+	return engineLoader(planner.WithProvider("scripted", scripted.TaskLabel, build, llm.AsKind(llm.KindScripted)))
 }
 
 // renamedReact writes configs/react.yaml under another name into dir, so

@@ -250,6 +250,7 @@ func (k traceKey) rel() string {
 type traceSet struct {
 	byKey map[traceKey]*traceFile // keyed without the slug
 	files []*traceFile
+	bufs  sync.Pool // of *bytes.Buffer: see buffer
 }
 
 // openTraces opens a trace file per key; keys that map to the same file
@@ -306,14 +307,8 @@ func (ts *traceSet) each(fn func(*traceFile) error) error {
 	return errors.Join(errs...)
 }
 
-// traceBufs recycles the buffers that hold a run's trace until it is
-// appended to its file: a run's trace is tens of kilobytes, and growing a
-// fresh buffer to that size for every run was a good part of a
-// comparison's allocations.
-var traceBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooledTrace bounds the buffers put back in traceBufs, so one huge
-// trace does not stay in memory.
+// maxPooledTrace bounds the buffers put back in a traceSet's pool, so one
+// huge trace does not stay in memory.
 const maxPooledTrace = 1 << 20
 
 // traceBuffer is the writer a run's JSONL sink writes to: a pooled buffer
@@ -321,14 +316,21 @@ const maxPooledTrace = 1 << 20
 // a buffer another run may be using by then (an event emitted late, by a
 // goroutine that outlived its run).
 type traceBuffer struct {
-	mu  sync.Mutex
-	buf *bytes.Buffer
+	mu   sync.Mutex
+	buf  *bytes.Buffer
+	pool *sync.Pool
 }
 
-func newTraceBuffer() *traceBuffer {
-	b := traceBufs.Get().(*bytes.Buffer)
+// buffer returns an empty buffer for a run's trace, from the set's pool:
+// a run's trace is tens of kilobytes, and growing a fresh buffer to that
+// size for every run was a good part of a comparison's allocations.
+func (ts *traceSet) buffer() *traceBuffer {
+	b, _ := ts.bufs.Get().(*bytes.Buffer)
+	if b == nil {
+		b = new(bytes.Buffer)
+	}
 	b.Reset()
-	return &traceBuffer{buf: b}
+	return &traceBuffer{buf: b, pool: &ts.bufs}
 }
 
 // errTraceReleased is what a write after release returns.
@@ -361,6 +363,6 @@ func (t *traceBuffer) release() {
 	t.buf = nil
 	t.mu.Unlock()
 	if b != nil && b.Cap() <= maxPooledTrace {
-		traceBufs.Put(b)
+		t.pool.Put(b)
 	}
 }

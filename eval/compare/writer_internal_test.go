@@ -70,7 +70,8 @@ func TestWriteResultsDoesNotHoldALoneRecord(t *testing.T) {
 // released trace buffer fails rather than reach the pooled buffer that
 // the next run gets, which starts empty.
 func TestTraceBufferRefusesWritesAfterRelease(t *testing.T) {
-	a := newTraceBuffer()
+	ts := &traceSet{}
+	a := ts.buffer()
 	_, err := a.Write([]byte("run a\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "run a\n", string(a.bytes()))
@@ -80,7 +81,7 @@ func TestTraceBufferRefusesWritesAfterRelease(t *testing.T) {
 	assert.Nil(t, a.bytes())
 	a.release() // twice is harmless
 
-	b := newTraceBuffer()
+	b := ts.buffer()
 	defer b.release()
 	assert.Empty(t, b.bytes(), "a buffer from the pool starts empty")
 	_, err = b.Write([]byte("run b\n"))

@@ -1,11 +1,17 @@
 // Command embed runs a pipeline of the planner engine from an outside Go
-// module, with the engine's command-line defaults (package
-// github.com/planner-engine/planner). By default it runs the shipped
-// chain-of-thought pipeline on its demo task with the scripted model,
-// offline:
+// module (package github.com/planner-engine/planner) with the command
+// line's full set of providers, tools and keyword index (package full),
+// so that any shipped pipeline and any provider works. By default it runs
+// the shipped chain-of-thought pipeline on its demo task with the scripted
+// model, offline:
 //
 //	go run .
 //	go run . -llm openai:gpt-4o-mini "What is 17 * 23 + 4?"
+//	go run . -config ../../configs/react.yaml -llm scripted:../scripts/react_demo.yaml \
+//	  "By how many kilometres does Jupiter's equatorial diameter exceed Saturn's?"
+//
+// It compiles every provider SDK and tool library; the program in
+// ./minimal registers only what it names and compiles far less.
 package main
 
 import (
@@ -16,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/full"
 )
 
 func main() {
@@ -33,7 +40,7 @@ func main() {
 }
 
 func run(ctx context.Context, cfg, model, question string) error {
-	eng, err := planner.New()
+	eng, err := planner.New(full.Options()...)
 	if err != nil {
 		return err
 	}

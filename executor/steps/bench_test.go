@@ -54,7 +54,7 @@ func BenchmarkParallelSteps(b *testing.B) {
 			var wall time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				st := state.NewState(state.Task{Question: "q"})
+				st := hookedState(state.Task{Question: "q"})
 				st.Plan = append([]plan.Step(nil), pl...)
 				began := time.Now()
 				if _, err := built.Node.Run(context.Background(), st); err != nil {

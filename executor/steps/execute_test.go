@@ -15,6 +15,7 @@ import (
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/internal/par"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/plan"
@@ -24,7 +25,6 @@ import (
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // lookupTool answers from a fixed table, optionally after a delay, and
@@ -121,7 +121,7 @@ func TestReWOOSubstitutesEarlierResultsIntoInputs(t *testing.T) {
 		t.Run(strategy, func(t *testing.T) {
 			look := years()
 			node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
-			st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+			st := hookedState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 			st.Plan = pending(
 				plan.Step{ID: "1", Description: "birth", Tool: "lookup", Input: "Clyde Tombaugh born"},
 				plan.Step{ID: "2", Description: "discovery", Tool: "lookup", Input: "Pluto discovered"},
@@ -147,7 +147,7 @@ func TestFailedStepsSkipTheirDependantsWithTheReason(t *testing.T) {
 		t.Run(strategy, func(t *testing.T) {
 			look := years()
 			node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": strategy})
-			st := state.NewState(state.Task{Question: "q"})
+			st := hookedState(state.Task{Question: "q"})
 			st.Plan = pending(
 				plan.Step{ID: "1", Description: "unknown fact", Tool: "lookup", Input: "Vulcan discovered"},
 				plan.Step{ID: "2", Description: "uses 1", Tool: "calculator", Input: "#E1 + 1"},
@@ -171,7 +171,7 @@ func TestFailedStepsSkipTheirDependantsWithTheReason(t *testing.T) {
 
 func TestStepsThatCannotRunFailWithoutStoppingThePlan(t *testing.T) {
 	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, panicTool{}, years())}, map[string]any{"strategy": "rewoo"})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "no tool"},
 		plan.Step{ID: "2", Description: "panics", Tool: "explode", Input: "x"},
@@ -188,7 +188,7 @@ func TestStepsThatCannotRunFailWithoutStoppingThePlan(t *testing.T) {
 func TestFinishedStepsAreNotRunAgain(t *testing.T) {
 	look := years()
 	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = []plan.Step{
 		{ID: "1", Description: "done before", Tool: "lookup", Input: "Uranus discovered", Status: plan.StatusDone, Result: "1781"},
 		{ID: "2", Description: "failed before", Tool: "lookup", Input: "x", Status: plan.StatusFailed, Error: "gone"},
@@ -212,7 +212,7 @@ func TestParallelResultsAndEventsFollowPlanOrderWhateverFinishesFirst(t *testing
 	pl = append(pl, plan.Step{ID: "7", Description: "join", Tool: "calculator", Input: "1", DependsOn: []string{"1", "6"}})
 	for round := 0; round < 3; round++ {
 		node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-		st := state.NewState(state.Task{Question: "q"})
+		st := hookedState(state.Task{Question: "q"})
 		st.Plan = pending(append([]plan.Step(nil), pl...)...)
 		rec := run(t, node, st)
 		var ids, results []any
@@ -256,7 +256,7 @@ func TestParallelRespectsMaxConcurrency(t *testing.T) {
 		t.Run(fmt.Sprintf("%d steps limit %d", tc.steps, tc.limit), func(t *testing.T) {
 			gate := &gateTool{want: int32(tc.want)}
 			node := newExecute(t, nodekind.Env{Tools: newRegistry(t, gate)}, map[string]any{"strategy": "parallel", "max_concurrency": tc.limit})
-			st := state.NewState(state.Task{Question: "q"})
+			st := hookedState(state.Task{Question: "q"})
 			for i := 1; i <= tc.steps; i++ {
 				st.Plan = append(st.Plan, plan.Step{ID: fmt.Sprint(i), Description: "wait", Tool: "gate", Input: fmt.Sprint(i), Status: plan.StatusPending})
 			}
@@ -273,7 +273,7 @@ func TestParallelRunsDependentChainsInOrder(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"start": "a", "a": "b", "b": "c", "side": "s"},
 		delay: map[string]time.Duration{"side": 20 * time.Millisecond}}
 	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "3", Description: "third", Tool: "lookup", Input: "#E2"},
 		plan.Step{ID: "side", Description: "independent", Tool: "lookup", Input: "side"},
@@ -292,24 +292,14 @@ func TestParallelRunsDependentChainsInOrder(t *testing.T) {
 	assert.Equal(t, "c", st.Plan[0].Result)
 }
 
-// stepSpy records the plan step id each model call carries.
-type stepSpy struct {
-	llms.Model
-	ids []string
-}
-
-func (s *stepSpy) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	s.ids = append(s.ids, llm.CallMetaFrom(ctx).StepID)
-	return s.Model.GenerateContent(ctx, msgs, opts...)
-}
-
 func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 	m, err := scripted.New(scripted.Script{Replies: []scripted.Reply{{Role: "worker", Contains: "born 1906; found 1930", Text: " 1930 - 1906 \n"}}})
 	require.NoError(t, err)
 	look := &lookupTool{name: "lookup", answers: map[string]string{"born": "born 1906", "found": "found 1930"}}
-	spy := &stepSpy{Model: m}
+	// spy records the plan step id each model call carries.
+	spy := &llmtest.Recorder{Model: m, Meta: func(ctx context.Context) any { return llm.CallMetaFrom(ctx).StepID }}
 	node := newExecute(t, nodekind.Env{Model: llm.Model{LLM: spy}, Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "llm_tool": "llm"})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "b", Tool: "lookup", Input: "born"},
 		plan.Step{ID: "2", Description: "f", Tool: "lookup", Input: "found"},
@@ -319,7 +309,11 @@ func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 	run(t, node, st)
 	assert.Equal(t, "1930 - 1906", st.Plan[2].Result)
 	assert.Equal(t, "24", st.Plan[3].Result)
-	assert.Equal(t, []string{"3"}, spy.ids, "the model is told which step it works for")
+	var ids []string
+	for _, r := range spy.Requests() {
+		ids = append(ids, r.Meta.(string))
+	}
+	assert.Equal(t, []string{"3"}, ids, "the model is told which step it works for")
 	u := st.Usage.Snapshot()
 	assert.Equal(t, 1, u.ModelCalls)
 	assert.Equal(t, 3, u.ToolCalls)
@@ -328,7 +322,7 @@ func TestModelWorkerAnswersLLMToolSteps(t *testing.T) {
 func TestResultsAreTruncatedToTheLimit(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"long": strings.Repeat("x", 50)}}
 	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "rewoo", "result_limit": 10})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "d", Tool: "lookup", Input: "long"})
 	run(t, node, st)
 	assert.Equal(t, strings.Repeat("x", 10)+"…[truncated 40 chars]", st.Plan[0].Result)
@@ -337,7 +331,7 @@ func TestResultsAreTruncatedToTheLimit(t *testing.T) {
 func TestCancellationStopsTheNodeWithAnError(t *testing.T) {
 	look := &lookupTool{name: "lookup", answers: map[string]string{"slow": "x"}, delay: map[string]time.Duration{"slow": time.Minute}}
 	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "d", Tool: "lookup", Input: "slow"}, plan.Step{ID: "2", Description: "e", Tool: "lookup", Input: "#E1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -388,7 +382,7 @@ func TestReActStepsSeeTheTaskTheirStepAndTheirDependenciesResults(t *testing.T) 
 		"Subtract":       {Answer: "24", Complete: true},
 	}}
 	node := newReActExecute(t, fa)
-	st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+	st := hookedState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 	st.Reflections = []string{"check the dates"}
 	st.Plan = pending(
 		plan.Step{ID: "3", Description: "Subtract the years", Tool: "calculator", Input: "#E2 - #E1", DependsOn: []string{"1", "2"}},
@@ -422,7 +416,7 @@ func TestReActStepThatRunsOutOfBudgetFailsWithItsPartialAnswer(t *testing.T) {
 		"hard": {Answer: "maybe 7", Reason: "the iteration budget (8) ran out", Failure: state.FailureBudget},
 	}}
 	node := newReActExecute(t, fa)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "hard"}, plan.Step{ID: "2", Description: "next", DependsOn: []string{"1"}})
 	run(t, node, st)
 	assert.Equal(t, plan.StatusFailed, st.Plan[0].Status)
@@ -435,7 +429,7 @@ func TestReActStepThatRunsOutOfBudgetFailsWithItsPartialAnswer(t *testing.T) {
 func TestReActAgentErrorEndsTheNode(t *testing.T) {
 	fa := &fakeAgent{err: fmt.Errorf("%w: HTTP 500", llm.ErrModel)}
 	node := newReActExecute(t, fa)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "a"}, plan.Step{ID: "2", Description: "b"})
 	_, err := node.Run(context.Background(), st)
 	require.Error(t, err)
@@ -483,7 +477,7 @@ func TestAPanickingStepEndsTheNodeWithAnError(t *testing.T) {
 	built, err := steps.NewExecuteWith(func(nodekind.Env, map[string]any) (steps.StepAgent, error) { return panicAgent{}, nil })(
 		nodekind.Env{Tools: newRegistry(t)}, nodekind.Spec{ID: "execute", Type: "execute"})
 	require.NoError(t, err)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "1", Description: "a"}, plan.Step{ID: "2", Description: "b", DependsOn: []string{"1"}})
 	_, err = built.Node.Run(context.Background(), st)
 	require.ErrorIs(t, err, par.ErrPanic)
@@ -495,7 +489,7 @@ func TestAPanickingStepEndsTheNodeWithAnError(t *testing.T) {
 func TestDirectToolStepsCallToolsLikeEveryNode(t *testing.T) {
 	look := years()
 	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, look)}, map[string]any{"strategy": "parallel"})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "quoted", Tool: "lookup", Input: `"Pluto discovered"`},
 		plan.Step{ID: "2", Description: "wrapped", Tool: "LOOKUP", Input: `{"input": "Uranus discovered"}`},

@@ -10,10 +10,12 @@ import (
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
+	"github.com/planner-engine/planner/tools/search"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -28,21 +30,6 @@ func (t topicTool) Call(_ context.Context, in string) (string, error) {
 	return t.name + ": " + in, nil
 }
 
-// promptModel records the system message of every call.
-type promptModel struct {
-	inner   llms.Model
-	systems []string
-}
-
-func (m *promptModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.systems = append(m.systems, msgs[0].Parts[0].(llms.TextContent).Text)
-	return m.inner.GenerateContent(ctx, msgs, options...)
-}
-
-func (m *promptModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
 // TestReactStepsUseToolRetrieval: the react: block of an execute node
 // takes tool_retrieval like a react node (lats builds its loop the same
 // way): the step's prompt lists only the retrieved tools, and a bad
@@ -55,18 +42,20 @@ func TestReactStepsUseToolRetrieval(t *testing.T) {
 	reg, err := tools.NewRegistry(ts)
 	require.NoError(t, err)
 	sm := scripted.Texts("Thought: I'll ask about glaciers.\nAction: t3_glaciers\nAction Input: size", "Thought: done\nFinal Answer: big")
-	m := &promptModel{inner: sm}
-	a, err := steps.NewReActAgent(nodekind.Env{Model: llm.Model{LLM: m}, Tools: reg}, map[string]any{"tool_retrieval": map[string]any{"max_tools": 2}})
+	m := &llmtest.Recorder{Model: sm}
+	a, err := steps.NewReActAgent(nodekind.Env{Keywords: search.Keywords{}, Model: llm.Model{LLM: m}, Tools: reg}, map[string]any{"tool_retrieval": map[string]any{"max_tools": 2}})
 	require.NoError(t, err)
-	out, err := a.Run(context.Background(), state.NewState(state.Task{Question: "q"}), executor.Input{Task: "How large are the glaciers of Patagonia?"})
+	out, err := a.Run(context.Background(), hookedState(state.Task{Question: "q"}), executor.Input{Task: "How large are the glaciers of Patagonia?"})
 	require.NoError(t, err)
 	assert.True(t, out.Complete)
-	require.NotEmpty(t, m.systems)
-	assert.Contains(t, m.systems[0], "### t3_glaciers")
-	assert.NotContains(t, m.systems[0], "### t0_volcanoes")
-	assert.LessOrEqual(t, strings.Count(m.systems[0], "\n### "), 2)
+	reqs := m.Requests()
+	require.NotEmpty(t, reqs)
+	system := reqs[0].Messages[0].Parts[0].(llms.TextContent).Text // the first call's system message
+	assert.Contains(t, system, "### t3_glaciers")
+	assert.NotContains(t, system, "### t0_volcanoes")
+	assert.LessOrEqual(t, strings.Count(system, "\n### "), 2)
 
-	_, err = steps.NewExecute(nodekind.Env{Tools: reg}, nodekind.Spec{ID: "x", Type: "execute", Settings: map[string]any{
+	_, err = steps.NewExecute(nodekind.Env{Keywords: search.Keywords{}, Tools: reg}, nodekind.Spec{ID: "x", Type: "execute", Settings: map[string]any{
 		"react": map[string]any{"tool_retrieval": map[string]any{"method": "tfidf"}}}})
 	var se *config.SettingError
 	require.ErrorAs(t, err, &se)

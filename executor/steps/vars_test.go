@@ -18,7 +18,7 @@ func TestDoneStepResultsAreKeptInVarsByStepID(t *testing.T) {
 	for _, strategy := range []string{steps.StrategyReWOO, steps.StrategyParallel} {
 		t.Run(strategy, func(t *testing.T) {
 			node := newExecute(t, nodekind.Env{Tools: newRegistry(t, years())}, map[string]any{"strategy": strategy})
-			st := state.NewState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
+			st := hookedState(state.Task{Question: "How old was Clyde Tombaugh when he discovered Pluto?"})
 			st.Plan = pending(
 				plan.Step{ID: "1", Description: "birth", Tool: "lookup", Input: "Clyde Tombaugh born"},
 				plan.Step{ID: "2", Description: "discovery", Tool: "lookup", Input: "Pluto discovered"},
@@ -39,7 +39,7 @@ func TestDoneStepResultsAreKeptInVarsByStepID(t *testing.T) {
 
 func TestAStepResultTheVarsCannotHoldIsReported(t *testing.T) {
 	node := newExecute(t, nodekind.Env{Tools: newRegistry(t, years())}, map[string]any{"strategy": steps.StrategyReWOO})
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(plan.Step{ID: "-", Description: "birth", Tool: "lookup", Input: "Clyde Tombaugh born"})
 	rec := run(t, node, st)
 	assert.Equal(t, plan.StatusDone, st.Plan[0].Status, "the step still counts as done")
@@ -75,7 +75,7 @@ func TestAReActStepSeesTheResultsOfTheStepsBeforeIt(t *testing.T) {
 	built, err := steps.NewExecuteWith(func(nodekind.Env, map[string]any) (steps.StepAgent, error) { return a, nil })(
 		nodekind.Env{Tools: newRegistry(t)}, nodekind.Spec{ID: "execute", Type: "execute"})
 	require.NoError(t, err)
-	st := state.NewState(state.Task{Question: "q"})
+	st := hookedState(state.Task{Question: "q"})
 	st.Plan = pending(
 		plan.Step{ID: "1", Description: "Find the birth year"},
 		plan.Step{ID: "2", Description: "Find the discovery year", DependsOn: []string{"1"}},

@@ -1,5 +1,6 @@
 // Package app wires the engine for the command line: the public
-// planner.Engine (package planner, the module's root) with every default,
+// planner.Engine (package planner, the module's root) with the full set of
+// providers, tools and keyword index (package full),
 // plus what is not for the public: the offline simulator "sim" of package
 // eval/sim and the scripted model's per-task mode (--llm scripted without
 // a file), which play a suite's tasks (WithTasks), and the command-line
@@ -13,8 +14,8 @@ import (
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
+	"github.com/planner-engine/planner/full"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
 )
@@ -63,7 +64,9 @@ func New(opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	popts := []planner.Option{withSim(o.tasks), scripted}
+	// The command line registers every provider, tool and index (package
+	// full); the simulator and the per-task scripted model come after.
+	popts := append(full.Options(), withSim(o.tasks), scripted)
 	if o.record != "" {
 		popts = append(popts, planner.WithRecording(o.record))
 	}
@@ -111,7 +114,7 @@ func (a *App) ModelKind(provider string) llm.Kind { return a.Engine.ModelKind(pr
 // Load loads and builds a pipeline file. llmSpec, when non-empty, is a
 // provider:model specification (ParseSpec) that replaces the pipeline's
 // llm block; see LoadWith.
-func (a *App) Load(ctx context.Context, path, llmSpec string, maxSteps int) (*pipeline.Pipeline, error) {
+func (a *App) Load(ctx context.Context, path, llmSpec string, maxSteps int) (*planner.Pipeline, error) {
 	var spec config.LLM
 	if llmSpec != "" {
 		var err error
@@ -128,17 +131,14 @@ func (a *App) Load(ctx context.Context, path, llmSpec string, maxSteps int) (*pi
 // names a model. llmCfg is taken as the model of the --llm flag: a failure
 // to build it is a *ModelFlagError naming --llm (see LoadModel, which knows
 // where the model came from).
-func (a *App) LoadWith(ctx context.Context, path string, llmCfg config.LLM, maxSteps int) (*pipeline.Pipeline, error) {
+func (a *App) LoadWith(ctx context.Context, path string, llmCfg config.LLM, maxSteps int) (*planner.Pipeline, error) {
 	return a.LoadModel(ctx, path, ModelFlag{Spec: specOf(llmCfg), Source: FromFlag, LLM: llmCfg}, maxSteps)
 }
 
-// Validate loads and builds a pipeline without any model.
-func (a *App) Validate(ctx context.Context, path string) (*pipeline.Pipeline, error) {
-	p, err := a.Engine.Validate(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	return p.Built(), nil
+// Validate loads and builds a pipeline without any model; see
+// planner.Engine.Validate.
+func (a *App) Validate(ctx context.Context, path string) (*planner.Pipeline, error) {
+	return a.Engine.Validate(ctx, path)
 }
 
 // BuiltinTools returns every built-in tool that works with its default

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
-	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,11 +36,11 @@ func TestTheSimulatorPlaysTheGivenTasks(t *testing.T) {
 	p, err := a.Load(t.Context(), cotConfig, "sim", 0)
 	require.NoError(t, err)
 
-	res, err := p.Run(t.Context(), task.Task, nil)
+	res, err := p.Run(t.Context(), "", planner.WithTask(task.Task))
 
 	require.NoError(t, err)
-	assert.True(t, res.State.Complete)
-	assert.Equal(t, task.Answer, res.State.Answer, "the perfect profile follows the gold solution")
+	assert.True(t, res.Complete)
+	assert.Equal(t, task.Answer, res.Answer, "the perfect profile follows the gold solution")
 }
 
 func TestTheSimulatorIsRegisteredNextToTheDefaults(t *testing.T) {
@@ -83,9 +83,9 @@ func TestRecordingGoesThroughTheApp(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, a.Recording())
 
-	res, err := p.Run(t.Context(), state.Task{Question: cotTask}, nil)
+	res, err := p.Run(t.Context(), cotTask)
 	require.NoError(t, err)
-	assert.Equal(t, "1173", res.State.Answer)
+	assert.Equal(t, "1173", res.Answer)
 	assert.Equal(t, path, a.Recording())
 	require.NoError(t, a.Close())
 	require.NoError(t, a.Close(), "closing twice is harmless")

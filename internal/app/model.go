@@ -12,7 +12,6 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/provider"
-	"github.com/planner-engine/planner/pipeline"
 )
 
 // ModelSource says where a model specification of the command line came
@@ -105,7 +104,7 @@ func (a *App) ParseModel(spec string, src ModelSource) (ModelFlag, error) {
 // m's source rather than the pipeline file: the missing API key and the
 // variable to set, the sim's profiles, the script or cassette that cannot
 // be read.
-func (a *App) LoadModel(ctx context.Context, path string, m ModelFlag, maxSteps int) (*pipeline.Pipeline, error) {
+func (a *App) LoadModel(ctx context.Context, path string, m ModelFlag, maxSteps int) (*planner.Pipeline, error) {
 	p, err := a.Engine.Load(ctx, path, planner.WithLLMConfig(m.LLM), planner.WithMaxSteps(maxSteps))
 	if errors.Is(err, planner.ErrNoModel) {
 		return nil, fmt.Errorf("%w: %s has no llm block; pass --llm provider:model (e.g. --llm openai:gpt-4o-mini, --llm sim) or set PLANNER_LLM", ErrNoModel, path)
@@ -117,7 +116,7 @@ func (a *App) LoadModel(ctx context.Context, path string, m ModelFlag, maxSteps 
 	if err != nil {
 		return nil, err
 	}
-	return p.Built(), nil
+	return p, nil
 }
 
 // specOf writes an llm block that came from a model specification back as

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
@@ -46,16 +47,16 @@ func TestScriptedWithoutAFilePlaysEachTasksReplies(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range runs {
 		wg.Go(func() {
-			res, err := p.Run(t.Context(), tasks[0].Task, nil)
+			res, err := p.Run(t.Context(), "", planner.WithTask(tasks[0].Task))
 			if assert.NoError(t, err) {
-				answers[i] = res.State.Answer
+				answers[i] = res.Answer
 			}
 		})
 	}
 	wg.Wait()
 	assert.Equal(t, []string{"24", "24", "24", "24"}, answers)
 
-	_, err = p.Run(t.Context(), tasks[1].Task, nil)
+	_, err = p.Run(t.Context(), "", planner.WithTask(tasks[1].Task))
 	require.ErrorIs(t, err, scripted.ErrRepliesUsedUp)
 	assert.Contains(t, err.Error(), `task "short" had 1 reply`)
 }
@@ -79,9 +80,9 @@ func TestScriptedWithAFileStillPlaysTheScript(t *testing.T) {
 	require.NoError(t, err)
 	p, err := a.Load(t.Context(), cotConfig, "scripted:"+cotScript, 0)
 	require.NoError(t, err)
-	res, err := p.Run(t.Context(), state.Task{Question: cotTask}, nil)
+	res, err := p.Run(t.Context(), cotTask)
 	require.NoError(t, err)
-	assert.Equal(t, "1173", res.State.Answer)
+	assert.Equal(t, "1173", res.Answer)
 }
 
 func TestParseSpecReadsScriptedAlone(t *testing.T) {

@@ -99,7 +99,7 @@ func run(t *testing.T, a *app.App, cfgFile, script, question string) outcome {
 	p, err := a.LoadWith(ctx, filepath.Join("..", "..", "configs", cfgFile), config.LLM{Provider: "scripted", Script: script}, 0)
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
-	res, err := p.Run(ctx, state.Task{Question: question}, trace.New("hostile", rec))
+	res, err := p.Built().Run(ctx, state.Task{Question: question}, trace.New("hostile", rec))
 	require.NotNil(t, res)
 	require.NoError(t, ctx.Err(), "the run must end by itself")
 	return outcome{state: res.State, err: err, events: rec.Events()}

@@ -4,10 +4,15 @@
 // when the test ends.
 //
 // The CLI binary is PLANNER_TEMPORAL_BIN when set, else `temporal` on the
-// PATH; without one the test is skipped, saying how to install it
-// (.ci/run installs it):
+// PATH; without one the test fails, saying how to install it
+// (scripts/integration-deps.sh, which make test runs, builds it into a cache
+// folder and sets the variable):
 //
 //	go install github.com/temporalio/cli/cmd/temporal@v1.5.1
+//
+// The tests that start a server are integration tests, built only with
+// the build tag integration (go test -tags integration; make test sets
+// it).
 package temporaltest
 
 import (
@@ -35,7 +40,8 @@ import (
 // binary's path.
 const BinEnv = "PLANNER_TEMPORAL_BIN"
 
-// CLIVersion is the Temporal CLI version .ci/run installs and the README
+// CLIVersion is the Temporal CLI version make test installs
+// (scripts/integration-deps.sh reads it from this file) and the README
 // names.
 const CLIVersion = "v1.5.1"
 
@@ -77,20 +83,26 @@ func Bin() (string, bool) {
 	return b, err == nil
 }
 
-// Start starts a dev server for t and stops it when t ends. It skips t when
-// no Temporal CLI binary is found and fails it when the server does not
-// answer within a minute.
+// RunLogEnv names the environment variable that, when set, names a file
+// to which Start appends a line for each test that starts a server: make
+// test reports from it which integration suites ran.
+const RunLogEnv = "PLANNER_INTEGRATION_LOG"
+
+// Start starts a dev server for t and stops it when t ends. It fails t,
+// saying how to install one, when no Temporal CLI binary is found, and
+// when the server does not answer within a minute.
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, ok := Bin()
 	if !ok {
 		if os.Getenv(BinEnv) != "" {
-			t.Skipf("the Temporal CLI binary named by %s (%s) does not exist; install it with: GOBIN=DIR go install github.com/temporalio/cli/cmd/temporal@%s",
+			t.Fatalf("the Temporal CLI binary named by %s (%s) does not exist; install it with: GOBIN=DIR go install github.com/temporalio/cli/cmd/temporal@%s",
 				BinEnv, bin, CLIVersion)
 		}
-		t.Skipf("no Temporal CLI binary (%s unset, no `temporal` on PATH): the tests against a Temporal dev server are skipped; "+
-			"install it with: go install github.com/temporalio/cli/cmd/temporal@%s (.ci/run does)", BinEnv, CLIVersion)
+		t.Fatalf("no Temporal CLI binary (%s unset, no `temporal` on PATH), which the tests against a Temporal dev server need; "+
+			"install it with: go install github.com/temporalio/cli/cmd/temporal@%s (scripts/integration-deps.sh, which make test runs, does)", BinEnv, CLIVersion)
 	}
+	noteRun(t, bin)
 	ports, err := freePorts(3)
 	if err != nil {
 		t.Fatalf("temporaltest: %v", err)
@@ -129,6 +141,26 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("temporaltest: the dev server (%s %v) did not answer at %s: %v\nits log:\n%s", bin, args, s.HostPort, err, s.LogTail(4096))
 	}
 	return s
+}
+
+// noteRun appends "temporal, bin, the test's folder, its name" to the file
+// named by $PLANNER_INTEGRATION_LOG, when set.
+func noteRun(t testing.TB, bin string) {
+	t.Helper()
+	path := os.Getenv(RunLogEnv)
+	if path == "" {
+		return
+	}
+	dir, _ := os.Getwd() // only a label in the report
+	line := fmt.Sprintf("temporal\t%s\t%s\t%s\n", bin, dir, t.Name())
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		_, err = f.WriteString(line)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Fatalf("%s=%s: %v", RunLogEnv, path, err)
+	}
 }
 
 // waitReady polls until the frontend answers a health check and describes

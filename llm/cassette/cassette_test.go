@@ -11,63 +11,44 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// scriptedModel answers each prompt with a numbered answer derived from the
-// last message's text, and can be told to fail on a given prompt.
-type scriptedModel struct {
-	mu     sync.Mutex
-	counts map[string]int
-	failOn string
-	extra  map[string]any // added to GenerationInfo
-}
-
-func (m *scriptedModel) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	last := lastText(msgs)
-	if m.failOn != "" && last == m.failOn {
-		return nil, fmt.Errorf("API returned unexpected status code: 503: overloaded while answering %q", last)
-	}
-	m.mu.Lock()
-	if m.counts == nil {
-		m.counts = map[string]int{}
-	}
-	m.counts[last]++
-	n := m.counts[last]
-	m.mu.Unlock()
-	info := map[string]any{"PromptTokens": len(last), "CompletionTokens": n, "score": 0.5}
-	for k, v := range m.extra {
-		info[k] = v
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
-		Content:    fmt.Sprintf("answer %d to %s", n, last),
-		StopReason: "stop",
-		ToolCalls: []llms.ToolCall{{
-			ID: "call_" + fmt.Sprint(n), Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: "search", Arguments: `{"q":"` + last + `"}`},
-		}},
-		FuncCall:         &llms.FunctionCall{Name: "search", Arguments: `{"q":"` + last + `"}`},
-		ReasoningContent: "thinking",
-		GenerationInfo:   info,
-	}}}, nil
-}
-
-func (m *scriptedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-func lastText(msgs []llms.MessageContent) string {
-	if len(msgs) == 0 {
-		return ""
-	}
-	for _, p := range msgs[len(msgs)-1].Parts {
-		if tc, ok := p.(llms.TextContent); ok {
-			return tc.Text
+// scriptedModel answers each prompt with a numbered answer derived from
+// the last message's text (the n-th call with a text gets answer n),
+// fails on the prompt failOn (when set), and adds extra to each reply's
+// GenerationInfo.
+func scriptedModel(failOn string, extra map[string]any) llmtest.Func {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	return func(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+		last := llmtest.LastText(msgs)
+		if failOn != "" && last == failOn {
+			return nil, fmt.Errorf("API returned unexpected status code: 503: overloaded while answering %q", last)
 		}
+		mu.Lock()
+		counts[last]++
+		n := counts[last]
+		mu.Unlock()
+		info := map[string]any{"PromptTokens": len(last), "CompletionTokens": n, "score": 0.5}
+		for k, v := range extra {
+			info[k] = v
+		}
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
+			Content:    fmt.Sprintf("answer %d to %s", n, last),
+			StopReason: "stop",
+			ToolCalls: []llms.ToolCall{{
+				ID: "call_" + fmt.Sprint(n), Type: "function",
+				FunctionCall: &llms.FunctionCall{Name: "search", Arguments: `{"q":"` + last + `"}`},
+			}},
+			FuncCall:         &llms.FunctionCall{Name: "search", Arguments: `{"q":"` + last + `"}`},
+			ReasoningContent: "thinking",
+			GenerationInfo:   info,
+		}}}, nil
 	}
-	return ""
 }
 
 // conversation builds a multi-turn request using every part type.
@@ -114,7 +95,7 @@ var testEnv = WithEnviron([]string{"HOME=/root"})
 func TestReplayReturnsTheRecordedResponses(t *testing.T) {
 	questions := []string{"first?", "second?", "first?"}
 	var want []*llms.ContentResponse
-	data := record(t, &scriptedModel{}, []Option{testEnv}, func(m llms.Model) {
+	data := record(t, scriptedModel("", nil), []Option{testEnv}, func(m llms.Model) {
 		for _, q := range questions {
 			resp, err := m.GenerateContent(t.Context(), conversation(q), callOptions()...)
 			require.NoError(t, err)
@@ -137,7 +118,7 @@ func TestReplayReturnsTheRecordedResponses(t *testing.T) {
 
 func TestReplayFailsWithADiffWhenThePromptChanged(t *testing.T) {
 	prompt := "Question: what is 2+2?\nUse the calculator.\nReply in JSON."
-	data := record(t, &scriptedModel{}, []Option{testEnv}, func(m llms.Model) {
+	data := record(t, scriptedModel("", nil), []Option{testEnv}, func(m llms.Model) {
 		_, err := m.GenerateContent(t.Context(), conversation(prompt), callOptions()...)
 		require.NoError(t, err)
 	})
@@ -174,7 +155,7 @@ func TestReplayFailsWithADiffWhenThePromptChanged(t *testing.T) {
 }
 
 func TestReplayDetectsChangedOptions(t *testing.T) {
-	data := record(t, &scriptedModel{}, []Option{testEnv}, func(m llms.Model) {
+	data := record(t, scriptedModel("", nil), []Option{testEnv}, func(m llms.Model) {
 		_, err := m.GenerateContent(t.Context(), conversation("q"), callOptions()...)
 		require.NoError(t, err)
 	})
@@ -189,7 +170,7 @@ func TestReplayDetectsChangedOptions(t *testing.T) {
 }
 
 func TestReplayPicksTheClosestRecordingForTheDiff(t *testing.T) {
-	data := record(t, &scriptedModel{}, []Option{testEnv}, func(m llms.Model) {
+	data := record(t, scriptedModel("", nil), []Option{testEnv}, func(m llms.Model) {
 		for _, q := range []string{"alpha beta gamma", "completely different text here"} {
 			_, err := m.GenerateContent(t.Context(), []llms.MessageContent{
 				llms.TextParts(llms.ChatMessageTypeSystem, "sys"), llms.TextParts(llms.ChatMessageTypeHuman, q),
@@ -208,7 +189,7 @@ func TestReplayPicksTheClosestRecordingForTheDiff(t *testing.T) {
 }
 
 func TestReplayExhausted(t *testing.T) {
-	data := record(t, &scriptedModel{}, []Option{testEnv}, func(m llms.Model) {
+	data := record(t, scriptedModel("", nil), []Option{testEnv}, func(m llms.Model) {
 		for _, q := range []string{"a", "b"} {
 			_, err := m.GenerateContent(t.Context(), conversation(q))
 			require.NoError(t, err)
@@ -241,7 +222,7 @@ func TestReplayIsSafeUnderConcurrentCallsInAnyOrder(t *testing.T) {
 	for i := range 12 {
 		questions = append(questions, fmt.Sprintf("q%d", i%4)) // each question asked three times
 	}
-	data := record(t, &scriptedModel{}, []Option{testEnv}, func(m llms.Model) {
+	data := record(t, scriptedModel("", nil), []Option{testEnv}, func(m llms.Model) {
 		var wg sync.WaitGroup
 		for _, q := range questions {
 			wg.Go(func() {
@@ -285,9 +266,9 @@ func TestSecretsAreScrubbedFromTheCassette(t *testing.T) {
 	env := WithEnviron([]string{
 		"OPENAI_API_KEY=" + apiKey, "DB_PASSWORD=" + dbPass, "SHORT_TOKEN=abc", "PATH=/usr/bin",
 	})
-	model := &scriptedModel{failOn: "leak " + dbPass, extra: map[string]any{
+	model := scriptedModel("leak "+dbPass, map[string]any{
 		"Authorization": "Bearer abcdefghijklmnop", "echo": "key is " + apiKey,
-	}}
+	})
 	prompt := "my key is " + apiKey + " and abc is short; header Bearer zyxwvutsrqponm"
 	opts := append(callOptions(), llms.WithMetadata(map[string]any{"x-api-key": "anything-goes-here", "user": "bob"}))
 	data := record(t, model, []Option{env}, func(m llms.Model) {
@@ -334,10 +315,7 @@ func TestScrubberReplacesLongerSecretsFirstAndExtraValues(t *testing.T) {
 }
 
 func TestRecorderSkipsCallsCanceledByTheCaller(t *testing.T) {
-	blocking := &fakeFunc{fn: func(ctx context.Context) (*llms.ContentResponse, error) {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}}
+	blocking := &llmtest.Gate{} // never opened: each call waits for its context
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	data := record(t, blocking, []Option{testEnv}, func(m llms.Model) {
@@ -348,12 +326,12 @@ func TestRecorderSkipsCallsCanceledByTheCaller(t *testing.T) {
 }
 
 func TestRecorderFailsWhenTheCassetteCannotBeWritten(t *testing.T) {
-	rec := NewRecorder(&scriptedModel{}, failingWriter{}, testEnv)
+	rec := NewRecorder(scriptedModel("", nil), failingWriter{}, testEnv)
 	_, err := rec.GenerateContent(t.Context(), conversation("x"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "disk full")
 
-	rec = NewRecorder(&scriptedModel{}, &bytes.Buffer{}, testEnv)
+	rec = NewRecorder(scriptedModel("", nil), &bytes.Buffer{}, testEnv)
 	require.NoError(t, rec.Close())
 	_, err = rec.GenerateContent(t.Context(), conversation("x"))
 	assert.ErrorContains(t, err, "closed")
@@ -361,7 +339,7 @@ func TestRecorderFailsWhenTheCassetteCannotBeWritten(t *testing.T) {
 
 func TestCassetteFileRoundTripWithStreamingAndCall(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	rec, err := CreateRecorder(&scriptedModel{extra: map[string]any{"ch": make(chan int)}}, path, testEnv)
+	rec, err := CreateRecorder(scriptedModel("", map[string]any{"ch": make(chan int)}), path, testEnv)
 	require.NoError(t, err)
 	recorded, err := rec.Call(t.Context(), "hello")
 	require.NoError(t, err)
@@ -422,18 +400,6 @@ func TestReplayHonoursCanceledContext(t *testing.T) {
 	cancel()
 	_, err = replay.GenerateContent(ctx, conversation("x"))
 	assert.ErrorIs(t, err, context.Canceled)
-}
-
-type fakeFunc struct {
-	fn func(ctx context.Context) (*llms.ContentResponse, error)
-}
-
-func (f *fakeFunc) GenerateContent(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	return f.fn(ctx)
-}
-
-func (f *fakeFunc) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, f, prompt, opts...)
 }
 
 type failingWriter struct{}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -19,22 +20,18 @@ import (
 
 // fuzzModel answers every call with a fixed tool-calling response, or
 // fails when the prompt is "fail".
-type fuzzModel struct{}
-
-func (fuzzModel) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	if len(msgs) > 0 && len(msgs[0].Parts) > 0 && msgs[0].Parts[0] == llms.ContentPart(llms.TextContent{Text: "fail"}) {
-		return nil, errors.New("API returned unexpected status code: 503: overloaded")
+func fuzzModel() llmtest.Func {
+	return func(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+		if len(msgs) > 0 && len(msgs[0].Parts) > 0 && msgs[0].Parts[0] == llms.ContentPart(llms.TextContent{Text: "fail"}) {
+			return nil, errors.New("API returned unexpected status code: 503: overloaded")
+		}
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
+			Content: "Thought: look it up", StopReason: "tool_calls", ReasoningContent: "hmm",
+			ToolCalls: []llms.ToolCall{{ID: "call_1", Type: "function",
+				FunctionCall: &llms.FunctionCall{Name: "search", Arguments: `{"q":"Paris"}`}}},
+			GenerationInfo: map[string]any{"PromptTokens": 12, "CompletionTokens": 5, "score": 0.5},
+		}}}, nil
 	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
-		Content: "Thought: look it up", StopReason: "tool_calls", ReasoningContent: "hmm",
-		ToolCalls: []llms.ToolCall{{ID: "call_1", Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: "search", Arguments: `{"q":"Paris"}`}}},
-		GenerationInfo: map[string]any{"PromptTokens": 12, "CompletionTokens": 5, "score": 0.5},
-	}}}, nil
-}
-
-func (m fuzzModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }
 
 // fuzzPrompt is the live call each fuzz iteration replays.
@@ -46,7 +43,7 @@ func fuzzPrompt() []llms.MessageContent {
 // the common options, as a Recorder writes them.
 func recordedSeed(f *testing.F) []byte {
 	var buf bytes.Buffer
-	rec := NewRecorder(fuzzModel{}, &buf, WithEnviron([]string{"OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz"}))
+	rec := NewRecorder(fuzzModel(), &buf, WithEnviron([]string{"OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz"}))
 	ctx := context.Background()
 	_, err := rec.GenerateContent(ctx, fuzzPrompt())
 	require.NoError(f, err)

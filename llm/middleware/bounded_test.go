@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -45,14 +46,14 @@ func (h *hookRecorder) texts() []string {
 
 // failing returns a fake model that fails its first n calls with err and
 // then answers "ok", counting its calls.
-func failing(n int, err error, calls *int) *fakeModel {
-	return &fakeModel{gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+func failing(n int, err error, calls *int) llmtest.Func {
+	return llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
 		*calls++
 		if *calls <= n {
 			return nil, err
 		}
 		return textResponse("ok"), nil
-	}}
+	})
 }
 
 func TestRetryAfterBeyondTheDeadlineFailsAtOnceWithoutSleeping(t *testing.T) {
@@ -216,19 +217,17 @@ func TestAttemptCounterIsSafeForConcurrentCallsAndNil(t *testing.T) {
 
 	var mu sync.Mutex
 	calls := map[string]int{}
-	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(&fakeModel{
-		gen: func(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-			key := fmt.Sprint(msgs[0].Parts[0])
-			mu.Lock()
-			calls[key]++
-			n := calls[key]
-			mu.Unlock()
-			if n == 1 {
-				return nil, errors.New("API returned unexpected status code: 500")
-			}
-			return textResponse("ok"), nil
-		},
-	})
+	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(llmtest.Func(func(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+		key := fmt.Sprint(msgs[0].Parts[0])
+		mu.Lock()
+		calls[key]++
+		n := calls[key]
+		mu.Unlock()
+		if n == 1 {
+			return nil, errors.New("API returned unexpected status code: 500")
+		}
+		return textResponse("ok"), nil
+	}))
 	ctx, counter := WithAttemptCounter(t.Context())
 	var wg sync.WaitGroup
 	for i := range 20 {

@@ -181,19 +181,6 @@ func humanMsg(text string) []llms.MessageContent {
 	return []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, text)}
 }
 
-// fakeModel is an in-process llms.Model driven by a function.
-type fakeModel struct {
-	gen func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error)
-}
-
-func (f *fakeModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	return f.gen(ctx, msgs, opts...)
-}
-
-func (f *fakeModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, f, prompt, opts...)
-}
-
 func textResponse(s string) *llms.ContentResponse {
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: s}}}
 }

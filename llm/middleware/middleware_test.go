@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -25,38 +26,39 @@ func tagging(name string, trail *[]string) Middleware {
 
 func TestChainRunsTheFirstMiddlewareOutermost(t *testing.T) {
 	var trail []string
-	inner := &fakeModel{gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	inner := llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
 		trail = append(trail, "model")
 		return textResponse("answer"), nil
-	}}
+	})
 	m := Chain(inner, tagging("a", &trail), nil, tagging("b", &trail))
 	//lint:ignore SA1019 the deprecated Call path must go through the middlewares too
 	out, err := m.Call(t.Context(), "question")
 	require.NoError(t, err)
 	assert.Equal(t, "answer", out)
 	assert.Equal(t, []string{"a", "b", "model"}, trail, "Call must pass through the middlewares too")
-	assert.Same(t, inner, Chain(inner), "no middleware leaves the model as is")
+	assert.Same(t, &inner, Chain(&inner), "no middleware leaves the model as is")
 }
 
-type reasoningModel struct{ fakeModel }
+// reasoningModel is a model that says it supports reasoning.
+type reasoningModel struct{ llmtest.Fixed }
 
-func (reasoningModel) SupportsReasoning() bool { return true }
+func (*reasoningModel) SupportsReasoning() bool { return true }
 
 func TestWrapForwardsSupportsReasoning(t *testing.T) {
 	id := func(next llms.Model) llms.Model { return Wrap(next, next.GenerateContent) }
 	rm, ok := Chain(&reasoningModel{}, id).(llms.ReasoningModel)
 	require.True(t, ok)
 	assert.True(t, rm.SupportsReasoning())
-	rm, ok = Chain(&fakeModel{}, id).(llms.ReasoningModel)
+	rm, ok = Chain(&llmtest.Fixed{}, id).(llms.ReasoningModel)
 	require.True(t, ok)
 	assert.False(t, rm.SupportsReasoning())
 }
 
 func TestTimeout(t *testing.T) {
-	blocking := &fakeModel{gen: func(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	blocking := llmtest.Func(func(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
 		<-ctx.Done()
 		return nil, errors.New("request timeout: API call exceeded deadline")
-	}}
+	})
 	t.Run("a call past the limit fails with ErrCallTimeout", func(t *testing.T) {
 		_, err := NewTimeout(20*time.Millisecond)(blocking).GenerateContent(t.Context(), humanMsg("x"))
 		require.ErrorIs(t, err, ErrCallTimeout)
@@ -72,14 +74,14 @@ func TestTimeout(t *testing.T) {
 		assert.NotErrorIs(t, err, ErrCallTimeout)
 	})
 	t.Run("zero leaves the model unchanged", func(t *testing.T) {
-		assert.Same(t, llms.Model(blocking), NewTimeout(0)(blocking))
+		assert.Same(t, llms.Model(&blocking), NewTimeout(0)(&blocking))
 	})
 	t.Run("a fast call is untouched", func(t *testing.T) {
-		fast := &fakeModel{gen: func(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+		fast := llmtest.Func(func(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
 			_, ok := ctx.Deadline()
 			assert.True(t, ok, "the model must see the deadline")
 			return textResponse("ok"), nil
-		}}
+		})
 		resp, err := NewTimeout(time.Minute)(fast).GenerateContent(t.Context(), humanMsg("x"))
 		require.NoError(t, err)
 		assert.Equal(t, "ok", resp.Choices[0].Content)
@@ -87,23 +89,8 @@ func TestTimeout(t *testing.T) {
 }
 
 // streamingModel streams its chunks through the configured function.
-func streamingModel(chunks ...string) *fakeModel {
-	return &fakeModel{gen: func(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-		var co llms.CallOptions
-		for _, o := range opts {
-			o(&co)
-		}
-		out := ""
-		for _, c := range chunks {
-			if co.StreamingFunc != nil {
-				if err := co.StreamingFunc(ctx, []byte(c)); err != nil {
-					return nil, err
-				}
-			}
-			out += c
-		}
-		return textResponse(out), nil
-	}}
+func streamingModel(chunks ...string) *llmtest.Stream {
+	return &llmtest.Stream{Chunks: chunks}
 }
 
 func TestStreaming(t *testing.T) {
@@ -177,14 +164,14 @@ func TestDefaultConfig(t *testing.T) {
 func TestApplyBuildsTheStandardStack(t *testing.T) {
 	calls := 0
 	var sawDeadline bool
-	inner := &fakeModel{gen: func(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	inner := llmtest.Func(func(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
 		calls++
 		_, sawDeadline = ctx.Deadline()
 		if calls == 1 {
 			return nil, errors.New("API returned unexpected status code: 502")
 		}
 		return textResponse("ok"), nil
-	}}
+	})
 	assert.Len(t, Config{}.Middlewares(), 1, "only retry is on by default")
 	cfg := Config{Timeout: time.Minute, RateLimit: RateLimitConfig{MaxConcurrent: 1}}
 	assert.Len(t, cfg.Middlewares(), 3)

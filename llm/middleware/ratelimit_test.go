@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -16,20 +17,18 @@ func TestRateLimitNeverExceedsMaxConcurrent(t *testing.T) {
 	const callers = 8
 	var inFlight, peak atomic.Int32
 	release := make(chan struct{})
-	model := NewRateLimit(RateLimitConfig{MaxConcurrent: 2})(&fakeModel{
-		gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-			n := inFlight.Add(1)
-			for {
-				p := peak.Load()
-				if n <= p || peak.CompareAndSwap(p, n) {
-					break
-				}
+	model := NewRateLimit(RateLimitConfig{MaxConcurrent: 2})(llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
 			}
-			<-release
-			inFlight.Add(-1)
-			return textResponse("ok"), nil
-		},
-	})
+		}
+		<-release
+		inFlight.Add(-1)
+		return textResponse("ok"), nil
+	}))
 	var wg sync.WaitGroup
 	errs := make([]error, callers)
 	for i := range callers {
@@ -73,12 +72,10 @@ func TestRateLimitSpacesRequestsOnAFakeClock(t *testing.T) {
 			clock := newFakeClock()
 			start := clock.Now()
 			var entries []time.Duration
-			model := NewRateLimit(tt.cfg, WithClock(clock.Now), WithSleep(clock.Sleep))(&fakeModel{
-				gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-					entries = append(entries, clock.Now().Sub(start))
-					return textResponse("ok"), nil
-				},
-			})
+			model := NewRateLimit(tt.cfg, WithClock(clock.Now), WithSleep(clock.Sleep))(llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+				entries = append(entries, clock.Now().Sub(start))
+				return textResponse("ok"), nil
+			}))
 			for range tt.calls {
 				_, err := model.GenerateContent(t.Context(), humanMsg("x"))
 				require.NoError(t, err)
@@ -95,10 +92,10 @@ func TestRateLimitSharesOneBudgetAcrossWrappedModels(t *testing.T) {
 	clock := newFakeClock()
 	start := clock.Now()
 	var entries []time.Duration
-	inner := &fakeModel{gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	inner := llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
 		entries = append(entries, clock.Now().Sub(start))
 		return textResponse("ok"), nil
-	}}
+	})
 	mw := NewRateLimit(RateLimitConfig{RequestsPerSecond: 4}, WithClock(clock.Now), WithSleep(clock.Sleep))
 	a, b := mw(inner), mw(inner)
 	for _, m := range []llms.Model{a, b, a} {
@@ -112,13 +109,11 @@ func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	t.Run("waiting for a slot", func(t *testing.T) {
 		release := make(chan struct{})
 		entered := make(chan struct{})
-		model := NewRateLimit(RateLimitConfig{MaxConcurrent: 1})(&fakeModel{
-			gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-				close(entered)
-				<-release
-				return textResponse("ok"), nil
-			},
-		})
+		model := NewRateLimit(RateLimitConfig{MaxConcurrent: 1})(llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+			close(entered)
+			<-release
+			return textResponse("ok"), nil
+		}))
 		done := make(chan error, 1)
 		go func() {
 			_, err := model.GenerateContent(t.Context(), humanMsg("first"))
@@ -135,12 +130,10 @@ func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	t.Run("waiting for the limiter", func(t *testing.T) {
 		clock := newFakeClock()
 		calls := 0
-		model := NewRateLimit(RateLimitConfig{RequestsPerSecond: 1}, WithClock(clock.Now), WithSleep(clock.Sleep))(&fakeModel{
-			gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-				calls++
-				return textResponse("ok"), nil
-			},
-		})
+		model := NewRateLimit(RateLimitConfig{RequestsPerSecond: 1}, WithClock(clock.Now), WithSleep(clock.Sleep))(llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+			calls++
+			return textResponse("ok"), nil
+		}))
 		_, err := model.GenerateContent(t.Context(), humanMsg("x"))
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())

@@ -7,15 +7,19 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
-func fixedReply(resp *llms.ContentResponse) *fakeModel {
-	return &fakeModel{gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+// fixedReply answers every call with resp itself, not a copy, so that a
+// test can check that the middleware leaves the model's response alone.
+func fixedReply(resp *llms.ContentResponse) *llmtest.Func {
+	f := llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
 		return resp, nil
-	}}
+	})
+	return &f
 }
 
 func TestReplyLimitCutsAMegabyteReplyWithAMarker(t *testing.T) {
@@ -95,10 +99,7 @@ func TestReplyLimitLeavesSmallRepliesAndErrorsAlone(t *testing.T) {
 	assert.Same(t, small, resp)
 
 	boom := errors.New("boom")
-	failingModel := &fakeModel{gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-		return nil, boom
-	}}
-	_, err = NewReplyLimit(4)(failingModel).GenerateContent(t.Context(), humanMsg("x"))
+	_, err = NewReplyLimit(4)(llmtest.Fail(boom)).GenerateContent(t.Context(), humanMsg("x"))
 	assert.ErrorIs(t, err, boom)
 
 	inner := fixedReply(small)
@@ -107,13 +108,13 @@ func TestReplyLimitLeavesSmallRepliesAndErrorsAlone(t *testing.T) {
 
 func TestConfigPutsTheReplyLimitOutermost(t *testing.T) {
 	calls := 0
-	inner := &fakeModel{gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	inner := llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
 		calls++
 		if calls == 1 {
 			return nil, errors.New("API returned unexpected status code: 502")
 		}
 		return textResponse(strings.Repeat("z", 100)), nil
-	}}
+	})
 	// seen records what reaches the layer just around the model, as a
 	// cassette recorder wrapped around the provider would.
 	var seen []string

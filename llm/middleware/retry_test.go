@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -211,13 +212,13 @@ func TestRetryJitterStaysWithinTheConfiguredFraction(t *testing.T) {
 			sleeper := &recordingSleeper{}
 			model := NewRetry(RetryConfig{MaxAttempts: 2, Jitter: tt.jitter},
 				WithSleep(sleeper.sleep), WithRandom(func() float64 { return tt.random }),
-			)(&fakeModel{gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+			)(llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
 				calls++
 				if calls == 1 {
 					return nil, errors.New("API returned unexpected status code: 502")
 				}
 				return textResponse("ok"), nil
-			}})
+			}))
 			_, err := model.GenerateContent(t.Context(), humanMsg("x"))
 			require.NoError(t, err)
 			require.Len(t, sleeper.got(), 1)
@@ -245,17 +246,15 @@ func TestRetryStopsWhenTheCallerCancels(t *testing.T) {
 				}
 				return ctx.Err()
 			}
-			model := NewRetry(RetryConfig{MaxAttempts: 5}, WithSleep(sleep))(&fakeModel{
-				gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-					calls++
-					if tt.cancelWhen == "during-call" {
-						cancel()
-						// openai's client hides context.Canceled behind this text.
-						return nil, errors.New("request cancelled")
-					}
-					return nil, errors.New("API returned unexpected status code: 503")
-				},
-			})
+			model := NewRetry(RetryConfig{MaxAttempts: 5}, WithSleep(sleep))(llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+				calls++
+				if tt.cancelWhen == "during-call" {
+					cancel()
+					// openai's client hides context.Canceled behind this text.
+					return nil, errors.New("request cancelled")
+				}
+				return nil, errors.New("API returned unexpected status code: 503")
+			}))
 			_, err := model.GenerateContent(ctx, humanMsg("x"))
 			require.ErrorIs(t, err, context.Canceled)
 			assert.NotErrorIs(t, err, ErrRetriesExhausted)
@@ -268,15 +267,13 @@ func TestRetryStopsWhenTheCallerCancels(t *testing.T) {
 
 func TestRetryRetriesInnerDeadlinesWhileTheCallerIsLive(t *testing.T) {
 	calls := 0
-	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(&fakeModel{
-		gen: func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-			calls++
-			if calls == 1 {
-				return nil, fmt.Errorf("send request: %w", context.DeadlineExceeded) // e.g. http.Client.Timeout
-			}
-			return textResponse("ok"), nil
-		},
-	})
+	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(llmtest.Func(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+		calls++
+		if calls == 1 {
+			return nil, fmt.Errorf("send request: %w", context.DeadlineExceeded) // e.g. http.Client.Timeout
+		}
+		return textResponse("ok"), nil
+	}))
 	_, err := model.GenerateContent(t.Context(), humanMsg("x"))
 	require.NoError(t, err)
 	assert.Equal(t, 2, calls)
@@ -284,20 +281,18 @@ func TestRetryRetriesInnerDeadlinesWhileTheCallerIsLive(t *testing.T) {
 
 func TestRetryDoesNotRepeatPartlyStreamedOutput(t *testing.T) {
 	calls := 0
-	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(&fakeModel{
-		gen: func(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-			calls++
-			var co llms.CallOptions
-			for _, o := range opts {
-				o(&co)
-			}
-			if calls == 1 {
-				require.NoError(t, co.StreamingFunc(ctx, []byte("partial")))
-				return nil, errors.New("error reading streaming response: unexpected EOF")
-			}
-			return textResponse("ok"), nil
-		},
-	})
+	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(llmtest.Func(func(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+		calls++
+		var co llms.CallOptions
+		for _, o := range opts {
+			o(&co)
+		}
+		if calls == 1 {
+			require.NoError(t, co.StreamingFunc(ctx, []byte("partial")))
+			return nil, errors.New("error reading streaming response: unexpected EOF")
+		}
+		return textResponse("ok"), nil
+	}))
 	var got []string
 	_, err := model.GenerateContent(t.Context(), humanMsg("x"), llms.WithStreamingFunc(func(_ context.Context, c []byte) error {
 		got = append(got, string(c))
@@ -311,21 +306,19 @@ func TestRetryDoesNotRepeatPartlyStreamedOutput(t *testing.T) {
 
 func TestRetryRestartsAPartlyStreamedCallWhenTheSinkCanTellAttemptsApart(t *testing.T) {
 	calls := 0
-	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(&fakeModel{
-		gen: func(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-			calls++
-			var co llms.CallOptions
-			for _, o := range opts {
-				o(&co)
-			}
-			if calls == 1 {
-				require.NoError(t, co.StreamingFunc(ctx, []byte("partial")))
-				return nil, errors.New("error reading streaming response: unexpected EOF")
-			}
-			require.NoError(t, co.StreamingFunc(ctx, []byte("whole")))
-			return textResponse("whole"), nil
-		},
-	})
+	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(llmtest.Func(func(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+		calls++
+		var co llms.CallOptions
+		for _, o := range opts {
+			o(&co)
+		}
+		if calls == 1 {
+			require.NoError(t, co.StreamingFunc(ctx, []byte("partial")))
+			return nil, errors.New("error reading streaming response: unexpected EOF")
+		}
+		require.NoError(t, co.StreamingFunc(ctx, []byte("whole")))
+		return textResponse("whole"), nil
+	}))
 	ctx, counter := WithAttemptCounter(WithRestartableStream(t.Context()))
 	var got []string
 	resp, err := model.GenerateContent(ctx, humanMsg("x"), llms.WithStreamingFunc(func(_ context.Context, c []byte) error {
@@ -339,20 +332,18 @@ func TestRetryRestartsAPartlyStreamedCallWhenTheSinkCanTellAttemptsApart(t *test
 
 func TestRetryRetriesStreamingCallsThatFailedBeforeOutput(t *testing.T) {
 	calls := 0
-	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(&fakeModel{
-		gen: func(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-			calls++
-			if calls == 1 {
-				return nil, errors.New("API returned unexpected status code: 503")
-			}
-			var co llms.CallOptions
-			for _, o := range opts {
-				o(&co)
-			}
-			require.NoError(t, co.StreamingFunc(ctx, []byte("full")))
-			return textResponse("full"), nil
-		},
-	})
+	model := NewRetry(RetryConfig{}, WithSleep((&recordingSleeper{}).sleep))(llmtest.Func(func(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+		calls++
+		if calls == 1 {
+			return nil, errors.New("API returned unexpected status code: 503")
+		}
+		var co llms.CallOptions
+		for _, o := range opts {
+			o(&co)
+		}
+		require.NoError(t, co.StreamingFunc(ctx, []byte("full")))
+		return textResponse("full"), nil
+	}))
 	var got []string
 	_, err := model.GenerateContent(t.Context(), humanMsg("x"), llms.WithStreamingFunc(func(_ context.Context, c []byte) error {
 		got = append(got, string(c))

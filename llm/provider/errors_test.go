@@ -146,16 +146,3 @@ func TestStatusErrorMatchesOnlyItsClass(t *testing.T) {
 		})
 	}
 }
-
-func TestRedactKeepsIsButHidesTheOriginal(t *testing.T) {
-	orig := fmt.Errorf("call with key %s: %w", testSecret, context.DeadlineExceeded)
-
-	err := redact(orig, testSecret)
-
-	assert.Equal(t, "call with key "+redactedMark+": context deadline exceeded", err.Error())
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Nil(t, errors.Unwrap(err), "the unredacted error must not be reachable")
-	clean := errors.New("no key here")
-	assert.Same(t, clean, redact(clean, testSecret))
-	assert.Same(t, orig, redact(orig, ""), "nothing to redact without a secret")
-}

@@ -11,9 +11,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/planner-engine/planner/llm/provider/adapter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
+)
+
+// Constants of package adapter that the tests check against.
+const (
+	redactedMark        = adapter.RedactedMark
+	localPlaceholderKey = adapter.LocalPlaceholderKey
 )
 
 // testSecret is the API key every test puts in the environment. Its text is

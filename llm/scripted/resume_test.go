@@ -10,7 +10,9 @@ import (
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/memstore"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
+	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/stretchr/testify/assert"
@@ -70,6 +72,7 @@ func reactCall(ctx context.Context, t *testing.T, m llms.Model, task string, n i
 		prompt += fmt.Sprintf("step %d\n", i)
 	}
 	st := &state.State{Task: state.Task{ID: task, Question: "how far?"}}
+	st.SetHooks(pipeline.ContextHooks(st)) // the journal of ctx, as a run's hooks
 	text, _, err := llm.Model{LLM: m}.Call(ctx, st, llm.CallMeta{Node: "act", Kind: "react"}, []llms.MessageContent{llm.Text(llms.ChatMessageTypeHuman, prompt)})
 	require.NoError(t, err, "call %d", n)
 	return text
@@ -123,23 +126,17 @@ func TestResumingWithTheSameModelInOneProcessSkipsNothing(t *testing.T) {
 	assert.Equal(t, 5, m.Calls())
 }
 
-// otherModel is a model of another provider, whose calls the journal
-// holds beside the script's.
-type otherModel struct{}
-
-func (otherModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "judged", GenerationInfo: map[string]any{"model": "other"}}}}, nil
-}
-
-func (o otherModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, o, prompt, opts...)
+// otherModel returns a model of another provider, whose calls the
+// journal holds beside the script's.
+func otherModel() llms.Model {
+	return llmtest.Respond(&llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "judged", GenerationInfo: map[string]any{"model": "other"}}}})
 }
 
 func TestResumeCountsOnlyTheScriptsOwnReplies(t *testing.T) {
 	t.Parallel()
 	path := writeScript(t, reactScript)
 	judge := func(ctx context.Context) {
-		_, _, err := llm.Model{LLM: otherModel{}}.Call(journal.Branch(ctx, "judge"), nil, llm.CallMeta{Node: "judge"},
+		_, _, err := llm.Model{LLM: otherModel()}.Call(journal.Branch(ctx, "judge"), nil, llm.CallMeta{Node: "judge"},
 			[]llms.MessageContent{llm.Text(llms.ChatMessageTypeHuman, "judge it")})
 		require.NoError(t, err)
 	}
@@ -198,7 +195,7 @@ func TestScriptedErrorReplyBeforeTheJournalsEndIsUsedUpInStrictOrder(t *testing.
 	call := func(ctx context.Context, m *scripted.Model) string {
 		msgs := []llms.MessageContent{llm.Text(llms.ChatMessageTypeHuman, fmt.Sprintf("call %d", m.Calls()))}
 		for {
-			text, _, err := llm.Model{LLM: m}.Call(ctx, nil, llm.CallMeta{Node: "act"}, msgs)
+			text, _, err := llm.Model{LLM: m}.Call(ctx, journaledRun(), llm.CallMeta{Node: "act"}, msgs)
 			if err == nil {
 				return text
 			}
@@ -212,10 +209,10 @@ func TestScriptedErrorReplyBeforeTheJournalsEndIsUsedUpInStrictOrder(t *testing.
 	require.NoError(t, err)
 	ctx = process(t, store, "th")
 	for _, p := range []string{"call 0", "call 1"} {
-		_, _, err := llm.Model{LLM: again}.Call(ctx, nil, llm.CallMeta{Node: "act"}, []llms.MessageContent{llm.Text(llms.ChatMessageTypeHuman, p)})
+		_, _, err := llm.Model{LLM: again}.Call(ctx, journaledRun(), llm.CallMeta{Node: "act"}, []llms.MessageContent{llm.Text(llms.ChatMessageTypeHuman, p)})
 		require.NoError(t, err)
 	}
-	text, _, err := llm.Model{LLM: again}.Call(ctx, nil, llm.CallMeta{Node: "act"}, []llms.MessageContent{llm.Text(llms.ChatMessageTypeHuman, "live")})
+	text, _, err := llm.Model{LLM: again}.Call(ctx, journaledRun(), llm.CallMeta{Node: "act"}, []llms.MessageContent{llm.Text(llms.ChatMessageTypeHuman, "live")})
 	require.NoError(t, err)
 	assert.Equal(t, "four", text)
 	assert.Zero(t, again.Remaining())
@@ -270,4 +267,12 @@ func TestResponsesNameTheirReply(t *testing.T) {
 		got = append(got, info[scripted.InfoReply])
 	}
 	assert.Equal(t, []any{1, 2, 2}, got)
+}
+
+// journaledRun is a run state whose calls are journaled in the journal
+// session of their context, as a pipeline run's are.
+func journaledRun() *state.State {
+	st := state.NewState(state.Task{})
+	st.SetHooks(pipeline.ContextHooks(st))
+	return st
 }

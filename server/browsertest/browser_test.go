@@ -1,11 +1,11 @@
+//go:build integration
+
 package browsertest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,151 +16,49 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/planner-engine/planner"
-	"github.com/planner-engine/planner/config"
-	"github.com/planner-engine/planner/journal/sqlitestore"
-	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tmc/langchaingo/llms"
 )
-
-// The pipelines and the script of the test.
-const (
-	// approvalYAML is examples/pipelines/react_approval.yaml with the
-	// calculator only: each calculator call waits for a human.
-	approvalYAML = `name: approval
-description: "ReAct whose calculator calls need a human's approval"
-tools: [{name: calculator, approve: true}]
-limits: {max_steps: 5}
-nodes:
-  - {id: act, type: react, mode: text, max_iterations: 8}
-edges:
-  - {from: START, to: act}
-  - {from: act, to: END}
-`
-	reactYAML = `name: react
-description: "ReAct with a calculator"
-tools: [calculator]
-limits: {max_steps: 5}
-nodes:
-  - {id: act, type: react, mode: text, max_iterations: 8}
-edges:
-  - {from: START, to: act}
-  - {from: act, to: END}
-`
-	// spidersScript answers spiders in two calls, strictly in order.
-	spidersScript = `strict: true
-replies:
-  - node: react
-    contains: "3 spiders"
-    text: |
-      Thought: Each spider has 8 legs.
-      Action: calculator
-      Action Input: 3*8
-  - node: react
-    regex: '\b24\b'
-    text: |
-      Thought: 3 spiders have 24 legs.
-      Final Answer: 24
-`
-	spiders = "How many legs do 3 spiders have?"
-)
-
-// heldModel is the scripted model with each reply held until the test
-// releases it, so that the page can be seen while a node runs.
-type heldModel struct {
-	llms.Model
-	release <-chan struct{}
-}
-
-func (m heldModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	select {
-	case <-m.release:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return m.Model.GenerateContent(ctx, msgs, opts...)
-}
-
-func (m heldModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-// site is a test server with the page.
-type site struct {
-	url     string
-	release chan struct{} // one value lets one held reply go
-	streams atomic.Int64  // event stream requests so far
-}
-
-// newSite starts a server over a temporary folder and store, with the
-// "held" provider (held:FILE plays the script FILE of that folder, each
-// reply held until release gets a value) besides the built-in ones.
-func newSite(t *testing.T, token string, opts ...func(*server.Config)) *site {
-	t.Helper()
-	dir := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "configs"), 0o755))
-	for name, text := range map[string]string{"configs/approval.yaml": approvalYAML, "configs/react.yaml": reactYAML, "spiders.yaml": spidersScript,
-		"spiders.jsonl": `{"id":"spiders","question":"` + spiders + `","answer":"24"}` + "\n"} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
-	}
-	s := &site{release: make(chan struct{}, 16)}
-	eng, err := planner.New(planner.WithOfflineProvider("held", "held: a scripted model whose replies wait for the test",
-		func(ctx context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-			m, err := scripted.Build(ctx, config.LLM{Provider: "scripted", Script: filepath.Join(dir, filepath.Base(cfg.Model))}, "")
-			if err != nil {
-				return nil, err
-			}
-			return heldModel{Model: m, release: s.release}, nil
-		}, llm.AsKind(llm.KindScripted)))
-	require.NoError(t, err)
-	store, err := sqlitestore.Open(context.Background(), filepath.Join(dir, "threads.db"))
-	require.NoError(t, err)
-	cfg := server.Config{Engine: eng, Dir: filepath.Join(dir, "configs"), Root: dir, Store: store,
-		CompareDir: filepath.Join(dir, "out"), Token: token, Heartbeat: 200 * time.Millisecond}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	srv, err := server.New(cfg)
-	require.NoError(t, err)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/events") {
-			s.streams.Add(1)
-		}
-		srv.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		close(s.release) // a reply still held goes on, and the runs end
-		ts.CloseClientConnections()
-		ts.Close()
-		assert.NoError(t, srv.Close())
-		assert.NoError(t, store.Close())
-		assert.NoError(t, eng.Close())
-	})
-	s.url = ts.URL
-	return s
-}
 
 // chromium finds the browser: $PLANNER_CHROMIUM, else chromium,
-// chromium-browser, google-chrome or google-chrome-stable on PATH.
+// chromium-browser, google-chrome or google-chrome-stable on PATH. Without
+// one it fails the test, saying how to get one; with one, it notes the run
+// in $PLANNER_INTEGRATION_LOG (see noteRun).
 func chromium(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("PLANNER_CHROMIUM"); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("PLANNER_CHROMIUM=%s: %v", p, err)
 		}
+		noteRun(t, p)
 		return p
 	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
+			noteRun(t, p)
 			return p
 		}
 	}
-	t.Skip("no Chromium: install Debian's chromium (apt-get install chromium; .ci/run does) or set PLANNER_CHROMIUM to a Chrome or Chromium binary")
+	t.Fatal("no Chromium, which the browser tests need: install Debian's chromium (apt-get install chromium; .ci/run does) " +
+		"or set PLANNER_CHROMIUM to a Chrome or Chromium binary")
 	return ""
+}
+
+// noteRun appends "chromium, bin, the test's folder, its name" to the file
+// named by $PLANNER_INTEGRATION_LOG, when set: make test reports from it
+// which integration suites ran.
+func noteRun(t *testing.T, bin string) {
+	t.Helper()
+	path := os.Getenv("PLANNER_INTEGRATION_LOG")
+	if path == "" {
+		return
+	}
+	dir, _ := os.Getwd() // only a label in the report
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	_, err = fmt.Fprintf(f, "chromium\t%s\t%s\t%s\n", bin, dir, t.Name())
+	require.NoError(t, errors.Join(err, f.Close()))
 }
 
 // browser is a headless browser tab, with what its console said.
@@ -286,7 +184,7 @@ func TestPageRunApproveAnswer(t *testing.T) {
 		`document.querySelector('#graph g.node.active[data-node="act"]') !== null && document.querySelector('#run-status').textContent === 'running'`)
 	b.screenshot("running")
 
-	s.release <- struct{}{} // the first reply: a Thought and a calculator call
+	s.gate.Release(1) // the first reply: a Thought and a calculator call
 	b.until("the Thought in the stream",
 		`[...document.querySelectorAll('#stream li.ev-thought')].some(li => li.textContent.includes('Each spider has 8 legs.'))`)
 	b.until("the reply streamed as tokens", `[...document.querySelectorAll('#stream li.reply')].some(li => li.textContent.includes('Action Input: 3*8'))`)
@@ -300,7 +198,7 @@ func TestPageRunApproveAnswer(t *testing.T) {
 	b.do("approve", chromedp.SetValue(css(`#run-approval input.reason`), "3*8 is fine"),
 		chromedp.Click(css(`#run-approval .approval[data-thread="web-spiders"] button.approve`)))
 	b.until("the resumed run on the node", `document.querySelector('#graph g.node.active[data-node="act"]') !== null`)
-	s.release <- struct{}{} // the second reply: the final answer
+	s.gate.Release(1) // the second reply: the final answer
 	b.until("the answer", `(() => { const a = document.querySelector('#answer-text');
 		return a !== null && a.textContent === '24' && document.querySelector('#run-status').textContent === 'done'; })()`)
 	b.until("the observation and the decision", `document.querySelector('#stream li.ev-observation') !== null && document.querySelector('#stream li.ev-decision') !== null`)
@@ -345,8 +243,8 @@ func TestPageWithToken(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); s.streams.Load() < 3; time.Sleep(20 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "the page reconnected %d times", s.streams.Load()-1)
 	}
-	s.release <- struct{}{}
-	s.release <- struct{}{}
+	s.gate.Release(1)
+	s.gate.Release(1)
 	b.until("the Thought", `[...document.querySelectorAll('#stream li.ev-thought')].some(li => li.textContent.includes('Each spider has 8 legs.'))`)
 	b.until("the answer", `(() => { const a = document.querySelector('#answer-text'); return a !== null && a.textContent === '24'; })()`)
 	b.until("its tokens", `document.querySelector('#stream li.reply') !== null`)
@@ -388,48 +286,4 @@ func TestPageCompare(t *testing.T) {
 	b.until("the list of comparisons", `document.querySelectorAll('#compares li').length === 1 && document.querySelector('#compares li').textContent.includes('done')`)
 	b.screenshot("compare")
 	assert.Empty(t, b.messages())
-}
-
-// The page and its files are served with a strict CSP; unknown paths stay
-// JSON 404s. This one needs no browser.
-func TestPageServed(t *testing.T) {
-	s := newSite(t, "")
-	get := func(method, path string) (*http.Response, string) {
-		req, err := http.NewRequest(method, s.url+path, nil)
-		require.NoError(t, err)
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		require.NoError(t, err)
-		return res, string(b)
-	}
-	for _, c := range []struct{ path, ctype, has string }{
-		{"/", "text/html; charset=utf-8", `<script src="/assets/app.js" defer></script>`},
-		{"/assets/app.js", "text/javascript; charset=utf-8", "EventSource"},
-		{"/assets/app.css", "text/css; charset=utf-8", ".graph g.node.active"},
-	} {
-		res, body := get("GET", c.path)
-		assert.Equal(t, http.StatusOK, res.StatusCode, c.path)
-		assert.Equal(t, c.ctype, res.Header.Get("Content-Type"), c.path)
-		assert.Contains(t, body, c.has, c.path)
-		csp := res.Header.Get("Content-Security-Policy")
-		assert.True(t, strings.HasPrefix(csp, "default-src 'self';"), "%s: CSP %q", c.path, csp)
-		assert.Contains(t, csp, "frame-ancestors 'none'")
-		assert.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"))
-	}
-	res, body := get("GET", "/")
-	assert.NotContains(t, body, "http://", "the page requests nothing outside")
-	assert.NotContains(t, body, "https://")
-	_ = res
-	for _, p := range []string{"/nosuch", "/api/nosuch", "/assets/nosuch.js", "/assets/", "/web/index.html"} {
-		res, body := get("GET", p)
-		assert.Equal(t, http.StatusNotFound, res.StatusCode, p)
-		assert.Equal(t, "application/json", res.Header.Get("Content-Type"), p)
-		assert.Contains(t, body, `"code":"not_found"`, p)
-	}
-	res, _ = get("POST", "/")
-	assert.Equal(t, http.StatusNotFound, res.StatusCode)
-	res, _ = get("HEAD", "/")
-	assert.Equal(t, http.StatusOK, res.StatusCode)
 }

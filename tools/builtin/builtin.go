@@ -1,30 +1,34 @@
-// Package builtin builds the built-in tools from pipeline `tools:` entries:
-// calculator, search, get_time, weather, wikipedia, web_search,
-// http_fetch, files, sql, code, docstore, vars, serpapi, and the tools of
-// MCP servers (entries {mcp: {...}}). An entry may yield several tools
-// (files yields list_files, read_file, search_files and, with write: true,
-// write_file). Entries that need a setting to mean anything (files needs
-// root, sql a path, mcp a command or url, serpapi an API key in the
+// Package builtin has the families of the built-in tools that bring
+// libraries with them (search and docstore a bleve index, sql SQLite,
+// code Starlark, http_fetch an HTML parser, wikipedia and web_search
+// langchaingo's tools, mcp the MCP SDK) and Factory, which builds every
+// built-in tool from pipeline `tools:` entries: those families and the
+// ones of package tools/toolset (calculator, get_time, weather, vars,
+// files, serpapi). Factory is the command line's tool set; a program that
+// needs only some tools registers their families instead
+// (planner.WithTools(toolset.New(toolset.Calculator(), builtin.Search()))),
+// and compiles only the packages of the ones it names but those of this
+// package's families, which it shares.
+//
+// An entry may yield several tools (files yields list_files, read_file,
+// search_files and, with write: true, write_file; {mcp: {...}} the tools
+// of an MCP server). Entries that need a setting to mean anything (files
+// needs root, sql a path, mcp a command or url, serpapi an API key in the
 // environment) fail without it with ErrMissingSetting.
 package builtin
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/corpus"
 	"github.com/planner-engine/planner/tools"
-	"github.com/planner-engine/planner/tools/calc"
-	"github.com/planner-engine/planner/tools/clock"
 	"github.com/planner-engine/planner/tools/lctool"
 	"github.com/planner-engine/planner/tools/search"
-	"github.com/planner-engine/planner/tools/weather"
+	"github.com/planner-engine/planner/tools/toolset"
 	"github.com/tmc/langchaingo/tools/duckduckgo"
 	"github.com/tmc/langchaingo/tools/wikipedia"
 )
@@ -32,68 +36,64 @@ import (
 // UserAgent identifies planner to web APIs that ask for one.
 const UserAgent = "planner/0.1 (+https://github.com/planner-engine/planner)"
 
-// Factory builds built-in tools. The zero value is ready to use.
+// ErrMissingSetting marks a tools entry that lacks a setting its tool
+// cannot do without; it is toolset.ErrMissingSetting.
+var ErrMissingSetting = toolset.ErrMissingSetting
+
+// Search is the family "search": BM25 search over a corpus (package
+// tools/search), with the settings corpus ("demo", the default, or a
+// folder or .jsonl file), top_k and snippet_length.
+func Search() toolset.Family { return toolset.Family{Name: "search", Build: buildSearch} }
+
+// Wikipedia is the family "wikipedia": Wikipedia's search API, with the
+// setting timeout (default 20s).
+func Wikipedia() toolset.Family { return toolset.Family{Name: "wikipedia", Build: buildWikipedia} }
+
+// WebSearch is the family "web_search": DuckDuckGo, with the settings
+// timeout (default 20s) and max_results (default 5).
+func WebSearch() toolset.Family { return toolset.Family{Name: "web_search", Build: buildWebSearch} }
+
+// HTTPFetch is the family "http_fetch": fetching a web page as text
+// (package tools/httpfetch).
+func HTTPFetch() toolset.Family { return toolset.Family{Name: "http_fetch", Build: buildHTTPFetch} }
+
+// SQL is the family "sql": read-only (by default) queries on a SQLite
+// file (package tools/sqltool); path is required.
+func SQL() toolset.Family { return toolset.Family{Name: "sql", Build: buildSQL} }
+
+// Docstore is the family "docstore": the search_page and lookup tools of
+// ReAct's document store (package tools/docstore).
+func Docstore() toolset.Family { return toolset.Family{Name: "docstore", Build: buildDocstore} }
+
+// Code is the family "code": a hermetic Starlark interpreter (package
+// tools/code).
+func Code() toolset.Family { return toolset.Family{Name: "code", Build: buildCode} }
+
+// MCP is the family "mcp": the tools of a Model Context Protocol server
+// (package tools/mcp), entries {mcp: {command: [...]}} or {mcp: {url: ...}}.
+func MCP() toolset.Family { return toolset.Family{Name: "mcp", Build: buildMCP} }
+
+// Families returns every built-in family: toolset.Basic() and this
+// package's.
+func Families() []toolset.Family {
+	return append(toolset.Basic(), Search(), Wikipedia(), WebSearch(), HTTPFetch(), SQL(), Docstore(), Code(), MCP())
+}
+
+// Factory builds every built-in tool (Families); it implements
+// pipeline.ToolFactory. The zero value is ready to use.
 type Factory struct{}
 
-// builder builds the tools of one entry from its settings.
-type builder func(ctx context.Context, settings map[string]any, baseDir string) ([]tools.Tool, error)
-
-func builders() map[string]builder {
-	return map[string]builder{
-		"calculator": buildCalculator,
-		"search":     buildSearch,
-		"get_time":   buildClock,
-		"weather":    buildWeather,
-		"wikipedia":  buildWikipedia,
-		"web_search": buildWebSearch,
-		"http_fetch": buildHTTPFetch,
-		"files":      buildFiles,
-		"sql":        buildSQL,
-		"docstore":   buildDocstore,
-		"code":       buildCode,
-		"mcp":        buildMCP,
-		"vars":       buildVars,
-		"serpapi":    buildSerpAPI,
-	}
-}
-
 // Names lists the built-in tool names, sorted.
-func Names() []string {
-	var out []string
-	for n := range builders() {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return toolset.New(Families()...).Names() }
 
-// Tools implements pipeline.ToolFactory.
+// Tools implements pipeline.ToolFactory. An unknown name fails with an
+// error wrapping tools.ErrUnknownTool that lists the built-in tools.
 func (Factory) Tools(ctx context.Context, spec config.Tool, baseDir string) ([]tools.Tool, error) {
-	b, ok := builders()[spec.Name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (built-in tools: %s)", tools.ErrUnknownTool, spec.Name, strings.Join(Names(), ", "))
+	f := toolset.New(Families()...)
+	if !f.Has(spec.Name) {
+		return nil, fmt.Errorf("%w %q (built-in tools: %s)", tools.ErrUnknownTool, spec.Name, strings.Join(f.Names(), ", "))
 	}
-	return b(ctx, spec.Settings, baseDir)
-}
-
-func buildCalculator(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
-	var s struct {
-		// MaxBits bounds a result's size in bits (calc default).
-		MaxBits int `mapstructure:"max_bits"`
-		// Precision is the digits shown for inexact results (calc default).
-		Precision int `mapstructure:"precision"`
-	}
-	if err := config.Decode(settings, &s); err != nil {
-		return nil, err
-	}
-	var opts []calc.Option
-	if s.MaxBits > 0 {
-		opts = append(opts, calc.WithMaxBits(s.MaxBits))
-	}
-	if s.Precision > 0 {
-		opts = append(opts, calc.WithPrecision(s.Precision))
-	}
-	return []tools.Tool{calc.New(opts...)}, nil
+	return f.Tools(ctx, spec, baseDir)
 }
 
 // corpusSource resolves a corpus setting: "demo" (default) is the embedded
@@ -103,7 +103,7 @@ func corpusSource(name, baseDir string) search.Source {
 	if name == "" || name == "demo" {
 		return search.FromFS(corpus.Demo())
 	}
-	return search.FromPath(pipelinePath(name, baseDir))
+	return search.FromPath(toolset.PipelinePath(name, baseDir))
 }
 
 func buildSearch(ctx context.Context, settings map[string]any, baseDir string) ([]tools.Tool, error) {
@@ -130,24 +130,6 @@ func buildSearch(ctx context.Context, settings map[string]any, baseDir string) (
 		return nil, err
 	}
 	return []tools.Tool{t}, nil
-}
-
-func buildClock(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
-	if err := config.Decode(settings, &struct{}{}); err != nil {
-		return nil, err
-	}
-	return []tools.Tool{clock.New(nil)}, nil
-}
-
-func buildWeather(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
-	var cfg weather.Config
-	if err := config.Decode(settings, &cfg); err != nil {
-		return nil, err
-	}
-	if cfg.Days < 0 || cfg.Days > 7 {
-		return nil, &config.SettingError{Key: "days", Err: fmt.Errorf("%w: days must be 1 to 7, got %d", config.ErrSettings, cfg.Days)}
-	}
-	return []tools.Tool{weather.New(cfg)}, nil
 }
 
 func buildWikipedia(_ context.Context, settings map[string]any, _ string) ([]tools.Tool, error) {
@@ -187,42 +169,4 @@ func orDuration(d, def time.Duration) time.Duration {
 		return d
 	}
 	return def
-}
-
-// ErrMissingSetting marks a tools entry that lacks a setting its tool
-// cannot do without: files without root, sql without path. It comes
-// wrapped in a *config.SettingError (which wraps config.ErrSettings too),
-// so a listing that builds every built-in with empty settings can tell
-// such entries from broken ones and skip them.
-var ErrMissingSetting = errors.New("required setting missing")
-
-// requiredSetting is the error for a required setting key left out.
-func requiredSetting(key, what string) error {
-	return &config.SettingError{Key: key, Err: fmt.Errorf("%w: %w: %s is required: %s", config.ErrSettings, ErrMissingSetting, key, what)}
-}
-
-// nonNegativeSettings refuses a negative value among limits, naming its
-// key; the keys are checked in sorted order.
-func nonNegativeSettings(limits map[string]int64) error {
-	keys := make([]string, 0, len(limits))
-	for k := range limits {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if limits[k] < 0 {
-			return config.SettingErrorf(k, "%s must not be negative (0 or leaving it out takes the default)", k)
-		}
-	}
-	return nil
-}
-
-// pipelinePath makes a relative path relative to baseDir, the pipeline's
-// folder.
-func pipelinePath(p, baseDir string) string {
-	p = strings.TrimSpace(p)
-	if !filepath.IsAbs(p) && baseDir != "" {
-		return filepath.Join(baseDir, p)
-	}
-	return p
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/planner-engine/planner/corpus"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/docstore"
+	"github.com/planner-engine/planner/tools/toolset"
 )
 
 // docstoreSettings are the keys of a docstore entry.
@@ -87,7 +88,7 @@ func loadDocstore(ctx context.Context, source, baseDir string) (*docstore.Corpus
 	if source == "" || source == "demo" {
 		return docstore.ReadFS(ctx, corpus.Demo())
 	}
-	return docstore.Load(ctx, pipelinePath(source, baseDir))
+	return docstore.Load(ctx, toolset.PipelinePath(source, baseDir))
 }
 
 // docstoreSearch is a docstore's search tool that also owns the store: the

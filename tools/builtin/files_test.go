@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/files"
+	"github.com/planner-engine/planner/tools/toolset"
 )
 
 // fileSQLNames returns the names of ts.
@@ -105,4 +106,9 @@ func TestBuildFilesRejectsBadSettings(t *testing.T) {
 	}
 	_, err := buildFiles(context.Background(), map[string]any{"root": "nope"}, base)
 	require.ErrorIs(t, err, files.ErrInvalidConfig)
+}
+
+// buildFiles builds a files entry through its family.
+func buildFiles(ctx context.Context, settings map[string]any, baseDir string) ([]tools.Tool, error) {
+	return toolset.Files().Build(ctx, settings, baseDir)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/mcp"
+	"github.com/planner-engine/planner/tools/toolset"
 )
 
 // mcpSettings are the settings of an `mcp:` tools entry: one MCP server,
@@ -78,7 +79,7 @@ func mcpConfig(settings map[string]any, baseDir string) (mcp.Config, error) {
 		return mcp.Config{}, err
 	}
 	if len(s.Command) == 0 && s.URL == "" {
-		return mcp.Config{}, requiredSetting("command", "an MCP server entry needs command: [the server's argv] or url: a streamable-HTTP endpoint")
+		return mcp.Config{}, toolset.RequiredSetting("command", "an MCP server entry needs command: [the server's argv] or url: a streamable-HTTP endpoint")
 	}
 	switch {
 	case s.StartupTimeout < 0:
@@ -108,7 +109,7 @@ func mcpConfig(settings map[string]any, baseDir string) (mcp.Config, error) {
 		}
 	}
 	if len(s.Command) > 0 {
-		cfg.Dir = pipelinePath(s.Cwd, baseDir)
+		cfg.Dir = toolset.PipelinePath(s.Cwd, baseDir)
 	} else if s.Cwd != "" {
 		cfg.Dir = s.Cwd // refused by mcp.Connect: cwd does not apply to url
 	}

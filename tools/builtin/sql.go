@@ -9,6 +9,7 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/sqltool"
+	"github.com/planner-engine/planner/tools/toolset"
 )
 
 // buildSQL builds the tools of a sql entry: sql_query and sql_schema over
@@ -22,9 +23,9 @@ func buildSQL(ctx context.Context, settings map[string]any, baseDir string) ([]t
 		return nil, err
 	}
 	if strings.TrimSpace(cfg.Path) == "" {
-		return nil, requiredSetting("path", "the SQLite database file, relative to the pipeline file, such as path: ./data.db")
+		return nil, toolset.RequiredSetting("path", "the SQLite database file, relative to the pipeline file, such as path: ./data.db")
 	}
-	if err := nonNegativeSettings(map[string]int64{
+	if err := toolset.NonNegativeSettings(map[string]int64{
 		"max_rows": int64(cfg.MaxRows), "max_cell_bytes": int64(cfg.MaxCellBytes),
 		"max_output_bytes": int64(cfg.MaxOutputBytes), "timeout": int64(cfg.Timeout),
 	}); err != nil {
@@ -36,7 +37,7 @@ func buildSQL(ctx context.Context, settings map[string]any, baseDir string) ([]t
 	if cfg.ApproveWrites != nil && !cfg.Write {
 		return nil, config.SettingErrorf("approve_writes", "approve_writes applies only with write: true")
 	}
-	cfg.Path = pipelinePath(cfg.Path, baseDir)
+	cfg.Path = toolset.PipelinePath(cfg.Path, baseDir)
 	db, err := sqltool.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, sqltool.ErrNoDatabase), errors.Is(err, sqltool.ErrInvalidConfig):

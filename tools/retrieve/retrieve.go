@@ -2,9 +2,10 @@
 // a query, so that a model call can show a few tools instead of all of
 // them. A Retriever ranks a registry's tools with BM25 over each tool's
 // name (split into words), description and input schema (property names
-// and descriptions), using the project's search index (tools/search); with
-// an Embedder it ranks by the cosine similarity of embeddings instead, or
-// fuses both rankings (method "hybrid").
+// and descriptions), using a keyword index it is given (WithIndexer; the
+// command line's is tools/search's, search.Keywords); with an Embedder it
+// ranks by the cosine similarity of embeddings instead, or fuses both
+// rankings (method "hybrid").
 //
 // Select returns the chosen names in the registry's order, not in rank
 // order: a prompt that lists the same tools is then the same text, which
@@ -23,19 +24,19 @@ import (
 	"unicode"
 
 	"github.com/planner-engine/planner/tools"
-	"github.com/planner-engine/planner/tools/search"
+	"github.com/planner-engine/planner/tools/keyword"
 )
 
 // Retrieval methods (WithMethod).
 const (
 	// MethodBM25 ranks tools by BM25 over their names, descriptions and
-	// input schemas. It needs nothing but the tools.
+	// input schemas. It needs a keyword index (WithIndexer).
 	MethodBM25 = "bm25"
 	// MethodEmbedding ranks tools by the cosine similarity of the query's
 	// embedding and each tool's; it needs WithEmbedder.
 	MethodEmbedding = "embedding"
 	// MethodHybrid fuses the BM25 and the embedding rankings (reciprocal
-	// rank fusion); it needs WithEmbedder.
+	// rank fusion); it needs WithEmbedder and WithIndexer.
 	MethodHybrid = "hybrid"
 )
 
@@ -56,6 +57,9 @@ var (
 	// ErrNoEmbedder means the method needs embeddings and no Embedder was
 	// given (WithEmbedder).
 	ErrNoEmbedder = errors.New("retrieve: the method needs an embedder")
+	// ErrNoIndexer means the method ranks by BM25 and no keyword index
+	// was given (WithIndexer).
+	ErrNoIndexer = errors.New("retrieve: the method needs a keyword index")
 	// ErrEmbedding means the Embedder failed or returned vectors of the
 	// wrong number or size.
 	ErrEmbedding = errors.New("retrieve: embedding failed")
@@ -80,6 +84,7 @@ type Option func(*options)
 type options struct {
 	method   string
 	embedder Embedder
+	indexer  keyword.Indexer
 }
 
 // WithMethod selects how tools are ranked: MethodBM25, MethodEmbedding or
@@ -92,6 +97,12 @@ func WithMethod(m string) Option { return func(o *options) { o.method = m } }
 // Defaults to none.
 func WithEmbedder(e Embedder) Option { return func(o *options) { o.embedder = e } }
 
+// WithIndexer sets what builds the BM25 keyword index of methods "bm25"
+// and "hybrid" (search.Keywords{} of package tools/search is the command
+// line's). New indexes every tool's text once. Defaults to none, with
+// which those methods fail with ErrNoIndexer.
+func WithIndexer(ix keyword.Indexer) Option { return func(o *options) { o.indexer = ix } }
+
 // Retriever ranks the tools of one registry against queries. It is
 // immutable after New and safe for concurrent use; Close releases its
 // search index.
@@ -101,7 +112,7 @@ type Retriever struct {
 	names []string
 	// byNorm maps tools.NormalizeName of each name to its index in names.
 	byNorm map[string]int
-	idx    *search.Index
+	idx    keyword.Index
 	emb    Embedder
 	// vecs are the tools' unit-length embeddings, in names' order.
 	vecs [][]float32
@@ -110,7 +121,7 @@ type Retriever struct {
 // New builds a retriever over reg's tools: it indexes each tool's text
 // (Text) for BM25 and, with an embedder, embeds it. It fails with
 // ErrNoTools for an empty registry, ErrBadMethod, ErrNoEmbedder,
-// ErrEmbedding, or ctx's error.
+// ErrNoIndexer, ErrEmbedding, or ctx's error.
 func New(ctx context.Context, reg *tools.Registry, opts ...Option) (*Retriever, error) {
 	var o options
 	for _, opt := range opts {
@@ -128,20 +139,23 @@ func New(ctx context.Context, reg *tools.Registry, opts ...Option) (*Retriever, 
 	if o.method != MethodBM25 && o.embedder == nil {
 		return nil, fmt.Errorf("%w: method %q ranks by embeddings; give one, or use method %q", ErrNoEmbedder, o.method, MethodBM25)
 	}
+	if o.method != MethodEmbedding && o.indexer == nil {
+		return nil, fmt.Errorf("%w: method %q ranks by BM25; give one (WithIndexer), or use method %q with an embedder", ErrNoIndexer, o.method, MethodEmbedding)
+	}
 	if reg.Len() == 0 {
 		return nil, ErrNoTools
 	}
 	r := &Retriever{method: o.method, names: reg.Names(), byNorm: map[string]int{}}
 	infos := reg.Infos()
 	texts := make([]string, len(infos))
-	docs := make([]search.Document, len(infos))
+	docs := make([]keyword.Document, len(infos))
 	for i, in := range infos {
 		r.byNorm[tools.NormalizeName(in.Name)] = i
 		texts[i] = Text(in)
-		docs[i] = search.Document{ID: in.Name, Title: SplitName(in.Name), Text: texts[i], Source: "tool " + in.Name}
+		docs[i] = keyword.Document{ID: in.Name, Title: SplitName(in.Name), Text: texts[i]}
 	}
 	if o.method != MethodEmbedding {
-		idx, err := search.NewIndex(ctx, search.FromDocuments(docs...))
+		idx, err := o.indexer.Index(ctx, docs)
 		if err != nil {
 			return nil, fmt.Errorf("retrieve: index the tools: %w", err)
 		}
@@ -174,8 +188,8 @@ func (r *Retriever) Method() string { return r.method }
 // Len returns the number of tools.
 func (r *Retriever) Len() int { return len(r.names) }
 
-// Close releases the search index. Select fails after Close (with
-// search.ErrClosed) unless the method is MethodEmbedding.
+// Close releases the keyword index. Select fails after Close (with the
+// index's error) unless the method is MethodEmbedding.
 func (r *Retriever) Close() error {
 	if r.idx == nil {
 		return nil
@@ -286,7 +300,7 @@ func (r *Retriever) Rank(ctx context.Context, query string, k int) ([]string, er
 // bm25 returns the indexes of the k best BM25 matches of query, best
 // first (the index breaks ties in document order, the registry's).
 func (r *Retriever) bm25(ctx context.Context, query string, k int) ([]int, error) {
-	hits, err := r.idx.Search(ctx, query, k)
+	hits, err := r.idx.Search(ctx, query, k, 0)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: search the tools: %w", err)
 	}
@@ -295,9 +309,9 @@ func (r *Retriever) bm25(ctx context.Context, query string, k int) ([]int, error
 	}
 	out := make([]int, 0, len(hits))
 	for _, h := range hits {
-		i, ok := r.byNorm[tools.NormalizeName(h.Doc.ID)]
+		i, ok := r.byNorm[tools.NormalizeName(h.ID)]
 		if !ok {
-			return nil, fmt.Errorf("retrieve: the index returned unknown tool %q", h.Doc.ID)
+			return nil, fmt.Errorf("retrieve: the index returned unknown tool %q", h.ID)
 		}
 		out = append(out, i)
 	}

@@ -49,11 +49,14 @@ func newRetriever(t *testing.T, opts ...retrieve.Option) (*retrieve.Retriever, *
 	t.Helper()
 	reg, err := tools.NewRegistry(testTools())
 	require.NoError(t, err)
-	r, err := retrieve.New(context.Background(), reg, opts...)
+	r, err := retrieve.New(context.Background(), reg, append([]retrieve.Option{bm25()}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, r.Close()) })
 	return r, reg
 }
+
+// bm25 gives a retriever the keyword index of the command line.
+func bm25() retrieve.Option { return retrieve.WithIndexer(search.Keywords{}) }
 
 func TestSplitName(t *testing.T) {
 	for in, want := range map[string]string{
@@ -137,7 +140,7 @@ func TestTiesKeepRegistryOrderAndRepeatsAreStable(t *testing.T) {
 		tool{"zeta", "Does the widget thing.", nil}, tool{"alpha", "Does the widget thing.", nil}, tool{"mid", "Does the widget thing.", nil},
 	})
 	require.NoError(t, err)
-	r, err := retrieve.New(context.Background(), reg)
+	r, err := retrieve.New(context.Background(), reg, bm25())
 	require.NoError(t, err)
 	defer r.Close()
 	first, err := r.Rank(context.Background(), "widget", 2)
@@ -154,29 +157,33 @@ func TestNewRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
 	empty, err := tools.NewRegistry(nil)
 	require.NoError(t, err)
-	_, err = retrieve.New(ctx, empty)
+	_, err = retrieve.New(ctx, empty, bm25())
 	assert.ErrorIs(t, err, retrieve.ErrNoTools)
 	reg, err := tools.NewRegistry(testTools())
 	require.NoError(t, err)
 	_, err = retrieve.New(ctx, reg, retrieve.WithMethod("magic"))
 	assert.ErrorIs(t, err, retrieve.ErrBadMethod)
 	assert.ErrorContains(t, err, "bm25, embedding, hybrid")
-	_, err = retrieve.New(ctx, reg, retrieve.WithMethod(retrieve.MethodHybrid))
+	_, err = retrieve.New(ctx, reg, retrieve.WithMethod(retrieve.MethodHybrid), bm25())
 	assert.ErrorIs(t, err, retrieve.ErrNoEmbedder)
+	_, err = retrieve.New(ctx, reg)
+	assert.ErrorIs(t, err, retrieve.ErrNoIndexer, "bm25, the default, needs a keyword index")
+	_, err = retrieve.New(ctx, reg, retrieve.WithMethod(retrieve.MethodHybrid), retrieve.WithEmbedder(failEmbedder{}))
+	assert.ErrorIs(t, err, retrieve.ErrNoIndexer)
 	_, err = retrieve.New(ctx, reg, retrieve.WithEmbedder(failEmbedder{}))
 	assert.ErrorIs(t, err, retrieve.ErrEmbedding)
 	_, err = retrieve.New(ctx, reg, retrieve.WithEmbedder(shortEmbedder{}))
 	assert.ErrorIs(t, err, retrieve.ErrEmbedding)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = retrieve.New(cancelled, reg)
+	_, err = retrieve.New(cancelled, reg, bm25())
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
 func TestSelectAfterCloseFails(t *testing.T) {
 	reg, err := tools.NewRegistry(testTools())
 	require.NoError(t, err)
-	r, err := retrieve.New(context.Background(), reg)
+	r, err := retrieve.New(context.Background(), reg, bm25())
 	require.NoError(t, err)
 	require.NoError(t, r.Close())
 	_, err = r.Select(context.Background(), "weather", 2, nil)

@@ -2,19 +2,26 @@
 //
 // FilesystemServer returns the command that runs the reference filesystem
 // server, @modelcontextprotocol/server-filesystem from npm, pinned to
-// FilesystemVersion. CI installs it ahead of time and names the binary in
-// the environment variable FilesystemBinEnv:
+// FilesystemVersion. make test installs it ahead of time
+// (scripts/integration-deps.sh reads the version from this file) and names
+// the binary in the environment variable FilesystemBinEnv:
 //
 //	npm install --no-audit --no-fund --prefix "$DIR" @modelcontextprotocol/server-filesystem@2026.8.31
 //	export PLANNER_MCP_FILESYSTEM_BIN="$DIR/node_modules/.bin/mcp-server-filesystem"
 //
 // Without the variable, the first test that asks installs it the same way
-// into the user's cache directory, once; without npm, the test is skipped.
+// into the user's cache directory, once; without node or npm, the test
+// fails, saying how to get them. make test runs scripts/integration-deps.sh,
+// which installs the server and sets the variable.
+//
+// The tests that use it are integration tests, built only with the build
+// tag integration (go test -tags integration; make test sets it).
 package mcptest
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,16 +46,44 @@ const (
 // installTimeout bounds the npm install.
 const installTimeout = 5 * time.Minute
 
+// RunLogEnv names the environment variable that, when set, names a file
+// to which FilesystemServer appends a line for each test that runs the
+// server: make test reports from it which integration suites ran.
+const RunLogEnv = "PLANNER_INTEGRATION_LOG"
+
 // FilesystemServer returns the argv that starts the reference filesystem
 // server with root as its only allowed directory. It uses the binary named
 // by $PLANNER_MCP_FILESYSTEM_BIN (a missing file is a test failure); else
 // it installs the pinned package with npm into
 // <user cache dir>/planner-test/npm, once across test processes (a file
-// lock guards the install), and skips the test when node or npm is not on
-// PATH or the install fails (as it does offline).
+// lock guards the install). It fails the test, saying what is missing and
+// how to get it, when node or npm is not on PATH or the install fails (as
+// it does offline).
 func FilesystemServer(t testing.TB, root string) []string {
 	t.Helper()
-	return []string{filesystemBin(t), root}
+	bin := filesystemBin(t)
+	noteRun(t, bin)
+	return []string{bin, root}
+}
+
+// noteRun appends "mcp-filesystem, bin, the test's folder, its name" to
+// the file named by $PLANNER_INTEGRATION_LOG, when set.
+func noteRun(t testing.TB, bin string) {
+	t.Helper()
+	path := os.Getenv(RunLogEnv)
+	if path == "" {
+		return
+	}
+	dir, _ := os.Getwd() // only a label in the report
+	line := fmt.Sprintf("mcp-filesystem\t%s\t%s\t%s\n", bin, dir, t.Name())
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		_, err = f.WriteString(line)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Fatalf("%s=%s: %v", RunLogEnv, path, err)
+	}
 }
 
 func filesystemBin(t testing.TB) string {
@@ -60,7 +95,8 @@ func filesystemBin(t testing.TB) string {
 		return bin
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("skipping: %s is not set and node, which runs %s, is not on PATH", FilesystemBinEnv, FilesystemPackage)
+		t.Fatalf("%s is not set and node, which runs %s, is not on PATH: install Node.js and npm (Debian: apt-get install nodejs npm), "+
+			"or set %s to an installed mcp-server-filesystem (scripts/integration-deps.sh, which make test runs, installs it)", FilesystemBinEnv, FilesystemPackage, FilesystemBinEnv)
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -80,7 +116,8 @@ func filesystemBin(t testing.TB) string {
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skipf("skipping: %s is not set and npm is not on PATH to install %s@%s", FilesystemBinEnv, FilesystemPackage, FilesystemVersion)
+		t.Fatalf("%s is not set and npm is not on PATH to install %s@%s: install npm (Debian: apt-get install npm), "+
+			"or set %s to an installed mcp-server-filesystem (scripts/integration-deps.sh, which make test runs, installs it)", FilesystemBinEnv, FilesystemPackage, FilesystemVersion, FilesystemBinEnv)
 	}
 	if err := os.MkdirAll(prefix, 0o755); err != nil {
 		t.Fatalf("creating %s: %v", prefix, err)

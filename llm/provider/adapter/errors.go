@@ -1,4 +1,4 @@
-package provider
+package adapter
 
 import (
 	"errors"
@@ -106,8 +106,8 @@ func (e *redactedError) Error() string { return e.msg }
 
 func (e *redactedError) Is(target error) bool { return errors.Is(e.cause, target) }
 
-// redactedMark replaces the key wherever it appears in an error message.
-const redactedMark = "[REDACTED]"
+// RedactedMark replaces the key wherever it appears in an error message.
+const RedactedMark = "[REDACTED]"
 
 // redact returns err unchanged when its text does not contain secret (raw or
 // URL-encoded), and a redactedError otherwise.
@@ -118,7 +118,7 @@ func redact(err error, secret string) error {
 	msg := err.Error()
 	out := msg
 	for _, form := range []string{secret, url.QueryEscape(secret), url.PathEscape(secret)} {
-		out = strings.ReplaceAll(out, form, redactedMark)
+		out = strings.ReplaceAll(out, form, RedactedMark)
 	}
 	if out == msg {
 		return err

@@ -1,0 +1,354 @@
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/internal/par"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/journal/sqlitestore"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/state"
+	"github.com/planner-engine/planner/trace"
+	"github.com/schollz/progressbar/v3"
+)
+
+// execution is a comparison while its runs execute: what they write to
+// (the trace files, the threads store, the progress bar, the writer's
+// channel), the compare budget and what the budget stopped.
+type execution struct {
+	*comparison
+	traces   *traceSet                // nil: no trace files
+	threads  *sqlitestore.Store       // nil: the runs are not journaled
+	bar      *progressbar.ProgressBar // nil: no progress bar
+	budget   *llm.SharedBudget        // nil: no compare budget
+	results  chan Record              // to the writer (writeResults)
+	notRun   []atomic.Int64           // by config: runs the spent budget kept from starting
+	cutShort atomic.Int64             // runs the budget refused a model call
+}
+
+// ran is what executing a comparison's jobs did.
+type ran struct {
+	jobs     int               // runs planned
+	wall     time.Duration     // from the first run's start to the last result stored
+	notRun   []int             // by config: runs the spent budget kept from starting
+	cutShort int               // runs the budget refused a model call
+	budget   *llm.SharedBudget // nil: no compare budget
+}
+
+// execute runs jobs, at most Options.Concurrency at once, while one
+// writer stores their results, and says what it did. A comparison whose
+// ctx ends first fails with ErrInterrupted, its finished runs stored.
+func (c *comparison) execute(ctx context.Context, jobs []job) (_ ran, err error) {
+	x, err := c.start(ctx, jobs)
+	if err != nil {
+		return ran{}, err
+	}
+	defer func() {
+		if cerr := x.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	// The wall time runs from here, the first run's start (the trace files
+	// and the threads store are open), to the last result stored.
+	began := time.Now()
+	stored, err := x.runAll(ctx, jobs)
+	wall := time.Since(began)
+	if x.bar != nil {
+		_ = x.bar.Finish()
+	}
+	if err != nil {
+		return ran{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		total := len(c.tasks) * len(c.cfgs.pipes)
+		return ran{}, fmt.Errorf("%w after %d of %d runs; they are saved in %s and a rerun resumes from them: %w",
+			ErrInterrupted, total-len(jobs)+stored, total, c.opts.OutDir, err)
+	}
+	out := ran{jobs: len(jobs), wall: wall, notRun: make([]int, len(x.notRun)), cutShort: int(x.cutShort.Load()), budget: x.budget}
+	for i := range x.notRun {
+		out.notRun[i] = int(x.notRun[i].Load())
+	}
+	return out, nil
+}
+
+// start prepares the execution of jobs: the progress bar, the trace files
+// (unless Options.NoTraces) and the threads store (Options.Threads, for
+// runs in this process), none of them when there is nothing to run.
+func (c *comparison) start(ctx context.Context, jobs []job) (*execution, error) {
+	x := &execution{comparison: c, budget: c.opts.budget(), notRun: make([]atomic.Int64, len(c.cfgs.pipes))}
+	if len(jobs) == 0 {
+		return x, nil
+	}
+	if c.opts.Progress != nil {
+		x.bar = progressbar.NewOptions(len(jobs), progressbar.OptionSetWriter(c.opts.Progress), progressbar.OptionSetDescription("compare"),
+			progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish(),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(c.opts.Progress) }))
+	}
+	if !c.opts.NoTraces {
+		keys := make([]traceKey, len(c.cfgs.names))
+		for i, name := range c.cfgs.names {
+			keys[i] = traceKey{config: name, model: c.cfgs.specs[i], slug: modelSlug(c.cfgs.models[i])}
+		}
+		traces, err := openTraces(c.opts.OutDir, keys)
+		if err != nil {
+			return nil, err
+		}
+		x.traces = traces
+	}
+	if c.opts.Threads && c.opts.RunFunc == nil {
+		ts, err := sqlitestore.Open(ctx, filepath.Join(c.opts.OutDir, "threads.db"))
+		if err != nil {
+			_ = x.close() // the comparison fails with the store's error
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		x.threads = ts
+	}
+	return x, nil
+}
+
+// close closes the threads store and the trace files, and returns the
+// trace files' error: a run's trace lines that did not reach the disk.
+func (x *execution) close() error {
+	if x.threads != nil {
+		_ = x.threads.Close() // every thread's status is saved by then
+	}
+	if err := x.traces.close(); err != nil {
+		return fmt.Errorf("compare: closing traces: %w", err)
+	}
+	return nil
+}
+
+// runAll runs jobs on a pool of Options.Concurrency workers, in order,
+// and hands their records to one writer (writeResults). Once ctx ends no
+// further run starts. It returns how many records were stored, and the
+// writer's first error or a worker's panic.
+func (x *execution) runAll(ctx context.Context, jobs []job) (int, error) {
+	// Room for a whole batch: a worker whose run ended does not wait while
+	// the writer commits the previous batch.
+	x.results = make(chan Record, max(x.opts.Concurrency, maxBatch))
+	var stored int
+	written := make(chan error, 1)
+	go func() {
+		var err error
+		stored, err = writeResults(context.WithoutCancel(ctx), x.store, x.traces, x.results, x.bar)
+		written <- err
+	}()
+	_, errs := par.Map(ctx, x.opts.Concurrency, len(jobs), func(ctx context.Context, i int) (struct{}, error) {
+		x.do(ctx, jobs[i])
+		return struct{}{}, nil
+	})
+	close(x.results)
+	if err := <-written; err != nil {
+		return stored, err
+	}
+	for _, err := range errs {
+		if errors.Is(err, par.ErrPanic) {
+			return stored, fmt.Errorf("compare: %w", err)
+		}
+	}
+	return stored, nil
+}
+
+// do makes the run of j and hands its record to the writer, unless the
+// compare budget is spent before it starts (the run is then counted as not
+// run, not stored: a rerun runs it) or ctx ends during it (it is left for
+// the resume).
+func (x *execution) do(ctx context.Context, j job) {
+	if x.budget.Exhausted() != nil {
+		x.notRun[j.cfg].Add(1)
+		if x.bar != nil {
+			_ = x.bar.Add(1)
+		}
+		return
+	}
+	// A scope of the compare budget for this run alone, for
+	// SharedBudgetRefused.
+	rctx := llm.WithSharedBudget(ctx, x.budget)
+	rec, ok := x.runOne(rctx, j)
+	if !ok {
+		return
+	}
+	if llm.SharedBudgetRefused(rctx) {
+		x.cutShort.Add(1)
+	}
+	x.results <- rec
+}
+
+// runOne makes the run of j and returns its record, scrubbed and judged.
+// It reports false when ctx ended during the run, whose result is then
+// left for a resume.
+func (x *execution) runOne(ctx context.Context, j job) (Record, bool) {
+	task, name, model := x.tasks[j.task], x.cfgs.names[j.cfg], x.cfgs.specs[j.cfg]
+	fp := x.cfgs.printOf(j.cfg, task.ID)
+	rec := Record{Config: name, TaskID: task.ID, Seed: x.opts.Seed, Model: model, Fingerprint: fp}
+	faults := &faultCounter{}
+	sinks := scrubbed{s: x.opts.Scrubber, sinks: []trace.Sink{faults}}
+	// The trace is kept in memory and appended to the config's trace file
+	// once the run is over, so file I/O neither delays the run nor counts in
+	// its latency, and an interrupted run leaves no partial trace behind.
+	var buf *traceBuffer
+	var jsonl *trace.JSONL
+	if x.traces != nil {
+		buf = x.traces.buffer()
+		defer buf.release()
+		jsonl = trace.NewJSONL(buf)
+		sinks.sinks = append(sinks.sinks, jsonl)
+	}
+	began := time.Now()
+	res, err := x.run(ctx, j, RunID(name, model, task.ID, x.opts.Seed, fp), fp, sinks)
+	rec.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
+	if ctx.Err() != nil {
+		return rec, false
+	}
+	if jsonl != nil && jsonl.Close() == nil {
+		rec.Trace = x.traces.add(name, model, buf.bytes())
+	}
+	rec.Faults = faults.counts()
+	fill(&rec, res, err)
+	return judge(scrubRecord(x.opts.Scrubber, rec), task, x.opts.Scorer), true
+}
+
+// run makes the run of j, with trace run id id and fingerprint fp, its
+// events going to sink: through Options.RunFunc when set, else through
+// the pipeline's Run within Options.Timeout, journaled as a thread when
+// the comparison has a threads store.
+func (x *execution) run(ctx context.Context, j job, id, fp string, sink trace.Sink) (*planner.Result, error) {
+	p, task := x.cfgs.pipes[j.cfg], x.tasks[j.task]
+	if x.opts.RunFunc != nil {
+		// The run keeps to its time limit where it runs (RunSpec.Timeout):
+		// the wait here may include its time in a queue.
+		res, err := x.opts.RunFunc(ctx, RunSpec{ConfigPath: p.Config().File, Config: x.cfgs.names[j.cfg], Task: task, LLM: x.opts.runLLM(),
+			Seed: x.opts.Seed, Model: x.cfgs.specs[j.cfg], Fingerprint: fp, RunID: id, Timeout: x.opts.Timeout})
+		if res != nil {
+			for _, e := range res.Trace {
+				sink.Emit(e)
+			}
+		}
+		return res, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.opts.Timeout)
+	defer cancel()
+	opts := []planner.RunOption{planner.WithTask(task), planner.WithRunID(id), planner.WithTraceSink(sink)}
+	if x.threads != nil {
+		opts = append(opts, planner.WithThread(x.threads, ThreadName(x.cfgs.names[j.cfg], x.cfgs.specs[j.cfg], task.ID, x.opts.Seed, fp)),
+			planner.WithApprover(journal.ApproverFunc(refuseApproval)))
+	}
+	// The compare budget reaches the run through ctx (see do), where
+	// SharedBudgetRefused reads what it refused.
+	return p.Run(ctx, "", opts...)
+}
+
+// refuseApproval answers a tool call that needs approval in a run
+// journaled as a thread as a run without a thread has it answered: nobody
+// can approve it, so it fails the run (a thread's default approver would
+// make the run wait for a decision that a comparison never gives).
+func refuseApproval(_ context.Context, a journal.Approval) (journal.Decision, error) {
+	return journal.Decision{}, fmt.Errorf("%w: tool %q", journal.ErrNoApprover, a.Tool)
+}
+
+// fill sets rec's outcome from the run's result res (nil when the run, or
+// its thread, could not start) and error err: its answer, whether it is
+// complete, its failure kind, usage and steps, and its error.
+func fill(rec *Record, res *planner.Result, err error) {
+	if res == nil { // report it as the run's failure
+		if err == nil {
+			err = errors.New("compare: the run returned no result")
+		}
+		res = &planner.Result{Failure: FailureError}
+	}
+	rec.Answer, rec.Complete, rec.Failure = res.Answer, res.Complete && err == nil, res.Failure
+	if rec.Failure == "" && res.State != nil && len(res.State.Incidents) > 0 {
+		rec.Failure = res.State.Incidents[0] // the first thing that went wrong
+	}
+	u := res.Usage
+	rec.ModelCalls, rec.PromptTokens, rec.CompletionTokens, rec.ToolCalls = u.ModelCalls, u.PromptTokens, u.CompletionTokens, u.ToolCalls
+	rec.CachedPromptTokens = u.CachedPromptTokens
+	rec.Estimated, rec.CostUSD, rec.Steps = u.Estimated, u.CostUSD, len(res.Steps)
+	if err != nil {
+		rec.Error = err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			rec.Failure = state.FailureTimeout
+		}
+		if rec.Failure == "" {
+			rec.Failure = FailureError
+		}
+	}
+}
+
+// scrubbed is a sink that scrubs each event with s (Options.Scrubber)
+// before handing it to sinks, so that a comparison's scrubber reaches its
+// traces whatever the Engine's scrubber is.
+type scrubbed struct {
+	s     trace.Scrubber
+	sinks []trace.Sink
+}
+
+// Emit scrubs e and hands it to every sink.
+func (k scrubbed) Emit(e trace.Event) {
+	e = trace.Scrub(k.s, e)
+	for _, s := range k.sinks {
+		s.Emit(e)
+	}
+}
+
+// maxBatch bounds the records stored in one transaction.
+const maxBatch = 256
+
+// batchWait is how long a batch waits for more records once its first
+// has arrived. A transaction costs far more than a row (begin, prepare,
+// commit to the WAL), and runs that end a few milliseconds apart would
+// otherwise be committed one or two at a time. A record is thus stored
+// at most batchWait after its run ended; the last batch, once in is
+// closed, at once.
+const batchWait = 20 * time.Millisecond
+
+// writeResults stores records as they arrive, batching those that arrive
+// within batchWait of a batch's first (up to maxBatch) into one
+// transaction, and advances the progress bar. Traces are flushed before
+// each batch is committed, so a stored record's trace lines are on disk.
+// It drains in even after a failed write and returns the number of
+// records stored and the first error.
+func writeResults(ctx context.Context, store *Store, traces *traceSet, in <-chan Record, bar *progressbar.ProgressBar) (int, error) {
+	var first error
+	stored := 0
+	batch := make([]Record, 0, maxBatch)
+	wait := time.NewTimer(batchWait)
+	wait.Stop()
+	for rec := range in {
+		batch = append(batch[:0], rec)
+		wait.Reset(batchWait)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			case <-wait.C:
+				break fill
+			}
+		}
+		wait.Stop()
+		if err := traces.flush(); err != nil && first == nil {
+			first = fmt.Errorf("compare: writing traces: %w", err)
+		}
+		if err := store.PutAll(ctx, batch); err != nil {
+			if first == nil {
+				first = err
+			}
+		} else {
+			stored += len(batch)
+		}
+		if bar != nil {
+			_ = bar.Add(len(batch))
+		}
+	}
+	return stored, first
+}

@@ -332,7 +332,7 @@ func TestValidateBuildsWithoutAModel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "react", p.Name())
 	assert.Empty(t, p.Model())
-	assert.NotNil(t, p.Built().Tools())
+	assert.NotNil(t, p.Tools())
 }
 
 func TestEveryShippedConfigLoads(t *testing.T) {

@@ -51,10 +51,6 @@ func (p *Pipeline) Model() string {
 // call more than once.
 func (p *Pipeline) Close() error { return p.built.Close() }
 
-// Built returns the compiled pipeline of package pipeline, for programs
-// that drive runs themselves (their own tracer, the graph, the tools).
-func (p *Pipeline) Built() *pipeline.Pipeline { return p.built }
-
 // Graph returns the pipeline's compiled graph: its nodes, edges, routes
 // and cycles, for drawing and validation reports.
 func (p *Pipeline) Graph() *graph.Compiled[*state.State] { return p.built.Graph() }

@@ -211,9 +211,9 @@ func (s *Server) validatePipeline(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer p.Close()
-	res := ValidateResult{OK: true, Name: p.Name(), Cycles: p.Built().Graph().Cycles()}
-	for _, id := range p.Built().Graph().Nodes() {
-		res.Nodes = append(res.Nodes, NodeInfo{ID: id, Type: p.Built().Kinds()[id]})
+	res := ValidateResult{OK: true, Name: p.Name(), Cycles: p.Graph().Cycles()}
+	for _, id := range p.Graph().Nodes() {
+		res.Nodes = append(res.Nodes, NodeInfo{ID: id, Type: p.Kinds()[id]})
 	}
 	s.writeJSON(w, r, http.StatusOK, res)
 }
@@ -266,7 +266,7 @@ func (s *Server) pipelineGraph(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer p.Close()
-	g, kinds := p.Built().Graph(), p.Built().Kinds()
+	g, kinds := p.Graph(), p.Kinds()
 	switch format {
 	case "svg":
 		s.writeBody(w, r, http.StatusOK, "image/svg+xml", []byte(renderSVG(p.Name(), g.Nodes(), g.Edges(), kinds)))

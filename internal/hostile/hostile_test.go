@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/planner-engine/planner"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,7 +100,7 @@ func run(t *testing.T, a *app.App, cfgFile, script, question string) outcome {
 	p, err := a.LoadWith(ctx, filepath.Join("..", "..", "configs", cfgFile), config.LLM{Provider: "scripted", Script: script}, 0)
 	require.NoError(t, err)
 	rec := &trace.Recorder{}
-	res, err := p.Built().Run(ctx, state.Task{Question: question}, trace.New("hostile", rec))
+	res, err := p.Run(ctx, question, planner.WithRunID("hostile"), planner.WithTraceSink(rec))
 	require.NotNil(t, res)
 	require.NoError(t, ctx.Err(), "the run must end by itself")
 	return outcome{state: res.State, err: err, events: rec.Events()}

@@ -257,11 +257,7 @@ func (c ToolCall) hookCall(ctx context.Context) *hooks.ToolCall {
 // name with tools.ErrUnknownTool.
 func (c ToolCall) invokeTool(ctx context.Context, st *state.State, call *hooks.ToolCall) (*hooks.ToolResult, error) {
 	if c.Tool == nil {
-		names := "(none)"
-		if c.reg.Len() > 0 {
-			names = strings.Join(c.reg.Names(), ", ")
-		}
-		return &hooks.ToolResult{Err: fmt.Errorf("%w %q; available tools: %s", tools.ErrUnknownTool, c.Name, names)}, nil
+		return &hooks.ToolResult{Err: fmt.Errorf("%w %q; available tools: %s", tools.ErrUnknownTool, c.Name, c.available())}, nil
 	}
 	c.Input = call.Input // a hook may have changed it
 	ctx = c.withVars(ctx, st)
@@ -274,17 +270,22 @@ func (c ToolCall) invokeTool(ctx context.Context, st *state.State, call *hooks.T
 	return res, nil
 }
 
+// available lists the registry's tool names for an unknown tool's error
+// and observation.
+func (c ToolCall) available() string {
+	if c.reg.Len() == 0 {
+		return "(none)"
+	}
+	return strings.Join(c.reg.Names(), ", ")
+}
+
 // result turns what the chain returned into the observation the model is
 // shown.
 func (c ToolCall) result(r *hooks.ToolResult) ToolResult {
 	m := c.opts.Messages
 	res := ToolResult{Output: r.Output, Elapsed: r.Elapsed}
 	if c.Tool == nil && errors.Is(r.Err, tools.ErrUnknownTool) {
-		names := "(none)"
-		if c.reg.Len() > 0 {
-			names = strings.Join(c.reg.Names(), ", ")
-		}
-		res.Observation, res.Err = fmt.Sprintf(m.UnknownTool, c.Name, names), r.Err
+		res.Observation, res.Err = fmt.Sprintf(m.UnknownTool, c.Name, c.available()), r.Err
 		return res
 	}
 	obs := r.Output

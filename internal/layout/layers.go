@@ -24,10 +24,10 @@ func Layers() []Layer {
 			"graph", "config", "plan", "verify", "redact", "corpus", "tools", "tools/keyword", "hooks", "llm/middleware", "llm/usage",
 			"internal/par", "internal/textutil",
 			// test harnesses, imported by tests only
-			"internal/hostile", "internal/layout", "internal/temporaltest", "llm/llmtest", "server/browsertest", "tools/mcp/mcptest",
+			"internal/hostile", "internal/integrationlog", "internal/layout", "llm/llmtest", "server/browsertest",
 		}},
 		{"the run's data, its events and the leaves: run state, trace events, providers, cassettes, built-in tool families", []string{
-			"state", "trace", "audit", "llm/cassette", "llm/provider/adapter", "executor/parse",
+			"state", "trace", "audit", "internal/temporaltest", "tools/mcp/mcptest", "llm/cassette", "llm/provider/adapter", "executor/parse",
 			"tools/calc", "tools/clock", "tools/code", "tools/files", "tools/httpfetch", "tools/lctool", "tools/mcp",
 			"tools/search", "tools/serpapi", "tools/sqltool", "tools/vars", "tools/weather",
 		}},

@@ -161,7 +161,7 @@ func checkLongestChain(t *testing.T, graph map[string][]string) {
 }
 
 // testHarnesses are packages that only tests import.
-var testHarnesses = []string{"internal/hostile", "internal/layout", "internal/temporaltest", "server/browsertest", "tools/mcp/mcptest"}
+var testHarnesses = []string{"internal/hostile", "internal/integrationlog", "internal/layout", "internal/temporaltest", "server/browsertest", "tools/mcp/mcptest"}
 
 // checkTelemetryImportsOnlyItsFloor keeps the OpenTelemetry package light:
 // llm, node and pipeline import it, so it imports (directly) only the run's

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/planner-engine/planner/internal/integrationlog"
 	"io"
 	"log/slog"
 	"net"
@@ -83,11 +84,6 @@ func Bin() (string, bool) {
 	return b, err == nil
 }
 
-// RunLogEnv names the environment variable that, when set, names a file
-// to which Start appends a line for each test that starts a server: make
-// test reports from it which integration suites ran.
-const RunLogEnv = "PLANNER_INTEGRATION_LOG"
-
 // Start starts a dev server for t and stops it when t ends. It fails t,
 // saying how to install one, when no Temporal CLI binary is found, and
 // when the server does not answer within a minute.
@@ -102,7 +98,7 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("no Temporal CLI binary (%s unset, no `temporal` on PATH), which the tests against a Temporal dev server need; "+
 			"install it with: go install github.com/temporalio/cli/cmd/temporal@%s (scripts/integration-deps.sh, which make test runs, does)", BinEnv, CLIVersion)
 	}
-	noteRun(t, bin)
+	integrationlog.Note(t, "temporal", bin)
 	ports, err := freePorts(3)
 	if err != nil {
 		t.Fatalf("temporaltest: %v", err)
@@ -141,26 +137,6 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("temporaltest: the dev server (%s %v) did not answer at %s: %v\nits log:\n%s", bin, args, s.HostPort, err, s.LogTail(4096))
 	}
 	return s
-}
-
-// noteRun appends "temporal, bin, the test's folder, its name" to the file
-// named by $PLANNER_INTEGRATION_LOG, when set.
-func noteRun(t testing.TB, bin string) {
-	t.Helper()
-	path := os.Getenv(RunLogEnv)
-	if path == "" {
-		return
-	}
-	dir, _ := os.Getwd() // only a label in the report
-	line := fmt.Sprintf("temporal\t%s\t%s\t%s\n", bin, dir, t.Name())
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err == nil {
-		_, err = f.WriteString(line)
-		err = errors.Join(err, f.Close())
-	}
-	if err != nil {
-		t.Fatalf("%s=%s: %v", RunLogEnv, path, err)
-	}
 }
 
 // waitReady polls until the frontend answers a health check and describes

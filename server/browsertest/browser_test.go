@@ -4,8 +4,8 @@ package browsertest_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/planner-engine/planner/internal/integrationlog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,41 +24,25 @@ import (
 // chromium finds the browser: $PLANNER_CHROMIUM, else chromium,
 // chromium-browser, google-chrome or google-chrome-stable on PATH. Without
 // one it fails the test, saying how to get one; with one, it notes the run
-// in $PLANNER_INTEGRATION_LOG (see noteRun).
+// in $PLANNER_INTEGRATION_LOG (see integrationlog.Note).
 func chromium(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("PLANNER_CHROMIUM"); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("PLANNER_CHROMIUM=%s: %v", p, err)
 		}
-		noteRun(t, p)
+		integrationlog.Note(t, "chromium", p)
 		return p
 	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
-			noteRun(t, p)
+			integrationlog.Note(t, "chromium", p)
 			return p
 		}
 	}
 	t.Fatal("no Chromium, which the browser tests need: install Debian's chromium (apt-get install chromium; .ci/run does) " +
 		"or set PLANNER_CHROMIUM to a Chrome or Chromium binary")
 	return ""
-}
-
-// noteRun appends "chromium, bin, the test's folder, its name" to the file
-// named by $PLANNER_INTEGRATION_LOG, when set: make test reports from it
-// which integration suites ran.
-func noteRun(t *testing.T, bin string) {
-	t.Helper()
-	path := os.Getenv("PLANNER_INTEGRATION_LOG")
-	if path == "" {
-		return
-	}
-	dir, _ := os.Getwd() // only a label in the report
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	require.NoError(t, err)
-	_, err = fmt.Fprintf(f, "chromium\t%s\t%s\t%s\n", bin, dir, t.Name())
-	require.NoError(t, errors.Join(err, f.Close()))
 }
 
 // browser is a headless browser tab, with what its console said.

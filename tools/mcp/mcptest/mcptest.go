@@ -21,7 +21,7 @@ package mcptest
 import (
 	"context"
 	"errors"
-	"fmt"
+	"github.com/planner-engine/planner/internal/integrationlog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,11 +46,6 @@ const (
 // installTimeout bounds the npm install.
 const installTimeout = 5 * time.Minute
 
-// RunLogEnv names the environment variable that, when set, names a file
-// to which FilesystemServer appends a line for each test that runs the
-// server: make test reports from it which integration suites ran.
-const RunLogEnv = "PLANNER_INTEGRATION_LOG"
-
 // FilesystemServer returns the argv that starts the reference filesystem
 // server with root as its only allowed directory. It uses the binary named
 // by $PLANNER_MCP_FILESYSTEM_BIN (a missing file is a test failure); else
@@ -62,28 +57,8 @@ const RunLogEnv = "PLANNER_INTEGRATION_LOG"
 func FilesystemServer(t testing.TB, root string) []string {
 	t.Helper()
 	bin := filesystemBin(t)
-	noteRun(t, bin)
+	integrationlog.Note(t, "mcp-filesystem", bin)
 	return []string{bin, root}
-}
-
-// noteRun appends "mcp-filesystem, bin, the test's folder, its name" to
-// the file named by $PLANNER_INTEGRATION_LOG, when set.
-func noteRun(t testing.TB, bin string) {
-	t.Helper()
-	path := os.Getenv(RunLogEnv)
-	if path == "" {
-		return
-	}
-	dir, _ := os.Getwd() // only a label in the report
-	line := fmt.Sprintf("mcp-filesystem\t%s\t%s\t%s\n", bin, dir, t.Name())
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err == nil {
-		_, err = f.WriteString(line)
-		err = errors.Join(err, f.Close())
-	}
-	if err != nil {
-		t.Fatalf("%s=%s: %v", RunLogEnv, path, err)
-	}
 }
 
 func filesystemBin(t testing.TB) string {

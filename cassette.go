@@ -24,10 +24,6 @@ const modelInfoKey = "model"
 // cassette.
 var ErrRecording = errors.New("cannot record the cassette")
 
-// errNoRoute means the recording router was called without a model in the
-// context, which only a wiring mistake in this package can cause.
-var errNoRoute = errors.New("planner: recording router called without a target model")
-
 // recording is an Engine's cassette. Every model the Engine builds while
 // recording sends its calls through the one cassette.Recorder, so that the
 // cassette has a single call numbering and a single writer. A Recorder wraps
@@ -86,24 +82,6 @@ func (l *lazyFile) Close() error {
 	return l.f.Close()
 }
 
-// routeKey is the context key carrying the model a routed call goes to.
-type routeKey struct{}
-
-// router is the llms.Model the shared Recorder wraps; see recording.
-type router struct{}
-
-func (r router) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	m, ok := ctx.Value(routeKey{}).(llms.Model)
-	if !ok {
-		return nil, errNoRoute
-	}
-	return m.GenerateContent(ctx, msgs, opts...)
-}
-
-func (r router) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, r, prompt, opts...)
-}
-
 // newRecording prepares the cassette at path. The file itself is created
 // by the first recorded call; its folder must exist now.
 func newRecording(path string) (*recording, error) {
@@ -114,7 +92,7 @@ func newRecording(path string) (*recording, error) {
 		return nil, fmt.Errorf("%w: %s: %s is not a folder", ErrRecording, path, dir)
 	}
 	file := &lazyFile{path: path}
-	return &recording{path: path, file: file, rec: cassette.NewRecorder(router{}, file)}, nil
+	return &recording{path: path, file: file, rec: cassette.NewRecorder(nil, file)}, nil
 }
 
 // wrap returns m recorded into the shared cassette. Successful responses
@@ -141,8 +119,9 @@ func (r *recording) wrap(cfg config.LLM, m llms.Model) llms.Model {
 			return resp, err
 		})
 	}
+	recorded := r.rec.Through(named)
 	return middleware.Wrap(named, func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-		return r.rec.GenerateContent(context.WithValue(ctx, routeKey{}, named), msgs, opts...)
+		return recorded.GenerateContent(ctx, msgs, opts...)
 	})
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/provider/adapter"
 	"github.com/planner-engine/planner/llm/usage"
-	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/telemetry"
@@ -60,9 +59,9 @@ type Engine struct {
 	keywords keyword.Indexer // WithKeywordIndex's; nil: none
 	registry pipeline.Constructors
 	scrub    trace.Scrubber
-	// tracerProvider and telemetry are WithTracerProvider's (telemetry.go).
-	tracerProvider oteltrace.TracerProvider
-	telemetry      []telemetry.Option
+	// spans makes the runs' OpenTelemetry spans (WithTracerProvider,
+	// telemetry.go); nil: none.
+	spans *telemetry.Provider
 
 	hooks   []any      // WithHooks's
 	rec     *recording // nil unless WithRecording
@@ -176,8 +175,8 @@ func WithTools(f pipeline.ToolFactory) Option {
 }
 
 // WithRegistry sets what maps a pipeline node's `type:` to its constructor.
-// Default: paradigms.Default(), every built-in node type. To add node types,
-// register them on a paradigms.Default() registry and pass it.
+// Default: NodeKinds(), every built-in node type. To add node types,
+// register them on a NodeKinds() registry and pass it.
 func WithRegistry(r pipeline.Constructors) Option {
 	return func(o *options) { o.registry = r }
 }
@@ -207,17 +206,17 @@ func New(opts ...Option) (*Engine, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	e := &Engine{tools: o.tools, keywords: o.keywords, registry: o.registry, scrub: o.scrub, replays: newReplays(),
-		tracerProvider: o.tracerProvider, telemetry: o.telemetry, hooks: o.hooks}
+	e := &Engine{tools: o.tools, keywords: o.keywords, registry: o.registry, scrub: o.scrub, replays: newReplays(), hooks: o.hooks}
 	if e.tools == nil {
 		e.tools = noTools{}
 	}
 	if e.registry == nil {
-		e.registry = paradigms.Default()
+		e.registry = NodeKinds()
 	}
 	if !o.scrubSet {
 		e.scrub = redact.New()
 	}
+	e.spans = newSpans(o.tracerProvider, e.scrub, o.telemetry)
 	if o.record != "" {
 		var err error
 		if e.rec, err = newRecording(o.record); err != nil {

@@ -300,12 +300,11 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 		topts = append(topts, trace.WithSinks(jsonl))
 	}
 	tracer := trace.NewWithOptions(o.runID, topts...)
-	ctx = p.engine.withTelemetry(ctx) // WithTracerProvider's spans (telemetry.go)
-	if o.shared != nil {
-		ctx = llm.WithSharedBudget(ctx, o.shared)
+	if p.engine.spans != nil {
+		popts = append(popts, pipeline.WithTelemetry(p.engine.spans)) // WithTracerProvider (telemetry.go)
 	}
-	if o.live > 0 {
-		ctx = journal.WithLiveBudget(ctx, o.live)
+	if o.shared != nil {
+		popts = append(popts, pipeline.WithSharedBudget(o.shared))
 	}
 	if o.audit != nil {
 		popts = append(popts, pipeline.WithAudit(o.audit))
@@ -317,7 +316,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 	)
 	if o.store == nil {
 		if o.approver != nil {
-			ctx = journal.WithApprover(ctx, o.approver)
+			popts = append(popts, pipeline.WithApprover(o.approver))
 		}
 		out, runErr = p.built.Run(ctx, task, tracer, popts...)
 	} else {
@@ -333,7 +332,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 			}
 			approver = journal.Decide(*th.Pending, *o.decision, approver)
 		}
-		th := pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver}
+		th := pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver, LiveCalls: o.live}
 		if o.meta != nil {
 			meta, err := json.Marshal(o.meta)
 			if err != nil {

@@ -1,9 +1,8 @@
 package planner
 
 import (
-	"context"
-
 	"github.com/planner-engine/planner/telemetry"
+	"github.com/planner-engine/planner/trace"
 	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
@@ -15,19 +14,17 @@ import (
 // inputs and outputs are recorded, scrubbed by the Engine's scrubber, when
 // the environment opts in (telemetry.ContentFromEnv) or opts say so
 // (telemetry.WithContent(true)); opts come last and win. The caller owns tp
-// and shuts it down. Default: none, unless the run's context already
-// carries a provider (telemetry.WithProvider), which then applies; a nil tp
-// is the default.
+// and shuts it down. Default: none; a nil tp is the default.
 func WithTracerProvider(tp oteltrace.TracerProvider, opts ...telemetry.Option) Option {
 	return func(o *options) { o.tracerProvider, o.telemetry = tp, opts }
 }
 
-// withTelemetry returns ctx carrying the Engine's tracer provider, if it has
-// one, with the Engine's scrubber for recorded content.
-func (e *Engine) withTelemetry(ctx context.Context) context.Context {
-	if e.tracerProvider == nil {
-		return ctx
+// newSpans returns the Engine's span maker: nil without a tracer
+// provider, else one that records content scrubbed by the Engine's
+// scrubber.
+func newSpans(tp oteltrace.TracerProvider, scrub trace.Scrubber, opts []telemetry.Option) *telemetry.Provider {
+	if tp == nil {
+		return nil
 	}
-	opts := append([]telemetry.Option{telemetry.WithScrubber(e.scrub), telemetry.WithContent(telemetry.ContentFromEnv())}, e.telemetry...)
-	return telemetry.WithProvider(ctx, e.tracerProvider, opts...)
+	return telemetry.New(tp, append([]telemetry.Option{telemetry.WithScrubber(scrub), telemetry.WithContent(telemetry.ContentFromEnv())}, opts...)...)
 }

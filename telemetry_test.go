@@ -23,7 +23,7 @@ import (
 // spanRun runs config on the scripted model's script with a tracer
 // provider, given to the Engine (engine) or carried by the run's context
 // (as the command line does), and returns the spans of the run.
-func spanRun(t *testing.T, config, script, question string, engine bool, opts ...planner.Option) []tracetest.SpanStub {
+func spanRun(t *testing.T, config, script, question string, opts ...planner.Option) []tracetest.SpanStub {
 	t.Helper()
 	t.Setenv(telemetry.EnvContent, "") // content stays off
 	t.Setenv(telemetry.EnvCaptureContent, "")
@@ -31,11 +31,7 @@ func spanRun(t *testing.T, config, script, question string, engine bool, opts ..
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	ctx := context.Background()
-	if engine {
-		opts = append(opts, planner.WithTracerProvider(tp))
-	} else {
-		ctx = telemetry.WithProvider(ctx, tp)
-	}
+	opts = append(opts, planner.WithTracerProvider(tp))
 	eng, err := planner.New(append(full.Options(), opts...)...)
 	require.NoError(t, err)
 	defer eng.Close()
@@ -72,7 +68,7 @@ func TestTelemetrySpanTree(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			spans := spanRun(t, tc.config, tc.script, tc.question, true)
+			spans := spanRun(t, tc.config, tc.script, tc.question)
 			byID := map[string]tracetest.SpanStub{}
 			var runs, nodes, chats, toolSpans []tracetest.SpanStub
 			for _, s := range spans {
@@ -175,19 +171,6 @@ func TestTelemetryContentIsOptInAndScrubbed(t *testing.T) {
 	for _, k := range []attribute.Key{telemetry.KeyInputMessages, telemetry.KeyOutputMessages, telemetry.KeyToolArguments, telemetry.KeyToolResult} {
 		assert.True(t, seen[k], "content %s recorded", k)
 	}
-}
-
-// TestTelemetryProviderFromContext: a provider carried by the run's context
-// (the command line's, a comparison's) traces runs of an Engine without
-// WithTracerProvider.
-func TestTelemetryProviderFromContext(t *testing.T) {
-	spans := spanRun(t, "configs/cot.yaml", "examples/scripts/cot_demo.yaml", "A farmer has 3 fields of 17 rows with 23 plants each. How many plants?", false)
-	names := make([]string, 0, len(spans))
-	for _, s := range spans {
-		names = append(names, s.Name)
-	}
-	assert.Contains(t, names, "invoke_agent cot")
-	assert.Contains(t, names, "chat scripted")
 }
 
 // TestTelemetryJournaledAndFailedRuns: a journaled run (the journal's node

@@ -324,6 +324,9 @@ type run struct {
 	out        Outcome
 	parseFails int
 	seen       map[string]*seenCall
+	// recall is the run's tool calls as of the current turn's start, which
+	// the turn's recall calls read (snapshotRecall); nil without recall.
+	recall *recallView
 	// compacted counts the leading steps that are compacted in the
 	// prompt (with compaction "window", those whose events were
 	// emitted; the prompt follows run.old).
@@ -460,7 +463,8 @@ func (r *run) turn(ctx context.Context, opts []llms.CallOption) (done bool, h *h
 		return false, nil, err
 	}
 	if r.l.s.completion() {
-		done, h, err = r.completionTurn(r.withRecall(ctx), len(r.steps)+1, opts)
+		r.snapshotRecall()
+		done, h, err = r.completionTurn(ctx, len(r.steps)+1, opts)
 		if err == nil && !done && h == nil {
 			err = r.compact(ctx)
 		}
@@ -472,10 +476,11 @@ func (r *run) turn(ctx context.Context, opts []llms.CallOption) (done bool, h *h
 	}
 	r.out.Iterations++
 	n := len(r.steps) + 1
+	r.snapshotRecall()
 	if r.l.s.mode == ModeTools {
-		done, h, err = r.toolsTurn(r.withRecall(ctx), n, rep)
+		done, h, err = r.toolsTurn(ctx, n, rep)
 	} else {
-		done, h, err = r.textTurn(r.withRecall(ctx), n, rep)
+		done, h, err = r.textTurn(ctx, n, rep)
 	}
 	if err == nil && !done && h == nil {
 		if len(r.steps) >= n && r.steps[len(r.steps)-1].kind == stepAction {
@@ -651,6 +656,11 @@ func (r *run) resolve(n int, c *call) {
 	}
 	c.tc = nodekind.PrepareTool(r.l.tools, r.caller, c.name, c.input, nodekind.ToolOptions{Limit: r.l.s.obsLimit, Messages: r.l.lb.tool, Trace: data,
 		Verbatim: r.l.s.verbatim()})
+	if rt, ok := c.tc.Tool.(recallTool); ok {
+		// The recall tool reads this run's calls as of the turn's start.
+		rt.view = r.recall
+		c.tc.Tool = rt
+	}
 	c.input = c.tc.Input
 	r.noteUnshown(n, c)
 }

@@ -21,16 +21,16 @@ func TestRecallPagesAStepWithSeveralCalls(t *testing.T) {
 		{step: 3, tool: "fetch", input: "a", output: strings.Repeat("x", 2000)},
 		{step: 3, tool: "fetch", input: "b", output: "short"},
 	}}
-	ctx := context.WithValue(context.Background(), recallKey{}, v)
-	first, err := recallTool{}.Call(ctx, "3")
+	ctx, tool := context.Background(), recallTool{view: v}
+	first, err := tool.Call(ctx, "3")
 	require.NoError(t, err)
 	assert.Contains(t, first, `(more: recall {"step": 3, "from": 1500})`)
 	assert.Contains(t, first, "fetch(b), characters 0-5 of 5")
-	next, err := recallTool{}.Call(ctx, `{"step": 3, "from": 1500}`)
+	next, err := tool.Call(ctx, `{"step": 3, "from": 1500}`)
 	require.NoError(t, err)
 	assert.Contains(t, next, "fetch(a), characters 1500-2000 of 2000")
 	assert.NotContains(t, next, "fetch(b)")
-	_, err = recallTool{}.Call(ctx, `{"step": 3, "from": 2500}`)
+	_, err = tool.Call(ctx, `{"step": 3, "from": 2500}`)
 	assert.ErrorIs(t, err, tools.ErrBadInput)
 }
 

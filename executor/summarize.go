@@ -152,10 +152,8 @@ type recalled struct {
 }
 
 // recallView is the immutable list of the run's tool calls so far that a
-// turn's recall calls read (through the context).
+// turn's recall calls read.
 type recallView struct{ calls []recalled }
-
-type recallKey struct{}
 
 // RecallTool returns the recall tool a loop adds with ReActConfig.Recall,
 // without a keyword index (a search by words fails with
@@ -175,12 +173,15 @@ func newRecallTool(env nodekind.Env) (tools.Tool, error) {
 	return recallTool{index: env.Keywords}, nil
 }
 
-// recallTool is the loop's recall tool. It is stateless: the calls it
-// reads travel in the context of each turn (withRecall), so concurrent
-// runs and forked branches each see their own.
+// recallTool is the loop's recall tool. The loop's registry holds it
+// without a view; each call a run resolves gets a copy bound to the run's
+// calls as of the turn's start (run.resolve), so concurrent runs and
+// forked branches each see their own.
 type recallTool struct {
 	// index builds the keyword index a search by words ranks with.
 	index keyword.Indexer
+	// view is what the call reads; nil outside a loop's run.
+	view *recallView
 }
 
 func (recallTool) Name() string { return RecallToolName }
@@ -241,7 +242,7 @@ func parseRecall(input string) (recallInput, error) {
 }
 
 func (t recallTool) Call(ctx context.Context, input string) (string, error) {
-	v, _ := ctx.Value(recallKey{}).(*recallView)
+	v := t.view
 	if v == nil {
 		return "", ErrRecallOutsideRun
 	}
@@ -322,11 +323,11 @@ func (v *recallView) search(ctx context.Context, ix keyword.Indexer, q string) (
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
-// withRecall returns ctx carrying the run's tool calls so far, which the
-// recall tool reads.
-func (r *run) withRecall(ctx context.Context) context.Context {
+// snapshotRecall sets r.recall to the run's tool calls so far, which the
+// turn's recall calls read.
+func (r *run) snapshotRecall() {
 	if !r.l.s.recall {
-		return ctx
+		return
 	}
 	v := &recallView{}
 	for _, s := range r.steps {
@@ -337,5 +338,5 @@ func (r *run) withRecall(ctx context.Context) context.Context {
 			v.calls = append(v.calls, recalled{step: s.n, tool: c.toolName(), input: c.input, output: c.full})
 		}
 	}
-	return context.WithValue(ctx, recallKey{}, v)
+	r.recall = v
 }

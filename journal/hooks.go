@@ -83,6 +83,10 @@ func (r *Run) rebuild(ctx context.Context, next hooks.ToolFunc, call *hooks.Tool
 // execution that returned without an error, with its route (see Node).
 func (r *Run) WrapNode(next hooks.NodeFunc) hooks.NodeFunc {
 	return func(ctx context.Context, n hooks.Node) (string, error) {
+		// The node's code reaches the session through its context (From):
+		// a model that keeps its place across calls (the scripted one)
+		// and the ReAct loop's journaled tool retrieval read it.
+		ctx = WithRun(ctx, r)
 		route, err := next(ctx, n)
 		if err != nil {
 			return route, err

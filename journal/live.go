@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// ErrSuspended: a run in the one-live-call mode (WithLiveBudget) reached a
+// ErrSuspended: a run in the one-live-call mode (LiveCalls) reached a
 // live side effect after its budget of live calls was spent; the run
 // stopped there, with everything before it journaled, to be resumed (by
 // another process, another activity) for the next call.
@@ -53,32 +53,30 @@ func (e *SuspendedError) Error() string {
 // Unwrap returns ErrSuspended.
 func (e *SuspendedError) Unwrap() error { return ErrSuspended }
 
-type liveBudgetKey struct{}
+// OpenOption configures a session (Open).
+type OpenOption func(*Run)
 
-// WithLiveBudget returns ctx whose journal sessions (Open) allow only n
-// live external calls — model and tool calls; calls answered from the
-// journal are free, and node transitions and approval decisions are
-// journaled as usual. The run's next live call after the n-th does not
-// happen: it returns a *SuspendedError, and from then on the session
-// journals nothing more (its node transitions and decisions fail with the
-// same error), so that a run that swallowed the error does not journal a
-// path it took because of it. While an allowed live call is in flight,
-// another branch that reaches a live call, or an approval, waits for it
-// to finish and be journaled before it is suspended, so a branch's error
-// cannot cancel the allowed call before it is saved. A durable engine
-// (package temporal) resumes the run once per call, each time with
-// budget 1. n < 0 means no limit (the default).
-func WithLiveBudget(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, liveBudgetKey{}, n)
-}
-
-// liveBudget returns the budget WithLiveBudget put in ctx, or -1.
-func liveBudget(ctx context.Context) int {
-	n, ok := ctx.Value(liveBudgetKey{}).(int)
-	if !ok || n < 0 {
-		return -1
+// LiveCalls makes the session allow only n live external calls — model
+// and tool calls; calls answered from the journal are free, and node
+// transitions and approval decisions are journaled as usual. The run's
+// next live call after the n-th does not happen: it returns a
+// *SuspendedError, and from then on the session journals nothing more
+// (its node transitions and decisions fail with the same error), so that
+// a run that swallowed the error does not journal a path it took because
+// of it. While an allowed live call is in flight, another branch that
+// reaches a live call, or an approval, waits for it to finish and be
+// journaled before it is suspended, so a branch's error cannot cancel the
+// allowed call before it is saved. A durable engine (package temporal)
+// resumes the run once per call, each time with n = 1. Default: no limit;
+// n < 0 means no limit.
+func LiveCalls(n int) OpenOption {
+	return func(r *Run) {
+		if n >= 0 {
+			r.gate = &gate{left: n}
+		} else {
+			r.gate = nil
+		}
 	}
-	return n
 }
 
 // gate is the state of the one-live-call mode of a Run; r.mu guards it.

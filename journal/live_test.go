@@ -19,11 +19,11 @@ import (
 // budgeted opens a session of thread name with a live budget of n.
 func budgeted(t *testing.T, s journal.Store, name string, n int) (context.Context, *journal.Run) {
 	t.Helper()
-	ctx := journal.WithLiveBudget(context.Background(), n)
+	ctx := context.Background()
 	if _, err := s.Thread(ctx, name); err != nil {
 		require.NoError(t, s.Create(ctx, journal.Thread{Name: name, Pipeline: "p", Status: journal.StatusRunning}))
 	}
-	r, err := journal.Open(ctx, s, name)
+	r, err := journal.Open(ctx, s, name, journal.LiveCalls(n))
 	require.NoError(t, err)
 	return journal.WithScope(journal.WithRun(ctx, r), journal.NodeScope(1, "act")), r
 }
@@ -98,7 +98,7 @@ func TestLiveBudgetZeroSuspendsAtTheFirstCall(t *testing.T) {
 	assert.Zero(t, tools.Load())
 	err = r.Node(ctx, 1, "act", "")
 	require.ErrorIs(t, err, journal.ErrSuspended, "nothing is journaled after a suspension")
-	_, err = journal.Approve(journal.WithApprover(ctx, journal.Defer()), journal.Approval{Tool: "calc", Input: "x"})
+	_, err = r.Approve(ctx, journal.Defer(), journal.Approval{Tool: "calc", Input: "x"})
 	require.ErrorIs(t, err, journal.ErrSuspended)
 	es, err := s.Entries(context.Background(), "t")
 	require.NoError(t, err)

@@ -33,7 +33,7 @@ type Run struct {
 	left     int
 	replayed int
 	live     int
-	// gate is the one-live-call mode's state (WithLiveBudget); nil
+	// gate is the one-live-call mode's state (LiveCalls); nil
 	// without a budget.
 	gate *gate
 
@@ -46,14 +46,14 @@ type Run struct {
 // Open starts a session of the named thread: it reads and verifies the
 // journal (ErrCorrupt, ErrNotFound). The caller holds the thread's lock
 // (Store.Lock) for the session's length.
-func Open(ctx context.Context, s Store, name string) (*Run, error) {
+func Open(ctx context.Context, s Store, name string, opts ...OpenOption) (*Run, error) {
 	entries, err := s.Entries(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	r := &Run{store: s, thread: name, queues: map[string][]Entry{}, left: len(entries)}
-	if n := liveBudget(ctx); n >= 0 {
-		r.gate = &gate{left: n}
+	for _, o := range opts {
+		o(r)
 	}
 	for _, e := range entries {
 		r.queues[e.Scope] = append(r.queues[e.Scope], e)
@@ -105,7 +105,13 @@ func (r *Run) Stats() (replayed, live, unused int) {
 
 type runKey struct{}
 
-// WithRun returns ctx whose runs are journaled by r.
+// WithRun returns ctx carrying the session r. The session's node hook
+// (WrapNode) sets it around every node it journals, so that code inside
+// the node that needs the session and cannot be handed it — a model that
+// keeps its place across calls (llm/scripted) behind the fixed
+// llms.Model signature, the ReAct loop's journaled tool retrieval — reads
+// it with From. Programs and tests that call nodes, models or tools
+// outside a run set it themselves (pipeline.ContextHooks reads it).
 func WithRun(ctx context.Context, r *Run) context.Context {
 	return context.WithValue(ctx, runKey{}, r)
 }
@@ -492,20 +498,6 @@ type ApproverFunc func(ctx context.Context, a Approval) (Decision, error)
 // Approve calls f.
 func (f ApproverFunc) Approve(ctx context.Context, a Approval) (Decision, error) { return f(ctx, a) }
 
-type approverKey struct{}
-
-// WithApprover returns ctx whose tool calls that need approval are decided
-// by a.
-func WithApprover(ctx context.Context, a Approver) context.Context {
-	return context.WithValue(ctx, approverKey{}, a)
-}
-
-// ApproverFrom returns the approver in ctx, or nil.
-func ApproverFrom(ctx context.Context) Approver {
-	a, _ := ctx.Value(approverKey{}).(Approver)
-	return a
-}
-
 // Decide returns an Approver that answers the call pending (the one a
 // waiting thread stopped at: same tool, same input) with d, once, and
 // asks next about every other call. It is how a decision given ahead of
@@ -554,12 +546,12 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// Approve decides a: from the journal when it holds the decision (a
-// resumed run is not asked twice), else by the approver in ctx, whose
-// decision is journaled. With no approver it fails with ErrNoApprover; an
-// approver's error (a *WaitingError) is returned as is.
-func Approve(ctx context.Context, a Approval) (Decision, error) {
-	r := From(ctx)
+// Approve decides a: from the session's journal when it holds the
+// decision (a resumed run is not asked twice), else by ap, whose decision
+// is journaled. With no approver it fails with ErrNoApprover; an
+// approver's error (a *WaitingError) is returned as is. A nil r (a run
+// without a journal) asks ap and records nothing.
+func (r *Run) Approve(ctx context.Context, ap Approver, a Approval) (Decision, error) {
 	var (
 		body  []byte
 		sum   string
@@ -586,7 +578,6 @@ func Approve(ctx context.Context, a Approval) (Decision, error) {
 			return Decision{}, err
 		}
 	}
-	ap := ApproverFrom(ctx)
 	if ap == nil {
 		return Decision{}, fmt.Errorf("%w: tool %q", ErrNoApprover, a.Tool)
 	}

@@ -192,20 +192,20 @@ func TestApprovalIsJournaledAndNotAskedAgain(t *testing.T) {
 	})
 	a := journal.Approval{Node: "act", Tool: "rm", Input: "ok"}
 
-	ctx, _ := session(t, s, "t")
-	_, err := journal.Approve(ctx, a)
+	ctx, r := session(t, s, "t")
+	_, err := r.Approve(ctx, nil, a)
 	require.ErrorIs(t, err, journal.ErrNoApprover, "nobody to ask")
-	d, err := journal.Approve(journal.WithApprover(ctx, approver), a)
+	d, err := r.Approve(ctx, approver, a)
 	require.NoError(t, err)
 	assert.True(t, d.Approved)
 
-	ctx, _ = session(t, s, "t")
-	d, err = journal.Approve(journal.WithApprover(ctx, approver), a)
+	ctx, r = session(t, s, "t")
+	d, err = r.Approve(ctx, approver, a)
 	require.NoError(t, err)
 	assert.Equal(t, journal.Decision{Approved: true, Reason: "only ok", By: "test"}, d)
 	assert.Equal(t, 1, asked, "the replayed decision is not asked again")
 
-	_, err = journal.Approve(journal.WithApprover(ctx, journal.Defer()), journal.Approval{Tool: "rm", Input: "later"})
+	_, err = r.Approve(ctx, journal.Defer(), journal.Approval{Tool: "rm", Input: "later"})
 	var we *journal.WaitingError
 	require.ErrorAs(t, err, &we)
 	assert.Equal(t, "later", we.Approval.Input)
@@ -363,9 +363,9 @@ func TestSummaryOfEachKind(t *testing.T) {
 		return journal.ToolResult{Error: "boom", Class: "panic"}, nil
 	})
 	require.NoError(t, err)
-	_, err = journal.Approve(journal.WithApprover(ctx, journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) {
+	_, err = r.Approve(ctx, journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) {
 		return journal.Decision{Approved: false, Reason: "no", By: "ops"}, nil
-	})), journal.Approval{Tool: "rm", Input: "x"})
+	}), journal.Approval{Tool: "rm", Input: "x"})
 	require.NoError(t, err)
 	require.NoError(t, r.Node(ctx, 1, "act", ""))
 	entries, err := s.Entries(context.Background(), "t")

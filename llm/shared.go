@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -29,8 +28,8 @@ func (e *sharedBudgetError) Is(target error) bool {
 }
 
 // SharedBudget is a budget that many runs, possibly concurrent, draw on
-// together: every model call of every run whose context carries it (see
-// WithSharedBudget) adds its usage to one tally, and is refused once the
+// together: every model call of every run given it (planner.WithSharedBudget)
+// adds its usage to one tally, and is refused once the
 // tally has reached one of the limits. Model calls are admitted one at a
 // time against MaxModelCalls, so concurrent runs never start more than it
 // allows; tokens and cost are known only once a reply is in, so calls
@@ -128,54 +127,19 @@ func (s *SharedBudget) Exhausted() error {
 	return &sharedBudgetError{msg: fmt.Sprintf("%s is spent: %s", s.name, what)}
 }
 
-// tap is what WithSharedBudget puts in a context: the shared tally and
-// whether it refused a call made under this context.
-type tap struct {
-	budget  *SharedBudget
-	refused atomic.Bool
-}
+// GuardSharedBudget is the guard name of the trace event that reports a
+// model call a SharedBudget refused.
+const GuardSharedBudget = "shared_budget"
 
-type sharedKey struct{}
-
-// WithSharedBudget returns ctx whose model calls draw on s (nil: none).
-// Each call of it starts a new scope for SharedBudgetRefused, so a caller
-// that runs several things on one budget calls it once for each.
-func WithSharedBudget(ctx context.Context, s *SharedBudget) context.Context {
-	if s == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, sharedKey{}, &tap{budget: s})
-}
-
-// SharedBudgetFrom returns the shared budget in ctx, or nil.
-func SharedBudgetFrom(ctx context.Context) *SharedBudget {
-	if t, _ := ctx.Value(sharedKey{}).(*tap); t != nil {
-		return t.budget
-	}
-	return nil
-}
-
-// SharedBudgetRefused reports whether the shared budget of ctx refused a
-// model call made under ctx (within the scope WithSharedBudget started).
-func SharedBudgetRefused(ctx context.Context) bool {
-	t, _ := ctx.Value(sharedKey{}).(*tap)
-	return t != nil && t.refused.Load()
-}
-
-// AdmitShared returns the error of a refused call when ctx carries a
-// spent shared budget (WithSharedBudget) and the call's role is not
-// "finalize", and notes the refusal for SharedBudgetRefused. The
-// pipeline's budget hook calls it before every model call.
-func AdmitShared(ctx context.Context, role string) error {
-	t, _ := ctx.Value(sharedKey{}).(*tap)
-	if t == nil || role == "finalize" {
+// Admit returns the error of a refused call when s is spent and the
+// call's role is not "finalize"; a call it admits takes one of
+// MaxModelCalls. The pipeline's budget hook calls it before every model
+// call of a run given the budget. A nil s admits every call.
+func (s *SharedBudget) Admit(role string) error {
+	if s == nil || role == "finalize" {
 		return nil
 	}
-	err := t.budget.admit()
-	if err != nil {
-		t.refused.Store(true)
-	}
-	return err
+	return s.admit()
 }
 
 // admit lets one model call (not a finalizer's) go ahead, or returns the

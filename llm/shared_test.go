@@ -1,7 +1,6 @@
 package llm_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 
@@ -12,16 +11,14 @@ import (
 
 func TestSharedBudgetAdmitsExactlyItsCallsAcrossConcurrentRuns(t *testing.T) {
 	sb := llm.NewSharedBudget(llm.Budget{MaxModelCalls: 5}, "the compare budget")
-	// Three runs, each with a scope of its own, call concurrently until
-	// refused; each admitted call returns a reply of 107 tokens.
-	ctxs := make([]context.Context, 3)
+	// Three runs call concurrently until refused; each admitted call
+	// returns a reply of 107 tokens.
 	made := make([]int, 3)
 	var wg sync.WaitGroup
-	for i := range ctxs {
-		ctxs[i] = llm.WithSharedBudget(context.Background(), sb)
+	for i := range made {
 		wg.Go(func() {
 			for {
-				if err := llm.AdmitShared(ctxs[i], ""); err != nil {
+				if err := sb.Admit(""); err != nil {
 					assert.ErrorIs(t, err, llm.ErrBudgetExceeded)
 					assert.ErrorIs(t, err, llm.ErrSharedBudgetExceeded)
 					assert.Equal(t, "the compare budget is spent: 5 model calls made, its limit is 5 (max model calls)", err.Error())
@@ -41,44 +38,35 @@ func TestSharedBudgetAdmitsExactlyItsCallsAcrossConcurrentRuns(t *testing.T) {
 	assert.Equal(t, total, calls)
 	assert.Equal(t, 107*total, tokens)
 	assert.InDelta(t, 107e-6*float64(total), cost, 1e-12)
-	for _, ctx := range ctxs {
-		assert.True(t, llm.SharedBudgetRefused(ctx), "every run was refused a call")
-	}
 
-	// A finalizer is still admitted, and its usage is counted.
-	require.NoError(t, llm.AdmitShared(ctxs[0], "finalize"))
+	// A finalizer is still admitted, and its usage is counted; any other
+	// role is refused.
+	require.NoError(t, sb.Admit("finalize"))
 	sb.Add(100, 7, 107e-6)
 	calls, _, _ = sb.Spent()
 	assert.Equal(t, total+1, calls)
-
-	// A new scope on the same budget has been refused nothing yet.
-	fresh := llm.WithSharedBudget(context.Background(), sb)
-	assert.False(t, llm.SharedBudgetRefused(fresh))
-	assert.Same(t, sb, llm.SharedBudgetFrom(fresh))
-	require.Error(t, llm.AdmitShared(fresh, "evaluate"))
-	assert.True(t, llm.SharedBudgetRefused(fresh))
+	require.ErrorIs(t, sb.Admit("evaluate"), llm.ErrSharedBudgetExceeded)
 }
 
 func TestACallUnderWayCountsAgainstTheSharedCallLimit(t *testing.T) {
 	sb := llm.NewSharedBudget(llm.Budget{MaxModelCalls: 2}, "")
-	ctx := llm.WithSharedBudget(context.Background(), sb)
-	require.NoError(t, llm.AdmitShared(ctx, ""))
-	require.NoError(t, llm.AdmitShared(ctx, ""))
+	require.NoError(t, sb.Admit(""))
+	require.NoError(t, sb.Admit(""))
 	// Neither call has replied yet (no Add): both are under way.
-	err := llm.AdmitShared(ctx, "")
+	err := sb.Admit("")
 	require.ErrorIs(t, err, llm.ErrSharedBudgetExceeded)
 	assert.Equal(t, "the shared budget is spent: 2 model calls made, its limit is 2 (max model calls)", err.Error())
 	assert.ErrorIs(t, sb.Exhausted(), llm.ErrSharedBudgetExceeded)
 }
 
-func TestAdmitSharedWithoutASharedBudgetAdmitsEveryCall(t *testing.T) {
-	assert.NoError(t, llm.AdmitShared(context.Background(), ""))
-	assert.False(t, llm.SharedBudgetRefused(context.Background()))
-	unbounded := llm.WithSharedBudget(context.Background(), llm.NewSharedBudget(llm.Budget{}, "x"))
+func TestANilOrUnboundedSharedBudgetAdmitsEveryCall(t *testing.T) {
+	var none *llm.SharedBudget
+	assert.NoError(t, none.Admit(""))
+	unbounded := llm.NewSharedBudget(llm.Budget{}, "x")
 	for range 10 {
-		require.NoError(t, llm.AdmitShared(unbounded, ""))
+		require.NoError(t, unbounded.Admit(""))
 	}
-	assert.False(t, llm.SharedBudgetRefused(unbounded))
+	assert.NoError(t, unbounded.Exhausted())
 }
 
 func TestSharedBudgetNamesEachLimit(t *testing.T) {
@@ -101,9 +89,8 @@ func TestSharedBudgetNamesEachLimit(t *testing.T) {
 		require.ErrorIs(t, err, llm.ErrSharedBudgetExceeded)
 		require.ErrorIs(t, err, llm.ErrBudgetExceeded)
 		assert.Equal(t, tc.want, err.Error())
-		ctx := llm.WithSharedBudget(context.Background(), sb)
-		assert.Equal(t, err, llm.AdmitShared(ctx, ""), "a spent budget refuses the next call")
-		assert.NoError(t, llm.AdmitShared(ctx, "finalize"))
+		assert.Equal(t, err, sb.Admit(""), "a spent budget refuses the next call")
+		assert.NoError(t, sb.Admit("finalize"))
 	}
 	// No budget, or one without limits, bounds nothing.
 	var none *llm.SharedBudget
@@ -115,7 +102,4 @@ func TestSharedBudgetNamesEachLimit(t *testing.T) {
 	assert.Zero(t, calls+tokens)
 	assert.Zero(t, cost)
 	require.NoError(t, llm.NewSharedBudget(llm.Budget{}, "x").Exhausted())
-	assert.Nil(t, llm.SharedBudgetFrom(context.Background()))
-	assert.False(t, llm.SharedBudgetRefused(context.Background()))
-	assert.Equal(t, context.Background(), llm.WithSharedBudget(context.Background(), nil))
 }

@@ -101,7 +101,7 @@ func TestToolCallsAreAudited(t *testing.T) {
 	assert.Empty(t, rs[0].OutputSHA256, "an unknown tool produced nothing")
 
 	decide := func(d journal.Decision) context.Context {
-		return journal.WithApprover(ctx, journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) { return d, nil }))
+		return withApprover(ctx, journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) { return d, nil }))
 	}
 	_, err = callTool(decide(journal.Decision{Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.NoError(t, err)
@@ -120,7 +120,7 @@ func TestToolCallsAreAudited(t *testing.T) {
 	assert.Equal(t, audit.DecisionApproved, rs[0].Decision)
 	assert.Equal(t, audit.Digest("got /tmp/x"), rs[0].OutputSHA256)
 
-	_, err = callTool(journal.WithApprover(ctx, journal.Defer()), st, meta, reg, "rm", "/tmp/y", nodekind.ToolOptions{})
+	_, err = callTool(withApprover(ctx, journal.Defer()), st, meta, reg, "rm", "/tmp/y", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrWaiting)
 	rs = aud.take()
 	require.Len(t, rs, 1)
@@ -150,7 +150,7 @@ func TestResumedThreadAuditsOnlyLiveCalls(t *testing.T) {
 		return journal.Decision{Approved: true, By: "resume --approve"}, nil
 	})
 
-	ctx, aud := audited(journal.WithApprover(journaled(t, s), approve))
+	ctx, aud := audited(withApprover(journaled(t, s), approve))
 	_, err = callTool(ctx, st, meta, reg, "rm", "a", nodekind.ToolOptions{})
 	require.NoError(t, err)
 	rs := aud.take()
@@ -159,7 +159,7 @@ func TestResumedThreadAuditsOnlyLiveCalls(t *testing.T) {
 	assert.Equal(t, audit.DecisionApproved, rs[0].Decision)
 	assert.Equal(t, "resume --approve", rs[0].DecidedBy)
 
-	ctx, aud = audited(journal.WithApprover(journaled(t, s), approve))
+	ctx, aud = audited(withApprover(journaled(t, s), approve))
 	_, err = callTool(ctx, st, meta, reg, "nosuch", "x", nodekind.ToolOptions{}) // replayed model output naming an unknown tool
 	require.NoError(t, err)
 	_, err = callTool(ctx, st, meta, reg, "rm", "a", nodekind.ToolOptions{})

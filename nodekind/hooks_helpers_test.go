@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/pipeline"
@@ -15,8 +16,17 @@ import (
 // auditorKey carries a test's auditor (see audited) to callTool.
 type auditorKey struct{}
 
-// withHooks gives st the engine's hooks for a run in ctx (its tracer, its
-// journal session, its auditor), as pipeline.Run would.
+// approverKey carries a test's approver (see withApprover) to callTool.
+type approverKey struct{}
+
+// withApprover returns ctx whose tool calls callTool has decided by a.
+func withApprover(ctx context.Context, a journal.Approver) context.Context {
+	return context.WithValue(ctx, approverKey{}, a)
+}
+
+// withHooks gives st the engine's hooks for a run with the services the
+// test put in ctx (its tracer, journal session, auditor and approver), as
+// pipeline.Run would.
 func withHooks(ctx context.Context, st *state.State) *state.State {
 	if st == nil {
 		return nil
@@ -25,8 +35,14 @@ func withHooks(ctx context.Context, st *state.State) *state.State {
 	if a, ok := ctx.Value(auditorKey{}).(pipeline.ToolAuditor); ok {
 		opts = append(opts, pipeline.WithAudit(a))
 	}
+	if a, ok := ctx.Value(approverKey{}).(journal.Approver); ok {
+		opts = append(opts, pipeline.WithApprover(a))
+	}
+	if j := journal.From(ctx); j != nil {
+		opts = append(opts, pipeline.WithJournal(j))
+	}
 	p := &pipeline.Pipeline{Config: &config.Pipeline{}}
-	st.SetHooks(p.Hooks(ctx, st, trace.From(ctx), opts...))
+	st.SetHooks(p.Hooks(st, trace.From(ctx), opts...))
 	return st
 }
 

@@ -66,7 +66,7 @@ func TestApprovalGatesTheCall(t *testing.T) {
 	meta := llm.CallMeta{Node: "act"}
 	st := state.NewState(state.Task{})
 	decide := func(d journal.Decision) context.Context {
-		return journal.WithApprover(context.Background(), journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) { return d, nil }))
+		return withApprover(context.Background(), journal.ApproverFunc(func(context.Context, journal.Approval) (journal.Decision, error) { return d, nil }))
 	}
 
 	res, err := callTool(decide(journal.Decision{Approved: false, Reason: "not today", By: "ops"}), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
@@ -80,7 +80,7 @@ func TestApprovalGatesTheCall(t *testing.T) {
 	assert.Equal(t, "removed", res.Observation)
 	assert.Equal(t, 1, runs)
 
-	_, err = callTool(journal.WithApprover(context.Background(), journal.Defer()), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
+	_, err = callTool(withApprover(context.Background(), journal.Defer()), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrWaiting)
 	_, err = callTool(context.Background(), st, meta, reg, "rm", "/tmp/x", nodekind.ToolOptions{})
 	require.ErrorIs(t, err, journal.ErrNoApprover)

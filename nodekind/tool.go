@@ -318,16 +318,25 @@ func (c ToolCall) invoke(ctx context.Context) (out string, err error) {
 		}
 	}()
 	if c.opts.Timeout <= 0 {
-		return c.reg.Call(ctx, c.Name, c.Input)
+		return c.call(ctx)
 	}
 	timeout := fmt.Errorf("tool %q: %w after %s", c.Name, tools.ErrToolTimeout, c.opts.Timeout)
 	tctx, cancel := context.WithTimeoutCause(ctx, c.opts.Timeout, timeout)
 	defer cancel()
-	out, err = c.reg.Call(tctx, c.Name, c.Input)
+	out, err = c.call(tctx)
 	if tctx.Err() != nil && ctx.Err() == nil {
 		return out, timeout
 	}
 	return out, err
+}
+
+// call runs c's tool through the registry: the Tool PrepareTool resolved
+// (which its caller may have bound to its own state), else by name.
+func (c ToolCall) call(ctx context.Context) (string, error) {
+	if c.Tool != nil {
+		return c.reg.Run(ctx, c.Tool, c.Input)
+	}
+	return c.reg.Call(ctx, c.Name, c.Input)
 }
 
 // Report emits the trace events of c's result: see CallTool.

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -76,7 +76,7 @@ func buildConfig(t *testing.T, path string, m llms.Model) *pipeline.Pipeline {
 	t.Helper()
 	cfg, err := config.Load(path)
 	require.NoError(t, err)
-	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Models: fixedModels{m}, Tools: builtin.Factory{}, Keywords: search.Keywords{}, LLM: config.LLM{Provider: "fixed"}})
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: planner.NodeKinds(), Models: fixedModels{m}, Tools: builtin.Factory{}, Keywords: search.Keywords{}, LLM: config.LLM{Provider: "fixed"}})
 	require.NoError(t, err)
 	return p
 }

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -152,7 +152,7 @@ func TestParadigmConfigsRunTheirScriptedDemos(t *testing.T) {
 			require.NoError(t, err)
 			script, err := filepath.Abs("../examples/scripts/" + tc.script + ".yaml")
 			require.NoError(t, err)
-			p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build)),
+			p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: planner.NodeKinds(), Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build)),
 				Tools: builtin.Factory{}, LLM: config.LLM{Provider: "scripted", Script: script}})
 			require.NoError(t, err)
 			st, _ := runTask(t, p, tc.task)

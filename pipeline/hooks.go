@@ -45,10 +45,45 @@ func HookOrder() map[string][]string {
 // RunOption configures one run of Pipeline.Run or RunThread.
 type RunOption func(*runConfig)
 
+// runConfig holds a run's services: what RunOptions give it explicitly,
+// rather than through its context.
 type runConfig struct {
-	hooks  []any
-	tokens bool
-	audit  ToolAuditor
+	hooks     []any
+	tokens    bool
+	audit     ToolAuditor
+	journal   *journal.Run
+	approver  journal.Approver
+	shared    *llm.SharedBudget
+	telemetry *telemetry.Provider
+}
+
+// WithJournal journals the run in the session j (journal.Open): its node
+// transitions, model and tool calls and approvals are recorded, or
+// answered from j when it holds them. RunThread sets it. Default: none.
+func WithJournal(j *journal.Run) RunOption {
+	return func(c *runConfig) { c.journal = j }
+}
+
+// WithApprover makes a decide the run's calls of tools that need approval.
+// Default: none; such a call then fails with journal.ErrNoApprover.
+func WithApprover(a journal.Approver) RunOption {
+	return func(c *runConfig) { c.approver = a }
+}
+
+// WithSharedBudget makes the run's model calls draw on s, a budget many
+// runs share (a comparison's): each is admitted by s before it is made
+// and counted in it after. A refused call fails with an error matching
+// llm.ErrSharedBudgetExceeded and is reported by a guard event
+// (llm.GuardSharedBudget). Default: none.
+func WithSharedBudget(s *llm.SharedBudget) RunOption {
+	return func(c *runConfig) { c.shared = s }
+}
+
+// WithTelemetry makes the run emit OpenTelemetry spans through tp: one for
+// the run, one per node execution, model call and tool call. Default: none
+// (a nil tp).
+func WithTelemetry(tp *telemetry.Provider) RunOption {
+	return func(c *runConfig) { c.telemetry = tp }
 }
 
 // WithHooks adds the program's hooks to the run, in order (see package
@@ -66,27 +101,34 @@ func WithTokens() RunOption {
 }
 
 // Hooks returns the hooks Run gives a run of p on st whose events go to
-// tracer, with opts (WithHooks, WithTokens, WithAudit) and what ctx
-// carries (a tracer provider, a journal session, an approver, a shared
-// budget), for programs and tests that call nodes, models or tools
-// outside Run: st.SetHooks(p.Hooks(ctx, st, tracer)) makes their calls
-// pass the same hooks as a run's.
-func (p *Pipeline) Hooks(ctx context.Context, st *state.State, tracer *trace.Tracer, opts ...RunOption) *hooks.Set {
+// tracer, with opts (the run's services: WithHooks, WithTokens,
+// WithAudit, WithJournal, WithApprover, WithSharedBudget, WithTelemetry),
+// for programs and tests that call nodes, models or tools outside Run:
+// st.SetHooks(p.Hooks(st, tracer)) makes their calls pass the same hooks
+// as a run's.
+func (p *Pipeline) Hooks(st *state.State, tracer *trace.Tracer, opts ...RunOption) *hooks.Set {
+	return p.runHooks(st, tracer, newRunConfig(opts))
+}
+
+func newRunConfig(opts []RunOption) runConfig {
 	var cfg runConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return p.runHooks(ctx, st, tracer, cfg)
+	return cfg
 }
 
-// ContextHooks returns the engine's hooks for st whose run services come
-// from each call's context rather than from a Run: the tracer of
-// trace.From, the journal session of journal.From, the approver and the
-// shared budget in ctx; no budget limits, no audit log, no spans. For
-// programs and tests that call nodes, models or tools outside Run:
+// ContextHooks returns the engine's hooks for st outside any Pipeline:
+// usage and trace events (to the tracer of each call's context,
+// trace.From), the journal session of each call's context (journal.From)
+// and of opts the services WithApprover and WithSharedBudget give; no
+// budget limits, no audit log, no spans. For programs and tests that call
+// nodes, models or tools outside Run:
 // st.SetHooks(pipeline.ContextHooks(st)).
-func ContextHooks(st *state.State) *hooks.Set {
-	return hooks.NewSet(budgetHook{st: st}, traceHook{}, usageHook{st: st}, approvalHook{}, toolUsageHook{st: st}, ctxJournal{})
+func ContextHooks(st *state.State, opts ...RunOption) *hooks.Set {
+	cfg := newRunConfig(opts)
+	return hooks.NewSet(budgetHook{st: st, shared: cfg.shared}, traceHook{}, usageHook{st: st, shared: cfg.shared},
+		approvalHook{approver: cfg.approver}, toolUsageHook{st: st}, ctxJournal{})
 }
 
 // ctxJournal is the journal session of each call's context, as a hook.
@@ -130,16 +172,16 @@ func tracerOf(ctx context.Context, t *trace.Tracer) *trace.Tracer {
 // runHooks returns the hooks of one run of p on st, in the engine's order
 // (HookOrder). Each value joins the chains it implements, so the order of
 // this list is the order of every chain.
-func (p *Pipeline) runHooks(ctx context.Context, st *state.State, tracer *trace.Tracer, cfg runConfig) *hooks.Set {
+func (p *Pipeline) runHooks(st *state.State, tracer *trace.Tracer, cfg runConfig) *hooks.Set {
 	limits := llm.Budget{MaxModelCalls: p.Config.Limits.MaxModelCalls, MaxTokens: p.Config.Limits.MaxTokens, MaxCostUSD: p.Config.Limits.MaxCostUSD}
-	j := journal.From(ctx)
+	j, tp := cfg.journal, cfg.telemetry
 	var hs []any
-	if telemetry.Enabled(ctx) {
+	if tp != nil {
 		// Node and tool spans open outside everything; a model call's span
 		// opens once its budget admitted it, inside the program's hooks.
-		hs = append(hs, nodeSpanHook{kinds: p.kinds}, toolSpanHook{})
+		hs = append(hs, nodeSpanHook{tp: tp, kinds: p.kinds}, toolSpanHook{tp: tp})
 	}
-	hs = append(hs, budgetHook{st: st, limits: limits})
+	hs = append(hs, budgetHook{st: st, limits: limits, shared: cfg.shared, tracer: tracer})
 	if cfg.audit != nil {
 		a := auditHook{to: cfg.audit, runID: tracer.RunID(), tracer: tracer}
 		if j != nil {
@@ -149,10 +191,10 @@ func (p *Pipeline) runHooks(ctx context.Context, st *state.State, tracer *trace.
 		hs = append(hs, a)
 	}
 	hs = append(hs, cfg.hooks...)
-	if telemetry.Enabled(ctx) {
-		hs = append(hs, modelSpanHook{})
+	if tp != nil {
+		hs = append(hs, modelSpanHook{tp: tp})
 	}
-	hs = append(hs, traceHook{tracer: tracer}, usageHook{st: st}, approvalHook{tracer: tracer}, toolUsageHook{st: st})
+	hs = append(hs, traceHook{tracer: tracer}, usageHook{st: st, shared: cfg.shared}, approvalHook{tracer: tracer, approver: cfg.approver, journal: j}, toolUsageHook{st: st})
 	if cfg.tokens {
 		hs = append(hs, tokenHook{tracer: tracer, calls: &atomic.Int64{}})
 	}
@@ -163,11 +205,14 @@ func (p *Pipeline) runHooks(ctx context.Context, st *state.State, tracer *trace.
 }
 
 // budgetHook refuses a model call, other than a finalizer's, once the
-// run's limits (limits.max_model_calls, max_tokens, max_cost_usd) or the
-// shared budget in ctx (llm.WithSharedBudget) are spent.
+// run's limits (limits.max_model_calls, max_tokens, max_cost_usd) or its
+// shared budget (WithSharedBudget) are spent. A refusal of the shared
+// budget is reported by a guard event (llm.GuardSharedBudget).
 type budgetHook struct {
 	st     *state.State
 	limits llm.Budget
+	shared *llm.SharedBudget
+	tracer *trace.Tracer
 }
 
 func (h budgetHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
@@ -178,7 +223,9 @@ func (h budgetHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
 				return nil, err
 			}
 		}
-		if err := llm.AdmitShared(ctx, call.Role); err != nil {
+		if err := h.shared.Admit(call.Role); err != nil {
+			tracerOf(ctx, h.tracer).Emit(trace.Event{Node: call.Node, Kind: trace.KindGuard, Text: err.Error(),
+				Data: map[string]any{"guard": llm.GuardSharedBudget, "budget": h.shared.Name()}})
 			return nil, err
 		}
 		return next(ctx, call)
@@ -186,8 +233,11 @@ func (h budgetHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
 }
 
 // usageHook counts every model call's attempts, tokens and cost into the
-// run state, and into the shared budget of ctx.
-type usageHook struct{ st *state.State }
+// run state, and into its shared budget.
+type usageHook struct {
+	st     *state.State
+	shared *llm.SharedBudget
+}
 
 func (h usageHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
 	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
@@ -199,7 +249,7 @@ func (h usageHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
 			return res, err
 		}
 		u := res.Usage
-		llm.SharedBudgetFrom(ctx).Add(u.PromptTokens, u.CompletionTokens, u.CostUSD)
+		h.shared.Add(u.PromptTokens, u.CompletionTokens, u.CostUSD)
 		h.st.Usage.AddModelCall(call.Node, u.PromptTokens, u.CompletionTokens, u.Estimated, u.CostUSD)
 		if u.CachedPromptTokens > 0 {
 			h.st.Usage.AddCachedTokens(call.Node, u.CachedPromptTokens)
@@ -312,12 +362,12 @@ func (h tokenHook) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc {
 }
 
 // modelSpanHook opens an OpenTelemetry span per model call, after the
-// GenAI semantic conventions, when ctx carries a tracer provider.
-type modelSpanHook struct{}
+// GenAI semantic conventions.
+type modelSpanHook struct{ tp *telemetry.Provider }
 
-func (modelSpanHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
+func (h modelSpanHook) WrapModel(next hooks.ModelFunc) hooks.ModelFunc {
 	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
-		ctx, span := telemetry.StartChat(ctx, telemetry.Chat{Provider: call.Provider, Model: call.Model, Node: call.Node, Role: call.Role, Step: call.StepID})
+		ctx, span := h.tp.StartChat(ctx, telemetry.Chat{Provider: call.Provider, Model: call.Model, Node: call.Node, Role: call.Role, Step: call.StepID})
 		if span.Content() {
 			span.SetMessages(telemetry.KeyInputMessages, spanMessages(call.Messages))
 		}

@@ -30,13 +30,13 @@ import (
 )
 
 // hooked returns the state of a run of a pipeline with limits, its calls
-// passing the hooks such a run gets (runHooks, with cfg and what ctx
-// carries), and the recorder of the run's trace.
-func hooked(ctx context.Context, limits config.Limits, cfg runConfig) (*state.State, *trace.Recorder) {
+// passing the hooks such a run gets (runHooks, with the services of cfg),
+// and the recorder of the run's trace.
+func hooked(limits config.Limits, cfg runConfig) (*state.State, *trace.Recorder) {
 	p := &Pipeline{Config: &config.Pipeline{Name: "p", Limits: limits}}
 	rec := &trace.Recorder{}
 	st := state.NewState(state.Task{ID: "t1", Question: "q"})
-	st.SetHooks(p.runHooks(ctx, st, trace.New("run", rec), cfg))
+	st.SetHooks(p.runHooks(st, trace.New("run", rec), cfg))
 	return st, rec
 }
 
@@ -96,7 +96,7 @@ func TestBudgetHookRefusesACallOnceALimitIsSpentButNeverAFinalizer(t *testing.T)
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &llmtest.Recorder{Model: llmtest.Reply("ok")}
 			m := meteredModel(rec)
-			st, tr := hooked(context.Background(), tt.limits, runConfig{})
+			st, tr := hooked(tt.limits, runConfig{})
 			ctx := context.Background()
 			_, _, err := m.Call(ctx, st, llm.CallMeta{Node: "n"}, llm.Prompt("", "first"))
 			require.NoError(t, err, "a run's first call is made")
@@ -126,7 +126,7 @@ func TestBudgetHookRefusesACallOnceALimitIsSpentButNeverAFinalizer(t *testing.T)
 
 func TestBudgetHookIsCheckedBeforeEachEmptyReplyRetry(t *testing.T) {
 	rec := &llmtest.Recorder{Model: llmtest.Reply(" ")}
-	st, _ := hooked(context.Background(), config.Limits{MaxModelCalls: 2}, runConfig{})
+	st, _ := hooked(config.Limits{MaxModelCalls: 2}, runConfig{})
 	m := llm.Model{LLM: rec, EmptyRetries: 5}
 	_, _, err := m.Call(context.Background(), st, llm.CallMeta{Node: "n"}, llm.Prompt("", "x"))
 	require.ErrorIs(t, err, llm.ErrBudgetExceeded)
@@ -138,16 +138,22 @@ func TestBudgetHookIsCheckedBeforeEachEmptyReplyRetry(t *testing.T) {
 func TestSharedBudgetBoundsTheCallsOfEveryRunTogether(t *testing.T) {
 	sb := llm.NewSharedBudget(llm.Budget{MaxModelCalls: 5}, "the compare budget")
 	m := meteredModel(llmtest.Reply("hello world"))
-	// Three runs, each with a scope of its own, call concurrently until refused.
-	ctxs := make([]context.Context, 3)
+	// Three runs, each given the budget, call concurrently until refused.
 	made := make([]int, 3)
+	refusals := make([]int, 3)
 	var wg sync.WaitGroup
-	for i := range ctxs {
-		ctxs[i] = llm.WithSharedBudget(context.Background(), sb)
+	for i := range made {
 		wg.Go(func() {
-			st, _ := hooked(ctxs[i], config.Limits{}, runConfig{})
+			st, tr := hooked(config.Limits{}, runConfig{shared: sb})
+			defer func() {
+				for _, e := range tr.OfKind(trace.KindGuard) {
+					if e.Data["guard"] == llm.GuardSharedBudget {
+						refusals[i]++
+					}
+				}
+			}()
 			for {
-				if _, _, err := m.Call(ctxs[i], st, llm.CallMeta{Node: "n"}, llm.Prompt("", "hi")); err != nil {
+				if _, _, err := m.Call(context.Background(), st, llm.CallMeta{Node: "n"}, llm.Prompt("", "hi")); err != nil {
 					assert.ErrorIs(t, err, llm.ErrBudgetExceeded)
 					assert.ErrorIs(t, err, llm.ErrSharedBudgetExceeded)
 					assert.Equal(t, "the compare budget is spent: 5 model calls made, its limit is 5 (max model calls)", err.Error())
@@ -167,21 +173,15 @@ func TestSharedBudgetBoundsTheCallsOfEveryRunTogether(t *testing.T) {
 	assert.Equal(t, total, calls)
 	assert.Equal(t, 107*total, tokens)
 	assert.InDelta(t, 107e-6*float64(total), cost, 1e-12)
-	for _, ctx := range ctxs {
-		assert.True(t, llm.SharedBudgetRefused(ctx), "every run was refused a call")
-	}
+	assert.Equal(t, []int{1, 1, 1}, refusals, "every run reports its refused call by a guard event")
 
 	// A finalizer still answers, and its usage is counted.
-	st, _ := hooked(ctxs[0], config.Limits{}, runConfig{})
-	_, _, err := m.Call(ctxs[0], st, llm.CallMeta{Node: "n", Role: "finalize"}, llm.Prompt("", "answer now"))
+	st, tr := hooked(config.Limits{}, runConfig{shared: sb})
+	_, _, err := m.Call(context.Background(), st, llm.CallMeta{Node: "n", Role: "finalize"}, llm.Prompt("", "answer now"))
 	require.NoError(t, err)
 	calls, _, _ = sb.Spent()
 	assert.Equal(t, total+1, calls)
-
-	// A new scope on the same budget has been refused nothing yet.
-	fresh := llm.WithSharedBudget(context.Background(), sb)
-	assert.False(t, llm.SharedBudgetRefused(fresh))
-	assert.Same(t, sb, llm.SharedBudgetFrom(fresh))
+	assert.Empty(t, tr.OfKind(trace.KindGuard))
 }
 
 func TestUsageHookCountsEveryAttemptIncludingFailedOnes(t *testing.T) {
@@ -198,7 +198,7 @@ func TestUsageHookCountsEveryAttemptIncludingFailedOnes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, _ := hooked(context.Background(), config.Limits{}, runConfig{})
+			st, _ := hooked(config.Limits{}, runConfig{})
 			m := retryingModel(llmtest.FailTimes(tt.failures, overloaded, llmtest.Reply("ok")))
 			_, _, err := m.Call(context.Background(), st, llm.CallMeta{Node: "n"}, llm.Prompt("", "x"))
 			if tt.wantFailed > 0 {
@@ -218,8 +218,8 @@ func TestUsageHookCountsEveryAttemptIncludingFailedOnes(t *testing.T) {
 
 func TestUsageHookCountsTokensCostAndCachedTokensIntoTheRunAndTheSharedBudget(t *testing.T) {
 	sb := llm.NewSharedBudget(llm.Budget{}, "")
-	ctx := llm.WithSharedBudget(context.Background(), sb)
-	st, _ := hooked(ctx, config.Limits{}, runConfig{})
+	ctx := context.Background()
+	st, _ := hooked(config.Limits{}, runConfig{shared: sb})
 	cached := llm.Model{LLM: llmtest.Reply("ok"), Meter: fixedMeter{cached: 40}, Pricer: perToken{}}
 	_, _, err := cached.Call(ctx, st, llm.CallMeta{Node: "a"}, llm.Prompt("", "x"))
 	require.NoError(t, err)
@@ -245,7 +245,7 @@ func TestUsageHookCountsTokensCostAndCachedTokensIntoTheRunAndTheSharedBudget(t 
 }
 
 func TestTraceHookEmitsAnLLMCallEventWithTheCallsUsage(t *testing.T) {
-	st, tr := hooked(context.Background(), config.Limits{}, runConfig{})
+	st, tr := hooked(config.Limits{}, runConfig{})
 	m := llm.Model{LLM: &llmtest.Latency{Delay: time.Millisecond, Model: llmtest.Reply("ok")}, Meter: fixedMeter{cached: 40}, Pricer: perToken{}}
 	_, _, err := m.Call(context.Background(), st, llm.CallMeta{Node: "n", Kind: "cot", Role: "finalize"}, llm.Prompt("", "x"))
 	require.NoError(t, err)
@@ -291,7 +291,7 @@ func TestTraceHookReportsOnlyProviderFailuresAsErrorEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, tr := hooked(context.Background(), config.Limits{}, runConfig{hooks: tt.hooks})
+			st, tr := hooked(config.Limits{}, runConfig{hooks: tt.hooks})
 			_, _, err := llm.Model{LLM: tt.model}.Call(tt.ctx, st, llm.CallMeta{Node: "n"}, llm.Prompt("", "x"))
 			require.Error(t, err)
 			assert.Empty(t, tr.OfKind(trace.KindLLMCall), "a failed call has no llm_call event")
@@ -311,7 +311,7 @@ func TestTraceHookReportsOnlyProviderFailuresAsErrorEvents(t *testing.T) {
 
 func TestTraceHookAnnouncesEachEmptyReplyRetryWithAGuardEvent(t *testing.T) {
 	t.Run("a retry that gets an answer", func(t *testing.T) {
-		st, tr := hooked(context.Background(), config.Limits{}, runConfig{})
+		st, tr := hooked(config.Limits{}, runConfig{})
 		m := llm.Model{LLM: llmtest.Replies("  \n", "42"), Meter: fixedMeter{}, EmptyRetries: 2}
 		text, _, err := m.Call(context.Background(), st, llm.CallMeta{Node: "solve", Kind: "cot", Role: "judge"}, llm.Prompt("sys", "what is six times seven?"))
 		require.NoError(t, err)
@@ -331,7 +331,7 @@ func TestTraceHookAnnouncesEachEmptyReplyRetryWithAGuardEvent(t *testing.T) {
 		assert.Equal(t, 200, u.PromptTokens, "every attempt's usage is counted")
 	})
 	t.Run("retries that run out", func(t *testing.T) {
-		st, tr := hooked(context.Background(), config.Limits{}, runConfig{})
+		st, tr := hooked(config.Limits{}, runConfig{})
 		text, _, err := llm.Model{LLM: llmtest.Replies(" ", "", "\t"), EmptyRetries: 2}.Call(context.Background(), st, llm.CallMeta{Node: "n", Kind: "direct"}, llm.Prompt("", "x"))
 		require.NoError(t, err)
 		assert.Equal(t, "\t", text)
@@ -344,7 +344,7 @@ func TestTraceHookAnnouncesEachEmptyReplyRetryWithAGuardEvent(t *testing.T) {
 		assert.Len(t, tr.OfKind(trace.KindLLMCall), 3)
 	})
 	t.Run("no retry, no guard", func(t *testing.T) {
-		st, tr := hooked(context.Background(), config.Limits{}, runConfig{})
+		st, tr := hooked(config.Limits{}, runConfig{})
 		model := llmtest.ToolReply("", llmtest.ToolCall("1", "calc", `{"x":1}`))
 		_, _, err := llm.Model{LLM: model, EmptyRetries: 2}.Call(context.Background(), st, llm.CallMeta{Node: "act"}, llm.Prompt("", "x"))
 		require.NoError(t, err)
@@ -362,7 +362,7 @@ func brokenStream() llms.Model {
 }
 
 func TestTokenEventsSpellTheReplyAndRestartWithTheRetriedAttempt(t *testing.T) {
-	st, tr := hooked(context.Background(), config.Limits{}, runConfig{tokens: true})
+	st, tr := hooked(config.Limits{}, runConfig{tokens: true})
 	ctx := llm.WithStep(context.Background(), "s1")
 	text, _, err := retryingModel(brokenStream()).Call(ctx, st, llm.CallMeta{Node: "act", Kind: "react", Role: "main"}, llm.Prompt("", "q"))
 	require.NoError(t, err, "a call that failed half way is retried when only token events stream it")
@@ -387,7 +387,7 @@ func TestTokenEventsSpellTheReplyAndRestartWithTheRetriedAttempt(t *testing.T) {
 func TestTokenEventsNumberTheCallsOfARun(t *testing.T) {
 	m := llm.Model{LLM: &llmtest.Stream{Chunks: []string{"a", "b"}}}
 	run := func() []trace.Event {
-		st, tr := hooked(context.Background(), config.Limits{}, runConfig{tokens: true})
+		st, tr := hooked(config.Limits{}, runConfig{tokens: true})
 		for range 2 {
 			_, _, err := m.Call(context.Background(), st, llm.CallMeta{Node: "n"}, llm.Prompt("", "q"))
 			require.NoError(t, err)
@@ -408,7 +408,7 @@ func TestTokenEventsNumberTheCallsOfARun(t *testing.T) {
 }
 
 func TestACallersOwnStreamSeesEveryChunkFirstAndIsNotRestarted(t *testing.T) {
-	st, tr := hooked(context.Background(), config.Limits{}, runConfig{tokens: true})
+	st, tr := hooked(config.Limits{}, runConfig{tokens: true})
 	var own []string
 	stream := llms.WithStreamingFunc(func(_ context.Context, c []byte) error {
 		assert.Len(t, tr.OfKind(trace.KindToken), len(own), "the caller's function gets the chunk before the token event")
@@ -422,14 +422,14 @@ func TestACallersOwnStreamSeesEveryChunkFirstAndIsNotRestarted(t *testing.T) {
 
 	// The caller's function may stop the stream, and the call with it.
 	stop := errors.New("enough")
-	st, tr = hooked(context.Background(), config.Limits{}, runConfig{tokens: true})
+	st, tr = hooked(config.Limits{}, runConfig{tokens: true})
 	_, _, err = llm.Model{LLM: &llmtest.Stream{Chunks: []string{"x", "y"}}}.Call(context.Background(), st, llm.CallMeta{Node: "plan"}, llm.Prompt("", "q"),
 		llms.WithStreamingFunc(func(context.Context, []byte) error { return stop }))
 	require.ErrorIs(t, err, stop)
 	assert.Empty(t, tr.OfKind(trace.KindToken), "a chunk the caller refused is no token event")
 
 	own = nil
-	st, tr = hooked(context.Background(), config.Limits{}, runConfig{tokens: true})
+	st, tr = hooked(config.Limits{}, runConfig{tokens: true})
 	text, _, err := llm.Model{LLM: &llmtest.Stream{Chunks: []string{"x", "y", "z"}}}.Call(context.Background(), st, llm.CallMeta{Node: "plan"}, llm.Prompt("", "q"), stream)
 	require.NoError(t, err)
 	assert.Equal(t, "xyz", text)
@@ -439,7 +439,7 @@ func TestACallersOwnStreamSeesEveryChunkFirstAndIsNotRestarted(t *testing.T) {
 
 func TestNoTokenEventsWithoutWithTokens(t *testing.T) {
 	rec := &llmtest.Recorder{Model: &llmtest.Stream{Chunks: []string{"a", "b"}}}
-	st, tr := hooked(context.Background(), config.Limits{}, runConfig{})
+	st, tr := hooked(config.Limits{}, runConfig{})
 	_, _, err := llm.Model{LLM: rec}.Call(context.Background(), st, llm.CallMeta{Node: "act"}, llm.Prompt("", "q"))
 	require.NoError(t, err)
 	assert.Empty(t, tr.OfKind(trace.KindToken))
@@ -449,7 +449,7 @@ func TestNoTokenEventsWithoutWithTokens(t *testing.T) {
 	p := &Pipeline{Config: &config.Pipeline{Name: "p"}}
 	tr2 := &trace.Recorder{}
 	st = state.NewState(state.Task{ID: "t2"})
-	st.SetHooks(p.Hooks(context.Background(), st, trace.New("run", tr2), WithTokens()))
+	st.SetHooks(p.Hooks(st, trace.New("run", tr2), WithTokens()))
 	_, _, err = llm.Model{LLM: rec}.Call(context.Background(), st, llm.CallMeta{Node: "act"}, llm.Prompt("", "q"))
 	require.NoError(t, err)
 	assert.Len(t, tr2.OfKind(trace.KindToken), 2)
@@ -464,25 +464,24 @@ func TestModelSpanAllocatesNothingWithoutATracerProvider(t *testing.T) {
 		Usage: hooks.Usage{PromptTokens: 3, CompletionTokens: 1}}
 	chat := telemetry.Chat{Provider: "openai", Model: "gpt-4o-mini", Node: "react"}
 	allocs := testing.AllocsPerRun(1000, func() {
-		_, span := telemetry.StartChat(ctx, chat)
+		_, span := (*telemetry.Provider)(nil).StartChat(ctx, chat)
 		span.SetUsage(telemetry.Usage{InputTokens: 3, OutputTokens: 1})
 		endModelSpan(span, res, nil)
 	})
 	assert.Zero(t, allocs)
 
-	model := func(ctx context.Context) int {
+	model := func(tp *telemetry.Provider) int {
 		p := &Pipeline{Config: &config.Pipeline{Name: "p"}}
-		_, n, _, _ := p.runHooks(ctx, state.NewState(state.Task{}), nil, runConfig{}).Len()
+		_, n, _, _ := p.runHooks(state.NewState(state.Task{}), nil, runConfig{telemetry: tp}).Len()
 		return n
 	}
-	withSpans := telemetry.WithProvider(context.Background(), noop.NewTracerProvider())
-	assert.Equal(t, model(context.Background())+1, model(withSpans), "the span hook is installed only with a provider")
+	assert.Equal(t, model(nil)+1, model(telemetry.New(noop.NewTracerProvider())), "the span hook is installed only with a provider")
 }
 
 func TestModelSpanRecordsEachCallMadeWithItsUsageOrItsFailure(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
-	ctx := telemetry.WithProvider(context.Background(), sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)))
-	st, _ := hooked(ctx, config.Limits{MaxModelCalls: 1}, runConfig{})
+	ctx := context.Background()
+	st, _ := hooked(config.Limits{MaxModelCalls: 1}, runConfig{telemetry: telemetry.New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)))})
 	m := meteredModel(llmtest.Seq(llmtest.Respond(&llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok", StopReason: "stop"}}}),
 		llmtest.Fail(errors.New("HTTP 500"))))
 	m.Provider, m.Name = "openai", "gpt-4o-mini"
@@ -553,7 +552,7 @@ func TestJournaledEmptyRetriesReplayWithoutALiveCall(t *testing.T) {
 
 	live := &llmtest.Recorder{Model: llmtest.Replies(" ", "the answer")}
 	ctx, r := journaled(t, s, "t1")
-	st, tr := hooked(ctx, config.Limits{}, runConfig{})
+	st, tr := hooked(config.Limits{}, runConfig{journal: r})
 	text, _, err := llm.Model{LLM: live, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
 	require.NoError(t, err)
 	require.Equal(t, "the answer", text)
@@ -564,7 +563,7 @@ func TestJournaledEmptyRetriesReplayWithoutALiveCall(t *testing.T) {
 
 	dead := llmtest.Fail(errors.New("a live call in a replay"))
 	ctx, r = journaled(t, s, "t1")
-	st, tr = hooked(ctx, config.Limits{}, runConfig{tokens: true})
+	st, tr = hooked(config.Limits{}, runConfig{tokens: true, journal: r})
 	text, _, err = llm.Model{LLM: dead, Meter: fixedMeter{}, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
 	require.NoError(t, err)
 	assert.Equal(t, "the answer", text)
@@ -597,7 +596,7 @@ func TestTheProgramsHooksSitInsideTheBudgetAndOutsideTheRecords(t *testing.T) {
 	}}
 	rec := &llmtest.Recorder{Model: llmtest.Reply("ok")}
 	m := meteredModel(rec)
-	st, tr := hooked(context.Background(), config.Limits{MaxModelCalls: 2}, runConfig{hooks: []any{program}})
+	st, tr := hooked(config.Limits{MaxModelCalls: 2}, runConfig{hooks: []any{program}})
 
 	_, _, err := m.Call(context.Background(), st, llm.CallMeta{Node: "n"}, llm.Prompt("", "a secret"))
 	require.EqualError(t, err, "no secrets")

@@ -48,13 +48,19 @@ func (h toolUsageHook) WrapTool(next hooks.ToolFunc) hooks.ToolFunc {
 }
 
 // approvalHook asks for a human's decision on every call of a tool that
-// needs one (journal.Approve: from the journal when it holds the decision,
-// else from the approver in ctx, whose decision is journaled). A denied
+// needs one ((*journal.Run).Approve: from the journal when it holds the decision,
+// else from the run's approver (WithApprover), whose decision is journaled). A denied
 // call is not made: it fails with tools.ErrNotApproved. Waiting for a
 // decision, nobody to ask, or a journal problem stop the run, which a
 // thread can resume from here. An approval is reported by a guard event
 // (GuardApproval in package nodekind: "approval").
-type approvalHook struct{ tracer *trace.Tracer }
+type approvalHook struct {
+	tracer   *trace.Tracer
+	approver journal.Approver
+	// journal is the run's session; nil: the session of each call's
+	// context (journal.From), for ContextHooks.
+	journal *journal.Run
+}
 
 // guardApproval is nodekind.GuardApproval (pipeline does not import the
 // node contract).
@@ -66,13 +72,18 @@ func (h approvalHook) WrapTool(next hooks.ToolFunc) hooks.ToolFunc {
 			return next(ctx, call)
 		}
 		asked := false
-		if ap := journal.ApproverFrom(ctx); ap != nil {
-			ctx = journal.WithApprover(ctx, journal.ApproverFunc(func(ctx context.Context, a journal.Approval) (journal.Decision, error) {
+		var ap journal.Approver
+		if h.approver != nil {
+			ap = journal.ApproverFunc(func(ctx context.Context, a journal.Approval) (journal.Decision, error) {
 				asked = true
-				return ap.Approve(ctx, a)
-			}))
+				return h.approver.Approve(ctx, a)
+			})
 		}
-		d, err := journal.Approve(ctx, journal.Approval{Node: call.Node, Tool: call.Tool, Input: call.Input})
+		j := h.journal
+		if j == nil {
+			j = journal.From(ctx)
+		}
+		d, err := j.Approve(ctx, ap, journal.Approval{Node: call.Node, Tool: call.Tool, Input: call.Input})
 		if err != nil {
 			return &hooks.ToolResult{Asked: asked}, err
 		}
@@ -186,13 +197,12 @@ func (h auditHook) record(call *hooks.ToolCall, res *hooks.ToolResult, err error
 	return r, true
 }
 
-// toolSpanHook opens an OpenTelemetry span per tool call, when ctx
-// carries a tracer provider.
-type toolSpanHook struct{}
+// toolSpanHook opens an OpenTelemetry span per tool call.
+type toolSpanHook struct{ tp *telemetry.Provider }
 
-func (toolSpanHook) WrapTool(next hooks.ToolFunc) hooks.ToolFunc {
+func (h toolSpanHook) WrapTool(next hooks.ToolFunc) hooks.ToolFunc {
 	return func(ctx context.Context, call *hooks.ToolCall) (*hooks.ToolResult, error) {
-		ctx, span := telemetry.StartTool(ctx, telemetry.Tool{Name: call.Tool, CallID: call.ID, Node: call.Node, Input: call.Input})
+		ctx, span := h.tp.StartTool(ctx, telemetry.Tool{Name: call.Tool, CallID: call.ID, Node: call.Node, Input: call.Input})
 		res, err := next(ctx, call)
 		endToolSpan(span, res, err)
 		return res, err

@@ -42,7 +42,7 @@ type ToolFactory interface {
 
 // Constructors finds the constructor of a node type. The compiler needs
 // nothing else from a node registry, so it does not depend on the
-// paradigms; the wiring layer passes paradigms.Default() or its own.
+// paradigms; the wiring layer passes planner.NodeKinds() or its own.
 type Constructors interface {
 	// Constructor returns the constructor registered for kind, or an error
 	// that names the known types.
@@ -52,7 +52,7 @@ type Constructors interface {
 // Options configure Build.
 type Options struct {
 	// Registry finds the constructor of each node type. Required;
-	// *nodekind.Registry (paradigms.Default()) implements it.
+	// *nodekind.Registry (planner.NodeKinds()) implements it.
 	Registry Constructors
 	// Models builds models. Nil builds no model: nodes get an empty Model
 	// (fine for validation; runs then fail on the first model call).
@@ -430,10 +430,7 @@ type Result struct {
 // classified. Each run gets its own tools.RunState for stateful tools,
 // unless ctx already carries one.
 func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Tracer, opts ...RunOption) (*Result, error) {
-	var cfg runConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := newRunConfig(opts)
 	st := state.NewState(task)
 	if p.Config.Limits.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -441,9 +438,9 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 		defer cancel()
 	}
 	ctx = trace.WithTracer(ctx, tracer)
-	ctx, span := p.startRunSpan(ctx, task, tracer.RunID()) // OpenTelemetry (telemetry.go)
+	ctx, span := p.startRunSpan(ctx, cfg.telemetry, task, tracer.RunID()) // OpenTelemetry (telemetry.go)
 	defer span.EndRun(st)
-	st.SetHooks(p.runHooks(ctx, st, tracer, cfg))
+	st.SetHooks(p.runHooks(st, tracer, cfg))
 	if tools.RunStateFrom(ctx) == nil {
 		// Stateful tools (a docstore's open page) keep their state per run.
 		ctx = tools.WithRunState(ctx, tools.NewRunState())

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
@@ -37,7 +37,7 @@ func build(t *testing.T, path string) (*pipeline.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))})
+	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: planner.NodeKinds(), Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))})
 }
 
 const header = "name: t\nnodes:\n"
@@ -64,7 +64,7 @@ func TestInvalidPipelinesFailWithFileLineAndMessage(t *testing.T) {
 			path := write(t, "p.yaml", tc.yaml)
 			cfg, err := config.Load(path)
 			if err == nil {
-				reg := paradigms.Default()
+				reg := planner.NodeKinds()
 				require.NoError(t, reg.Register(nodekind.Kind{Name: "test-router", New: func(nodekind.Env, nodekind.Spec) (nodekind.Built, error) {
 					return nodekind.Built{Node: nil, Routes: []string{"continue", "finish"}}, nil
 				}}))
@@ -90,7 +90,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 	for _, f := range files {
 		cfg, err := config.Load(f)
 		require.NoError(t, err, f)
-		_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Tools: builtin.Factory{}})
+		_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: planner.NodeKinds(), Tools: builtin.Factory{}})
 		assert.NoError(t, err, f)
 	}
 }
@@ -134,7 +134,7 @@ func TestScriptedModelMismatchIsAProviderFailure(t *testing.T) {
 }
 
 func TestRunTimeoutIsClassified(t *testing.T) {
-	reg := paradigms.Default()
+	reg := planner.NodeKinds()
 	require.NoError(t, reg.Register(nodekind.Kind{Name: "block", New: func(nodekind.Env, nodekind.Spec) (nodekind.Built, error) {
 		return nodekind.Built{Node: blockNode{}}, nil
 	}}))
@@ -205,7 +205,7 @@ edges:
 	cfg, err := config.Load(cfgPath)
 	require.NoError(t, err)
 	models := &recordingModels{}
-	_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Models: models})
+	_, err = pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: planner.NodeKinds(), Models: models})
 	require.NoError(t, err)
 	require.Len(t, models.seen, 3, "the pipeline's model, then one per node block")
 
@@ -262,7 +262,7 @@ func (f closingFactory) Tools(_ context.Context, spec config.Tool, _ string) ([]
 
 func TestCloseStopsWhatToolsStartedAndApproveOverridesTheirDefault(t *testing.T) {
 	var closed atomic.Int32
-	opts := pipeline.Options{Registry: paradigms.Default(), Tools: closingFactory{&closed}}
+	opts := pipeline.Options{Registry: planner.NodeKinds(), Tools: closingFactory{&closed}}
 	cfg, err := config.Load(write(t, "p.yaml", "name: t\ntools: [{name: keep}, {name: lifted, approve: false}, {name: forced, approve: true}]\nnodes:\n  - {id: a, type: react}\nedges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n"))
 	require.NoError(t, err)
 	p, err := pipeline.Build(context.Background(), cfg, opts)
@@ -297,7 +297,7 @@ func TestRunBudgetEndsAReActRunWithAFinalizedAnswer(t *testing.T) {
 		"nodes:\n  - {id: act, type: react}\nedges:\n  - {from: START, to: act}\n  - {from: act, to: END}\n")
 	cfg, err := config.Load(cfgPath)
 	require.NoError(t, err)
-	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Tools: builtin.Factory{},
+	p, err := pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: planner.NodeKinds(), Tools: builtin.Factory{},
 		Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))})
 	require.NoError(t, err)
 	rec := &trace.Recorder{}

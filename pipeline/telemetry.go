@@ -15,29 +15,32 @@ import (
 
 // nodeSpanHook opens an OpenTelemetry span per node execution. A node
 // that stops to wait for approval ends its span without an error.
-type nodeSpanHook struct{ kinds map[string]string }
+type nodeSpanHook struct {
+	tp    *telemetry.Provider
+	kinds map[string]string
+}
 
 func (h nodeSpanHook) WrapNode(next hooks.NodeFunc) hooks.NodeFunc {
 	return func(ctx context.Context, n hooks.Node) (string, error) {
-		ctx, _ = telemetry.StartNode(ctx, n.ID, h.kinds[n.ID], n.Step)
+		ctx, span := h.tp.StartNode(ctx, n.ID, h.kinds[n.ID], n.Step)
 		route, err := next(ctx, n)
 		class := ""
 		if err != nil {
 			class = failureClass(err)
 		}
 		if class == state.FailureWaiting {
-			telemetry.EndNode(ctx, route, "", nil)
+			span.EndNode(route, "", nil)
 			return route, err
 		}
-		telemetry.EndNode(ctx, route, class, err)
+		span.EndNode(route, class, err)
 		return route, err
 	}
 }
 
 // startRunSpan starts the run's span, "invoke_agent {pipeline}", the parent
 // of the run's node, model and tool spans.
-func (p *Pipeline) startRunSpan(ctx context.Context, task state.Task, runID string) (context.Context, telemetry.Span) {
-	return telemetry.StartRun(ctx, telemetry.Run{Agent: p.Config.Name, RunID: runID, TaskID: task.ID, Question: task.Question})
+func (p *Pipeline) startRunSpan(ctx context.Context, tp *telemetry.Provider, task state.Task, runID string) (context.Context, telemetry.Span) {
+	return tp.StartRun(ctx, telemetry.Run{Agent: p.Config.Name, RunID: runID, TaskID: task.ID, Question: task.Question})
 }
 
 // endSpan records a call's outcome on its span and ends it: the finish

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools/builtin"
@@ -26,7 +26,7 @@ func buildWithTools(t *testing.T, path string) (*pipeline.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: paradigms.Default(), Tools: builtin.Factory{},
+	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: planner.NodeKinds(), Tools: builtin.Factory{},
 		Models: llm.NewFactory(llm.WithProvider("scripted", scripted.Label, scripted.Build))})
 }
 

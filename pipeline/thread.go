@@ -28,6 +28,10 @@ type Thread struct {
 	// from it saves the thread as waiting. Default: none (such calls fail
 	// the run with journal.ErrNoApprover).
 	Approver journal.Approver
+	// LiveCalls, when above 0, bounds the live model and tool calls of the
+	// session (journal.LiveCalls): the run suspends at the next one with
+	// an error matching journal.ErrSuspended. Default 0: no bound.
+	LiveCalls int
 }
 
 // ThreadResult is what RunThread adds to a run's Result.
@@ -101,7 +105,11 @@ func (p *Pipeline) RunThread(ctx context.Context, task state.Task, tracer *trace
 			}
 		}
 	}()
-	run, err := journal.Open(ctx, th.Store, th.Name)
+	var jopts []journal.OpenOption
+	if th.LiveCalls > 0 {
+		jopts = append(jopts, journal.LiveCalls(th.LiveCalls))
+	}
+	run, err := journal.Open(ctx, th.Store, th.Name, jopts...)
 	if err != nil {
 		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
 	}
@@ -109,12 +117,12 @@ func (p *Pipeline) RunThread(ctx context.Context, task state.Task, tracer *trace
 		return nil, tr, fmt.Errorf("thread %q: %w", th.Name, err)
 	}
 	running = true
-	rctx := journal.WithRun(ctx, run)
-	if th.Approver != nil {
-		rctx = journal.WithApprover(rctx, th.Approver)
-	}
 	started = true
-	res, runErr := p.Run(rctx, task, tracer, opts...)
+	opts = append(opts, WithJournal(run))
+	if th.Approver != nil {
+		opts = append(opts, WithApprover(th.Approver))
+	}
+	res, runErr := p.Run(ctx, task, tracer, opts...)
 	tr.Replayed, tr.Live, tr.Unused = run.Stats()
 	u := journal.Update{Status: journal.StatusDone}
 	var waiting *journal.WaitingError

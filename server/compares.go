@@ -16,6 +16,7 @@ import (
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/trace"
 )
 
 // suiteTask is a task of a suite.
@@ -48,6 +49,8 @@ func (l engineLoader) LoadWith(ctx context.Context, path string, cfg config.LLM,
 
 func (l engineLoader) ModelLabel(provider string) string  { return l.e.ModelLabel(provider) }
 func (l engineLoader) ModelKind(provider string) llm.Kind { return l.e.ModelKind(provider) }
+
+func (l engineLoader) Scrubber() trace.Scrubber { return l.e.Scrubber() }
 
 // CompareRequest is the body of POST /api/compares.
 type CompareRequest struct {

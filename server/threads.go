@@ -11,6 +11,7 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/state"
 )
 
@@ -42,6 +43,17 @@ type Checkpoint struct {
 	Scope string `json:"scope,omitempty"`
 	// Summary says in one line what it holds, scrubbed.
 	Summary string `json:"summary"`
+}
+
+// Checkpoints returns a thread's journal entries as checkpoints, in order,
+// with their summaries scrubbed by scrub: the history that planner history
+// and GET /threads/{name} show.
+func Checkpoints(entries []journal.Entry, scrub redact.StringScrubber) []Checkpoint {
+	cps := make([]Checkpoint, 0, len(entries))
+	for _, e := range entries {
+		cps = append(cps, Checkpoint{N: e.Seq, Time: e.Time, Kind: string(e.Kind), Node: e.Node, Scope: e.Scope, Summary: scrub.String(e.Summary())})
+	}
+	return cps
 }
 
 // viewThread builds a thread's view; the store's Meta and Task stay out.
@@ -103,11 +115,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("thread %q: %w", name, err))
 		return
 	}
-	history := make([]Checkpoint, 0, len(entries))
-	for _, e := range entries {
-		history = append(history, Checkpoint{N: e.Seq, Time: e.Time, Kind: string(e.Kind), Node: e.Node, Scope: e.Scope, Summary: s.scrub.String(e.Summary())})
-	}
-	s.writeJSON(w, r, http.StatusOK, map[string]any{"thread": s.viewThread(r.Context(), th), "history": history})
+	s.writeJSON(w, r, http.StatusOK, map[string]any{"thread": s.viewThread(r.Context(), th), "history": Checkpoints(entries, s.scrub)})
 }
 
 // resumeLaunch is the launch of a run that resumes thread name with opts.

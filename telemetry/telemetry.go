@@ -9,9 +9,10 @@
 //	    ├── chat {model}             one per model call (llm.Model.Call)
 //	    └── execute_tool {tool}      one per tool call (node.ToolCall.Run)
 //
-// The package keeps no global state: the TracerProvider travels in the
-// context (WithProvider), and a context without one makes every helper a
-// no-op that allocates nothing. Prompts, completions and tool inputs and
+// The package keeps no global state: a Provider (New) wraps the
+// TracerProvider and is handed to the run that uses it
+// (pipeline.WithTelemetry); a nil *Provider makes every method a no-op
+// that allocates nothing. Prompts, completions and tool inputs and
 // outputs are recorded only when content capture is opted in
 // (WithContent, ContentFromEnv), and always through a secret scrubber.
 package telemetry
@@ -76,30 +77,33 @@ var (
 	KeyPlanStep        = attribute.Key("planner.plan_step")
 )
 
-// Option configures WithProvider.
-type Option func(*provider)
+// Option configures New.
+type Option func(*Provider)
 
 // WithContent records prompts, completions, tool inputs and outputs and the
 // run's question and answer on the spans when on, scrubbed of secrets.
 // Default off: spans then hold names, counts and classes only. See
 // ContentFromEnv for the environment's choice.
-func WithContent(on bool) Option { return func(s *provider) { s.content = on } }
+func WithContent(on bool) Option { return func(s *Provider) { s.content = on } }
 
 // WithScrubber sets what removes secrets from recorded content and error
 // messages; the engine passes its own (planner.WithScrubber). Default, and
 // when s is nil: redact.New(), built on first use, which scrubs the values of
 // secret-named environment variables, bearer tokens and API key shapes.
-func WithScrubber(s trace.Scrubber) Option { return func(st *provider) { st.scrub = s } }
+func WithScrubber(s trace.Scrubber) Option { return func(st *Provider) { st.scrub = s } }
 
-// provider is what WithProvider puts in the context.
-type provider struct {
+// Provider makes the spans of runs, nodes, model calls and tool calls
+// through one TracerProvider. Build it once (New) and hand it to every run
+// that should be traced. A nil *Provider traces nothing. Its methods are
+// safe for concurrent use.
+type Provider struct {
 	tracer  oteltrace.Tracer
 	content bool
 	scrub   trace.Scrubber
 	once    sync.Once
 }
 
-func (s *provider) scrubber() trace.Scrubber {
+func (s *Provider) scrubber() trace.Scrubber {
 	s.once.Do(func() {
 		if s.scrub == nil {
 			s.scrub = redact.New()
@@ -108,36 +112,25 @@ func (s *provider) scrubber() trace.Scrubber {
 	return s.scrub
 }
 
-type ctxKey struct{}
-
-// WithProvider returns ctx whose runs, nodes, model and tool calls make
-// spans with tp. A nil tp returns ctx unchanged (no spans, or those of a
-// provider ctx already carries).
-func WithProvider(ctx context.Context, tp oteltrace.TracerProvider, opts ...Option) context.Context {
+// New returns a Provider whose spans are made with tp; nil for a nil tp
+// (no spans).
+func New(tp oteltrace.TracerProvider, opts ...Option) *Provider {
 	if tp == nil {
-		return ctx
+		return nil
 	}
-	s := &provider{tracer: tp.Tracer(ScopeName)}
+	s := &Provider{tracer: tp.Tracer(ScopeName)}
 	for _, o := range opts {
 		o(s)
 	}
-	return context.WithValue(ctx, ctxKey{}, s)
-}
-
-// Enabled reports whether ctx carries a provider (WithProvider).
-func Enabled(ctx context.Context) bool { return from(ctx) != nil }
-
-func from(ctx context.Context) *provider {
-	s, _ := ctx.Value(ctxKey{}).(*provider)
 	return s
 }
 
-// Span is one span of a run. The zero Span, which every Start function
-// returns for a context without a provider, does nothing. Its methods are
+// Span is one span of a run. The zero Span, which every Start method of a
+// nil *Provider returns, does nothing. Its methods are
 // safe for concurrent use.
 type Span struct {
 	span oteltrace.Span
-	st   *provider
+	st   *Provider
 }
 
 // Recording reports whether s records what is set on it: when false,
@@ -239,7 +232,7 @@ func (s Span) SetMessages(key attribute.Key, msgs []Message) {
 	s.span.SetAttributes(key.String(string(b)))
 }
 
-func (st *provider) start(ctx context.Context, name string, kind oteltrace.SpanKind, attrs ...attribute.KeyValue) (context.Context, Span) {
+func (st *Provider) start(ctx context.Context, name string, kind oteltrace.SpanKind, attrs ...attribute.KeyValue) (context.Context, Span) {
 	ctx, sp := st.tracer.Start(ctx, name, oteltrace.WithSpanKind(kind), oteltrace.WithAttributes(attrs...))
 	return ctx, Span{span: sp, st: st}
 }
@@ -259,8 +252,7 @@ type Run struct {
 
 // StartRun starts the span of a run, "invoke_agent {agent}", the parent of
 // every other span of the run. End it with EndRun.
-func StartRun(ctx context.Context, r Run) (context.Context, Span) {
-	st := from(ctx)
+func (st *Provider) StartRun(ctx context.Context, r Run) (context.Context, Span) {
 	if st == nil {
 		return ctx, Span{}
 	}
@@ -296,8 +288,7 @@ func (s Span) EndRun(st *state.State) {
 
 // StartNode starts the span of one node execution, "node {id}", with the
 // node's type and the execution's 1-based step.
-func StartNode(ctx context.Context, id, kind string, step int) (context.Context, Span) {
-	st := from(ctx)
+func (st *Provider) StartNode(ctx context.Context, id, kind string, step int) (context.Context, Span) {
 	if st == nil {
 		return ctx, Span{}
 	}
@@ -318,8 +309,7 @@ type Chat struct {
 
 // StartChat starts the span of one model call, "chat {model}" ("chat
 // {provider}" when the model has no name), a client span.
-func StartChat(ctx context.Context, c Chat) (context.Context, Span) {
-	st := from(ctx)
+func (st *Provider) StartChat(ctx context.Context, c Chat) (context.Context, Span) {
 	if st == nil {
 		return ctx, Span{}
 	}
@@ -375,8 +365,7 @@ type Tool struct {
 }
 
 // StartTool starts the span of one tool call, "execute_tool {tool}".
-func StartTool(ctx context.Context, t Tool) (context.Context, Span) {
-	st := from(ctx)
+func (st *Provider) StartTool(ctx context.Context, t Tool) (context.Context, Span) {
 	if st == nil {
 		return ctx, Span{}
 	}
@@ -393,14 +382,9 @@ func StartTool(ctx context.Context, t Tool) (context.Context, Span) {
 }
 
 // EndNode records the route and the error of the node execution whose span
-// StartNode put in ctx, and ends it. class names the error's kind
-// (error.type). It does nothing when ctx carries no provider.
-func EndNode(ctx context.Context, route, class string, err error) {
-	st := from(ctx)
-	if st == nil {
-		return
-	}
-	s := Span{span: oteltrace.SpanFromContext(ctx), st: st}
+// StartNode returned, and ends it. class names the error's kind
+// (error.type).
+func (s Span) EndNode(route, class string, err error) {
 	if s.Recording() && err == nil {
 		s.span.SetAttributes(KeyRoute.String(route))
 	}

@@ -36,9 +36,9 @@ func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
 
 func TestWithoutProviderEverythingIsANoOp(t *testing.T) {
 	ctx := context.Background()
-	assert.False(t, telemetry.Enabled(ctx))
-	assert.Equal(t, ctx, telemetry.WithProvider(ctx, nil))
-	c2, span := telemetry.StartChat(ctx, telemetry.Chat{Provider: "openai", Model: "gpt"})
+	none := telemetry.New(nil)
+	assert.Nil(t, none)
+	c2, span := none.StartChat(ctx, telemetry.Chat{Provider: "openai", Model: "gpt"})
 	assert.Equal(t, ctx, c2)
 	assert.False(t, span.Recording())
 	assert.False(t, span.Content())
@@ -47,29 +47,29 @@ func TestWithoutProviderEverythingIsANoOp(t *testing.T) {
 	span.SetContent(telemetry.KeyToolResult, "x")
 	span.End()
 	span.EndRun(state.NewState(state.Task{Question: "q"}))
-	telemetry.EndNode(ctx, "", "", nil)
+	span.EndNode("", "", nil)
 }
 
 func TestSpanNoProviderAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
-	allocs := testing.AllocsPerRun(1000, noProviderCall(ctx))
+	allocs := testing.AllocsPerRun(1000, spanCalls(ctx, nil))
 	assert.Zero(t, allocs)
 }
 
-// noProviderCall is what a model and a tool call do with telemetry, with
-// ctx carrying no provider for the allocation test and the benchmark.
-func noProviderCall(ctx context.Context) func() {
+// spanCalls is what a model and a tool call do with telemetry through tp
+// (nil: none, for the allocation test and the benchmark).
+func spanCalls(ctx context.Context, tp *telemetry.Provider) func() {
 	return func() {
-		c, span := telemetry.StartChat(ctx, telemetry.Chat{Provider: "openai", Model: "gpt-4o-mini", Node: "react"})
+		c, span := tp.StartChat(ctx, telemetry.Chat{Provider: "openai", Model: "gpt-4o-mini", Node: "react"})
 		span.SetUsage(telemetry.Usage{InputTokens: 10, OutputTokens: 5})
 		span.End()
-		_, tool := telemetry.StartTool(c, telemetry.Tool{Name: "search", Input: "q"})
+		_, tool := tp.StartTool(c, telemetry.Tool{Name: "search", Input: "q"})
 		tool.End()
 	}
 }
 
 func BenchmarkSpanNoProvider(b *testing.B) {
-	f := noProviderCall(context.Background())
+	f := spanCalls(context.Background(), nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		f()
@@ -79,7 +79,7 @@ func BenchmarkSpanNoProvider(b *testing.B) {
 func BenchmarkSpanWithProvider(b *testing.B) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewNoopExporter())))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	f := noProviderCall(telemetry.WithProvider(context.Background(), tp))
+	f := spanCalls(context.Background(), telemetry.New(tp))
 	b.ReportAllocs()
 	for b.Loop() {
 		f()
@@ -88,18 +88,18 @@ func BenchmarkSpanWithProvider(b *testing.B) {
 
 func TestSpansNestAndCarryGenAIAttributes(t *testing.T) {
 	tp, exp := recorder(t)
-	ctx := telemetry.WithProvider(context.Background(), tp)
-	require.True(t, telemetry.Enabled(ctx))
-	ctx, run := telemetry.StartRun(ctx, telemetry.Run{Agent: "react", RunID: "r1", TaskID: "demo-07", Question: "secret question"})
-	nctx, _ := telemetry.StartNode(ctx, "think", "react", 1)
-	_, chat := telemetry.StartChat(nctx, telemetry.Chat{Provider: "openai", Model: "gpt-4o-mini", Node: "think"})
+	sp := telemetry.New(tp)
+	require.NotNil(t, sp)
+	ctx, run := sp.StartRun(context.Background(), telemetry.Run{Agent: "react", RunID: "r1", TaskID: "demo-07", Question: "secret question"})
+	nctx, nodeSpan := sp.StartNode(ctx, "think", "react", 1)
+	_, chat := sp.StartChat(nctx, telemetry.Chat{Provider: "openai", Model: "gpt-4o-mini", Node: "think"})
 	chat.SetUsage(telemetry.Usage{InputTokens: 12, OutputTokens: 7, CachedInputTokens: 4})
 	chat.SetMessages(telemetry.KeyInputMessages, []telemetry.Message{{Role: "user", Parts: []telemetry.Part{{Type: "text", Content: "hi"}}}})
 	chat.End()
-	_, tool := telemetry.StartTool(nctx, telemetry.Tool{Name: "search", CallID: "call_1", Input: "Jupiter"})
+	_, tool := sp.StartTool(nctx, telemetry.Tool{Name: "search", CallID: "call_1", Input: "Jupiter"})
 	tool.Fail("timeout", errors.New("tool timed out"))
 	tool.End()
-	telemetry.EndNode(nctx, "continue", "", nil)
+	nodeSpan.EndNode("continue", "", nil)
 	st := state.NewState(state.Task{Question: "q"})
 	st.Failure = state.FailureTimeout
 	run.Fail(st.Failure, errors.New("deadline"))
@@ -155,9 +155,9 @@ func TestSpansNestAndCarryGenAIAttributes(t *testing.T) {
 func TestContentIsRecordedScrubbedOnlyWhenOptedIn(t *testing.T) {
 	const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
 	tp, exp := recorder(t)
-	ctx := telemetry.WithProvider(context.Background(), tp, telemetry.WithContent(true), telemetry.WithScrubber(redact.New(redact.WithSecrets(key))))
-	ctx, run := telemetry.StartRun(ctx, telemetry.Run{Agent: "a", Question: "use " + key})
-	_, tool := telemetry.StartTool(ctx, telemetry.Tool{Name: "http", Input: "Authorization: Bearer " + key})
+	sp := telemetry.New(tp, telemetry.WithContent(true), telemetry.WithScrubber(redact.New(redact.WithSecrets(key))))
+	ctx, run := sp.StartRun(context.Background(), telemetry.Run{Agent: "a", Question: "use " + key})
+	_, tool := sp.StartTool(ctx, telemetry.Tool{Name: "http", Input: "Authorization: Bearer " + key})
 	tool.SetContent(telemetry.KeyToolResult, "got "+key)
 	tool.Fail("tool_error", errors.New("401 for key "+key))
 	tool.End()

@@ -143,7 +143,7 @@ func (a *Activities) Advance(ctx context.Context, in AdvanceInput) (*AdvanceOutp
 	if activity.IsActivity(ctx) {
 		opts = append(opts, planner.WithRunID(activity.GetInfo(ctx).WorkflowExecution.ID))
 	}
-	res, runErr := p.Run(journal.WithLiveBudget(ctx, 1), "", opts...)
+	res, runErr := p.Run(ctx, "", append(opts, planner.WithLiveCalls(1))...)
 	out := &AdvanceOutput{Policy: policyOf(p)}
 	all, err := store.Entries(context.WithoutCancel(ctx), threadName)
 	if err != nil {

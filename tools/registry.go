@@ -229,6 +229,13 @@ func (r *Registry) Call(ctx context.Context, name, input string) (string, error)
 	if !ok {
 		return "", r.unknown(name)
 	}
+	return r.Run(ctx, t, input)
+}
+
+// Run calls t, a tool Resolve returned (or a copy of one bound to a
+// caller's state), as Call does: under its timeout, a panic recovered as
+// ErrToolPanic.
+func (r *Registry) Run(ctx context.Context, t Tool, input string) (string, error) {
 	meta := MetaOf(t)
 	timeout := r.timeout
 	if meta.Timeout > 0 {

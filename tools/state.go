@@ -18,18 +18,18 @@ type RunState struct {
 // NewRunState returns an empty RunState.
 func NewRunState() *RunState { return &RunState{values: map[any]any{}} }
 
-type runStateKey struct{}
-
 // WithRunState returns ctx carrying s; the tool calls of a run see it
 // through State.
 func WithRunState(ctx context.Context, s *RunState) context.Context {
-	return context.WithValue(ctx, runStateKey{}, s)
+	return withEnv(ctx, func(e *callEnv) { e.run = s })
 }
 
 // RunStateFrom returns the RunState in ctx, or nil.
 func RunStateFrom(ctx context.Context) *RunState {
-	s, _ := ctx.Value(runStateKey{}).(*RunState)
-	return s
+	if e := envOf(ctx); e != nil {
+		return e.run
+	}
+	return nil
 }
 
 // State returns the value stored under key in the run state of ctx,

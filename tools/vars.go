@@ -33,19 +33,19 @@ type VarStore interface {
 // lost.
 var ErrVarsReadOnly = errors.New("vars are read-only for this tool")
 
-type varsKey struct{}
-
 // WithVars returns ctx carrying the run's vars for the tool calls made
 // with it.
 func WithVars(ctx context.Context, v VarStore) context.Context {
-	return context.WithValue(ctx, varsKey{}, v)
+	return withEnv(ctx, func(e *callEnv) { e.vars = v })
 }
 
 // VarsFrom returns the vars in ctx, or nil outside a run (a one-off call
 // such as `planner tools call`).
 func VarsFrom(ctx context.Context) VarStore {
-	v, _ := ctx.Value(varsKey{}).(VarStore)
-	return v
+	if e := envOf(ctx); e != nil {
+		return e.vars
+	}
+	return nil
 }
 
 // ReadOnlyVars returns v for a tool that may read the vars but not change

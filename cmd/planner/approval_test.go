@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/journal/sqlitestore"
+	"github.com/planner-engine/planner/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,11 +50,11 @@ func waitingRun(t *testing.T, store, name string) {
 	assert.Equal(t, "1930 - 1906", w.Pending.Input)
 }
 
-func history(t *testing.T, store, name string) []checkpoint {
+func history(t *testing.T, store, name string) []server.Checkpoint {
 	t.Helper()
 	r := cli(t, "history", name, "--store", store, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var cps []checkpoint
+	var cps []server.Checkpoint
 	r.lastJSON(t, &cps)
 	return cps
 }

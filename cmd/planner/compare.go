@@ -35,7 +35,7 @@ type compareFlags struct {
 	temporal                               temporalFlags
 }
 
-func newCompareCmd() *cobra.Command {
+func newCompareCmd(p process) *cobra.Command {
 	f := &compareFlags{}
 	c := &cobra.Command{
 		Use:   "compare --suite SUITE --config A.yaml --config B.yaml ... [flags]",
@@ -84,7 +84,7 @@ run, so running the command again attaches to the runs still going instead of st
   planner compare --temporal localhost:7233 --suite demo --llm sim --config configs/react.yaml   # needs Temporal and planner workers (planner worker --temporal)`,
 		Args: exactArgs(0, "no arguments (use --suite and --config)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runCompare(c, f)
+			return runCompare(c, p, f)
 		},
 	}
 	fl := c.Flags()
@@ -224,7 +224,7 @@ func idList(ids []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
 }
 
-func runCompare(c *cobra.Command, f *compareFlags) error {
+func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 	if len(f.configs) == 0 {
 		return &usageError{cmd: "compare", err: errors.New("give at least one --config")}
 	}
@@ -264,7 +264,7 @@ func runCompare(c *cobra.Command, f *compareFlags) error {
 			return err
 		}
 	}
-	a, err := app.New(app.WithTasks(tasks))
+	a, err := app.New(append([]app.Option{app.WithTasks(tasks)}, p.otel.appOptions()...)...)
 	if err != nil {
 		return err
 	}

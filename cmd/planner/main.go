@@ -61,6 +61,12 @@ type process struct {
 	stdout, stderr io.Writer
 	// lookupEnv looks up an environment variable as os.LookupEnv does.
 	lookupEnv func(key string) (string, bool)
+	// otel is the OpenTelemetry setup of the command being run; nil: none.
+	otel *otelSetup
+	// scrub removes secrets from what the command line prints outside a
+	// run (errors, history); execute builds it. A run's own output goes
+	// through its Engine's scrubber.
+	scrub *redact.Scrubber
 }
 
 // getenv returns the value of the variable key, or "" when it is unset.
@@ -121,8 +127,11 @@ func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, stderr 
 // p.stderr, scrubbed of secrets. It keeps no state between calls, so
 // invocations may run concurrently.
 func execute(ctx context.Context, args []string, p process) int {
+	p.scrub = redact.New()
+	tel := &otelSetup{stderr: p.stderr, scrub: p.scrub} // OTEL_* spans of run, resume and compare (telemetry.go)
+	p.otel = tel
 	root := newRoot(p)
-	tel := wireTelemetry(root, p.stderr) // OTEL_* spans of run, resume and compare (telemetry.go)
+	tel.wire(root)
 	defer tel.close()
 	// A nil slice would make cobra read os.Args.
 	root.SetArgs(append([]string{}, args...))
@@ -143,7 +152,7 @@ func execute(ctx context.Context, args []string, p process) int {
 		err = &usageError{err: err}
 	}
 	// Errors can quote what a server sent back, keys included.
-	msg := redact.New().String(err.Error())
+	msg := p.scrub.String(err.Error())
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(p.stderr, "planner: %s\nRun '%s --help' for usage.\n", msg, strings.TrimSpace("planner "+ue.cmd))

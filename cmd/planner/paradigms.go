@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/planner-engine/planner"
-	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/spf13/cobra"
 )
@@ -50,36 +49,19 @@ func listParadigms(c *cobra.Command, dir, format string) error {
 	if len(files) == 0 {
 		return &usageError{cmd: "paradigms", err: fmt.Errorf("no pipeline files (*.yaml, *.yml) in %q; pass --dir", dir)}
 	}
-	a, err := app.New()
-	if err != nil {
-		return err
-	}
 	out := c.OutOrStdout()
-	bad, listed := 0, 0
-	for _, path := range files {
-		p, err := a.Validate(c.Context(), path)
-		if err != nil {
-			bad++
-			fmt.Fprintln(c.ErrOrStderr(), err)
-			continue
-		}
-		if err := p.Close(); err != nil {
-			fmt.Fprintln(c.ErrOrStderr(), err)
-		}
+	listed := 0
+	return validateEach(c, files, func(path string, p *planner.Pipeline) {
 		if listed > 0 {
 			fmt.Fprintln(out)
 		}
 		listed++
 		if format == "mermaid" {
 			fmt.Fprintf(out, "%%%% %s (%s): %s\n%s", p.Name(), path, textutil.OneLine(p.Config().Description), p.Graph().Mermaid(p.Kinds()))
-			continue
+			return
 		}
 		writeParadigm(out, path, p)
-	}
-	if bad > 0 {
-		return &silentError{fmt.Errorf("%d of %s invalid", bad, textutil.Count(len(files), "file", "files"))}
-	}
-	return nil
+	})
 }
 
 // writeParadigm prints one pipeline as name, description, nodes and edges.

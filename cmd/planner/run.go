@@ -194,7 +194,7 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	if err != nil {
 		return err
 	}
-	a, err := app.New(t.appOptions(f)...)
+	a, err := app.New(append(t.appOptions(f), proc.otel.appOptions()...)...)
 	if err != nil {
 		return err
 	}

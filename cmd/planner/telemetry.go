@@ -6,10 +6,11 @@ import (
 	"io"
 	"time"
 
+	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/redact"
-	"github.com/planner-engine/planner/telemetry"
 	"github.com/planner-engine/planner/telemetry/otlp"
 	"github.com/spf13/cobra"
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // telemetryFlush bounds the flush of the spans at exit, under the stop
@@ -21,19 +22,30 @@ const telemetryFlush = 2 * time.Second
 var tracedCommands = map[string]bool{"run": true, "resume": true, "compare": true}
 
 // otelSetup starts OpenTelemetry for a traced command and shuts it down
-// when the command is done.
+// when the command is done. The traced commands build their engine with
+// its provider (app.WithTracerProvider).
 type otelSetup struct {
 	stderr   io.Writer
+	scrub    *redact.Scrubber
+	tp       oteltrace.TracerProvider
 	shutdown func(context.Context) error
 }
 
-// wireTelemetry makes root's traced commands run with the tracer provider
-// the OTEL_* environment variables configure (none unless
+// appOptions returns the app options that give an engine the command's
+// tracer provider: none when OpenTelemetry is off (or o is nil).
+func (o *otelSetup) appOptions() []app.Option {
+	if o == nil || o.tp == nil {
+		return nil
+	}
+	return []app.Option{app.WithTracerProvider(o.tp)}
+}
+
+// wire makes root's traced commands run with the tracer provider the
+// OTEL_* environment variables configure (none unless
 // OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set):
-// it puts the provider in the command's context, where every run finds it.
-// Call the result's close when the command has returned.
-func wireTelemetry(root *cobra.Command, stderr io.Writer) *otelSetup {
-	o := &otelSetup{stderr: stderr}
+// it is built before the command runs, and the command's engine gets it
+// (appOptions). Call close when the command has returned.
+func (o *otelSetup) wire(root *cobra.Command) {
 	pre := root.PersistentPreRunE
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
 		if pre != nil {
@@ -46,7 +58,6 @@ func wireTelemetry(root *cobra.Command, stderr io.Writer) *otelSetup {
 		}
 		return nil
 	}
-	return o
 }
 
 // start builds the provider; a bad setting is reported and the command runs
@@ -54,14 +65,13 @@ func wireTelemetry(root *cobra.Command, stderr io.Writer) *otelSetup {
 func (o *otelSetup) start(c *cobra.Command) {
 	tp, shutdown, err := otlp.FromEnv(c.Context())
 	if err != nil {
-		fmt.Fprintf(o.stderr, "planner: OpenTelemetry off: %s\n", redact.New().String(err.Error()))
+		fmt.Fprintf(o.stderr, "planner: OpenTelemetry off: %s\n", o.scrub.String(err.Error()))
 		return
 	}
 	if tp == nil {
 		return
 	}
-	o.shutdown = shutdown
-	c.SetContext(telemetry.WithProvider(c.Context(), tp, telemetry.WithContent(telemetry.ContentFromEnv()), telemetry.WithScrubber(redact.New())))
+	o.tp, o.shutdown = tp, shutdown
 }
 
 // close flushes the spans still batched, within telemetryFlush.
@@ -72,6 +82,6 @@ func (o *otelSetup) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), telemetryFlush)
 	defer cancel()
 	if err := o.shutdown(ctx); err != nil {
-		fmt.Fprintf(o.stderr, "planner: OpenTelemetry: %s\n", redact.New().String(err.Error()))
+		fmt.Fprintf(o.stderr, "planner: OpenTelemetry: %s\n", o.scrub.String(err.Error()))
 	}
 }

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"time"
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/server"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -321,16 +321,6 @@ whose process died while running shows as interrupted.`,
 	return c
 }
 
-// checkpoint is one line of planner history.
-type checkpoint struct {
-	N       int64     `json:"n"`
-	Time    time.Time `json:"time"`
-	Kind    string    `json:"kind"`
-	Node    string    `json:"node,omitempty"`
-	Scope   string    `json:"scope,omitempty"`
-	Summary string    `json:"summary"`
-}
-
 func newHistoryCmd(p process) *cobra.Command {
 	var store string
 	var asJSON bool
@@ -361,11 +351,7 @@ journal holds, numbered. planner resume NAME --from N --as NEW forks a new threa
 			if err != nil {
 				return err
 			}
-			sc := redact.New()
-			cps := make([]checkpoint, 0, len(entries))
-			for _, e := range entries {
-				cps = append(cps, checkpoint{N: e.Seq, Time: e.Time, Kind: string(e.Kind), Node: e.Node, Scope: e.Scope, Summary: sc.String(e.Summary())})
-			}
+			cps := server.Checkpoints(entries, p.scrub)
 			out := c.OutOrStdout()
 			if asJSON {
 				b, err := json.Marshal(cps)

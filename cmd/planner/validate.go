@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/spf13/cobra"
@@ -20,33 +21,43 @@ exits 1 if any file is invalid.`,
 		Example: `  planner validate configs/*.yaml`,
 		Args:    minArgs(1, "at least one pipeline file"),
 		RunE: func(c *cobra.Command, args []string) error {
-			a, err := app.New()
-			if err != nil {
-				return err
-			}
-			bad := 0
-			for _, path := range args {
-				p, err := a.Validate(c.Context(), path)
-				if err != nil {
-					bad++
-					fmt.Fprintln(c.ErrOrStderr(), err)
-					continue
-				}
-				if err := p.Close(); err != nil {
-					fmt.Fprintln(c.ErrOrStderr(), err)
-				}
+			return validateEach(c, args, func(path string, p *planner.Pipeline) {
 				line := fmt.Sprintf("%s: ok (%s)", path, textutil.Count(len(p.Graph().Nodes()), "node", "nodes"))
 				for _, cy := range p.Graph().Cycles() {
 					line += fmt.Sprintf("; cycle %s (bounded by max_steps=%d)", strings.Join(cy, " -> "), p.Config().Limits.MaxSteps)
 				}
 				fmt.Fprintln(c.OutOrStdout(), line)
-			}
-			if bad > 0 {
-				return &silentError{fmt.Errorf("%d of %s invalid", bad, textutil.Count(len(args), "file", "files"))}
-			}
-			return nil
+			})
 		},
 	}
+}
+
+// validateEach checks the pipeline files at paths in turn, as planner
+// validate does: it writes the error of each invalid file to c's error
+// stream and calls valid with each valid file's pipeline, already closed.
+// When any file is invalid it returns a *silentError that counts them.
+func validateEach(c *cobra.Command, paths []string, valid func(path string, p *planner.Pipeline)) error {
+	a, err := app.New()
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for _, path := range paths {
+		p, err := a.Validate(c.Context(), path)
+		if err != nil {
+			bad++
+			fmt.Fprintln(c.ErrOrStderr(), err)
+			continue
+		}
+		if err := p.Close(); err != nil {
+			fmt.Fprintln(c.ErrOrStderr(), err)
+		}
+		valid(path, p)
+	}
+	if bad > 0 {
+		return &silentError{fmt.Errorf("%d of %s invalid", bad, textutil.Count(len(paths), "file", "files"))}
+	}
+	return nil
 }
 
 func newGraphCmd() *cobra.Command {

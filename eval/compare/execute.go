@@ -167,28 +167,26 @@ func (x *execution) do(ctx context.Context, j job) {
 		}
 		return
 	}
-	// A scope of the compare budget for this run alone, for
-	// SharedBudgetRefused.
-	rctx := llm.WithSharedBudget(ctx, x.budget)
-	rec, ok := x.runOne(rctx, j)
+	rec, refused, ok := x.runOne(ctx, j)
 	if !ok {
 		return
 	}
-	if llm.SharedBudgetRefused(rctx) {
+	if refused {
 		x.cutShort.Add(1)
 	}
 	x.results <- rec
 }
 
-// runOne makes the run of j and returns its record, scrubbed and judged.
-// It reports false when ctx ended during the run, whose result is then
+// runOne makes the run of j and returns its record, scrubbed and judged,
+// and whether the compare budget refused one of its model calls. It
+// reports ok false when ctx ended during the run, whose result is then
 // left for a resume.
-func (x *execution) runOne(ctx context.Context, j job) (Record, bool) {
+func (x *execution) runOne(ctx context.Context, j job) (rec Record, refused, ok bool) {
 	task, name, model := x.tasks[j.task], x.cfgs.names[j.cfg], x.cfgs.specs[j.cfg]
 	fp := x.cfgs.printOf(j.cfg, task.ID)
-	rec := Record{Config: name, TaskID: task.ID, Seed: x.opts.Seed, Model: model, Fingerprint: fp}
-	faults := &faultCounter{}
-	sinks := scrubbed{s: x.opts.Scrubber, sinks: []trace.Sink{faults}}
+	rec = Record{Config: name, TaskID: task.ID, Seed: x.opts.Seed, Model: model, Fingerprint: fp}
+	faults, cut := &faultCounter{}, &budgetRefusals{}
+	sinks := scrubbed{s: x.opts.Scrubber, sinks: []trace.Sink{faults, cut}}
 	// The trace is kept in memory and appended to the config's trace file
 	// once the run is over, so file I/O neither delays the run nor counts in
 	// its latency, and an interrupted run leaves no partial trace behind.
@@ -204,14 +202,25 @@ func (x *execution) runOne(ctx context.Context, j job) (Record, bool) {
 	res, err := x.run(ctx, j, RunID(name, model, task.ID, x.opts.Seed, fp), fp, sinks)
 	rec.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
 	if ctx.Err() != nil {
-		return rec, false
+		return rec, false, false
 	}
 	if jsonl != nil && jsonl.Close() == nil {
 		rec.Trace = x.traces.add(name, model, buf.bytes())
 	}
 	rec.Faults = faults.counts()
 	fill(&rec, res, err)
-	return judge(scrubRecord(x.opts.Scrubber, rec), task, x.opts.Scorer), true
+	return judge(scrubRecord(x.opts.Scrubber, rec), task, x.opts.Scorer), cut.seen.Load(), true
+}
+
+// budgetRefusals is a trace sink that notes whether a run's model call was
+// refused by a shared budget (the guard event llm.GuardSharedBudget).
+type budgetRefusals struct{ seen atomic.Bool }
+
+// Emit notes e when it reports a refusal.
+func (b *budgetRefusals) Emit(e trace.Event) {
+	if e.Kind == trace.KindGuard && e.Data["guard"] == llm.GuardSharedBudget {
+		b.seen.Store(true)
+	}
 }
 
 // run makes the run of j, with trace run id id and fingerprint fp, its
@@ -239,8 +248,9 @@ func (x *execution) run(ctx context.Context, j job, id, fp string, sink trace.Si
 		opts = append(opts, planner.WithThread(x.threads, ThreadName(x.cfgs.names[j.cfg], x.cfgs.specs[j.cfg], task.ID, x.opts.Seed, fp)),
 			planner.WithApprover(journal.ApproverFunc(refuseApproval)))
 	}
-	// The compare budget reaches the run through ctx (see do), where
-	// SharedBudgetRefused reads what it refused.
+	if x.budget != nil {
+		opts = append(opts, planner.WithSharedBudget(x.budget))
+	}
 	return p.Run(ctx, "", opts...)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools/builtin"
 	"github.com/planner-engine/planner/tools/search"
+	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -35,6 +36,8 @@ func (l *testLoader) LoadWith(ctx context.Context, path string, llmCfg config.LL
 func (l *testLoader) ModelLabel(provider string) string { return l.eng.ModelLabel(provider) }
 
 func (l *testLoader) ModelKind(provider string) llm.Kind { return l.eng.ModelKind(provider) }
+
+func (l *testLoader) Scrubber() trace.Scrubber { return l.eng.Scrubber() }
 
 // engineLoader returns a loader over an Engine with the command line's
 // tools (every built-in tool, the BM25 keyword index of tool retrieval

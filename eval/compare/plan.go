@@ -51,6 +51,12 @@ func open(ctx context.Context, loader Loader, tasks []state.Task, opts Options) 
 		return nil, err
 	}
 	c := &comparison{opts: opts.withDefaults()}
+	if c.opts.Scrubber == nil {
+		c.opts.Scrubber = loader.Scrubber()
+	}
+	if c.opts.Scrubber == nil {
+		c.opts.Scrubber = noScrub{}
+	}
 	if c.tasks, c.ids, err = numberTasks(tasks); err != nil {
 		return nil, err
 	}

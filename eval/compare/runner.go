@@ -55,8 +55,8 @@ import (
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
-	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/state"
+	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 )
 
@@ -72,6 +72,10 @@ type Loader interface {
 	// ModelKind says what kind of model a provider builds; a simulated or
 	// scripted one is announced as such by every report.
 	ModelKind(provider string) llm.Kind
+	// Scrubber is the scrubber of the pipelines' Engine
+	// (planner.Engine.Scrubber): Options.Scrubber's default. Nil scrubs
+	// nothing.
+	Scrubber() trace.Scrubber
 }
 
 // Options configure a comparison.
@@ -105,10 +109,10 @@ type Options struct {
 	NoTraces bool
 	// Scrubber removes secrets from the traces, the stored results and so
 	// the reports, after the scrubber of the pipelines' Engine (see
-	// planner.WithScrubber) scrubbed the runs' events and answers.
-	// Default: redact.New(), built once per Run from the process
-	// environment.
-	Scrubber *redact.Scrubber
+	// planner.WithScrubber) scrubbed the runs' events and answers: it
+	// catches what a worker's engine or a RunFunc left. Default: the
+	// Loader's (Loader.Scrubber), the Engine's own.
+	Scrubber trace.Scrubber
 	// TaskDigests holds, by task id, a digest of what a task's runs
 	// depend on besides the task, the config and the model spec: the
 	// task's own scripted replies when the scripted model plays them
@@ -210,11 +214,14 @@ func (o Options) withDefaults() Options {
 	if o.Scorer == nil {
 		o.Scorer = verify.ExactMatch{}
 	}
-	if o.Scrubber == nil {
-		o.Scrubber = redact.New()
-	}
 	return o
 }
+
+// noScrub is the scrubber of a comparison whose engine scrubs nothing
+// (planner.WithScrubber(nil)).
+type noScrub struct{}
+
+func (noScrub) String(s string) string { return s }
 
 // runLLM is the llm block that replaces every pipeline's: LLM with the
 // comparison's seed (providers without random draws ignore it), or the

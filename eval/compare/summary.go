@@ -11,8 +11,8 @@ import (
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
-	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/state"
+	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
 )
 
@@ -37,7 +37,7 @@ func judge(rec Record, task state.Task, sc verify.Scorer) Record {
 // fingerprint) are left alone, so a resume still finds the record. The
 // answer is scrubbed before it is judged, so a fresh record and the same
 // record read back from the store get the same verdict.
-func scrubRecord(s *redact.Scrubber, r Record) Record {
+func scrubRecord(s trace.Scrubber, r Record) Record {
 	r.Answer, r.Error, r.Failure = s.String(r.Answer), s.String(r.Error), s.String(r.Failure)
 	return r
 }

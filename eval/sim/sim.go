@@ -33,6 +33,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -226,11 +227,7 @@ func NewWithProfile(p Profile, opts ...Option) (*Model, error) {
 func (m *Model) Injected() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]int, len(m.injected))
-	for k, v := range m.injected {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(m.injected)
 }
 
 // Calls returns the number of calls served.

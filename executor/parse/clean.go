@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/tools"
 )
 
@@ -132,32 +133,16 @@ func jsonObjectEnd(s string) int {
 	if !strings.HasPrefix(s, "{") {
 		return -1
 	}
-	depth := 0
-	inString, escaped := false, false
+	var scan textutil.JSONScanner
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
+		if scan.Step(c) && scan.Depth == 0 {
+			// s starts with '{', so depth 0 comes back only with the
+			// bracket or brace that closes it.
+			if c == '}' && json.Valid([]byte(s[:i+1])) {
+				return i + 1
 			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
-			if depth == 0 {
-				if c == '}' && json.Valid([]byte(s[:i+1])) {
-					return i + 1
-				}
-				return -1
-			}
+			return -1
 		}
 	}
 	return -1

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	root "github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/executor"
@@ -16,7 +17,6 @@ import (
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
-	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/plan"
 	"github.com/planner-engine/planner/planner"
@@ -32,7 +32,7 @@ import (
 // whichever of them the default registry does not have yet.
 func kinds(t *testing.T) *nodekind.Registry {
 	t.Helper()
-	reg := paradigms.Default()
+	reg := root.NodeKinds()
 	for _, k := range []nodekind.Kind{
 		{Name: "planner", Summary: "writes a validated plan", New: planner.New},
 		{Name: "execute", Summary: "runs plan steps", New: steps.NewExecute},

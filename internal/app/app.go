@@ -10,6 +10,7 @@ package app
 import (
 	"context"
 	"errors"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
@@ -18,6 +19,7 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/builtin"
+	"github.com/planner-engine/planner/trace"
 )
 
 // App is the command line's engine. Build one per process (or per session
@@ -34,8 +36,15 @@ type App struct {
 type Option func(*options)
 
 type options struct {
-	record string       // cassette path; "" records nothing
-	tasks  []suite.Task // the suite's tasks, for the simulator
+	record string                   // cassette path; "" records nothing
+	tasks  []suite.Task             // the suite's tasks, for the simulator
+	tp     oteltrace.TracerProvider // nil: no spans
+}
+
+// WithTracerProvider makes the App's runs emit OpenTelemetry spans through
+// tp; see planner.WithTracerProvider. Default: none (a nil tp).
+func WithTracerProvider(tp oteltrace.TracerProvider) Option {
+	return func(o *options) { o.tp = tp }
 }
 
 // WithRecording makes the App record every model exchange to the cassette
@@ -69,6 +78,9 @@ func New(opts ...Option) (*App, error) {
 	popts := append(full.Options(), withSim(o.tasks), scripted)
 	if o.record != "" {
 		popts = append(popts, planner.WithRecording(o.record))
+	}
+	if o.tp != nil {
+		popts = append(popts, planner.WithTracerProvider(o.tp))
 	}
 	e, err := planner.New(popts...)
 	if err != nil {
@@ -110,6 +122,9 @@ func (a *App) ModelLabel(provider string) string { return a.Engine.ModelLabel(pr
 // ModelKind says what kind of model a provider builds (the simulator is
 // llm.KindSimulated), so that outputs can say what their numbers measure.
 func (a *App) ModelKind(provider string) llm.Kind { return a.Engine.ModelKind(provider) }
+
+// Scrubber is the scrubber of the App's Engine (planner.Engine.Scrubber).
+func (a *App) Scrubber() trace.Scrubber { return a.Engine.Scrubber() }
 
 // Load loads and builds a pipeline file. llmSpec, when non-empty, is a
 // provider:model specification (ParseSpec) that replaces the pipeline's

@@ -131,3 +131,63 @@ func TestDocsPackageGuideNamesRealPackages(t *testing.T) {
 	}
 	assert.Positive(t, named)
 }
+
+// maxContextValues is the most context.WithValue sites the module's
+// production code may hold (see docs/architecture.md, "Run services and
+// the six context values").
+const maxContextValues = 6
+
+// TestContextValuesAreTheDocumentedOnes keeps the run's services out of
+// contexts: every production file that calls context.WithValue is one the
+// table of docs/architecture.md lists, with one call each, and there are
+// at most maxContextValues of them.
+func TestContextValuesAreTheDocumentedOnes(t *testing.T) {
+	b, err := os.ReadFile(architecturePage)
+	require.NoError(t, err)
+	page := string(b)
+	const begin, end = "<!-- context-values:", "<!-- context-values: end -->"
+	i, j := strings.Index(page, begin), strings.Index(page, end)
+	require.True(t, i >= 0 && j > i, "docs/architecture.md marks its table of context values with %q ... %q", begin, end)
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+\\.go)` \\|").FindAllStringSubmatch(page[i:j], -1) {
+		documented[m[1]] = true
+	}
+	require.NotEmpty(t, documented, "the table lists no file")
+
+	root := filepath.Join("..", "..")
+	found := map[string]int{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(string(src), "context.WithValue("); n > 0 {
+			rel, _ := filepath.Rel(root, path)
+			found[filepath.ToSlash(rel)] = n
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	total := 0
+	for file, n := range found {
+		total += n
+		assert.True(t, documented[file], "%s calls context.WithValue but docs/architecture.md's table of context values does not list it: pass the service explicitly (a run option, a hook, a field) or document why it must cross a signature planner does not own", file)
+		assert.Equal(t, 1, n, "%s calls context.WithValue %d times; keep one value per package", file, n)
+	}
+	for file := range documented {
+		assert.Contains(t, found, file, "docs/architecture.md lists %s among the context values, but it holds no context.WithValue", file)
+	}
+	assert.LessOrEqual(t, total, maxContextValues, "context.WithValue sites: %v", found)
+}

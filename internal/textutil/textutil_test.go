@@ -25,3 +25,19 @@ func TestCountAgreesWithItsNumber(t *testing.T) {
 	assert.Equal(t, "0 nodes", textutil.Count(0, "node", "nodes"))
 	assert.Equal(t, "4 replies", textutil.Count(4, "reply", "replies"))
 }
+
+func TestJSONScannerSkipsStringsAndCountsDepth(t *testing.T) {
+	text := `{"a": "x{[\"]", "b": [1, {}]}`
+	var scan textutil.JSONScanner
+	var outside []byte
+	deepest := 0
+	for i := 0; i < len(text); i++ {
+		if scan.Step(text[i]) && text[i] != ' ' {
+			outside = append(outside, text[i])
+			deepest = max(deepest, scan.Depth)
+		}
+	}
+	assert.Equal(t, "{:,:[1,{}]}", string(outside), "bytes inside strings, escaped quotes included, are not outside")
+	assert.Equal(t, 3, deepest)
+	assert.Equal(t, 0, scan.Depth, "every bracket and brace closed")
+}

@@ -3,6 +3,7 @@ package cassette
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,10 @@ type line struct {
 	Error    string `json:"error,omitempty"`
 }
 
+// ErrNoModel means a Recorder made without a model (NewRecorder with nil)
+// was called directly rather than through a model of Through.
+var ErrNoModel = errors.New("cassette: the recorder has no model; record through Recorder.Through")
+
 // Recorder is an llms.Model that passes every call to the wrapped model and
 // appends the exchange to a cassette. It is safe for concurrent use.
 type Recorder struct {
@@ -34,7 +39,9 @@ type Recorder struct {
 }
 
 // NewRecorder returns a Recorder that writes entries to w. Closing the
-// Recorder does not close w.
+// Recorder does not close w. model may be nil when every call goes
+// through a model of Through; GenerateContent then fails with
+// ErrNoModel.
 func NewRecorder(model llms.Model, w io.Writer, opts ...Option) *Recorder {
 	return &Recorder{model: model, scrub: newScrubber(buildConfig(opts)), w: w}
 }
@@ -55,9 +62,43 @@ func CreateRecorder(model llms.Model, path string, opts ...Option) (*Recorder, e
 // that fail because ctx ended are not recorded. If the entry cannot be
 // written the call fails, since the recording would be incomplete.
 func (r *Recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	return r.record(ctx, r.model, msgs, opts)
+}
+
+// Through returns an llms.Model that passes every call to model and
+// appends the exchange to r's cassette, in the order of r's other calls:
+// one cassette can record several models (a pipeline's and its nodes').
+// Its calls fail once r is closed.
+func (r *Recorder) Through(model llms.Model) llms.Model { return through{r: r, model: model} }
+
+// through is the model Through returns.
+type through struct {
+	r     *Recorder
+	model llms.Model
+}
+
+func (t through) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	return t.r.record(ctx, t.model, msgs, opts)
+}
+
+func (t through) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, t, prompt, opts...)
+}
+
+// SupportsReasoning implements llms.ReasoningModel for the model recorded.
+func (t through) SupportsReasoning() bool {
+	rm, ok := t.model.(llms.ReasoningModel)
+	return ok && rm.SupportsReasoning()
+}
+
+// record makes the call with model and records the exchange.
+func (r *Recorder) record(ctx context.Context, model llms.Model, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentResponse, error) {
+	if model == nil {
+		return nil, ErrNoModel
+	}
 	seq := int(r.seq.Add(1) - 1)
 	req := newRequest(msgs, opts)
-	resp, err := r.model.GenerateContent(ctx, msgs, opts...)
+	resp, err := model.GenerateContent(ctx, msgs, opts...)
 	if err != nil && ctx.Err() != nil {
 		return resp, err
 	}

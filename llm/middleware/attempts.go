@@ -19,19 +19,16 @@ type AttemptCounter struct {
 	failed   atomic.Int64
 }
 
-type attemptCounterKey struct{}
-
 // WithAttemptCounter returns a child of ctx carrying a new AttemptCounter,
 // and the counter.
 func WithAttemptCounter(ctx context.Context) (context.Context, *AttemptCounter) {
 	c := &AttemptCounter{}
-	return context.WithValue(ctx, attemptCounterKey{}, c), c
+	return withValues(ctx, func(v *callValues) { v.counter = c }), c
 }
 
 // AttemptCounterFrom returns the AttemptCounter carried by ctx, or nil.
 func AttemptCounterFrom(ctx context.Context) *AttemptCounter {
-	c, _ := ctx.Value(attemptCounterKey{}).(*AttemptCounter)
-	return c
+	return valuesOf(ctx).counter
 }
 
 // Attempts returns how many attempts were made: each call of the model

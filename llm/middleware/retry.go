@@ -335,8 +335,6 @@ func trackStreaming(opts []llms.CallOption) ([]llms.CallOption, *atomic.Bool) {
 	return out, streamed
 }
 
-type restartableKey struct{}
-
 // WithRestartableStream returns ctx whose calls the retry middleware
 // retries even after part of their output reached the streaming function:
 // the function tells the attempts apart itself (the AttemptCounter in ctx
@@ -344,10 +342,9 @@ type restartableKey struct{}
 // way is streamed again from its start. Default: a partly streamed call is
 // not retried.
 func WithRestartableStream(ctx context.Context) context.Context {
-	return context.WithValue(ctx, restartableKey{}, true)
+	return withValues(ctx, func(v *callValues) { v.restartable = true })
 }
 
 func restartable(ctx context.Context) bool {
-	on, _ := ctx.Value(restartableKey{}).(bool)
-	return on
+	return valuesOf(ctx).restartable
 }

@@ -24,20 +24,17 @@ type Observation struct {
 	transport  error
 }
 
-type observationKey struct{}
-
 // WithObservation returns a child of ctx carrying a new Observation. The
 // retry middleware does this for every attempt; call it yourself to observe
 // calls made without the retry middleware.
 func WithObservation(ctx context.Context) (context.Context, *Observation) {
 	obs := &Observation{}
-	return context.WithValue(ctx, observationKey{}, obs), obs
+	return withValues(ctx, func(v *callValues) { v.obs = obs }), obs
 }
 
 // ObservationFrom returns the Observation carried by ctx, or nil.
 func ObservationFrom(ctx context.Context) *Observation {
-	obs, _ := ctx.Value(observationKey{}).(*Observation)
-	return obs
+	return valuesOf(ctx).obs
 }
 
 // Requests returns how many HTTP requests were sent.

@@ -361,15 +361,21 @@ func describe(c llm.CallMeta, prompt string) string {
 	return fmt.Sprintf("call from node %s with prompt ending:\n%s", who, p)
 }
 
+// callOptions returns the call options that options set.
+func callOptions(options []llms.CallOption) llms.CallOptions {
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	return opts
+}
+
 // GenerateContent serves the next matching scripted reply.
 func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	opts := llms.CallOptions{}
-	for _, o := range options {
-		o(&opts)
-	}
+	opts := callOptions(options)
 	caller := llm.CallMetaFrom(ctx)
 	prompt := llm.MessagesText(msgs, "")
 

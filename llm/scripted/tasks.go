@@ -222,10 +222,7 @@ func (m *TaskModel) GenerateContent(ctx context.Context, msgs []llms.MessageCont
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	opts := llms.CallOptions{}
-	for _, o := range options {
-		o(&opts)
-	}
+	opts := callOptions(options)
 	caller := llm.CallMetaFrom(ctx)
 	if caller.TaskID == "" {
 		return nil, fmt.Errorf("%w: the call names no task; without a script the scripted model plays the replies of the suite task being run, "+

@@ -3,7 +3,7 @@
 // or gRPC). It holds the OpenTelemetry SDK and the exporters, so that
 // package telemetry, which the engine imports, needs only the
 // OpenTelemetry API: a program that wants spans exported (the command
-// line) builds the provider here and hands it to telemetry.WithProvider or
+// line) builds the provider here and hands it to telemetry.New or
 // planner.WithTracerProvider.
 package otlp
 

@@ -6,7 +6,9 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 
+	"github.com/planner-engine/planner/internal/textutil"
 	starjson "go.starlark.net/lib/json"
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
@@ -610,30 +612,12 @@ func (g *guards) checkJSON(name string, arg starlark.Value, kwargs []starlark.Tu
 // jsonShape returns the deepest nesting of brackets and braces in JSON
 // text, outside strings, and the number of commas, brackets and braces.
 func jsonShape(s string) (deepest, items int) {
-	depth, inString, escaped := 0, false, false
+	var scan textutil.JSONScanner
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
+		if scan.Step(c) && strings.IndexByte("[]{},", c) >= 0 {
 			items++
-			deepest = max(deepest, depth)
-		case c == ']' || c == '}':
-			depth--
-			items++
-		case c == ',':
-			items++
+			deepest = max(deepest, scan.Depth)
 		}
 	}
 	return deepest, items

@@ -1,6 +1,10 @@
 package code
 
-import "time"
+import (
+	"time"
+
+	"github.com/planner-engine/planner/tools"
+)
 
 // Defaults of the Config fields, used where a field is zero or negative.
 const (
@@ -74,24 +78,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxSteps == 0 {
 		c.MaxSteps = DefaultMaxSteps
 	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxOutput <= 0 {
-		c.MaxOutput = DefaultMaxOutput
-	}
-	if c.MaxSource <= 0 {
-		c.MaxSource = DefaultMaxSource
-	}
-	if c.MaxDepth <= 0 {
-		c.MaxDepth = DefaultMaxDepth
-	}
-	if c.MaxValueSize <= 0 {
-		c.MaxValueSize = DefaultMaxValueSize
-	}
-	if c.MaxMemory <= 0 {
-		c.MaxMemory = DefaultMaxMemory
-	}
+	c.Timeout = tools.SettingOr(c.Timeout, DefaultTimeout)
+	c.MaxOutput = tools.SettingOr(c.MaxOutput, DefaultMaxOutput)
+	c.MaxSource = tools.SettingOr(c.MaxSource, DefaultMaxSource)
+	c.MaxDepth = tools.SettingOr(c.MaxDepth, DefaultMaxDepth)
+	c.MaxValueSize = tools.SettingOr(c.MaxValueSize, DefaultMaxValueSize)
+	c.MaxMemory = tools.SettingOr(c.MaxMemory, DefaultMaxMemory)
 	return c
 }
 

@@ -2,9 +2,7 @@ package docstore
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/planner-engine/planner/tools/search"
@@ -99,31 +96,17 @@ func ReadJSONL(ctx context.Context, r io.Reader, name string) (*Corpus, error) {
 	sc.Buffer(make([]byte, 0, 64<<10), maxRecord)
 	c := &Corpus{}
 	similarLine := map[string]int{}
-	line := 0
-	for sc.Scan() {
-		line++
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		where := name + ":" + strconv.Itoa(line)
-		var rec record
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrBadSource, where, err)
-		}
+	lines, err := search.ScanJSONL(ctx, sc, name, func(rec record, where string, line int) error {
 		if rec.Title == nil || strings.TrimSpace(*rec.Title) == "" {
-			return nil, fmt.Errorf("%w: %s: record has no \"title\"", ErrBadSource, where)
+			return fmt.Errorf("%w: %s: record has no \"title\"", ErrBadSource, where)
 		}
 		title := strings.TrimSpace(*rec.Title)
 		switch {
 		case rec.Text != nil && rec.Similar != nil:
-			return nil, fmt.Errorf("%w: %s: record %q has both \"text\" and \"similar\"; a page and a failed search are separate records", ErrBadSource, where, title)
+			return fmt.Errorf("%w: %s: record %q has both \"text\" and \"similar\"; a page and a failed search are separate records", ErrBadSource, where, title)
 		case rec.Similar != nil:
 			if prev, dup := similarLine[title]; dup {
-				return nil, fmt.Errorf("%w: %s: a second similar list for %q (the first is on line %d)", ErrBadSource, where, title, prev)
+				return fmt.Errorf("%w: %s: a second similar list for %q (the first is on line %d)", ErrBadSource, where, title, prev)
 			}
 			similarLine[title] = line
 			if c.Similar == nil {
@@ -131,15 +114,19 @@ func ReadJSONL(ctx context.Context, r io.Reader, name string) (*Corpus, error) {
 			}
 			c.Similar[title] = slices.Clone(*rec.Similar)
 		case rec.Text == nil:
-			return nil, fmt.Errorf("%w: %s: record %q needs a \"text\" (a page) or a \"similar\" list (a failed search)", ErrBadSource, where, title)
+			return fmt.Errorf("%w: %s: record %q needs a \"text\" (a page) or a \"similar\" list (a failed search)", ErrBadSource, where, title)
 		case strings.TrimSpace(*rec.Text) == "":
-			return nil, fmt.Errorf("%w: %s: page %q has an empty \"text\"", ErrBadSource, where, title)
+			return fmt.Errorf("%w: %s: page %q has an empty \"text\"", ErrBadSource, where, title)
 		default:
 			c.Pages = append(c.Pages, search.Document{ID: where, Title: title, Text: *rec.Text, Source: where})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadSource, name, line+1, err)
+		return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadSource, name, lines+1, err)
 	}
 	return c, nil
 }

@@ -33,7 +33,7 @@ func parseArgs(spec argSpec, input string) (args, error) {
 	s := strings.TrimSpace(input)
 	if !strings.HasPrefix(s, "{") {
 		if spec.main == "" {
-			return nil, badInput(ErrBadArgument, "%s takes a JSON object of arguments (%s)", spec.tool, strings.Join(spec.names, ", "))
+			return nil, tools.BadInput(ErrBadArgument, "%s takes a JSON object of arguments (%s)", spec.tool, strings.Join(spec.names, ", "))
 		}
 		raw, _ := json.Marshal(tools.Unquote(s, "\"'`"))
 		return args{spec.main: raw}, nil
@@ -44,7 +44,7 @@ func parseArgs(spec argSpec, input string) (args, error) {
 		if err == nil {
 			err = fmt.Errorf("text after the object")
 		}
-		return nil, badInput(ErrBadArgument, "%s: the input starts with '{' but is not one JSON object (%v); send {%s}", spec.tool, err, example(spec))
+		return nil, tools.BadInput(ErrBadArgument, "%s: the input starts with '{' but is not one JSON object (%v); send {%s}", spec.tool, err, example(spec))
 	}
 	out := args{}
 	keys := make([]string, 0, len(obj))
@@ -65,10 +65,10 @@ func parseArgs(spec argSpec, input string) (args, error) {
 			}
 		}
 		if !known {
-			return nil, badInput(ErrBadArgument, "%s has no argument %q; its arguments are %s", spec.tool, k, strings.Join(spec.names, ", "))
+			return nil, tools.BadInput(ErrBadArgument, "%s has no argument %q; its arguments are %s", spec.tool, k, strings.Join(spec.names, ", "))
 		}
 		if _, dup := out[name]; dup {
-			return nil, badInput(ErrBadArgument, "%s: argument %q is given twice", spec.tool, name)
+			return nil, tools.BadInput(ErrBadArgument, "%s: argument %q is given twice", spec.tool, name)
 		}
 		if v := bytes.TrimSpace(obj[k]); !bytes.Equal(v, []byte("null")) {
 			out[name] = v
@@ -102,7 +102,7 @@ func (a args) str(tool, name string) (string, bool, error) {
 	if err := json.Unmarshal(raw, &b); err == nil {
 		return strconv.FormatBool(b), true, nil
 	}
-	return "", false, badInput(ErrBadArgument, "%s: argument %q must be a string", tool, name)
+	return "", false, tools.BadInput(ErrBadArgument, "%s: argument %q must be a string", tool, name)
 }
 
 // integer returns an integer argument, given as a number or as a string
@@ -121,7 +121,7 @@ func (a args) integer(tool, name string) (int, bool, error) {
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil || f < -1e9 || f > 1e9 || f != float64(int(f)) {
-		return 0, false, badInput(ErrBadArgument, "%s: argument %q must be a whole number, not %s", tool, name, raw)
+		return 0, false, tools.BadInput(ErrBadArgument, "%s: argument %q must be a whole number, not %s", tool, name, raw)
 	}
 	return int(f), true, nil
 }
@@ -147,7 +147,7 @@ func (a args) boolean(tool, name string) (bool, bool, error) {
 	case "false", "no", "n", "0", "off", "":
 		return false, true, nil
 	}
-	return false, false, badInput(ErrBadArgument, "%s: argument %q must be true or false, not %s", tool, name, raw)
+	return false, false, tools.BadInput(ErrBadArgument, "%s: argument %q must be true or false, not %s", tool, name, raw)
 }
 
 // itoa formats n with thousands separators.

@@ -166,25 +166,18 @@ func New(cfg Config) (*FS, error) {
 			return nil, fmt.Errorf("%w: %s must not be negative", ErrInvalidConfig, l.name)
 		}
 	}
-	cfg.MaxReadBytes = orDefault(cfg.MaxReadBytes, DefaultMaxReadBytes)
-	cfg.MaxWriteBytes = orDefault(cfg.MaxWriteBytes, DefaultMaxWriteBytes)
-	cfg.MaxEntries = orDefault(cfg.MaxEntries, DefaultMaxEntries)
-	cfg.MaxDepth = orDefault(cfg.MaxDepth, DefaultMaxDepth)
-	cfg.MaxMatches = orDefault(cfg.MaxMatches, DefaultMaxMatches)
-	cfg.MaxSearchFileBytes = orDefault(cfg.MaxSearchFileBytes, DefaultMaxSearchFileBytes)
-	cfg.Timeout = orDefault(cfg.Timeout, DefaultTimeout)
+	cfg.MaxReadBytes = tools.SettingOr(cfg.MaxReadBytes, DefaultMaxReadBytes)
+	cfg.MaxWriteBytes = tools.SettingOr(cfg.MaxWriteBytes, DefaultMaxWriteBytes)
+	cfg.MaxEntries = tools.SettingOr(cfg.MaxEntries, DefaultMaxEntries)
+	cfg.MaxDepth = tools.SettingOr(cfg.MaxDepth, DefaultMaxDepth)
+	cfg.MaxMatches = tools.SettingOr(cfg.MaxMatches, DefaultMaxMatches)
+	cfg.MaxSearchFileBytes = tools.SettingOr(cfg.MaxSearchFileBytes, DefaultMaxSearchFileBytes)
+	cfg.Timeout = tools.SettingOr(cfg.Timeout, DefaultTimeout)
 	if cfg.ApproveWrites == nil {
 		approve := true
 		cfg.ApproveWrites = &approve
 	}
 	return &FS{cfg: cfg, dir: dir}, nil
-}
-
-func orDefault[T int | int64 | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // Dir returns the absolute path of the root folder.
@@ -217,6 +210,21 @@ func (f *FS) openRoot() (*os.Root, error) {
 		return nil, fmt.Errorf("the root folder cannot be opened: %w", err)
 	}
 	return r, nil
+}
+
+// openStat opens the root folder for one call and looks up rel in it.
+// The caller closes the root; on an error it is closed already.
+func (f *FS) openStat(rel string) (*os.Root, fs.FileInfo, error) {
+	root, err := f.openRoot()
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := root.Stat(rel)
+	if err != nil {
+		_ = root.Close()
+		return nil, nil, pathError(rel, err)
+	}
+	return root, info, nil
 }
 
 // softDeadline is when a walk started now stops early: three quarters of

@@ -96,20 +96,16 @@ func (f *FS) list(ctx context.Context, p, pattern string, depth int, hasDepth, r
 	case !hasDepth:
 		depth = 1
 	case depth < 1:
-		return "", badInput(ErrBadArgument, "%s: depth must be at least 1", ListName)
+		return "", tools.BadInput(ErrBadArgument, "%s: depth must be at least 1", ListName)
 	case depth > f.cfg.MaxDepth:
 		clamped = fmt.Sprintf(" (depth %d asked; %d is the greatest)", depth, f.cfg.MaxDepth)
 		depth = f.cfg.MaxDepth
 	}
-	root, err := f.openRoot()
+	root, info, err := f.openStat(rel)
 	if err != nil {
 		return "", err
 	}
 	defer root.Close()
-	info, err := root.Stat(rel)
-	if err != nil {
-		return "", pathError(rel, err)
-	}
 	if !info.IsDir() {
 		if pattern == "" || matchGlob(pattern, filepath.Base(rel)) {
 			e := entry{rel: rel, kind: kindOther}
@@ -118,7 +114,7 @@ func (f *FS) list(ctx context.Context, p, pattern string, depth int, hasDepth, r
 			}
 			return "A file, not a folder:\n" + formatEntry(e) + "\n", nil
 		}
-		return "", badInput(ErrNotDir, "%q is a file, not a folder", display(rel))
+		return "", tools.BadInput(ErrNotDir, "%q is a file, not a folder", display(rel))
 	}
 
 	var b strings.Builder

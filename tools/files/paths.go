@@ -13,22 +13,6 @@ import (
 	"github.com/planner-engine/planner/tools"
 )
 
-// inputError is a refusal caused by the model's input: its message reads
-// "<sentinel>: <detail>" and it matches both the sentinel and
-// tools.ErrBadInput.
-type inputError struct {
-	sentinel error
-	msg      string
-}
-
-func (e *inputError) Error() string   { return e.sentinel.Error() + ": " + e.msg }
-func (e *inputError) Unwrap() []error { return []error{e.sentinel, tools.ErrBadInput} }
-
-// badInput returns an *inputError for sentinel with a formatted detail.
-func badInput(sentinel error, format string, args ...any) error {
-	return &inputError{sentinel: sentinel, msg: fmt.Sprintf(format, args...)}
-}
-
 // cleanPath checks a path the model gave and returns it cleaned, in the
 // host's separators, relative to the root. An empty path is the root when
 // dflt is true and an error otherwise. The checks here are lexical; os.Root
@@ -36,20 +20,20 @@ func badInput(sentinel error, format string, args ...any) error {
 func cleanPath(p string, dflt bool) (string, error) {
 	p = strings.TrimSpace(p)
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", badInput(ErrBadPath, "the path contains a NUL byte")
+		return "", tools.BadInput(ErrBadPath, "the path contains a NUL byte")
 	}
 	if p == "" {
 		if dflt {
 			return ".", nil
 		}
-		return "", badInput(ErrBadPath, "a path is required, relative to the root folder, such as \"notes/todo.md\"")
+		return "", tools.BadInput(ErrBadPath, "a path is required, relative to the root folder, such as \"notes/todo.md\"")
 	}
 	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.VolumeName(p) != "" {
-		return "", badInput(ErrOutsideRoot, "%q is an absolute path; give a path relative to the root folder instead (\".\" is the root itself)", p)
+		return "", tools.BadInput(ErrOutsideRoot, "%q is an absolute path; give a path relative to the root folder instead (\".\" is the root itself)", p)
 	}
 	c := filepath.Clean(filepath.FromSlash(p))
 	if c == ".." || strings.HasPrefix(c, ".."+string(filepath.Separator)) {
-		return "", badInput(ErrOutsideRoot, "%q climbs above the root folder; only files under the root can be reached", p)
+		return "", tools.BadInput(ErrOutsideRoot, "%q climbs above the root folder; only files under the root can be reached", p)
 	}
 	return c, nil
 }
@@ -94,13 +78,13 @@ func pathError(rel string, err error) error {
 	shown := display(rel)
 	switch {
 	case isEscape(err):
-		return badInput(ErrOutsideRoot, "%q resolves outside the root folder (through a symbolic link); only files under the root can be reached", shown)
+		return tools.BadInput(ErrOutsideRoot, "%q resolves outside the root folder (through a symbolic link); only files under the root can be reached", shown)
 	case errors.Is(err, fs.ErrNotExist):
-		return badInput(ErrNotFound, "%q does not exist (paths are relative to the root folder; list_files shows what is there)", shown)
+		return tools.BadInput(ErrNotFound, "%q does not exist (paths are relative to the root folder; list_files shows what is there)", shown)
 	case errors.Is(err, syscall.ENOTDIR):
-		return badInput(ErrNotFound, "%q does not exist: a part of it is a file, not a folder", shown)
+		return tools.BadInput(ErrNotFound, "%q does not exist: a part of it is a file, not a folder", shown)
 	case errors.Is(err, syscall.ELOOP):
-		return badInput(ErrBadPath, "%q is a loop of symbolic links", shown)
+		return tools.BadInput(ErrBadPath, "%q is a loop of symbolic links", shown)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%q: permission denied: %w", shown, fs.ErrPermission)
 	}
@@ -174,7 +158,7 @@ func matchGlob(pattern, relToBase string) bool {
 // checkGlob reports a malformed glob pattern.
 func checkGlob(pattern string) error {
 	if _, err := path.Match(pattern, ""); err != nil {
-		return badInput(ErrBadPattern, "glob %q: %v; use * ? and [...] as in \"*.md\"", pattern, err)
+		return tools.BadInput(ErrBadPattern, "glob %q: %v; use * ? and [...] as in \"*.md\"", pattern, err)
 	}
 	return nil
 }

@@ -109,12 +109,12 @@ func (f *FS) read(ctx context.Context, p string, r readRange, numbers bool) (str
 	}
 	switch {
 	case r.start < 0:
-		return "", badInput(ErrBadArgument, "%s: start_line must be 1 or more (lines are numbered from 1)", ReadName)
+		return "", tools.BadInput(ErrBadArgument, "%s: start_line must be 1 or more (lines are numbered from 1)", ReadName)
 	case r.start == 0:
 		r.start = 1
 	}
 	if r.hasEnd && r.end < r.start {
-		return "", badInput(ErrBadArgument, "%s: end_line %d is before start_line %d", ReadName, r.end, r.start)
+		return "", tools.BadInput(ErrBadArgument, "%s: end_line %d is before start_line %d", ReadName, r.end, r.start)
 	}
 	root, err := f.openRoot()
 	if err != nil {
@@ -132,7 +132,7 @@ func (f *FS) read(ctx context.Context, p string, r readRange, numbers bool) (str
 		return "", pathError(rel, err)
 	}
 	if looksBinary(sample) {
-		return "", badInput(ErrBinary, "%q looks like a binary file (%s); %s shows text files only", display(rel), plural(size, "byte", "bytes"), ReadName)
+		return "", tools.BadInput(ErrBinary, "%q looks like a binary file (%s); %s shows text files only", display(rel), plural(size, "byte", "bytes"), ReadName)
 	}
 	if size == 0 && len(sample) == 0 {
 		return "(empty file)\n", nil
@@ -186,7 +186,7 @@ func (f *FS) read(ctx context.Context, p string, r readRange, numbers bool) (str
 		last = line
 	}
 	if last == 0 {
-		return "", badInput(ErrBadArgument, "start_line %d is past the end of %q, which has %s", r.start, display(rel), plural(line, "line", "lines"))
+		return "", tools.BadInput(ErrBadArgument, "start_line %d is past the end of %q, which has %s", r.start, display(rel), plural(line, "line", "lines"))
 	}
 	if r.start > 1 || r.hasEnd {
 		eof := ""
@@ -207,10 +207,10 @@ func openRegular(root *os.Root, rel string) (*os.File, int64, error) {
 		return nil, 0, pathError(rel, err)
 	}
 	if info.IsDir() {
-		return nil, 0, badInput(ErrNotFile, "%q is a folder; list_files shows what is in it", display(rel))
+		return nil, 0, tools.BadInput(ErrNotFile, "%q is a folder; list_files shows what is in it", display(rel))
 	}
 	if !info.Mode().IsRegular() {
-		return nil, 0, badInput(ErrNotFile, "%q is a special file (a device, pipe or socket), not a regular file", display(rel))
+		return nil, 0, tools.BadInput(ErrNotFile, "%q is a special file (a device, pipe or socket), not a regular file", display(rel))
 	}
 	fh, err := openRead(root, rel)
 	if err != nil {
@@ -219,7 +219,7 @@ func openRegular(root *os.Root, rel string) (*os.File, int64, error) {
 	info, err = fh.Stat()
 	if err != nil || !info.Mode().IsRegular() {
 		_ = fh.Close()
-		return nil, 0, badInput(ErrNotFile, "%q is not a regular file", display(rel))
+		return nil, 0, tools.BadInput(ErrNotFile, "%q is not a regular file", display(rel))
 	}
 	return fh, info.Size(), nil
 }

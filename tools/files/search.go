@@ -107,10 +107,10 @@ func (t *searchTool) Call(ctx context.Context, input string) (string, error) {
 // compile builds the search's regular expression.
 func (q searchQuery) compile() (*regexp.Regexp, error) {
 	if q.pattern == "" {
-		return nil, badInput(ErrBadPattern, "the pattern is empty; give the text or regular expression to find")
+		return nil, tools.BadInput(ErrBadPattern, "the pattern is empty; give the text or regular expression to find")
 	}
 	if len(q.pattern) > maxPatternLen {
-		return nil, badInput(ErrBadPattern, "the pattern is %s long; at most %s are allowed", plural(len(q.pattern), "byte", "bytes"), itoa(maxPatternLen))
+		return nil, tools.BadInput(ErrBadPattern, "the pattern is %s long; at most %s are allowed", plural(len(q.pattern), "byte", "bytes"), itoa(maxPatternLen))
 	}
 	expr := q.pattern
 	if q.literal {
@@ -121,7 +121,7 @@ func (q searchQuery) compile() (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return nil, badInput(ErrBadPattern, "%q is not a valid regular expression (%v); to search for the text as it is, set literal: true", q.pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, tools.BadInput(ErrBadPattern, "%q is not a valid regular expression (%v); to search for the text as it is, set literal: true", q.pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	return re, nil
 }
@@ -147,15 +147,11 @@ func (f *FS) search(ctx context.Context, q searchQuery) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root, err := f.openRoot()
+	root, info, err := f.openStat(rel)
 	if err != nil {
 		return "", err
 	}
 	defer root.Close()
-	info, err := root.Stat(rel)
-	if err != nil {
-		return "", pathError(rel, err)
-	}
 
 	var out strings.Builder
 	var st searchStats
@@ -183,11 +179,11 @@ func (f *FS) search(ctx context.Context, q searchQuery) (string, error) {
 	var end walkEnd
 	if !info.IsDir() {
 		if !info.Mode().IsRegular() {
-			return "", badInput(ErrNotFile, "%q is a special file, not a regular file", display(rel))
+			return "", tools.BadInput(ErrNotFile, "%q is a special file, not a regular file", display(rel))
 		}
 		scan(entry{rel: rel, kind: kindFile, size: info.Size()})
 		if st.binary > 0 {
-			return "", badInput(ErrBinary, "%q looks like a binary file; %s searches text files only", display(rel), SearchName)
+			return "", tools.BadInput(ErrBinary, "%q looks like a binary file; %s searches text files only", display(rel), SearchName)
 		}
 	} else {
 		w := &walker{root: root, maxDepth: 1 << 20, includeGit: f.cfg.IncludeGit, deadline: f.softDeadline()}

@@ -78,7 +78,7 @@ func (t *writeTool) Call(ctx context.Context, input string) (string, error) {
 		return "", err
 	}
 	if !ok {
-		return "", badInput(ErrBadArgument, "%s needs content, the text to write (\"\" makes an empty file)", WriteName)
+		return "", tools.BadInput(ErrBadArgument, "%s needs content, the text to write (\"\" makes an empty file)", WriteName)
 	}
 	appendTo, _, err := a.boolean(WriteName, "append")
 	if err != nil {
@@ -93,13 +93,13 @@ func (f *FS) write(ctx context.Context, p, content string, appendTo bool) (strin
 		return "", err
 	}
 	if rel == "." || strings.HasSuffix(strings.TrimSpace(p), "/") {
-		return "", badInput(ErrNotFile, "%q names a folder; give the path of a file", display(rel))
+		return "", tools.BadInput(ErrNotFile, "%q names a folder; give the path of a file", display(rel))
 	}
 	if hasGitComponent(rel) {
-		return "", badInput(ErrReadOnlyPath, "%q is inside a .git folder, which %s never changes", display(rel), WriteName)
+		return "", tools.BadInput(ErrReadOnlyPath, "%q is inside a .git folder, which %s never changes", display(rel), WriteName)
 	}
 	if len(content) > f.cfg.MaxWriteBytes {
-		return "", badInput(ErrTooLarge, "the content is %s; at most %s can be written per call, so write the file in parts with append: true",
+		return "", tools.BadInput(ErrTooLarge, "the content is %s; at most %s can be written per call, so write the file in parts with append: true",
 			plural(len(content), "byte", "bytes"), plural(f.cfg.MaxWriteBytes, "byte", "bytes"))
 	}
 	if err := ctx.Err(); err != nil {
@@ -123,9 +123,9 @@ func (f *FS) write(ctx context.Context, p, content string, appendTo bool) (strin
 	case err != nil:
 		return "", pathError(rel, err)
 	case before.IsDir():
-		return "", badInput(ErrNotFile, "%q is a folder; give the path of a file", display(rel))
+		return "", tools.BadInput(ErrNotFile, "%q is a folder; give the path of a file", display(rel))
 	case !before.Mode().IsRegular():
-		return "", badInput(ErrNotFile, "%q is a special file, not a regular file", display(rel))
+		return "", tools.BadInput(ErrNotFile, "%q is a special file, not a regular file", display(rel))
 	}
 
 	flag := os.O_WRONLY | os.O_CREATE | syscall.O_NONBLOCK
@@ -140,7 +140,7 @@ func (f *FS) write(ctx context.Context, p, content string, appendTo bool) (strin
 	}
 	if info, err := fh.Stat(); err != nil || !info.Mode().IsRegular() {
 		_ = fh.Close()
-		return "", badInput(ErrNotFile, "%q is not a regular file", display(rel))
+		return "", tools.BadInput(ErrNotFile, "%q is not a regular file", display(rel))
 	}
 	_, werr := fh.WriteString(content)
 	cerr := fh.Close()

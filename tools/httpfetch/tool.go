@@ -86,24 +86,12 @@ func (t *Tool) setDefaults() error {
 	case strings.ContainsAny(c.UserAgent, "\r\n"):
 		return configErrorf("user_agent", "must be one line")
 	}
-	if c.MaxBytes == 0 {
-		c.MaxBytes = DefaultMaxBytes
-	}
-	if c.MaxChars == 0 {
-		c.MaxChars = DefaultMaxChars
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxRedirects == 0 {
-		c.MaxRedirects = DefaultMaxRedirects
-	}
-	if c.MaxURLLength == 0 {
-		c.MaxURLLength = DefaultMaxURLLength
-	}
-	if c.UserAgent == "" {
-		c.UserAgent = DefaultUserAgent
-	}
+	c.MaxBytes = cmp.Or(c.MaxBytes, DefaultMaxBytes)
+	c.MaxChars = cmp.Or(c.MaxChars, DefaultMaxChars)
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.MaxRedirects = cmp.Or(c.MaxRedirects, DefaultMaxRedirects)
+	c.MaxURLLength = cmp.Or(c.MaxURLLength, DefaultMaxURLLength)
+	c.UserAgent = cmp.Or(c.UserAgent, DefaultUserAgent)
 	return nil
 }
 

@@ -230,25 +230,13 @@ func readJSONL(ctx context.Context, fsys fs.FS, name string) ([]Document, error)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
 	var docs []Document
-	for line := 1; sc.Scan(); line++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		where := name + ":" + strconv.Itoa(line)
-		var rec jsonlRecord
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrBadSource, where, err)
-		}
+	_, err = ScanJSONL(ctx, sc, name, func(rec jsonlRecord, where string, _ int) error {
 		if strings.TrimSpace(rec.Text) == "" {
-			return nil, fmt.Errorf("%w: %s: record has no \"text\"", ErrBadSource, where)
+			return fmt.Errorf("%w: %s: record has no \"text\"", ErrBadSource, where)
 		}
 		id, err := recordID(rec.ID)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrBadSource, where, err)
+			return fmt.Errorf("%w: %s: %w", ErrBadSource, where, err)
 		}
 		if id == "" {
 			id = where
@@ -258,11 +246,45 @@ func readJSONL(ctx context.Context, fsys fs.FS, name string) ([]Document, error)
 			title = id
 		}
 		docs = append(docs, Document{ID: id, Title: title, Text: strings.TrimSpace(rec.Text), Source: where})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: read %s: %w", ErrBadSource, name, err)
 	}
 	return docs, nil
+}
+
+// ScanJSONL reads the JSON Lines text of sc, named name in messages, and
+// calls fn with each line that is not blank decoded into a new T, with the
+// line's place, "name:line", and its number (from 1). It stops at the
+// first error and returns it: ctx's, that of a line that is not valid JSON
+// for T (wrapping ErrBadSource and naming the place), or fn's as it is.
+// It returns how many lines it read; a read error is left in sc.Err for
+// the caller to report.
+func ScanJSONL[T any](ctx context.Context, sc *bufio.Scanner, name string, fn func(rec T, where string, line int) error) (int, error) {
+	line := 0
+	for sc.Scan() {
+		line++
+		if err := ctx.Err(); err != nil {
+			return line, err
+		}
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		where := name + ":" + strconv.Itoa(line)
+		var rec T
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return line, fmt.Errorf("%w: %s: %w", ErrBadSource, where, err)
+		}
+		if err := fn(rec, where, line); err != nil {
+			return line, err
+		}
+	}
+	return line, nil
 }
 
 // recordID accepts a JSON string or number as a record id.

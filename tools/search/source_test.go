@@ -1,9 +1,12 @@
 package search_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -144,4 +147,24 @@ func TestSourcesStopWhenContextIsCancelled(t *testing.T) {
 			assert.ErrorIs(t, err, context.Canceled)
 		})
 	}
+}
+
+func TestScanJSONLDecodesLinesAndNamesTheBadOne(t *testing.T) {
+	type rec struct {
+		N int `json:"n"`
+	}
+	var got []string
+	sc := bufio.NewScanner(strings.NewReader("{\"n\": 1}\n\n  \n{\"n\": 2}\n"))
+	lines, err := search.ScanJSONL(context.Background(), sc, "f.jsonl", func(r rec, where string, line int) error {
+		got = append(got, fmt.Sprintf("%s=%d@%d", where, r.N, line))
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 4, lines)
+	assert.Equal(t, []string{"f.jsonl:1=1@1", "f.jsonl:4=2@4"}, got, "blank lines are skipped but counted")
+
+	sc = bufio.NewScanner(strings.NewReader("{\"n\": 1}\nnot json\n"))
+	_, err = search.ScanJSONL(context.Background(), sc, "f.jsonl", func(rec, string, int) error { return nil })
+	require.ErrorIs(t, err, search.ErrBadSource)
+	assert.Contains(t, err.Error(), "f.jsonl:2: ")
 }

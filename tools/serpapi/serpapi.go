@@ -29,6 +29,7 @@
 package serpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,9 +121,7 @@ type Tool struct {
 // key, or num, timeout, max_chars or base_url wrapping ErrConfig when
 // invalid.
 func New(cfg Config) (*Tool, error) {
-	if cfg.APIKeyEnv = strings.TrimSpace(cfg.APIKeyEnv); cfg.APIKeyEnv == "" {
-		cfg.APIKeyEnv = DefaultAPIKeyEnv
-	}
+	cfg.APIKeyEnv = cmp.Or(strings.TrimSpace(cfg.APIKeyEnv), DefaultAPIKeyEnv)
 	switch {
 	case cfg.Results < 0 || cfg.Results > MaxResults:
 		return nil, configErrorf("num", "num must be 1 to %d (one page of Google results), got %d", MaxResults, cfg.Results)
@@ -131,18 +130,10 @@ func New(cfg Config) (*Tool, error) {
 	case cfg.MaxChars < 0:
 		return nil, configErrorf("max_chars", "max_chars must not be negative (leave it out for %d)", DefaultMaxChars)
 	}
-	if cfg.Results == 0 {
-		cfg.Results = DefaultResults
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MaxChars == 0 {
-		cfg.MaxChars = DefaultMaxChars
-	}
-	if cfg.BaseURL = strings.TrimSpace(cfg.BaseURL); cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
+	cfg.Results = cmp.Or(cfg.Results, DefaultResults)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.MaxChars = cmp.Or(cfg.MaxChars, DefaultMaxChars)
+	cfg.BaseURL = cmp.Or(strings.TrimSpace(cfg.BaseURL), DefaultBaseURL)
 	endpoint, err := url.Parse(cfg.BaseURL)
 	if err != nil || (endpoint.Scheme != "http" && endpoint.Scheme != "https") || endpoint.Host == "" || endpoint.User != nil {
 		return nil, configErrorf("base_url", "base_url must be an http or https URL with a host and no user name, such as %s", DefaultBaseURL)

@@ -258,29 +258,29 @@ func (d *DB) queryError(ctx, qctx context.Context, st statement, err error) erro
 	msg := sqliteMessage(err)
 	switch {
 	case code == sqlite3.SQLITE_READONLY:
-		return badInput(ErrReadOnly, "%s", d.readOnlyHint(st))
+		return tools.BadInput(ErrReadOnly, "%s", d.readOnlyHint(st))
 	case code == sqlite3.SQLITE_AUTH || strings.Contains(msg, "not authorized"):
 		switch st.kind {
 		case "ATTACH", "DETACH":
-			return badInput(ErrNotAllowed, "%s is not allowed: this tool works on its one database", st.kind)
+			return tools.BadInput(ErrNotAllowed, "%s is not allowed: this tool works on its one database", st.kind)
 		case "VACUUM":
-			return badInput(ErrNotAllowed, "VACUUM is not allowed: it attaches another database file")
+			return tools.BadInput(ErrNotAllowed, "VACUUM is not allowed: it attaches another database file")
 		case "PRAGMA":
-			return badInput(ErrNotAllowed, "this PRAGMA changes a setting or is not known to be read-only; read-only pragmas such as PRAGMA table_info(name) are allowed")
+			return tools.BadInput(ErrNotAllowed, "this PRAGMA changes a setting or is not known to be read-only; read-only pragmas such as PRAGMA table_info(name) are allowed")
 		case "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE":
-			return badInput(ErrNotAllowed, "transaction statements are not allowed: each call runs on its own")
+			return tools.BadInput(ErrNotAllowed, "transaction statements are not allowed: each call runs on its own")
 		}
 		if !d.cfg.Write && isWriteKind(st.kind) {
-			return badInput(ErrReadOnly, "%s", d.readOnlyHint(st))
+			return tools.BadInput(ErrReadOnly, "%s", d.readOnlyHint(st))
 		}
-		return badInput(ErrNotAllowed, "SQLite's guard refused the statement (%s); ATTACH, DETACH, transactions, PRAGMAs that change settings and load_extension are never allowed", msg)
+		return tools.BadInput(ErrNotAllowed, "SQLite's guard refused the statement (%s); ATTACH, DETACH, transactions, PRAGMAs that change settings and load_extension are never allowed", msg)
 	case code == sqlite3.SQLITE_ERROR || code == sqlite3.SQLITE_CONSTRAINT || code == sqlite3.SQLITE_MISMATCH ||
 		code == sqlite3.SQLITE_RANGE || code == sqlite3.SQLITE_TOOBIG:
 		hint := ""
 		if strings.Contains(msg, "no such table") || strings.Contains(msg, "no such column") {
 			hint = "; " + SchemaName + " lists the tables and their columns"
 		}
-		return badInput(ErrSQL, "%s%s", msg, hint)
+		return tools.BadInput(ErrSQL, "%s%s", msg, hint)
 	case code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED:
 		return fmt.Errorf("%w: the database is locked by another writer (%s); try again later", ErrSQL, msg)
 	}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/planner-engine/planner/tools"
 )
 
 // object is a table or view of the schema.
@@ -43,7 +45,7 @@ func (d *DB) Schema(ctx context.Context, table string) (string, error) {
 		if len(names) > 0 {
 			known = "the tables and views are " + clip(strings.Join(names, ", "), 2000)
 		}
-		return "", badInput(ErrNoTable, "%q is not a table or view of the database; %s", table, known)
+		return "", tools.BadInput(ErrNoTable, "%q is not a table or view of the database; %s", table, known)
 	}
 	out, err := d.detail(qctx, conn, o)
 	if err != nil {

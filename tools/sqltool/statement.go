@@ -1,27 +1,10 @@
 package sqltool
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/planner-engine/planner/tools"
 )
-
-// inputError is a refusal caused by the model's input: its message reads
-// "<sentinel>: <detail>" and it matches both the sentinel and
-// tools.ErrBadInput.
-type inputError struct {
-	sentinel error
-	msg      string
-}
-
-func (e *inputError) Error() string   { return e.sentinel.Error() + ": " + e.msg }
-func (e *inputError) Unwrap() []error { return []error{e.sentinel, tools.ErrBadInput} }
-
-// badInput returns an *inputError for sentinel with a formatted detail.
-func badInput(sentinel error, format string, args ...any) error {
-	return &inputError{sentinel: sentinel, msg: fmt.Sprintf(format, args...)}
-}
 
 // token is one lexical token of SQL text: a word (upper-cased), a ';', a
 // quoted string or identifier (text "'"), or another character.
@@ -61,7 +44,7 @@ func tokenize(s string) ([]token, error) {
 			for {
 				k := strings.IndexByte(s[j:], closer)
 				if k < 0 {
-					return nil, badInput(ErrSQL, "unterminated %c...%c at offset %d", c, closer, i)
+					return nil, tools.BadInput(ErrSQL, "unterminated %c...%c at offset %d", c, closer, i)
 				}
 				j += k + 1
 				// A doubled quote stands for the quote itself.
@@ -113,10 +96,10 @@ type statement struct {
 func parseStatement(input string) (statement, error) {
 	s := strings.TrimSpace(input)
 	if strings.IndexByte(s, 0) >= 0 {
-		return statement{}, badInput(ErrSQL, "the SQL contains a NUL byte")
+		return statement{}, tools.BadInput(ErrSQL, "the SQL contains a NUL byte")
 	}
 	if len(s) > MaxStatementBytes {
-		return statement{}, badInput(ErrSQL, "the SQL is %d bytes long; at most %d are allowed", len(s), MaxStatementBytes)
+		return statement{}, tools.BadInput(ErrSQL, "the SQL is %d bytes long; at most %d are allowed", len(s), MaxStatementBytes)
 	}
 	toks, err := tokenize(s)
 	if err != nil {
@@ -126,7 +109,7 @@ func parseStatement(input string) (statement, error) {
 		toks = toks[1:]
 	}
 	if len(toks) == 0 {
-		return statement{}, badInput(ErrEmptyStatement, "give one SQL statement, such as SELECT * FROM some_table LIMIT 10")
+		return statement{}, tools.BadInput(ErrEmptyStatement, "give one SQL statement, such as SELECT * FROM some_table LIMIT 10")
 	}
 	trigger := isCreateTrigger(toks)
 	end := len(toks)
@@ -138,7 +121,7 @@ func parseStatement(input string) (statement, error) {
 	}
 	for _, t := range toks[end:] {
 		if t.text != ";" {
-			return statement{}, badInput(ErrMultipleStatements, "the input holds more than one statement (the second begins %q); run one statement per call", clip(s[t.start:], 40))
+			return statement{}, tools.BadInput(ErrMultipleStatements, "the input holds more than one statement (the second begins %q); run one statement per call", clip(s[t.start:], 40))
 		}
 	}
 	body := toks[:end]
@@ -188,7 +171,7 @@ func checkPragma(words []token) error {
 	}
 	name := strings.ToLower(words[i].text)
 	if i+1 < len(words) && (words[i+1].text == "=" || words[i+1].text == "(") && !argumentPragma(name) {
-		return badInput(ErrNotAllowed, "PRAGMA %s with a value changes a setting, which is not allowed; read-only pragmas such as PRAGMA table_info(name) are", name)
+		return tools.BadInput(ErrNotAllowed, "PRAGMA %s with a value changes a setting, which is not allowed; read-only pragmas such as PRAGMA table_info(name) are", name)
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func argument(tool, input, name string, keys []string) (string, error) {
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(strings.NewReader(s))
 	if err := dec.Decode(&obj); err != nil || dec.More() {
-		return "", badInput(ErrBadArgument, "%s: the input starts with '{' but is not one JSON object; send {%q: \"...\"} or the bare text", tool, name)
+		return "", tools.BadInput(ErrBadArgument, "%s: the input starts with '{' but is not one JSON object; send {%q: \"...\"} or the bare text", tool, name)
 	}
 	ks := make([]string, 0, len(obj))
 	for k := range obj {
@@ -118,17 +118,17 @@ func argument(tool, input, name string, keys []string) (string, error) {
 			}
 		}
 		if !known {
-			return "", badInput(ErrBadArgument, "%s has no argument %q; its one argument is %q", tool, k, name)
+			return "", tools.BadInput(ErrBadArgument, "%s has no argument %q; its one argument is %q", tool, k, name)
 		}
 		raw := bytes.TrimSpace(obj[k])
 		if bytes.Equal(raw, []byte("null")) {
 			continue
 		}
 		if found {
-			return "", badInput(ErrBadArgument, "%s: give %q once", tool, name)
+			return "", tools.BadInput(ErrBadArgument, "%s: give %q once", tool, name)
 		}
 		if err := json.Unmarshal(raw, &val); err != nil {
-			return "", badInput(ErrBadArgument, "%s: %q must be a string", tool, name)
+			return "", tools.BadInput(ErrBadArgument, "%s: %q must be a string", tool, name)
 		}
 		found = true
 	}

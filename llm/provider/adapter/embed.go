@@ -62,9 +62,9 @@ func (c embedClient) CreateEmbedding(ctx context.Context, texts []string) ([][]f
 	if len(texts) == 0 {
 		return nil, nil
 	}
-	x := &exchange{}
-	vecs, err := m.embed.CreateEmbedding(withExchange(ctx, x), texts)
-	status, retryAfter := x.last()
+	ctx, obs := observe(ctx)
+	vecs, err := m.embed.CreateEmbedding(ctx, texts)
+	status, retryAfter := obs.StatusCode(), obs.RetryAfter()
 	if err == nil && status >= 400 {
 		err = errors.New("the response carried no error message")
 	}

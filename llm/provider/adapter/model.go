@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -88,9 +87,9 @@ func (m *model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		return nil, fmt.Errorf("%s: %w", m.name, err)
 	}
 
-	x := &exchange{}
-	resp, err := m.inner.GenerateContent(withExchange(ctx, x), messages, opts...)
-	status, retryAfter := x.last()
+	ctx, obs := observe(ctx)
+	resp, err := m.inner.GenerateContent(ctx, messages, opts...)
+	status, retryAfter := obs.StatusCode(), obs.RetryAfter()
 	if err == nil && status >= 400 {
 		// The native ollama client returns no error for a failed status
 		// with an empty body.
@@ -116,7 +115,7 @@ func (m *model) Close() error {
 // mistralStatus finds the status mistral-go writes into its error text.
 var mistralStatus = regexp.MustCompile(`\(HTTP Error (\d{3})\)`)
 
-func (m *model) wrapError(err error, status int, retryAfter string) error {
+func (m *model) wrapError(err error, status int, retryAfter time.Duration) error {
 	err = redact(err, m.secret)
 	if status == 0 && m.name == Mistral {
 		if sub := mistralStatus.FindStringSubmatch(err.Error()); sub != nil {
@@ -127,7 +126,7 @@ func (m *model) wrapError(err error, status int, retryAfter string) error {
 		return &StatusError{
 			Provider:   m.name,
 			StatusCode: status,
-			RetryAfter: middleware.ParseRetryAfter(retryAfter, time.Now()),
+			RetryAfter: retryAfter,
 			Err:        err,
 			keyEnv:     m.keyEnv,
 		}

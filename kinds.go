@@ -1,21 +1,19 @@
-// Package paradigms composes the built-in node kinds into the default
-// registry that maps a pipeline's node `type:` to its constructor. It is the
-// one place that imports every paradigm package; the pipeline compiler takes
-// the registry through the small pipeline.Constructors interface.
-package paradigms
+package planner
 
 import (
 	"github.com/planner-engine/planner/executor"
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
-	"github.com/planner-engine/planner/planner"
+	plannernode "github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/replanner"
 )
 
-// Default returns a registry with every built-in node kind, each with the
-// declarations of its prompt templates (nodekind.Kind.Templates).
-func Default() *nodekind.Registry {
+// NodeKinds returns a new registry with every built-in node kind, each with
+// the declarations of its prompt templates (nodekind.Kind.Templates). It is
+// the Engine's default (WithRegistry); to add node kinds of your own,
+// register them on the registry it returns and pass that to WithRegistry.
+func NodeKinds() *nodekind.Registry {
 	return nodekind.NewRegistry().MustRegister(
 		nodekind.Kind{Name: "direct", Summary: "one model call; the reply is the answer", New: nodes.NewDirect, Templates: nodes.GenerateTemplates()},
 		nodekind.Kind{Name: "cot", Summary: "zero-shot chain of thought with answer extraction", New: nodes.NewCoT, Templates: nodes.GenerateTemplates()},
@@ -23,7 +21,7 @@ func Default() *nodekind.Registry {
 		nodekind.Kind{Name: "plan_solve", Summary: "Plan-and-Solve (PS+) prompting in one call", New: nodes.NewPlanSolve, Templates: nodes.GenerateTemplates()},
 		nodekind.Kind{Name: "least_to_most", Summary: "decompose into sub-questions, solve them in order", New: nodes.NewLeastToMost, Templates: nodes.LeastToMostTemplates()},
 		nodekind.Kind{Name: "react", Summary: "ReAct Thought/Action/Observation loop with tools (text or native tool calls)", New: executor.NewReAct, Templates: executor.Templates()},
-		nodekind.Kind{Name: "planner", Summary: "writes a validated plan of steps (JSON, tool call or numbered list)", New: planner.New, Templates: planner.Templates()},
+		nodekind.Kind{Name: "planner", Summary: "writes a validated plan of steps (JSON, tool call or numbered list)", New: plannernode.New, Templates: plannernode.Templates()},
 		nodekind.Kind{Name: "execute", Summary: "runs plan steps: per-step ReAct, ReWOO tool calls, or LLMCompiler parallel", New: steps.NewExecute, Templates: nodekind.Nested("react", executor.Templates())},
 		nodekind.Kind{Name: "replanner", Summary: "finish with an answer or revise the remaining steps (routes continue/finish)", New: replanner.New, Templates: replanner.Templates()},
 		nodekind.Kind{Name: "joiner", Summary: "LLMCompiler joiner after a parallel wave (routes continue/finish)", New: replanner.NewJoiner, Templates: replanner.Templates()},

@@ -1,4 +1,4 @@
-package paradigms_test
+package planner_test
 
 import (
 	"flag"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/nodekind"
-	"github.com/planner-engine/planner/paradigms"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
 	"github.com/stretchr/testify/assert"
@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the docs' generated table of pr
 // The docs' generated block sits between these lines, in README.md or in
 // one page of docs/.
 const (
-	docsBegin = "<!-- prompt-fields: begin (generated from the node kinds' declarations: go test ./paradigms -run TestDocsPromptFields -update) -->\n"
+	docsBegin = "<!-- prompt-fields: begin (generated from the node kinds' declarations: go test . -run TestDocsPromptFields -update) -->\n"
 	docsEnd   = "<!-- prompt-fields: end -->\n"
 )
 
@@ -28,9 +28,9 @@ const (
 // of docs/) that holds the generated block, and its text.
 func promptFieldsPage(t *testing.T) (path, text string) {
 	t.Helper()
-	pages, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	pages, err := filepath.Glob(filepath.Join("docs", "*.md"))
 	require.NoError(t, err)
-	for _, p := range append([]string{filepath.Join("..", "README.md")}, pages...) {
+	for _, p := range append([]string{"README.md"}, pages...) {
 		b, err := os.ReadFile(p)
 		require.NoError(t, err)
 		if !strings.Contains(string(b), docsBegin) {
@@ -47,13 +47,13 @@ func TestDocsPromptFieldsMatchTheDeclarations(t *testing.T) {
 	path, doc := promptFieldsPage(t)
 	i, j := strings.Index(doc, docsBegin), strings.Index(doc, docsEnd)
 	require.True(t, i >= 0 && j > i, "%s lacks the generated block's end marker after its begin marker", path)
-	want := nodekind.TemplateDocs(paradigms.Default().Kinds())
+	want := nodekind.TemplateDocs(planner.NodeKinds().Kinds())
 	got := doc[i+len(docsBegin) : j]
 	if *update && got != want {
 		require.NoError(t, os.WriteFile(path, []byte(doc[:i+len(docsBegin)]+want+doc[j:]), 0o644))
 		return
 	}
-	assert.Equal(t, want, got, "%s: the table of prompt template fields is out of date: run go test ./paradigms -run TestDocsPromptFields -update", path)
+	assert.Equal(t, want, got, "%s: the table of prompt template fields is out of date: run go test . -run TestDocsPromptFields -update", path)
 }
 
 // Every kind compiles exactly the templates it declares, and a custom
@@ -62,7 +62,7 @@ func TestDocsPromptFieldsMatchTheDeclarations(t *testing.T) {
 func TestKindsCompileTheTemplatesTheyDeclare(t *testing.T) {
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
 	require.NoError(t, err)
-	for _, k := range paradigms.Default().Kinds() {
+	for _, k := range planner.NodeKinds().Kinds() {
 		t.Run(k.Name, func(t *testing.T) {
 			set := &nodekind.TemplateSet{}
 			_, err := k.New(nodekind.Env{Tools: reg, Compiled: set}, nodekind.Spec{ID: "n", Type: k.Name})

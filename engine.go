@@ -329,6 +329,25 @@ func WithTimeout(d time.Duration) LoadOption {
 // when no model is named, and with ErrBadLLMSpec or ErrUnknownProvider for
 // a bad WithLLM.
 func (e *Engine) Load(ctx context.Context, path string, opts ...LoadOption) (*Pipeline, error) {
+	return e.load(ctx, path, nil, opts)
+}
+
+// LoadConfig is Load of a pipeline already read and decoded (by
+// config.Parse, config.ParseAllowed or config.Load), for programs that
+// read the file themselves: to build exactly the bytes they hashed, to
+// expand ${VAR} with their own lookup, or to check or rewrite its paths
+// first (config.Pipeline.MapPaths). Relative paths are taken relative to
+// the folder of cfg.File. Build consumes cfg: do not reuse it for
+// another pipeline. Errors are Load's.
+func (e *Engine) LoadConfig(ctx context.Context, cfg *config.Pipeline, opts ...LoadOption) (*Pipeline, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("%w: LoadConfig: no pipeline", ErrInvalidConfig)
+	}
+	return e.load(ctx, cfg.File, cfg, opts)
+}
+
+// load is Load, of cfg when it is not nil, else of the file at path.
+func (e *Engine) load(ctx context.Context, path string, cfg *config.Pipeline, opts []LoadOption) (*Pipeline, error) {
 	var o loadOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -343,9 +362,11 @@ func (e *Engine) Load(ctx context.Context, path string, opts ...LoadOption) (*Pi
 	if override.Provider != "" && !slices.Contains(e.models.Providers(), override.Provider) {
 		return nil, unknownProvider(override.Provider, e.models.Providers())
 	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		return nil, err
+	if cfg == nil {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return nil, err
+		}
 	}
 	if override.Provider == "" && cfg.LLM.Provider == "" {
 		return nil, fmt.Errorf("%w: %s has no llm block; name a model with WithLLM (for example openai:gpt-4o-mini)", ErrNoModel, path)
@@ -379,6 +400,17 @@ func (e *Engine) Validate(ctx context.Context, path string) (*Pipeline, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, err
+	}
+	return e.ValidateConfig(ctx, cfg)
+}
+
+// ValidateConfig is Validate of a pipeline already read and decoded, as
+// LoadConfig is Load's: the HTTP server validates a posted pipeline this
+// way, after expanding its ${VAR} with an allow-list
+// (config.ParseAllowed) and confining its paths (config.Pipeline.MapPaths).
+func (e *Engine) ValidateConfig(ctx context.Context, cfg *config.Pipeline) (*Pipeline, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("%w: ValidateConfig: no pipeline", ErrInvalidConfig)
 	}
 	built, err := pipeline.Build(ctx, cfg, pipeline.Options{Registry: e.registry, Tools: e.tools, Keywords: e.keywords})
 	if err != nil {

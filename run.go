@@ -85,6 +85,7 @@ type runOptions struct {
 	metaPipeline string
 	shared       *llm.SharedBudget
 	live         int // WithLiveCalls; 0: no bound
+	keepRequests bool
 	hooks        []any
 }
 
@@ -126,6 +127,14 @@ func WithSharedBudget(s *llm.SharedBudget) RunOption {
 // way). n <= 0 means no bound, the default.
 func WithLiveCalls(n int) RunOption {
 	return func(o *runOptions) { o.live = n }
+}
+
+// WithKeptRequests makes a WithThread run journal each model call's whole
+// request rather than its digest (journal.KeepRequests): the journal grows
+// with every prompt, and a resume whose calls differ from the journal's
+// reports a line-by-line diff. Default: digests.
+func WithKeptRequests() RunOption {
+	return func(o *runOptions) { o.keepRequests = true }
 }
 
 // WithThread makes the run durable: it is journaled as thread name in
@@ -332,7 +341,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 			}
 			approver = journal.Decide(*th.Pending, *o.decision, approver)
 		}
-		th := pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver, LiveCalls: o.live}
+		th := pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver, LiveCalls: o.live, KeepRequests: o.keepRequests}
 		if o.meta != nil {
 			meta, err := json.Marshal(o.meta)
 			if err != nil {

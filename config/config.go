@@ -386,6 +386,22 @@ func Load(path string) (*Pipeline, error) {
 // expanded again, a default may hold further references (up to 8 levels),
 // and an unset variable without a default is an error naming its line.
 func Parse(path string, raw []byte, lookup func(string) (string, bool)) (*Pipeline, error) {
+	return parse(path, raw, lookup, nil)
+}
+
+// ParseAllowed is Parse for YAML from an untrusted source (a pipeline
+// posted to the HTTP server): ${VAR} references see only the variables
+// allow lets through, looked up with lookup. A reference to any other
+// variable counts as unset (its default applies), and one without a
+// default is an error that says the variable is not allowed, never
+// whether it is set.
+func ParseAllowed(path string, raw []byte, allow EnvAllowList, lookup func(string) (string, bool)) (*Pipeline, error) {
+	return parse(path, raw, allow.Lookup(lookup), func(name string) bool { return !allow.Allows(name) })
+}
+
+// parse is Parse; denied, when not nil, says which variables lookup never
+// sees, for the error about a missing one.
+func parse(path string, raw []byte, lookup func(string) (string, bool), denied func(string) bool) (*Pipeline, error) {
 	p := &Pipeline{File: path}
 	expanded, missing, err := expandEnv(raw, lookup)
 	if err != nil {
@@ -398,7 +414,11 @@ func Parse(path string, raw []byte, lookup func(string) (string, bool)) (*Pipeli
 	}
 	if len(missing) > 0 {
 		name := missing[0].Name
-		return nil, &Error{File: path, Line: lineAt(raw, missing[0].Offset), Key: name, Msg: fmt.Sprintf("environment variable %s is not set (export it, or write ${%s:-default})", name, name), Err: ErrInvalid}
+		msg := fmt.Sprintf("environment variable %s is not set (export it, or write ${%s:-default})", name, name)
+		if denied != nil && denied(name) {
+			msg = fmt.Sprintf("environment variable %s is not one this pipeline may read (the server's allow-list, planner serve --allow-env, does not name it); write ${%s:-default}", name, name)
+		}
+		return nil, &Error{File: path, Line: lineAt(raw, missing[0].Offset), Key: name, Msg: msg, Err: ErrInvalid}
 	}
 	// Lines are indexed after expansion, so that references inside flow
 	// collections ({model: ${MODEL}}) parse; they match the file's lines

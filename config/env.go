@@ -3,7 +3,55 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
+
+// EnvAllowList names the environment variables that ${VAR} references in
+// YAML from an untrusted source may read (ParseAllowed): exact names
+// (DEMO_MODEL) or prefixes ending in '*' (PLANNER_PUBLIC_*). The empty
+// list, the default, allows none.
+type EnvAllowList []string
+
+// Allows reports whether the list names the variable name.
+func (a EnvAllowList) Allows(name string) bool {
+	for _, pat := range a {
+		if prefix, ok := strings.CutSuffix(pat, "*"); ok {
+			if strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if pat == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup returns a lookup for Parse that sees only the variables the list
+// allows: lookup's answer for those, "not set" for every other.
+func (a EnvAllowList) Lookup(lookup func(string) (string, bool)) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if !a.Allows(name) {
+			return "", false
+		}
+		return lookup(name)
+	}
+}
+
+// Check returns an error for an entry that is not a variable name or a
+// prefix followed by '*'.
+func (a EnvAllowList) Check() error {
+	for _, pat := range a {
+		name := strings.TrimSuffix(pat, "*")
+		ok := name != "" && isNameStart(name[0])
+		for i := 1; ok && i < len(name); i++ {
+			ok = isNameByte(name[i])
+		}
+		if !ok {
+			return fmt.Errorf("%w: environment allow-list entry %q: want a variable name (A_NAME) or a prefix ending in * (PUBLIC_*)", ErrInvalid, pat)
+		}
+	}
+	return nil
+}
 
 // maxEnvNesting bounds how deeply ${VAR:-default} references may nest inside
 // defaults, as in ${A:-${B:-${C}}} (depth 3).

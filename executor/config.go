@@ -275,9 +275,12 @@ type ReActConfig struct {
 	// ToolRetrieval (key tool_retrieval) makes each model call show only
 	// the tools relevant to the task and the latest thought when the loop
 	// has more than max_tools (default 12) tools; see ToolRetrieval for
-	// its keys (max_tools, method, always, first_call, sticky, disabled,
-	// search_tool, search_tool_name, search_results) and their defaults.
-	// Below the threshold nothing changes.
+	// its keys (max_tools, max_shown, method, always, first_call, sticky,
+	// disabled, search_tool, search_tool_name, search_results) and their
+	// defaults. Below the threshold nothing changes. No call shows more
+	// than max_shown (default DefaultMaxShown, 128) tools: above that many,
+	// retrieval is on even when disabled, and a trace guard event
+	// "tool_cap" says so and how to show more.
 	ToolRetrieval ToolRetrieval `mapstructure:"tool_retrieval"`
 }
 

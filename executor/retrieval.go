@@ -23,6 +23,14 @@ import (
 // DefaultMaxTools is ToolRetrieval.MaxTools's default.
 const DefaultMaxTools = 12
 
+// DefaultMaxShown is ToolRetrieval.MaxShown's default: the most tools one
+// model call shows, whatever else the settings say. It is the most tools
+// OpenAI's API accepts in one request; at the 80 or so prompt tokens an
+// MCP server's tool takes, 128 tools are about 10,000 tokens, where an
+// MCP server listing 10,000 tools made an 818,000-token prompt before
+// the cap.
+const DefaultMaxShown = 128
+
 // ErrNoKeywordIndex means a loop needs a BM25 keyword index (tool
 // retrieval by "bm25" or "hybrid", the recall tool's word search) and its
 // nodekind.Env has none (Env.Keywords). It comes wrapped in a
@@ -50,8 +58,14 @@ const (
 	GuardToolNotShown = "tool_not_shown"
 	// GuardToolRetrievalFallback: the tools could not be selected (the
 	// query matched no tool, or the retriever failed), so the call shows
-	// every tool.
+	// every tool, or, above max_shown, the tools used so far and the
+	// first ones by name.
 	GuardToolRetrievalFallback = "tool_retrieval_fallback"
+	// GuardToolCap: a call would have shown more tools than
+	// tool_retrieval.max_shown (retrieval disabled, first_call "all", a
+	// fallback, or more tools used and found than max_shown), so it
+	// shows at most max_shown of them; the event says how to show more.
+	GuardToolCap = "tool_cap"
 )
 
 // ToolRetrieval configures tool retrieval (ReActConfig.ToolRetrieval,
@@ -65,6 +79,17 @@ type ToolRetrieval struct {
 	// MaxTools is how many retrieved tools a model call shows; retrieval
 	// is on only when the loop has more tools than this. Default 12.
 	MaxTools int `mapstructure:"max_tools"`
+	// MaxShown caps the tools one model call shows, however many the
+	// loop has: when the loop has more tools than this, retrieval is on
+	// even with Disabled set, first_call "all" and a fallback show a
+	// selection instead of every tool, and a selection with many tools
+	// used and found keeps the tools shown on every call (always, the
+	// search tool), then the tools called, then those found, up to
+	// MaxShown. Each time the cap changes what a call shows, the trace
+	// gets a guard event "tool_cap" saying so. It must be at least
+	// MaxTools. Default DefaultMaxShown (128), or MaxTools when that is
+	// more; set it above the loop's tool count to show every tool.
+	MaxShown int `mapstructure:"max_shown"`
 	// Method ranks the tools: "bm25" (BM25 over each tool's name, split
 	// into words, its description and its input schema's property names
 	// and descriptions), "embedding" (cosine similarity of embeddings) or
@@ -86,8 +111,9 @@ type ToolRetrieval struct {
 	// prompt, and with it the prompt-cache prefix, then changes only when
 	// the model's need moves to a tool not shown. Default true.
 	Sticky *bool `mapstructure:"sticky"`
-	// Disabled turns retrieval off: every call shows every tool. Default
-	// false.
+	// Disabled turns retrieval off: every call shows every tool, as long
+	// as the loop has no more tools than MaxShown (above it retrieval
+	// stays on, with a "tool_cap" guard event). Default false.
 	Disabled bool `mapstructure:"disabled"`
 	// SearchTool adds a tool-search tool (named SearchToolName) to the
 	// loop when retrieval is on: the model describes the capability it
@@ -108,6 +134,7 @@ type ToolRetrieval struct {
 // retrievalSettings is a ToolRetrieval with defaults applied.
 type retrievalSettings struct {
 	maxTools int
+	maxShown int
 	method   string
 	always   []string
 	firstAll bool
@@ -120,7 +147,7 @@ type retrievalSettings struct {
 // resolve applies the defaults and validates c. Errors are
 // *config.SettingError keyed "tool_retrieval.KEY".
 func (c ToolRetrieval) resolve() (retrievalSettings, error) {
-	s := retrievalSettings{maxTools: c.MaxTools, method: c.Method, always: c.Always, disabled: c.Disabled,
+	s := retrievalSettings{maxTools: c.MaxTools, maxShown: c.MaxShown, method: c.Method, always: c.Always, disabled: c.Disabled,
 		sticky: c.Sticky == nil || *c.Sticky}
 	key := func(k string) string { return "tool_retrieval." + k }
 	switch {
@@ -128,6 +155,14 @@ func (c ToolRetrieval) resolve() (retrievalSettings, error) {
 		s.maxTools = DefaultMaxTools
 	case s.maxTools < 0:
 		return s, config.SettingErrorf(key("max_tools"), "must be 1 or more, got %d (set disabled: true to show every tool)", s.maxTools)
+	}
+	switch {
+	case s.maxShown == 0:
+		s.maxShown = max(DefaultMaxShown, s.maxTools)
+	case s.maxShown < 0:
+		return s, config.SettingErrorf(key("max_shown"), "must be 1 or more, got %d (set it above the loop's tool count to show every tool)", s.maxShown)
+	case s.maxShown < s.maxTools:
+		return s, config.SettingErrorf(key("max_shown"), "%d is less than max_tools %d; a call shows max_tools retrieved tools, so max_shown must be at least that", s.maxShown, s.maxTools)
 	}
 	var err error
 	if s.search, err = c.resolveSearch(); err != nil {
@@ -175,6 +210,9 @@ type toolRetrieval struct {
 	// adds itself (recall).
 	always []string
 	native map[string]llms.Tool
+	// forced is set when retrieval is on only because the loop has more
+	// tools than max_shown, although disabled is set.
+	forced bool
 
 	mu  sync.Mutex
 	ret *retrieve.Retriever
@@ -202,10 +240,15 @@ func embedderOf(env nodekind.Env) retrieve.Embedder {
 }
 
 // newToolRetrieval sets up l's tool retrieval, or returns nil when it is
-// off: disabled, or no more tools than max_tools. Errors are
-// *config.SettingError.
+// off: no more tools than max_tools, or disabled with no more tools than
+// max_shown (above it, retrieval is on whatever disabled says). Errors
+// are *config.SettingError.
 func newToolRetrieval(env nodekind.Env, l *Loop, s retrievalSettings) (*toolRetrieval, error) {
-	if s.disabled {
+	own := l.tools.Len()
+	if l.s.recall {
+		own--
+	}
+	if s.disabled && own <= s.maxShown {
 		return nil, nil
 	}
 	// The settings are checked whether or not retrieval is on yet, so a
@@ -226,20 +269,29 @@ func newToolRetrieval(env nodekind.Env, l *Loop, s retrievalSettings) (*toolRetr
 	}
 	// The loop's own recall tool is not one of the pipeline's tools: it
 	// does not count toward max_tools.
-	own := l.tools.Len()
 	if l.s.recall {
-		own--
 		tr.always = append(tr.always, RecallToolName)
 	}
 	if own <= s.maxTools {
 		return nil, nil
 	}
+	tr.forced = s.disabled
 	if s.method != retrieve.MethodEmbedding && tr.keywords == nil {
+		off := "or set disabled: true"
+		if own > s.maxShown {
+			off = fmt.Sprintf("or set max_shown to %d or more and disabled: true to show every tool on every call", own)
+		}
 		return nil, &config.SettingError{Key: "tool_retrieval.method", Err: fmt.Errorf(
-			"%w: %w: %q ranks the loop's %d tools (more than max_tools %d) with a BM25 keyword index, and this engine has none; %s, or use method %q, or set disabled: true",
-			config.ErrSettings, ErrNoKeywordIndex, s.method, own, s.maxTools, keywordIndexFix, retrieve.MethodEmbedding)}
+			"%w: %w: %q ranks the loop's %d tools (more than max_tools %d) with a BM25 keyword index, and this engine has none; %s, or use method %q, %s",
+			config.ErrSettings, ErrNoKeywordIndex, s.method, own, s.maxTools, keywordIndexFix, retrieve.MethodEmbedding, off)}
 	}
 	return tr, nil
+}
+
+// capNote is the advice of the tool_cap guard events: how to show more
+// tools.
+func (tr *toolRetrieval) capNote() string {
+	return fmt.Sprintf("set tool_retrieval.max_shown to %d or more to show every tool (each call then costs their descriptions' tokens), or use find_tools to reach the others", len(tr.allTools()))
 }
 
 // retriever returns the loop's retriever, building it on first use (the
@@ -338,11 +390,22 @@ func (r *run) usedTools() []string {
 // so far, in the registry's order. Every tool is shown on the first call
 // with first_call "all", and when the selection fails (guard event
 // "tool_retrieval_fallback"); only ctx's end is an error.
+//
+// No call shows more than max_shown tools: above it, first_call "all"
+// retrieves instead, a fallback shows the tools used so far and the
+// first ones by name, and a selection is cut (capShown); each such
+// call emits the guard event "tool_cap".
 func (r *run) selectTools(ctx context.Context) ([]string, error) {
 	tr := r.l.retrieval
 	all := tr.allTools()
+	step := len(r.steps) + 1
+	capped := len(all) > tr.s.maxShown
 	if tr.s.firstAll && len(r.steps) == 0 {
-		return all, nil
+		if !capped {
+			return all, nil
+		}
+		r.guard(GuardToolCap, step, fmt.Sprintf("tool retrieval: first_call %q would show all %d tools, more than max_shown (%d), so the first call shows the tools relevant to the task instead; %s",
+			FirstCallAll, len(all), tr.s.maxShown, tr.capNote()), map[string]any{"tools": len(all), "max_shown": tr.s.maxShown})
 	}
 	query := retrieve.Query(r.in.Task, r.latestThought())
 	used := r.usedTools()
@@ -358,11 +421,71 @@ func (r *run) selectTools(ctx context.Context) ([]string, error) {
 		if errors.Is(err, retrieve.ErrNoMatch) {
 			why = "the task and the latest thought match no tool's name, description or schema"
 		}
-		r.guard(GuardToolRetrievalFallback, len(r.steps)+1, "tool retrieval: showing every tool: "+why,
-			map[string]any{"error": err.Error(), "tools": len(all)})
-		return all, nil
+		if !capped {
+			r.guard(GuardToolRetrievalFallback, step, "tool retrieval: showing every tool: "+why,
+				map[string]any{"error": err.Error(), "tools": len(all)})
+			return all, nil
+		}
+		names = r.fallbackTools(used)
+		r.guard(GuardToolRetrievalFallback, step, fmt.Sprintf("tool retrieval: showing %d of %d tools (the tools used so far and the first by name; max_shown is %d): %s",
+			len(names), len(all), tr.s.maxShown, why), map[string]any{"error": err.Error(), "tools": len(all), "shown": len(names)})
+		r.guard(GuardToolCap, step, fmt.Sprintf("tool retrieval: the fallback would show all %d tools, more than max_shown (%d); the call shows %d; %s",
+			len(all), tr.s.maxShown, len(names), tr.capNote()), map[string]any{"tools": len(all), "max_shown": tr.s.maxShown, "shown": len(names)})
+		return r.capShown(tr.withSearchTool(names), used), nil
 	}
-	return tr.withSearchTool(names), nil
+	return r.capShown(tr.withSearchTool(names), used), nil
+}
+
+// fallbackTools is what a fallback shows when the loop has more tools
+// than max_shown: the tools used so far (always, called, found) and the
+// first of the others by name, max_tools of them, in the registry's
+// order.
+func (r *run) fallbackTools(used []string) []string {
+	tr := r.l.retrieval
+	var out []string
+	extra := 0
+	for _, n := range tr.allTools() {
+		switch {
+		case slices.Contains(used, n):
+			out = append(out, n)
+		case extra < tr.s.maxTools:
+			out = append(out, n)
+			extra++
+		}
+	}
+	return out
+}
+
+// capShown returns names, a selection in the registry's order, cut to
+// max_shown tools when it is longer: it keeps the tools shown on every
+// call and the search tool first, then the tools in used (called, then
+// found) in their order, then the others in names's order, and emits the
+// guard event "tool_cap".
+func (r *run) capShown(names, used []string) []string {
+	tr := r.l.retrieval
+	if len(names) <= tr.s.maxShown {
+		return names
+	}
+	keep := make([]string, 0, tr.s.maxShown)
+	add := func(n string) {
+		if len(keep) < tr.s.maxShown && slices.Contains(names, n) && !slices.Contains(keep, n) {
+			keep = append(keep, n)
+		}
+	}
+	for _, group := range [][]string{tr.always, used, names} {
+		for _, n := range group {
+			add(n)
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if slices.Contains(keep, n) {
+			out = append(out, n)
+		}
+	}
+	r.guard(GuardToolCap, len(r.steps)+1, fmt.Sprintf("tool retrieval: the selection has %d tools (those retrieved, called, found and always shown), more than max_shown (%d); the call shows %d; %s",
+		len(names), tr.s.maxShown, len(out), tr.capNote()), map[string]any{"tools": len(names), "max_shown": tr.s.maxShown, "shown": len(out)})
+	return out
 }
 
 // stickTo returns the previous call's selection plus the tools in used
@@ -402,6 +525,10 @@ func (r *run) showTools(ctx context.Context, opts []llms.CallOption) ([]llms.Cal
 	tr := r.l.retrieval
 	if tr == nil {
 		return opts, nil
+	}
+	if tr.forced && r.shown == nil {
+		r.guard(GuardToolCap, len(r.steps)+1, fmt.Sprintf("tool retrieval is on although disabled is set: the loop has %d tools, more than max_shown (%d), so each call shows the %d most relevant (max_tools) and the tools used so far; %s",
+			len(tr.allTools()), tr.s.maxShown, tr.s.maxTools, tr.capNote()), map[string]any{"tools": len(tr.allTools()), "max_shown": tr.s.maxShown})
 	}
 	names, err := r.selectTools(ctx)
 	if err != nil {

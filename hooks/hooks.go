@@ -17,7 +17,11 @@
 // (their result carries the call's usage and cost), and inside the
 // metering the ProviderHooks wrap the provider request itself (their
 // result has no usage yet: a journal or a response cache answers there, and
-// the call is metered the same whether it was answered live or not).
+// the call is metered the same whether it was answered live or not). A
+// ProviderHook that keeps replies to answer later calls with (the journal)
+// keeps their usage too: it measures a live reply with ModelCall.Measure
+// and answers a later call with the usage it kept (ModelResult.Measured),
+// so a replayed call is not measured again.
 //
 // The package imports only the standard library and langchaingo's llms
 // types, so every layer of the engine can use it.
@@ -63,6 +67,13 @@ type ModelCall struct {
 	// EmptyRetry is n when the call is the n-th retry (of EmptyRetries)
 	// after an empty reply, else 0.
 	EmptyRetry, EmptyRetries int
+	// Measure measures and prices resp as this call's reply, the way the
+	// metering does. The metering sets it for the ProviderHooks; it is nil
+	// outside the metering (for ModelHooks, and for calls nobody meters).
+	// A ProviderHook that keeps replies to answer later calls with (the
+	// journal) keeps their usage with them, and answers with that usage
+	// (ModelResult.Measured) rather than have the reply measured again.
+	Measure func(resp *llms.ContentResponse) Usage
 }
 
 // Usage is a model call's tokens and cost.
@@ -80,8 +91,15 @@ type ModelResult struct {
 	// Response is the provider's reply.
 	Response *llms.ContentResponse
 	// Usage is set by the metering, between the ModelHooks and the
-	// ProviderHooks; ProviderHooks see it zero.
+	// ProviderHooks; ProviderHooks see it zero from the provider. A
+	// ProviderHook that answers the call with a reply and its usage (the
+	// journal replaying a call it recorded with ModelCall.Measure) sets it
+	// and Measured.
 	Usage Usage
+	// Measured is true when a ProviderHook set Usage: the metering keeps
+	// it rather than measure the reply (a resumed run does not count the
+	// tokens of its replayed calls again).
+	Measured bool
 	// Attempts counts the provider attempts the call took (retries
 	// included), at least 1; set by the metering.
 	Attempts int

@@ -13,7 +13,7 @@ import (
 func TestACompactedJournalReplaysAsTheWholeOne(t *testing.T) {
 	s := newStore(t)
 	m := &echoModel{}
-	ctx, r := session(t, s, "t")
+	ctx, r := session(t, s, "t", journal.KeepRequests())
 	first, err := ask(ctx, r, m, "plan", "a long prompt that a workflow should not carry again and again")
 	require.NoError(t, err)
 	_, err = r.Tool(ctx, "act", "calc", "1+1", func(context.Context) (journal.ToolResult, error) {

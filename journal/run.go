@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,11 +24,19 @@ import (
 type Run struct {
 	store  Store
 	thread string
+	// keep journals model requests whole (KeepRequests).
+	keep bool
+	// msgs keeps the session's encoded messages.
+	msgs *messageCache
 
 	mu sync.Mutex
-	// queues holds, per scope, the recorded entries not yet replayed, in
-	// Seq order.
-	queues   map[string][]Entry
+	// queues holds, per scope, the recorded entries read and not yet
+	// replayed, in Seq order.
+	queues map[string][]Entry
+	// rd reads the journal a page at a time (see take); readErr is the
+	// error that stopped it.
+	rd       *reader
+	readErr  error
 	left     int
 	replayed int
 	live     int
@@ -37,42 +44,90 @@ type Run struct {
 	// without a budget.
 	gate *gate
 
-	// models are the model entries the journal held at Open, in Seq
-	// order; responses decodes them once, for ModelResponses.
-	models    []Entry
+	// models are the responses of the model entries read so far, in Seq
+	// order; responses decodes them all once, for ModelResponses.
+	models    []json.RawMessage
 	responses func() []*llms.ContentResponse
 }
 
-// Open starts a session of the named thread: it reads and verifies the
-// journal (ErrCorrupt, ErrNotFound). The caller holds the thread's lock
-// (Store.Lock) for the session's length.
+// KeepRequests makes the session journal each model call's whole request
+// — every message and option, as a cassette records it — rather than its
+// digests, so that a resumed run whose call differs from the journaled
+// one is shown a diff of the two. It is a debugging aid: a whole request
+// repeats the whole conversation so far, so a thread's journal grows with
+// the square of its calls (a 500-call ReAct thread: tens of megabytes
+// rather than under one). Default: off; model requests are journaled as their
+// digest, their size and the digests of their options and of their first
+// and last messages, which replay needs and a divergence report names.
+// Journals read back in any form, whatever the option.
+func KeepRequests() OpenOption {
+	return func(r *Run) { r.keep = true }
+}
+
+// Open starts a session of the named thread: it reads the journal's
+// first page, failing with ErrNotFound or ErrCorrupt. The caller holds
+// the thread's lock (Store.Lock) for the session's length.
+//
+// The rest of the journal is read as the run replays it, a page at a time
+// from a store that is an EntryPager (all at once from another), and
+// always to its end, verified, before the run makes its first live call:
+// a journal damaged further on fails the call that reaches the damage, or
+// the first live call, with ErrCorrupt, and no call is ever made again
+// because part of its journal was unreadable.
 func Open(ctx context.Context, s Store, name string, opts ...OpenOption) (*Run, error) {
-	entries, err := s.Entries(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	r := &Run{store: s, thread: name, queues: map[string][]Entry{}, left: len(entries)}
+	r := &Run{store: s, thread: name, queues: map[string][]Entry{}, rd: newReader(s, name), msgs: newMessageCache()}
 	for _, o := range opts {
 		o(r)
 	}
-	for _, e := range entries {
-		r.queues[e.Scope] = append(r.queues[e.Scope], e)
-		if e.Kind == KindModel {
-			r.models = append(r.models, e)
-		}
+	if err := r.read(ctx); err != nil {
+		return nil, err
 	}
+	r.left = int(r.rd.total)
 	r.responses = sync.OnceValue(r.decodeModels)
 	return r, nil
+}
+
+// read reads the journal's next page into the queues; r.mu is held (or
+// the session is not shared yet). A read error stops the session's
+// reading: every later call that needs the journal fails with it.
+func (r *Run) read(ctx context.Context) error {
+	if r.readErr != nil {
+		return r.readErr
+	}
+	page, err := r.rd.next(context.WithoutCancel(ctx))
+	if err != nil {
+		r.readErr = err
+		return err
+	}
+	for _, e := range page {
+		r.queues[e.Scope] = append(r.queues[e.Scope], e)
+		if e.Kind == KindModel {
+			r.models = append(r.models, e.Response)
+		}
+	}
+	return nil
+}
+
+// drain reads the rest of the journal; r.mu is held.
+func (r *Run) drain(ctx context.Context) error {
+	for !r.rd.done {
+		if err := r.read(ctx); err != nil {
+			return err
+		}
+	}
+	return r.readErr
 }
 
 // ModelResponses returns the responses of the model calls the journal held
 // when the session opened, in journal order: what a resumed run is
 // answered with instead of calling its models. A recorded response that
-// cannot be read is left out (replaying it fails with ErrCorrupt). A model
-// that keeps state from call to call, such as the scripted model's place
-// in its script, reads them when it is first called live in a session, to
-// carry on where the journaled run left off in another process. They are
-// decoded once per session and shared: callers must not modify them.
+// cannot be read is left out (replaying it fails with ErrCorrupt), and so
+// are the responses past a part of the journal that cannot be read. A
+// model that keeps state from call to call, such as the scripted model's
+// place in its script, reads them when it is first called live in a
+// session, to carry on where the journaled run left off in another
+// process. They are decoded once per session and shared: callers must not
+// modify them.
 func (r *Run) ModelResponses() []*llms.ContentResponse {
 	if r.responses == nil {
 		return nil
@@ -80,12 +135,17 @@ func (r *Run) ModelResponses() []*llms.ContentResponse {
 	return r.responses()
 }
 
-// decodeModels decodes the responses of r.models.
+// decodeModels reads the rest of the journal and decodes the responses
+// of its model entries.
 func (r *Run) decodeModels() []*llms.ContentResponse {
-	out := make([]*llms.ContentResponse, 0, len(r.models))
-	for _, e := range r.models {
+	r.mu.Lock()
+	_ = r.drain(context.Background())
+	models := r.models
+	r.mu.Unlock()
+	out := make([]*llms.ContentResponse, 0, len(models))
+	for _, resp := range models {
 		var rec cassette.Response
-		if json.Unmarshal(e.Response, &rec) == nil {
+		if json.Unmarshal(resp, &rec) == nil {
 			out = append(out, rec.LLM())
 		}
 	}
@@ -142,10 +202,15 @@ func Branch(ctx context.Context, label string) context.Context { return hooks.Br
 
 // WrapProvider makes r a hooks.ProviderHook, the innermost of a
 // journaled run's model calls: each is answered from the journal when it
-// holds it, or made and journaled (see Model).
+// holds it, or made and journaled (see Model). The journal keeps each
+// live reply's usage, measured by the metering (hooks.ModelCall.Measure),
+// and answers a replayed call with it (hooks.ModelResult.Measured), so a
+// resumed run does not count its replayed calls' tokens again; a call
+// journaled without its usage (by an older version) is measured as a
+// live one.
 func (r *Run) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc {
 	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
-		resp, err := r.Model(ctx, call.Node, call.Role, call.Messages, call.Options, func(ctx context.Context) (*llms.ContentResponse, error) {
+		resp, u, err := r.model(ctx, call.Node, call.Role, call.Messages, call.Options, call.Measure, func(ctx context.Context) (*llms.ContentResponse, error) {
 			res, err := next(ctx, call)
 			if err != nil || res == nil {
 				return nil, err
@@ -155,7 +220,11 @@ func (r *Run) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &hooks.ModelResult{Response: resp}, nil
+		res := &hooks.ModelResult{Response: resp}
+		if u != nil {
+			res.Usage, res.Measured = *u, true
+		}
+		return res, nil
 	}
 }
 
@@ -195,29 +264,46 @@ func scopeName(s string) string {
 // take returns the unreplayed entry of scope that matches kind and digest
 // and marks it replayed; live is true when the scope has no unreplayed
 // entry left (the call is made live). When the scope still has entries
-// but none matches, expected is the first of them.
-func (r *Run) take(scope string, kind Kind, digest string) (e Entry, live bool, expected *Entry) {
+// but none matches, expected is the first of them. It reads the journal
+// on as far as it needs: to the entry, or to the journal's end before it
+// answers live or expected. err is the error of a journal that cannot be
+// read (ErrCorrupt).
+func (r *Run) take(ctx context.Context, scope string, kind Kind, digest string) (e Entry, live bool, expected *Entry, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	q := r.queues[scope]
-	if len(q) == 0 {
-		return Entry{}, true, nil
-	}
-	for i := range q {
-		if q[i].Kind == kind && q[i].Digest == digest {
+	for {
+		q := r.queues[scope]
+		for i := range q {
+			if q[i].Kind != kind || q[i].Digest != digest {
+				continue
+			}
 			e = q[i]
-			if len(q) == 1 {
+			switch {
+			case len(q) == 1:
 				delete(r.queues, scope)
-			} else {
-				r.queues[scope] = append(q[:i:i], q[i+1:]...)
+			case i == 0:
+				q[0] = Entry{}
+				r.queues[scope] = q[1:]
+			default:
+				copy(q[i:], q[i+1:])
+				q[len(q)-1] = Entry{}
+				r.queues[scope] = q[:len(q)-1]
 			}
 			r.left--
 			r.replayed++
-			return e, false, nil
+			return e, false, nil, nil
+		}
+		if r.rd.done && r.readErr == nil {
+			if len(q) == 0 {
+				return Entry{}, true, nil, nil
+			}
+			first := q[0]
+			return Entry{}, false, &first, nil
+		}
+		if err := r.read(ctx); err != nil {
+			return Entry{}, false, nil, err
 		}
 	}
-	first := q[0]
-	return Entry{}, false, &first
 }
 
 // append journals a live call's entry.
@@ -247,31 +333,23 @@ func digest(parts ...[]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// modelRequest is what a model entry's Request holds.
-type modelRequest struct {
-	// Role is the caller's role in its node (llm.CallMeta.Role).
-	Role    string           `json:"role,omitempty"`
-	Request cassette.Request `json:"request"`
-	// Compacted is set when the request's messages and options were
-	// dropped (Compact): the entry is still replayed by its digest.
-	Compacted bool `json:"compacted,omitempty"`
-}
-
-// Compact returns e with a model entry's request reduced to its role: the
-// messages and options (the whole prompt) are dropped. Replay matches
+// Compact returns e with a model entry's request reduced to its role:
+// the whole request (KeepRequests, or a journal written before requests
+// were kept as digests) or the shape a session journals by default is
+// dropped, leaving the smallest entry that replays. Replay matches
 // entries by their digest, so a compacted journal replays exactly as the
-// whole one; only the diff of a diverged call is lost (its error then says
-// the journaled request was compacted and shows the actual one). Other
-// entries, and entries whose request cannot be read, are returned as
-// they are. A durable store keeps whole entries; Compact is for journals
-// carried in messages, such as a Temporal workflow's state, whose size
-// would otherwise grow with the square of the run's calls.
+// whole one; only the report of a diverged call is poorer (it says the
+// journaled request was compacted and shows the actual one). The reply
+// and its usage are kept. Other entries, and entries whose request cannot
+// be read, are returned as they are. Journals carried in messages, such
+// as a Temporal workflow's state, compact what they carry: every byte of
+// an entry travels again with every later step.
 func Compact(e Entry) Entry {
 	if e.Kind != KindModel {
 		return e
 	}
 	var req modelRequest
-	if json.Unmarshal(e.Request, &req) != nil || req.Compacted {
+	if json.Unmarshal(e.Request, &req) != nil || (req.Compacted && req.Shape == nil) {
 		return e
 	}
 	body, err := json.Marshal(modelRequest{Role: req.Role, Compacted: true})
@@ -285,55 +363,84 @@ func Compact(e Entry) Entry {
 // Model answers one model call of node (in role) from the journal, or
 // makes it with call and journals the response. A failed call is not
 // journaled: resuming makes it again. A replayed response is passed to
-// the call's streaming function, if any, as one chunk.
+// the call's streaming function, if any, as one chunk. The request is
+// journaled as digests, or whole with KeepRequests. The usage of a call
+// made through Model is not journaled: WrapProvider journals it.
 func (r *Run) Model(ctx context.Context, node, role string, msgs []llms.MessageContent, opts []llms.CallOption,
 	call func(ctx context.Context) (*llms.ContentResponse, error)) (*llms.ContentResponse, error) {
-	req := modelRequest{Role: role, Request: cassette.NewRequest(msgs, opts)}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("journal: encoding a model request: %w", err)
-	}
-	scope := Scope(ctx)
-	sum := digest([]byte(KindModel), body)
-	e, live, expected := r.take(scope, KindModel, sum)
-	switch {
-	case expected != nil:
-		return nil, r.diverged(scope, KindModel, *expected, &req, body)
-	case !live:
-		var rec cassette.Response
-		if err := json.Unmarshal(e.Response, &rec); err != nil {
-			return nil, fmt.Errorf("%w: thread %q, checkpoint %d: model response: %w", ErrCorrupt, r.thread, e.Seq, err)
-		}
-		resp := rec.LLM()
-		if err := streamReplayed(ctx, opts, resp); err != nil {
-			return nil, err
-		}
-		return resp, nil
-	}
-	release, err := r.admit(ctx, KindModel, scope, node, sum)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := r.liveModel(ctx, call, Entry{Kind: KindModel, Scope: scope, Node: node, Digest: sum, Request: body})
-	release(err)
+	resp, _, err := r.model(ctx, node, role, msgs, opts, nil, call)
 	return resp, err
 }
 
-// liveModel makes a model call and journals its response in e.
-func (r *Run) liveModel(ctx context.Context, call func(ctx context.Context) (*llms.ContentResponse, error), e Entry) (*llms.ContentResponse, error) {
+// model is Model, with the reply's usage: measure measures a live reply
+// (nil: its usage is not journaled), and u is the usage journaled with
+// the reply (nil when there is none).
+func (r *Run) model(ctx context.Context, node, role string, msgs []llms.MessageContent, opts []llms.CallOption,
+	measure func(*llms.ContentResponse) hooks.Usage,
+	call func(ctx context.Context) (*llms.ContentResponse, error)) (resp *llms.ContentResponse, u *hooks.Usage, err error) {
+	lr, err := encodeRequest(r.msgs, role, msgs, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	scope := Scope(ctx)
+	e, live, expected, err := r.take(ctx, scope, KindModel, lr.sum)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case expected != nil:
+		return nil, nil, r.diverged(scope, KindModel, *expected, lr, lr.body)
+	case !live:
+		var rec modelResponse
+		if err := json.Unmarshal(e.Response, &rec); err != nil {
+			return nil, nil, fmt.Errorf("%w: thread %q, checkpoint %d: model response: %w", ErrCorrupt, r.thread, e.Seq, err)
+		}
+		resp := rec.LLM()
+		if err := streamReplayed(ctx, opts, resp); err != nil {
+			return nil, nil, err
+		}
+		if rec.Usage != nil {
+			u := rec.Usage.usage()
+			return resp, &u, nil
+		}
+		return resp, nil, nil
+	}
+	release, err := r.admit(ctx, KindModel, scope, node, lr.sum)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := lr.record(r.keep)
+	if err != nil {
+		release(err)
+		return nil, nil, err
+	}
+	resp, u, err = r.liveModel(ctx, call, measure, Entry{Kind: KindModel, Scope: scope, Node: node, Digest: lr.sum, Request: body})
+	release(err)
+	return resp, u, err
+}
+
+// liveModel makes a model call and journals its response, and its usage
+// when measure is set, in e.
+func (r *Run) liveModel(ctx context.Context, call func(ctx context.Context) (*llms.ContentResponse, error),
+	measure func(*llms.ContentResponse) hooks.Usage, e Entry) (*llms.ContentResponse, *hooks.Usage, error) {
 	resp, err := call(ctx)
 	if err != nil || resp == nil {
-		return resp, err
+		return resp, nil, err
 	}
-	out, err := json.Marshal(cassette.NewResponse(resp))
+	rec := modelResponse{Response: *cassette.NewResponse(resp)}
+	var u *hooks.Usage
+	if measure != nil && len(resp.Choices) > 0 {
+		m := measure(resp)
+		u, rec.Usage = &m, newUsageRecord(m)
+	}
+	out, err := json.Marshal(rec)
 	if err != nil {
-		return nil, fmt.Errorf("journal: encoding a model response: %w", err)
+		return nil, nil, fmt.Errorf("journal: encoding a model response: %w", err)
 	}
 	e.Response = out
 	if err := r.append(ctx, e); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return resp, nil
+	return resp, u, nil
 }
 
 func streamReplayed(ctx context.Context, opts []llms.CallOption, resp *llms.ContentResponse) error {
@@ -374,8 +481,10 @@ func (r *Run) Tool(ctx context.Context, node, tool, input string, call func(ctx 
 	}
 	scope := Scope(ctx)
 	sum := digest([]byte(KindTool), body)
-	e, live, expected := r.take(scope, KindTool, sum)
+	e, live, expected, err := r.take(ctx, scope, KindTool, sum)
 	switch {
+	case err != nil:
+		return ToolResult{}, err
 	case expected != nil:
 		return ToolResult{}, r.diverged(scope, KindTool, *expected, nil, body)
 	case !live:
@@ -429,8 +538,10 @@ func (r *Run) Node(ctx context.Context, step int, node, route string) error {
 		return fmt.Errorf("journal: encoding a node transition: %w", err)
 	}
 	sum := digest([]byte(KindNode), body)
-	e, live, expected := r.take("", KindNode, sum)
+	e, live, expected, err := r.take(ctx, "", KindNode, sum)
 	switch {
+	case err != nil:
+		return err
 	case expected != nil:
 		return r.diverged("", KindNode, *expected, nil, body)
 	case !live:
@@ -455,33 +566,28 @@ func (r *Run) Node(ctx context.Context, step int, node, route string) error {
 }
 
 // diverged builds the error for a call that does not match expected;
-// req is the live model request (nil for other kinds) and body the live
+// lr is the live model request (nil for other kinds) and body the live
 // request's JSON.
-func (r *Run) diverged(scope string, kind Kind, expected Entry, req *modelRequest, body []byte) error {
+func (r *Run) diverged(scope string, kind Kind, expected Entry, lr *liveRequest, body []byte) error {
 	de := &DivergedError{Thread: r.thread, Scope: scope, Seq: expected.Seq, Kind: kind}
 	var rec modelRequest
-	if req != nil && expected.Kind == KindModel && json.Unmarshal(expected.Request, &rec) == nil {
-		if rec.Compacted {
+	if lr != nil && expected.Kind == KindModel && json.Unmarshal(expected.Request, &rec) == nil {
+		switch {
+		case rec.Request != nil && !rec.Compacted:
+			de.Diff = cassette.Diff(fmt.Sprintf("journaled call (checkpoint %d)", expected.Seq), *rec.Request, "actual call", lr.request())
+			if rec.Role != lr.role {
+				de.Diff = fmt.Sprintf("role %q, journaled %q\n", lr.role, rec.Role) + de.Diff
+			}
+		case rec.Shape != nil:
+			de.Diff = shapeDiff(expected.Seq, rec, lr)
+		default:
 			de.Diff = fmt.Sprintf("journaled model call (checkpoint %d, role %q) was compacted to its digest, so its request cannot be shown; actual call (role %q):    %s",
-				expected.Seq, rec.Role, req.Role, oneLine(body))
-			return de
-		}
-		de.Diff = cassette.Diff(fmt.Sprintf("journaled call (checkpoint %d)", expected.Seq), rec.Request, "actual call", req.Request)
-		if rec.Role != req.Role {
-			de.Diff = fmt.Sprintf("role %q, journaled %q\n", req.Role, rec.Role) + de.Diff
+				expected.Seq, rec.Role, lr.role, oneLine(body))
 		}
 		return de
 	}
 	de.Diff = fmt.Sprintf("journaled %s: %s\nactual %s:    %s", expected.Kind, oneLine(expected.Request), kind, oneLine(body))
 	return de
-}
-
-func oneLine(b []byte) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > 400 {
-		s = s[:400] + "…"
-	}
-	return s
 }
 
 // Approver decides tool calls that need a human's approval.
@@ -563,8 +669,10 @@ func (r *Run) Approve(ctx context.Context, ap Approver, a Approval) (Decision, e
 			return Decision{}, fmt.Errorf("journal: encoding an approval: %w", err)
 		}
 		sum = digest([]byte(KindApproval), body)
-		e, live, expected := r.take(scope, KindApproval, sum)
+		e, live, expected, err := r.take(ctx, scope, KindApproval, sum)
 		switch {
+		case err != nil:
+			return Decision{}, err
 		case expected != nil:
 			return Decision{}, r.diverged(scope, KindApproval, *expected, nil, body)
 		case !live:

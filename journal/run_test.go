@@ -25,13 +25,13 @@ func newStore(t testing.TB) *sqlitestore.Store {
 	return s
 }
 
-func session(t testing.TB, s journal.Store, name string) (context.Context, *journal.Run) {
+func session(t testing.TB, s journal.Store, name string, opts ...journal.OpenOption) (context.Context, *journal.Run) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := s.Thread(ctx, name); err != nil {
 		require.NoError(t, s.Create(ctx, journal.Thread{Name: name, Pipeline: "p", Status: journal.StatusRunning}))
 	}
-	r, err := journal.Open(ctx, s, name)
+	r, err := journal.Open(ctx, s, name, opts...)
 	require.NoError(t, err)
 	return journal.WithScope(journal.WithRun(ctx, r), journal.NodeScope(1, "act")), r
 }
@@ -108,10 +108,12 @@ func TestReplayedResponseKeepsTokenCountsAsInts(t *testing.T) {
 	assert.Equal(t, 7, resp.Choices[0].GenerationInfo["PromptTokens"])
 }
 
+// A journal that keeps requests whole (KeepRequests) shows a diff of a
+// diverged call, whether the resumed session keeps them or not.
 func TestDivergedRequestIsReportedWithADiff(t *testing.T) {
 	s := newStore(t)
 	m := &echoModel{}
-	ctx, r := session(t, s, "t")
+	ctx, r := session(t, s, "t", journal.KeepRequests())
 	_, err := ask(ctx, r, m, "", "line one\nthe question is A\nline three")
 	require.NoError(t, err)
 

@@ -4,8 +4,14 @@
 // before the run proceeds past it. Resuming a thread runs its pipeline
 // again from the start with the journal in the context: every call the
 // journal holds is answered from it (the request must be the one recorded;
-// a different one is reported with a diff, as a cassette mismatch is), and
-// the run continues live where the journal ends. No completed model or tool
+// a different one is reported by what differs, with a diff when the
+// journal keeps requests whole, as a cassette mismatch is), and the run
+// continues live where the journal ends. A model call is journaled with
+// its reply and the usage the metering measured for it, and its request
+// as digests (KeepRequests keeps it whole, for debugging): a replayed call
+// is answered with its journaled usage, not measured again, and a
+// thread's journal grows with its calls, not with the square of them.
+// No completed model or tool
 // call is ever made twice; a process killed at any instant repeats at most
 // the one call that was in flight.
 //
@@ -13,7 +19,9 @@
 // refined by Branch for each branch of a parallel fan-out, so that
 // concurrent branches replay their own calls whatever their interleaving.
 //
-// A Store keeps threads and journals; package journal/sqlitestore is the
+// A Store keeps threads and journals, and may read a journal a page at a
+// time (EntryPager), which a session does as its run replays the journal;
+// package journal/sqlitestore is the
 // default one (one SQLite file), journal/memstore keeps one in memory
 // (for a journal held elsewhere, such as a Temporal workflow's history),
 // and journal/journaltest is the conformance suite every Store must pass.
@@ -56,8 +64,14 @@ const (
 	// KindNode is a node transition: Request {"step","node"}, Response
 	// {"route"}.
 	KindNode Kind = "node"
-	// KindModel is a model call: Request is the call's cassette.Request
-	// and Response its cassette.Response.
+	// KindModel is a model call. Request is {"role","compacted":true,
+	// "shape"}: the caller's role and the request's size and the digests
+	// of its options and of its first and last messages (see
+	// KeepRequests), or, kept whole, {"role","request"} with the call's
+	// cassette.Request (KeepRequests, and journals written before
+	// requests were kept as digests). Response is the call's
+	// cassette.Response with, when the call was metered, "usage": the
+	// tokens and cost the metering measured (Entry.Usage).
 	KindModel Kind = "model"
 	// KindTool is a tool call: Request {"tool","input"}, Response
 	// {"output","error","class"}.

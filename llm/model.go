@@ -180,7 +180,9 @@ func EmptyReply(resp *llms.ContentResponse) bool {
 // The call passes run's ModelHooks (hooks.Set.WrapModel: budgets, usage,
 // trace events, spans, the program's own), then the metering (attempts,
 // tokens measured by Meter, cost priced by Pricer, wall time), then run's
-// ProviderHooks (token streaming, the journal), then the provider. A
+// ProviderHooks (token streaming, the journal), then the provider. A call
+// the journal answers is not measured: its usage is the one journaled
+// with it. A
 // provider's failure is returned wrapping ErrModel; a cancelled ctx's
 // error as it is; a hook's error (a spent budget, a journal that stops
 // the call) as the hook returned it.
@@ -247,11 +249,15 @@ func (m Model) provider(ctx context.Context, call *hooks.ModelCall) (*hooks.Mode
 
 // metered is the metering between a call's ModelHooks and its
 // ProviderHooks: it counts the provider attempts, times the call, checks
-// the reply has a choice, and measures and prices its tokens. On error the
+// the reply has a choice, and measures and prices its tokens — unless a
+// ProviderHook answered with the reply's usage (hooks.ModelResult.Measured:
+// the journal replaying a call), which it keeps. It gives the
+// ProviderHooks its measure as hooks.ModelCall.Measure. On error the
 // result still carries Attempts and Elapsed.
 func (m Model) metered(next hooks.ModelFunc) hooks.ModelFunc {
 	return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
 		ctx, attempts := middleware.WithAttemptCounter(ctx)
+		call.Measure = func(resp *llms.ContentResponse) hooks.Usage { return m.measure(call.Messages, resp) }
 		began := time.Now()
 		res, err := next(ctx, call)
 		// A model without the retry middleware counts no attempts: its one
@@ -267,7 +273,11 @@ func (m Model) metered(next hooks.ModelFunc) hooks.ModelFunc {
 			return &meta, fmt.Errorf("%w: %w", ErrModel, ErrEmptyResponse)
 		}
 		meta.Response = res.Response
-		meta.Usage = m.measure(call.Messages, res.Response)
+		if res.Measured {
+			meta.Usage = res.Usage
+		} else {
+			meta.Usage = m.measure(call.Messages, res.Response)
+		}
 		return &meta, nil
 	}
 }

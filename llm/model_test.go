@@ -456,3 +456,73 @@ func TestMessagesTextListsTextAndToolResultsWithThePrefix(t *testing.T) {
 	assert.Equal(t, "sys\nObservation: 42\nq\n", llm.MessagesText(msgs, "Observation: "))
 	assert.Empty(t, llm.MessagesText(nil, "x"))
 }
+
+// countingMeter is fixedMeter, counting its measures.
+type countingMeter struct {
+	fixedMeter
+	n *int
+}
+
+func (m countingMeter) Measure(msgs []llms.MessageContent, resp *llms.ContentResponse) (int, int, bool) {
+	*m.n++
+	return m.fixedMeter.Measure(msgs, resp)
+}
+
+// recorded is a ProviderHook that answers every call with a reply and
+// the usage recorded with it, as the journal answers a replayed call.
+type recorded struct{ usage hooks.Usage }
+
+func (r recorded) WrapProvider(hooks.ModelFunc) hooks.ModelFunc {
+	return func(context.Context, *hooks.ModelCall) (*hooks.ModelResult, error) {
+		return &hooks.ModelResult{Response: llmtest.TextResponse("recorded"), Usage: r.usage, Measured: true}, nil
+	}
+}
+
+// A call a ProviderHook answers with its recorded usage (a replayed
+// journal entry) is not measured again: the ModelHooks see the recorded
+// usage, and the tokenizer is not run.
+func TestAProviderHooksRecordedUsageIsKeptUnmeasured(t *testing.T) {
+	n := 0
+	spy := &modelSpy{}
+	want := hooks.Usage{PromptTokens: 1234, CompletionTokens: 56, CachedPromptTokens: 1000, Estimated: true, CostUSD: 0.25}
+	m := llm.Model{LLM: llmtest.Reply("live"), Meter: countingMeter{n: &n}, Pricer: perToken{}}
+	text, _, err := m.Call(context.Background(), runWith(spy, recorded{usage: want}), llm.CallMeta{Node: "n"}, prompt("x"))
+	require.NoError(t, err)
+	assert.Equal(t, "recorded", text)
+	assert.Zero(t, n, "the reply is not measured")
+	assert.Equal(t, want, spy.calls()[0].res.Usage)
+}
+
+// The metering hands the ProviderHooks its measure, which measures and
+// prices a reply as the metering would; a hook that uses it and says so
+// is not measured twice.
+func TestTheProviderHooksMeasureAsTheMeteringDoes(t *testing.T) {
+	n := 0
+	var got hooks.Usage
+	hook := providerFunc(func(next hooks.ModelFunc) hooks.ModelFunc {
+		return func(ctx context.Context, call *hooks.ModelCall) (*hooks.ModelResult, error) {
+			require.NotNil(t, call.Measure, "the metering sets Measure for the ProviderHooks")
+			res, err := next(ctx, call)
+			if err != nil {
+				return nil, err
+			}
+			got = call.Measure(res.Response)
+			return &hooks.ModelResult{Response: res.Response, Usage: got, Measured: true}, nil
+		}
+	})
+	spy := &modelSpy{}
+	m := llm.Model{LLM: llmtest.Reply("live"), Meter: countingMeter{n: &n}, Pricer: perToken{}}
+	_, _, err := m.Call(context.Background(), runWith(spy, hook), llm.CallMeta{Node: "n"}, prompt("x"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "measured once, by the hook")
+	assert.Equal(t, 100, got.PromptTokens)
+	assert.Equal(t, 7, got.CompletionTokens)
+	assert.InDelta(t, 107e-6, got.CostUSD, 1e-12)
+	assert.Equal(t, got, spy.calls()[0].res.Usage)
+	assert.Nil(t, spy.calls()[0].call.Measure, "the ModelHooks are outside the metering")
+}
+
+// providerFunc adapts a function to hooks.ProviderHook.
+type providerFunc func(next hooks.ModelFunc) hooks.ModelFunc
+
+func (f providerFunc) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc { return f(next) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/planner-engine/planner/hooks"
@@ -303,14 +304,19 @@ func ms(us int64) float64 { return float64(us) / 1000 }
 
 // tokenHook streams every reply: each chunk is emitted, as it arrives, as
 // a trace event of kind trace.KindToken from the calling node. Its Text is
-// the chunk; its Data holds "call" (the call's number in the run, from 1,
-// shared by the chunks of one call, so concurrent calls can be told
-// apart), "attempt" (the attempt of the retry middleware that produced it,
-// from 1: a retried call streams again from its start) and, when set,
-// "role" and "step". A caller's own streaming function still gets every
-// chunk first. It sits inside the metering, so it sees the call's attempt
-// counter, and outside the journal, so a replayed reply streams as one
-// chunk.
+// the chunk, scrubbed of secrets across chunks (trace.Tracer.NewTextStream:
+// a secret split between two chunks is scrubbed like a whole one, so an
+// event may hold back the end of a chunk until the next one shows it is
+// no secret, and the call's last event comes when it returns); its Data
+// holds "call" (the call's number in the run, from 1, shared by the
+// chunks of one call, so concurrent calls can be told apart), "attempt"
+// (the attempt of the retry middleware that produced it, from 1: a
+// retried call streams again from its start, and what an attempt held
+// back is emitted, as its own, before the next attempt's first chunk)
+// and, when set, "role" and "step". A caller's own streaming function
+// still gets every chunk first, as the provider sent it. It sits inside
+// the metering, so it sees the call's attempt counter, and outside the
+// journal, so a replayed reply streams as one chunk.
 type tokenHook struct {
 	tracer *trace.Tracer
 	calls  *atomic.Int64
@@ -328,6 +334,23 @@ func (h tokenHook) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc {
 				own = co.StreamingFunc
 			}
 		}
+		send := func(text string, attempt int) {
+			if text == "" {
+				return
+			}
+			data := map[string]any{"call": n, "attempt": attempt}
+			if call.Role != "" {
+				data["role"] = call.Role
+			}
+			if call.StepID != "" {
+				data["step"] = call.StepID
+			}
+			h.tracer.Emit(trace.Event{Node: call.Node, Kind: trace.KindToken, Text: text, Data: data})
+		}
+		// mu guards stream and streamed (the attempt whose text stream
+		// holds): a provider may call emit from its own goroutine.
+		var mu sync.Mutex
+		stream, streamed := h.tracer.NewTextStream(), 0
 		emit := func(ctx context.Context, chunk []byte) error {
 			if own != nil {
 				if err := own(ctx, chunk); err != nil {
@@ -341,14 +364,13 @@ func (h tokenHook) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc {
 			if attempts != nil {
 				attempt = max(attempts.Attempts(), 1)
 			}
-			data := map[string]any{"call": n, "attempt": attempt}
-			if call.Role != "" {
-				data["role"] = call.Role
+			mu.Lock()
+			defer mu.Unlock()
+			if streamed != 0 && attempt != streamed {
+				send(stream.Flush(), streamed) // the end of the failed attempt's reply
 			}
-			if call.StepID != "" {
-				data["step"] = call.StepID
-			}
-			h.tracer.Emit(trace.Event{Node: call.Node, Kind: trace.KindToken, Text: string(chunk), Data: data})
+			streamed = attempt
+			send(stream.Write(string(chunk)), attempt)
 			return nil
 		}
 		if own == nil {
@@ -357,7 +379,13 @@ func (h tokenHook) WrapProvider(next hooks.ModelFunc) hooks.ModelFunc {
 			ctx = middleware.WithRestartableStream(ctx)
 		}
 		call.Options = append(call.Options, llms.WithStreamingFunc(emit))
-		return next(ctx, call)
+		res, err := next(ctx, call)
+		mu.Lock()
+		if streamed != 0 {
+			send(stream.Flush(), streamed)
+		}
+		mu.Unlock()
+		return res, err
 	}
 }
 

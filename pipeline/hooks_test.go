@@ -553,10 +553,11 @@ func TestJournaledEmptyRetriesReplayWithoutALiveCall(t *testing.T) {
 	live := &llmtest.Recorder{Model: llmtest.Replies(" ", "the answer")}
 	ctx, r := journaled(t, s, "t1")
 	st, tr := hooked(config.Limits{}, runConfig{journal: r})
-	text, _, err := llm.Model{LLM: live, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
+	text, _, err := llm.Model{LLM: live, Meter: fixedMeter{}, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
 	require.NoError(t, err)
 	require.Equal(t, "the answer", text)
 	assert.Equal(t, 2, live.Calls())
+	require.Equal(t, 200, st.Usage.Snapshot().PromptTokens)
 	replayed, made, _ := r.Stats()
 	assert.Equal(t, [2]int{0, 2}, [2]int{replayed, made}, "the empty reply and its retry are journaled")
 	assert.Len(t, tr.OfKind(trace.KindGuard), 1)
@@ -564,7 +565,9 @@ func TestJournaledEmptyRetriesReplayWithoutALiveCall(t *testing.T) {
 	dead := llmtest.Fail(errors.New("a live call in a replay"))
 	ctx, r = journaled(t, s, "t1")
 	st, tr = hooked(config.Limits{}, runConfig{tokens: true, journal: r})
-	text, _, err = llm.Model{LLM: dead, Meter: fixedMeter{}, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
+	// No Meter: the replay reports the usage the journal recorded rather
+	// than counting the prompt's tokens again with the default estimate.
+	text, _, err = llm.Model{LLM: dead, EmptyRetries: 2}.Call(ctx, st, caller, msgs)
 	require.NoError(t, err)
 	assert.Equal(t, "the answer", text)
 	assert.Zero(t, dead.Calls(), "no live call")
@@ -573,7 +576,7 @@ func TestJournaledEmptyRetriesReplayWithoutALiveCall(t *testing.T) {
 	assert.Len(t, tr.OfKind(trace.KindGuard), 1, "the replay retries as the run did")
 	u := st.Usage.Snapshot()
 	assert.Equal(t, 2, u.ModelCalls, "a replayed call is counted as a live one")
-	assert.Equal(t, 200, u.PromptTokens, "and metered alike")
+	assert.Equal(t, 200, u.PromptTokens, "with the usage the live run measured")
 	assert.Len(t, tr.OfKind(trace.KindLLMCall), 2)
 	var toks []string
 	for _, e := range tr.OfKind(trace.KindToken) {

@@ -32,6 +32,11 @@ type Thread struct {
 	// session (journal.LiveCalls): the run suspends at the next one with
 	// an error matching journal.ErrSuspended. Default 0: no bound.
 	LiveCalls int
+	// KeepRequests journals each model call's whole request instead of its
+	// digest (journal.KeepRequests): the journal grows with every prompt,
+	// and a resume whose calls differ prints a line-by-line diff. Default
+	// false: digests.
+	KeepRequests bool
 }
 
 // ThreadResult is what RunThread adds to a run's Result.
@@ -108,6 +113,9 @@ func (p *Pipeline) RunThread(ctx context.Context, task state.Task, tracer *trace
 	var jopts []journal.OpenOption
 	if th.LiveCalls > 0 {
 		jopts = append(jopts, journal.LiveCalls(th.LiveCalls))
+	}
+	if th.KeepRequests {
+		jopts = append(jopts, journal.KeepRequests())
 	}
 	run, err := journal.Open(ctx, th.Store, th.Name, jopts...)
 	if err != nil {

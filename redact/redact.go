@@ -24,6 +24,14 @@
 //
 // A Scrubber is immutable once built and safe for concurrent use. Build one
 // per process or per command and share it; building reads the environment.
+//
+// # Streams
+//
+// Text that arrives in pieces, such as a streamed model reply, is scrubbed
+// with a Stream (Scrubber.NewStream): a secret split across two pieces
+// would survive String applied to each piece, so a Stream holds back the
+// end of the text until no secret can continue across it, and scrubs the
+// whole text as String does.
 package redact
 
 import (

@@ -72,7 +72,7 @@ func openAPIDoc() obj {
 	}
 	schemas := obj{
 		"Error": object(obj{"error": object(obj{
-			"code":    obj{"type": "string", "enum": []string{"bad_request", "invalid_config", "unauthorized", "forbidden", "not_found", "conflict", "too_large", "busy", "shutting_down", "internal"}},
+			"code":    obj{"type": "string", "enum": []string{"bad_request", "invalid_config", "unauthorized", "forbidden", "not_found", "conflict", "too_large", "busy", "shutting_down", "timeout", "internal"}},
 			"message": str("what went wrong, scrubbed of secrets"),
 			"details": obj{"description": "structured details: {\"field\": NAME} for a bad field"},
 		}, "code", "message")}, "error"),
@@ -157,10 +157,12 @@ func openAPIDoc() obj {
 		"/api/pipelines": obj{"get": op("listPipelines", "The configs of the folder", nil, nil, obj{
 			"200": jsonBody("the configs", object(obj{"dir": str("configs folder"), "pipelines": arr(ref("PipelineInfo"))})),
 		})},
-		"/api/pipelines/validate": obj{"post": op("validatePipeline", "Validate a posted pipeline YAML (body as application/yaml, ?file= names it; or JSON {yaml, file})",
+		"/api/pipelines/validate": obj{"post": op("validatePipeline", "Validate a posted pipeline YAML (body as application/yaml, ?file= names it; or JSON {yaml, file}) "+
+			"as a file of the configs folder: every file or folder it names must lie under the server's root, and its ${VAR} read only the server's allow-list",
 			[]obj{queryParam("file", "file name used in messages (raw YAML bodies)", obj{"type": "string"})},
 			obj{"required": true, "content": obj{"application/yaml": obj{"schema": obj{"type": "string"}}, "application/json": obj{"schema": ref("ValidateRequest")}}},
-			obj{"200": jsonBody("ok, or the problems at their lines", ref("ValidateResult")), "400": errResp("no YAML, bad file name"), "413": errResp("body too large")})},
+			obj{"200": jsonBody("ok, or the problems at their lines", ref("ValidateResult")), "400": errResp("no YAML, bad file name"), "413": errResp("body too large"),
+				"429": errResp("too many validations at once"), "503": errResp("the server is shutting down"), "504": errResp("the validation took longer than the server's limit")})},
 		"/api/pipelines/{name}/graph": obj{"get": op("pipelineGraph", "Draw a pipeline's graph",
 			[]obj{pathParam("name", "pipeline name or file name"), queryParam("format", "svg (default), mermaid, dot or json", obj{"type": "string", "enum": []string{"svg", "mermaid", "dot", "json"}})}, nil,
 			obj{"200": obj{"description": "the graph", "content": obj{"image/svg+xml": obj{"schema": obj{"type": "string"}}, "text/plain": obj{"schema": obj{"type": "string"}}, "application/json": obj{"schema": obj{"type": "object"}}}},

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -152,6 +153,12 @@ type validateRequest struct {
 	File string `json:"file"`
 }
 
+// validatePipeline validates a posted pipeline: as if it were the file
+// req.File of the configs folder, its ${VAR} references limited to
+// Config.AllowEnv and its paths confined to the root (confiner), without
+// starting what an mcp entry names. Validations are bounded in number
+// (Config.MaxValidations: 429 past it) and time (Config.ValidateTimeout:
+// 504 past it).
 func (s *Server) validatePipeline(w http.ResponseWriter, r *http.Request) {
 	var req validateRequest
 	if isJSON(r.Header.Get("Content-Type")) {
@@ -178,49 +185,95 @@ func (s *Server) validatePipeline(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: no YAML to validate: post the pipeline as the body (Content-Type application/yaml) or as {\"yaml\": \"...\"}", ErrBadRequest))
 		return
 	}
-	dir, err := os.MkdirTemp("", "planner-validate-")
-	if err != nil {
-		s.fail(w, r, err)
+	s.mu.Lock()
+	closed := s.closed
+	if !closed {
+		select {
+		case s.valSem <- struct{}{}:
+			s.wg.Add(1)
+		default:
+			s.mu.Unlock()
+			s.fail(w, r, fmt.Errorf("%w: %d validations are running (the server's limit); try again later", ErrBusy, cap(s.valSem)))
+			return
+		}
+	}
+	s.mu.Unlock()
+	if closed {
+		s.fail(w, r, ErrShuttingDown)
 		return
 	}
-	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ValidateTimeout)
+	defer cancel()
+	done := make(chan ValidateResult, 1)
+	go func() { // it keeps its place in valSem until it has stopped, even past the timeout
+		defer s.wg.Done()
+		defer func() { <-s.valSem }()
+		done <- s.validate(ctx, req)
+	}()
+	select {
+	case res := <-done:
+		s.writeJSON(w, r, http.StatusOK, res)
+	case <-ctx.Done():
+		if r.Context().Err() != nil {
+			return // the client left
+		}
+		s.fail(w, r, fmt.Errorf("%w: the validation took longer than %s (the server's limit) and was stopped; a large corpus takes long to index", ErrTimeout, s.cfg.ValidateTimeout))
+	}
+}
+
+// validate validates a posted pipeline; see validatePipeline.
+func (s *Server) validate(ctx context.Context, req validateRequest) ValidateResult {
+	dir, err := filepath.Abs(s.cfg.Dir)
+	if err != nil {
+		dir = s.cfg.Dir
+	}
 	path := filepath.Join(dir, req.File)
-	if err := os.WriteFile(path, []byte(req.YAML), 0o600); err != nil {
-		s.fail(w, r, err)
-		return
+	bad := func(err error) ValidateResult { return ValidateResult{Errors: s.problems(err, path, req.File)} }
+	cfg, err := config.ParseAllowed(path, []byte(req.YAML), s.cfg.AllowEnv, os.LookupEnv)
+	if err != nil {
+		return bad(err)
 	}
 	// Building a pipeline starts its MCP servers: a posted one must not
 	// run a command on the server.
-	cfg, err := config.Load(path)
-	if err == nil {
-		for i, t := range cfg.Tools {
-			if t.Name == config.MCPTool {
-				err = cfg.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tools[%d]: an mcp entry is not validated by the server "+
-					"(building it would start the MCP server); check the file with planner validate", i)
-				break
-			}
+	for i, t := range cfg.Tools {
+		if t.Name == config.MCPTool {
+			return bad(cfg.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tools[%d]: an mcp entry is not validated by the server "+
+				"(building it would start the MCP server); check the file with planner validate", i))
 		}
 	}
+	scratch, err := os.MkdirTemp("", "planner-validate-")
 	if err != nil {
-		s.writeJSON(w, r, http.StatusOK, ValidateResult{Errors: problems(err, path, req.File)})
-		return
+		return bad(err)
 	}
-	p, err := s.engine.Validate(r.Context(), path)
+	defer os.RemoveAll(scratch)
+	c := &confiner{ctx: ctx, root: s.realRoot, cfg: cfg, scratch: scratch, maxBytes: s.cfg.MaxValidateCorpusBytes}
+	if err := cfg.MapPaths(c.check); err != nil {
+		return bad(err)
+	}
+	p, err := s.engine.ValidateConfig(ctx, cfg)
 	if err != nil {
-		s.writeJSON(w, r, http.StatusOK, ValidateResult{Errors: problems(err, path, req.File)})
-		return
+		return bad(err)
 	}
 	defer p.Close()
 	res := ValidateResult{OK: true, Name: p.Name(), Cycles: p.Graph().Cycles()}
 	for _, id := range p.Graph().Nodes() {
 		res.Nodes = append(res.Nodes, NodeInfo{ID: id, Type: p.Kinds()[id]})
 	}
-	s.writeJSON(w, r, http.StatusOK, res)
+	return res
 }
 
 // problems lists the *config.Error values in err's tree (or err itself),
-// with the temporary path replaced by the posted name.
-func problems(err error, path, name string) []Problem {
+// with the pipeline's path replaced by the posted name and the server's
+// root folder left out of the paths under it (they show relative to it).
+func (s *Server) problems(err error, path, name string) []Problem {
+	var pairs []string
+	pairs = append(pairs, path, name)
+	for _, root := range []string{s.realRoot, s.cfg.Root} {
+		if filepath.Dir(root) != root { // not the file system's root
+			pairs = append(pairs, root+string(filepath.Separator), "")
+		}
+	}
+	rep := strings.NewReplacer(pairs...)
 	var out []Problem
 	var walk func(error)
 	walk = func(e error) {
@@ -232,10 +285,10 @@ func problems(err error, path, name string) []Problem {
 				}
 				return
 			}
-			out = append(out, Problem{File: name, Line: ce.Line, Key: ce.Key, Message: strings.ReplaceAll(ce.Error(), path, name)})
+			out = append(out, Problem{File: name, Line: ce.Line, Key: ce.Key, Message: rep.Replace(ce.Error())})
 			return
 		}
-		out = append(out, Problem{File: name, Message: strings.ReplaceAll(e.Error(), path, name)})
+		out = append(out, Problem{File: name, Message: rep.Replace(e.Error())})
 	}
 	walk(err)
 	return out

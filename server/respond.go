@@ -25,7 +25,7 @@ type ErrorBody struct {
 type ErrorDetail struct {
 	// Code is one of bad_request, invalid_config, unauthorized,
 	// forbidden, not_found, method_not_allowed, conflict, too_large,
-	// busy, shutting_down, internal.
+	// busy, shutting_down, timeout, internal.
 	Code string `json:"code"`
 	// Message explains the error, scrubbed of secrets.
 	Message string `json:"message"`
@@ -63,6 +63,8 @@ func errorStatus(err error) (int, string) {
 		return http.StatusTooManyRequests, "busy"
 	case errors.Is(err, ErrShuttingDown):
 		return http.StatusServiceUnavailable, "shutting_down"
+	case errors.Is(err, ErrTimeout):
+		return http.StatusGatewayTimeout, "timeout"
 	case errors.Is(err, config.ErrInvalid):
 		return http.StatusUnprocessableEntity, "invalid_config"
 	case errors.Is(err, ErrBadRequest), errors.Is(err, journal.ErrBadName), errors.Is(err, journal.ErrNoCheckpoint):

@@ -289,25 +289,6 @@ func loadError(err error) error {
 	return err
 }
 
-// load loads a pipeline for a run.
-func (s *Server) load(ctx context.Context, path string, m threadMeta) (*planner.Pipeline, error) {
-	var opts []planner.LoadOption
-	if m.LLM != "" {
-		opts = append(opts, planner.WithLLM(m.LLM))
-	}
-	if m.MaxSteps > 0 {
-		opts = append(opts, planner.WithMaxSteps(m.MaxSteps))
-	}
-	if m.Timeout != 0 {
-		opts = append(opts, planner.WithTimeout(m.Timeout))
-	}
-	p, err := s.engine.Load(ctx, path, opts...)
-	if err != nil {
-		return nil, loadError(err)
-	}
-	return p, nil
-}
-
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	var req RunRequest
 	if err := decode(r, &req, false); err != nil {
@@ -330,8 +311,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Timeout != "" {
-		if meta.Timeout, err = time.ParseDuration(req.Timeout); err != nil || meta.Timeout == 0 {
-			s.fail(w, r, withDetails(fmt.Errorf("%w: timeout %q: a Go duration such as 90s or 5m", ErrBadRequest, req.Timeout), map[string]string{"field": "timeout"}))
+		if meta.Timeout, err = time.ParseDuration(req.Timeout); err != nil || meta.Timeout <= 0 {
+			s.fail(w, r, withDetails(fmt.Errorf("%w: timeout %q: a positive Go duration such as 90s or 5m (leave it out for the pipeline's limits.timeout)",
+				ErrBadRequest, req.Timeout), map[string]string{"field": "timeout"}))
 			return
 		}
 	}
@@ -383,26 +365,32 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.admit(name); err != nil {
+	// The run is admitted before its thread is created, so that a run
+	// refused for the limits (429), a conflict or a pipeline that does not
+	// load leaves no thread behind; and its pipeline is checked (loaded
+	// once per config and content, see pipeCache) but not kept: a queued
+	// run holds none.
+	id, err := s.reserve(name)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	p, err := s.load(ctx, path, meta)
-	if err != nil {
-		s.fail(w, r, err)
+	if err := s.pipes.check(ctx, meta); err != nil {
+		s.unreserve(name, id)
+		s.fail(w, r, loadError(err))
 		return
 	}
 	metaJSON, _ := json.Marshal(meta)
 	taskJSON, _ := json.Marshal(task)
 	if err := s.store.Create(ctx, journal.Thread{Name: name, Pipeline: path, Task: taskJSON, Meta: metaJSON, Status: journal.StatusInterrupted}); err != nil {
-		_ = p.Close()
+		s.unreserve(name, id)
 		if errors.Is(err, journal.ErrExists) {
 			err = fmt.Errorf("%w: thread %q exists; resume it with POST /api/threads/%s/resume or pick another name", ErrConflict, name, name)
 		}
 		s.fail(w, r, err)
 		return
 	}
-	acc, err := s.launch(launch{thread: name, pipeline: path, meta: meta, kind: KindStart, question: task.Question, p: p,
+	acc, err := s.launch(launch{id: id, thread: name, pipeline: path, meta: meta, kind: KindStart, question: task.Question,
 		run: func(ctx context.Context, p *planner.Pipeline, opts ...planner.RunOption) (*planner.Result, error) {
 			return p.Run(ctx, "", append(opts, planner.WithTask(task), planner.WithThread(s.store, name))...)
 		}})
@@ -415,44 +403,37 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 
 // launch describes a run to start.
 type launch struct {
+	// id is the run's id when reserve admitted it already; "" admits it
+	// in launch.
+	id                               string
 	thread, pipeline, kind, question string
-	// meta is the thread's run settings: its model spec, config and audit
-	// log.
+	// meta is the thread's run settings: its config (an absolute path),
+	// model spec, limits and audit log; the run's pipeline is loaded from
+	// them once the run leaves the queue.
 	meta threadMeta
-	// p is the loaded pipeline; nil loads it from meta.
-	p *planner.Pipeline
 	// run runs p with the server's options (run id, event sink).
 	run func(ctx context.Context, p *planner.Pipeline, opts ...planner.RunOption) (*planner.Result, error)
 }
 
-// launch registers a run and starts it in the background. The thread must
-// not be running here; past MaxRuns+MaxQueued runs it fails with ErrBusy.
-// It takes ownership of l.p (closing or parking it).
+// launch registers a run and starts it in the background. A run that
+// reserve did not admit (l.id empty) is admitted here: the thread must not
+// be running, and past MaxRuns+MaxQueued runs it fails with ErrBusy.
 func (s *Server) launch(l launch) (Accepted, error) {
-	s.mu.Lock()
-	if err := s.admitLocked(l.thread); err != nil {
-		s.mu.Unlock()
-		if l.p != nil {
-			_ = l.p.Close()
-		}
-		return Accepted{}, err
-	}
-	if l.p == nil {
-		if pp := s.parked[l.thread]; pp != nil {
-			l.p = pp.p
-			s.unparkLocked(l.thread)
+	if l.id == "" {
+		var err error
+		if l.id, err = s.reserve(l.thread); err != nil {
+			return Accepted{}, err
 		}
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	rn := &run{id: newID(6), thread: l.thread, pipeline: l.pipeline, llm: l.meta.LLM, kind: l.kind, question: l.question,
+	rn := &run{id: l.id, thread: l.thread, pipeline: l.pipeline, llm: l.meta.LLM, kind: l.kind, question: l.question,
 		created: time.Now().UTC(), cancel: cancel, max: s.cfg.MaxEventsPerRun, status: StatusQueued, notify: make(chan struct{}),
 		scrub: s.scrub}
+	s.mu.Lock()
 	s.runs[rn.id] = rn
 	s.order = append(s.order, rn.id)
-	s.active[l.thread] = rn.id
-	s.wg.Add(1)
 	s.mu.Unlock()
-	go s.execute(ctx, rn, l)
+	go s.execute(ctx, rn, l) // it takes over the reservation's count in s.wg
 	return Accepted{RunID: rn.id, Thread: l.thread, Events: "/api/runs/" + rn.id + "/events"}, nil
 }
 
@@ -469,22 +450,43 @@ func (s *Server) admitLocked(thread string) error {
 	return nil
 }
 
-// admit is admitLocked under the lock: a request checks it before it
-// creates a thread, so that a refused run leaves none behind.
-func (s *Server) admit(thread string) error {
+// reserve admits a run of thread: from now on it counts against the
+// limits and marks the thread as being run, so that a request creates a
+// thread (or forks one) only for a run that will be accepted. It returns
+// the run's id. launch takes the reservation over; a request that gives
+// up before launching calls unreserve.
+func (s *Server) reserve(thread string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.admitLocked(thread)
+	if err := s.admitLocked(thread); err != nil {
+		return "", err
+	}
+	id := newID(6)
+	s.active[thread] = id
+	s.wg.Add(1) // Close waits for the request to launch or give up
+	return id, nil
 }
 
-// execute runs rn once a slot is free, then records its result.
+// unreserve gives back a reservation that was not launched.
+func (s *Server) unreserve(thread, id string) {
+	s.mu.Lock()
+	if s.active[thread] == id {
+		delete(s.active, thread)
+	}
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// execute runs rn once a slot is free, then records its result. The
+// run's pipeline is taken (from the cache, or parked for its thread) only
+// once it has a slot.
 func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 	defer s.wg.Done()
 	defer rn.cancel()
 	var (
 		res *planner.Result
 		err error
-		p   = l.p
+		ls  lease
 	)
 	select {
 	case s.slots <- struct{}{}:
@@ -492,8 +494,13 @@ func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 		rn.mu.Lock()
 		rn.status, rn.started = string(journal.StatusRunning), time.Now().UTC()
 		rn.mu.Unlock()
-		if p == nil {
-			p, err = s.load(ctx, l.meta.Config, l.meta)
+		if ls, err = s.pipelineFor(ctx, l); err != nil {
+			err = loadError(err)
+			if l.kind == KindStart && ctx.Err() == nil {
+				// The thread this request created never ran: it is
+				// failed, not interrupted, so that no resume runs it.
+				_ = s.store.SetStatus(context.WithoutCancel(ctx), l.thread, journal.Update{Status: journal.StatusFailed, Error: s.scrub.String(err.Error())})
+			}
 		}
 		var auditor planner.ToolAuditor
 		var closeAudit func() error
@@ -501,7 +508,7 @@ func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 			auditor, closeAudit, err = s.auditFor(ctx, l.thread, l.meta.Audit)
 		}
 		if err == nil {
-			res, err = l.run(ctx, p, planner.WithRunID(rn.id), planner.WithTraceSink(rn), planner.WithTokens(), planner.WithAudit(auditor))
+			res, err = l.run(ctx, ls.p, planner.WithRunID(rn.id), planner.WithTraceSink(rn), planner.WithTokens(), planner.WithAudit(auditor))
 			if cerr := closeAudit(); cerr != nil {
 				rn.Emit(trace.Event{Kind: trace.KindError, Text: cerr.Error(), Data: map[string]any{"audit": true}})
 			}
@@ -521,13 +528,7 @@ func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 			_ = s.store.SetStatus(bg, l.thread, journal.Update{Status: journal.StatusInterrupted, Error: fmt.Sprint(context.Cause(ctx))})
 		}
 	}
-	if p != nil {
-		if status == string(journal.StatusDone) {
-			_ = p.Close()
-		} else {
-			s.park(l.thread, p)
-		}
-	}
+	s.giveBack(l.thread, ls, status)
 	rn.mu.Lock()
 	rn.status, rn.ended, rn.res = status, time.Now().UTC(), res
 	var waiting *journal.WaitingError
@@ -545,6 +546,34 @@ func (s *Server) execute(ctx context.Context, rn *run, l launch) {
 	}
 	s.forgetLocked()
 	s.mu.Unlock()
+}
+
+// pipelineFor returns the pipeline a run uses: the one parked for its
+// thread, else the cache's (shared, or loaded for this run alone).
+func (s *Server) pipelineFor(ctx context.Context, l launch) (lease, error) {
+	s.mu.Lock()
+	if pp := s.parked[l.thread]; pp != nil {
+		s.unparkLocked(l.thread)
+		s.mu.Unlock()
+		return lease{p: pp.p}, nil
+	}
+	s.mu.Unlock()
+	return s.pipes.acquire(ctx, l.meta)
+}
+
+// giveBack returns a run's pipeline once the run ended with status: a
+// shared one to the cache; a private one is closed when its thread is
+// done, else parked for the thread's resume.
+func (s *Server) giveBack(thread string, ls lease, status string) {
+	switch {
+	case ls.p == nil:
+	case ls.shared:
+		ls.release()
+	case status == string(journal.StatusDone):
+		_ = ls.p.Close()
+	default:
+		s.park(thread, ls.p)
+	}
 }
 
 // forgetLocked drops the oldest finished runs past MaxFinishedRuns.
@@ -573,12 +602,15 @@ func (r *run) isFinished() bool {
 	return r.finished
 }
 
-// parkedPipeline is the loaded pipeline of a thread that may resume in
-// this process: resuming it with the same pipeline reuses its models and
-// tools (MCP servers stay up) instead of loading the pipeline again.
+// parkedPipeline is the private pipeline (see pipeCache: one whose
+// scripted or replayed model plays its replies in order) of a thread that
+// may resume in this process: resuming it with the same pipeline goes on
+// with the model where it stopped, and reuses its tools (MCP servers stay
+// up), instead of loading the pipeline again. Shared pipelines are never
+// parked: the cache keeps them.
 type parkedPipeline struct{ p *planner.Pipeline }
 
-// maxParked bounds the parked pipelines.
+// maxParked bounds the parked pipelines; past it the oldest is closed.
 const maxParked = 256
 
 // park keeps the pipeline of a thread that did not finish, for its resume.

@@ -42,6 +42,7 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/audit"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/journal"
@@ -84,6 +85,20 @@ const (
 	DefaultMaxCompares = 4
 	// DefaultCompareDir is where comparisons write their run folders.
 	DefaultCompareDir = "out/compare"
+	// DefaultMaxIdlePipelines bounds the loaded pipelines kept for later
+	// runs while no run uses them.
+	DefaultMaxIdlePipelines = 8
+	// DefaultPipelineIdleTimeout is how long a loaded pipeline no run
+	// uses is kept before it is closed.
+	DefaultPipelineIdleTimeout = 5 * time.Minute
+	// DefaultMaxValidations bounds the validations of posted pipelines
+	// running at once.
+	DefaultMaxValidations = 4
+	// DefaultValidateTimeout bounds one validation of a posted pipeline.
+	DefaultValidateTimeout = 10 * time.Second
+	// DefaultMaxValidateCorpusBytes bounds the corpus files a posted
+	// pipeline's tools may read whole when it is validated (64 MiB).
+	DefaultMaxValidateCorpusBytes = 64 << 20
 )
 
 // Errors of New and of requests. Handlers answer them with the status and
@@ -112,6 +127,9 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrShuttingDown: the server is stopping and starts nothing new.
 	ErrShuttingDown = errors.New("the server is shutting down")
+	// ErrTimeout: the server stopped working on a request that took
+	// longer than its limit (Config.ValidateTimeout).
+	ErrTimeout = errors.New("the request took too long")
 )
 
 // TaskLoader loads the tasks of a suite, "demo" (the built-in demo suite)
@@ -134,8 +152,11 @@ type Config struct {
 	// comparisons name. Default DefaultDir.
 	Dir string
 	// Root is the folder that file paths in requests (suite files, the
-	// FILE of scripted:FILE and replay:FILE) must lie in; relative paths
-	// are taken relative to it. Default: the working directory.
+	// FILE of scripted:FILE and replay:FILE, and every file or folder a
+	// pipeline posted to POST /api/pipelines/validate names) must lie in,
+	// symbolic links resolved; relative paths of requests are taken
+	// relative to it (those of a posted pipeline relative to Dir, as if
+	// it were a file there). Default: the working directory.
 	Root string
 	// Store keeps the threads. Default: the SQLite store at StorePath,
 	// opened by New and closed by Close.
@@ -195,6 +216,38 @@ type Config struct {
 	// MaxCompares bounds the comparisons running at once. Default
 	// DefaultMaxCompares.
 	MaxCompares int
+	// MaxIdlePipelines bounds the loaded pipelines (with their tools:
+	// search indexes, MCP sessions, connection pools) kept while no run
+	// uses them, for the next run of the same config; past it the least
+	// recently used is closed. Runs of one config and content share one
+	// loaded pipeline, so the pipelines in memory are at most the configs
+	// the MaxRuns running runs use plus MaxIdlePipelines; queued runs hold
+	// none. Default DefaultMaxIdlePipelines.
+	MaxIdlePipelines int
+	// PipelineIdleTimeout is how long a loaded pipeline no run uses is
+	// kept before it is closed. Default DefaultPipelineIdleTimeout.
+	PipelineIdleTimeout time.Duration
+	// MaxValidations bounds the validations of posted pipelines running
+	// at once; past it POST /api/pipelines/validate is answered 429.
+	// Default DefaultMaxValidations.
+	MaxValidations int
+	// ValidateTimeout bounds one validation of a posted pipeline; past
+	// it the request is answered 504 (the validation's work is
+	// cancelled, and it keeps its place in MaxValidations until it has
+	// stopped). Default DefaultValidateTimeout.
+	ValidateTimeout time.Duration
+	// MaxValidateCorpusBytes bounds the size of the corpus files (a
+	// search corpus, a docstore source) that a posted pipeline's tools
+	// read whole when it is validated; a larger corpus is refused, so
+	// that a validation's memory is bounded. Default
+	// DefaultMaxValidateCorpusBytes.
+	MaxValidateCorpusBytes int64
+	// AllowEnv names the environment variables that ${VAR} references in
+	// a posted pipeline may read (exact names, or prefixes ending in *);
+	// any other reference counts as unset, so that a posted pipeline
+	// cannot read the server's environment. Pipelines of Dir, which the
+	// operator wrote, read the whole environment. Default: none.
+	AllowEnv []string
 }
 
 // Server is the HTTP API. It implements http.Handler; Serve runs it on a
@@ -218,7 +271,12 @@ type Server struct {
 	slots   chan struct{}      // one per executing run
 	streams chan struct{}      // one per open stream
 	cmpSem  chan struct{}      // one per running comparison
-	wg      sync.WaitGroup     // runs and comparisons in flight
+	valSem  chan struct{}      // one per running validation
+	wg      sync.WaitGroup     // runs, their reservations, comparisons and validations in flight
+	pipes   *pipeCache         // the runs' loaded pipelines
+	// realRoot is Root with its symbolic links resolved: the folder the
+	// paths of posted pipelines must resolve into.
+	realRoot string
 
 	mu       sync.Mutex
 	runs     map[string]*run
@@ -297,10 +355,23 @@ func New(cfg Config) (*Server, error) {
 	setDefault(&cfg.MaxStreamDuration, DefaultMaxStreamDuration)
 	setDefault(&cfg.WriteTimeout, DefaultWriteTimeout)
 	setDefault(&cfg.MaxCompares, DefaultMaxCompares)
+	setDefault(&cfg.MaxIdlePipelines, DefaultMaxIdlePipelines)
+	setDefault(&cfg.PipelineIdleTimeout, DefaultPipelineIdleTimeout)
+	setDefault(&cfg.MaxValidations, DefaultMaxValidations)
+	setDefault(&cfg.ValidateTimeout, DefaultValidateTimeout)
+	setDefault(&cfg.MaxValidateCorpusBytes, DefaultMaxValidateCorpusBytes)
+	if err := config.EnvAllowList(cfg.AllowEnv).Check(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	realRoot := cfg.Root
+	if r, err := filepath.EvalSymlinks(cfg.Root); err == nil {
+		realRoot = r
+	}
 	s := &Server{
-		cfg: cfg, engine: cfg.Engine, scrub: cfg.Engine.Scrubber(), loopback: loopback,
+		cfg: cfg, engine: cfg.Engine, scrub: cfg.Engine.Scrubber(), loopback: loopback, realRoot: realRoot,
 		slots: make(chan struct{}, cfg.MaxRuns), streams: make(chan struct{}, cfg.MaxStreams), cmpSem: make(chan struct{}, cfg.MaxCompares),
-		runs: map[string]*run{}, active: map[string]string{}, parked: map[string]*parkedPipeline{}, compares: map[string]*comparison{},
+		valSem: make(chan struct{}, cfg.MaxValidations),
+		runs:   map[string]*run{}, active: map[string]string{}, parked: map[string]*parkedPipeline{}, compares: map[string]*comparison{},
 		cop: http.NewCrossOriginProtection(),
 	}
 	if s.scrub == nil {
@@ -338,6 +409,7 @@ func New(cfg Config) (*Server, error) {
 		s.audit = cfg.Audit
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.pipes = newPipeCache(s.ctx, s.engine, cfg.MaxIdlePipelines, cfg.PipelineIdleTimeout)
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, rt.handler)
@@ -493,8 +565,8 @@ func (s *Server) wait(ctx context.Context) error {
 }
 
 // Close cancels every run and stream, waits for the runs to save their
-// threads, closes the parked pipelines and the store New opened. Safe to
-// call twice.
+// threads, closes the loaded pipelines (cached and parked) and the store
+// New opened. Safe to call twice.
 func (s *Server) Close() error {
 	s.stop()
 	s.wg.Wait()
@@ -502,6 +574,7 @@ func (s *Server) Close() error {
 	parked := s.parked
 	s.parked, s.parkList = map[string]*parkedPipeline{}, nil
 	s.mu.Unlock()
+	s.pipes.close()
 	var errs []error
 	for _, p := range parked {
 		errs = append(errs, p.p.Close())

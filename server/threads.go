@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,13 +48,60 @@ type Checkpoint struct {
 
 // Checkpoints returns a thread's journal entries as checkpoints, in order,
 // with their summaries scrubbed by scrub: the history that planner history
-// and GET /threads/{name} show.
+// and GET /threads/{name} show. Each entry's request and response are
+// scrubbed before its summary clips them to a line, so that a secret cut
+// by the clip (which the scrubber would no longer recognize) never shows
+// in part; the summary is scrubbed again as a whole.
 func Checkpoints(entries []journal.Entry, scrub redact.StringScrubber) []Checkpoint {
 	cps := make([]Checkpoint, 0, len(entries))
 	for _, e := range entries {
+		e.Request, e.Response = scrubJSON(e.Request, scrub), scrubJSON(e.Response, scrub)
 		cps = append(cps, Checkpoint{N: e.Seq, Time: e.Time, Kind: string(e.Kind), Node: e.Node, Scope: e.Scope, Summary: scrub.String(e.Summary())})
 	}
 	return cps
+}
+
+// scrubJSON returns raw with every string in it (keys and values)
+// scrubbed. JSON that does not decode is scrubbed as text and kept only
+// if it still is JSON (else dropped).
+func scrubJSON(raw json.RawMessage, scrub redact.StringScrubber) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if out := []byte(scrub.String(string(raw))); json.Valid(out) {
+			return out
+		}
+		return nil
+	}
+	out, err := json.Marshal(scrubTree(v, scrub))
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// scrubTree scrubs the strings of a decoded JSON value.
+func scrubTree(v any, scrub redact.StringScrubber) any {
+	switch t := v.(type) {
+	case string:
+		return scrub.String(t)
+	case []any:
+		for i := range t {
+			t[i] = scrubTree(t[i], scrub)
+		}
+		return t
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[scrub.String(k)] = scrubTree(x, scrub)
+		}
+		return out
+	}
+	return v
 }
 
 // viewThread builds a thread's view; the store's Meta and Task stay out.
@@ -176,18 +224,34 @@ func (s *Server) forkThread(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	run := req.Resume == nil || *req.Resume
+	var id string
+	if run {
+		// The run is admitted before the fork, so that a refused run
+		// (429) leaves no new thread behind.
+		var err error
+		if id, err = s.reserve(req.As); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
 	forked, err := journal.Fork(r.Context(), s.store, name, req.As, *req.From)
 	if err != nil {
+		if run {
+			s.unreserve(req.As, id)
+		}
 		s.fail(w, r, fmt.Errorf("fork %q: %w", name, err))
 		return
 	}
-	if req.Resume != nil && !*req.Resume {
+	if !run {
 		s.writeJSON(w, r, http.StatusCreated, map[string]any{"thread": s.viewThread(r.Context(), forked)})
 		return
 	}
 	var meta threadMeta
 	_ = json.Unmarshal(forked.Meta, &meta)
-	acc, err := s.launch(s.resumeLaunch(forked, meta, KindFork))
+	l := s.resumeLaunch(forked, meta, KindFork)
+	l.id = id
+	acc, err := s.launch(l)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,21 +13,36 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/planner-engine/planner"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
-	"github.com/planner-engine/planner/journal/memstore"
+	"github.com/planner-engine/planner/llm/scripted"
 )
 
-// threadName is the thread an Advance runs in its in-memory store.
+// threadName is the thread a session's run keeps in its in-memory store.
 const threadName = "run"
 
-// Activities holds the Advance activity and the pipelines it built: one
-// per (config, llm, limits), reused by every run of the worker. Close
-// closes them.
+// How long a worker keeps the runs it advances (sessions): a run idle
+// longer, or ended, is dropped (a later Advance rebuilds it from its
+// journal), and at most maxSessions are kept, the least recently used
+// dropped first.
+const (
+	sessionIdle  = 30 * time.Minute
+	endedIdle    = time.Minute
+	maxSessions  = 512
+	sweepEvery   = 5 * time.Second
+	closeTimeout = 5 * time.Second
+)
+
+// Activities holds the Advance activity, the pipelines it built (one per
+// config, llm and limits, shared by every run of the worker) and the runs
+// it advances (one session per run, see Advance). Close closes them.
 type Activities struct {
 	engine *planner.Engine
 
 	mu        sync.Mutex
-	pipelines map[pipelineKey]*planner.Pipeline
+	pipelines map[pipelineKey]*loaded
+	sessions  map[string]*session
+	swept     time.Time
 	closed    bool
 }
 
@@ -35,68 +52,104 @@ type pipelineKey struct {
 	timeout     time.Duration
 }
 
+// loaded is a built pipeline and the Policy of its Advances.
+type loaded struct {
+	p   *planner.Pipeline
+	pol Policy
+}
+
 // NewActivities returns the activities of a worker whose pipelines eng
 // loads (its providers, tools and scrubber).
 func NewActivities(eng *planner.Engine) (*Activities, error) {
 	if eng == nil {
 		return nil, ErrNoEngine
 	}
-	return &Activities{engine: eng, pipelines: map[pipelineKey]*planner.Pipeline{}}, nil
+	return &Activities{engine: eng, pipelines: map[pipelineKey]*loaded{}, sessions: map[string]*session{}}, nil
 }
 
 // ErrClosed: an Advance ran on Activities that were closed.
 var ErrClosed = errors.New("temporal: the worker's activities are closed")
 
-// pipeline returns the built pipeline of in, loading it the first time.
-func (a *Activities) pipeline(ctx context.Context, in RunInput) (*planner.Pipeline, error) {
+// pipelineLocked returns the built pipeline of in, loading it the first
+// time. Its runs have no time limit of their own: a run's timeout bounds
+// each of its Advances (the Policy), as a run waits between them. a.mu is
+// held.
+func (a *Activities) pipelineLocked(ctx context.Context, in RunInput) (*loaded, error) {
 	key := pipelineKey{config: in.Config, llm: in.LLM, maxSteps: in.MaxSteps, timeout: in.Timeout}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return nil, ErrClosed
+	if l, ok := a.pipelines[key]; ok {
+		return l, nil
 	}
-	if p, ok := a.pipelines[key]; ok {
-		return p, nil
+	cfg, err := config.Load(in.Config)
+	if err != nil {
+		return nil, fmt.Errorf("temporal: loading %s: %w", in.Config, err)
 	}
-	var opts []planner.LoadOption
+	limit := cfg.Limits.Timeout
+	if in.Timeout != 0 {
+		limit = in.Timeout
+	}
+	opts := []planner.LoadOption{planner.WithTimeout(-1)}
 	if in.LLM != "" {
-		opts = append(opts, planner.WithLLM(in.LLM))
+		opts = append(opts, llmOption(in.LLM))
 	}
 	if in.MaxSteps != 0 {
 		opts = append(opts, planner.WithMaxSteps(in.MaxSteps))
 	}
-	if in.Timeout != 0 {
-		opts = append(opts, planner.WithTimeout(in.Timeout))
-	}
-	p, err := a.engine.Load(ctx, in.Config, opts...)
+	p, err := a.engine.LoadConfig(ctx, cfg, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: loading %s: %w", in.Config, err)
 	}
-	a.pipelines[key] = p
-	return p, nil
+	l := &loaded{p: p, pol: policyOf(p, limit)}
+	a.pipelines[key] = l
+	return l, nil
 }
 
-// Close closes the pipelines the activities built (their MCP servers and
-// the like); later Advances fail with ErrClosed.
+// llmOption is the load option of a RunInput's LLM: "scripted" alone (the
+// command line's --llm scripted) is the scripted model playing each
+// task's own replies, which the worker's engine has (planner worker
+// --suite); anything else a provider:model spec (planner.WithLLM).
+func llmOption(spec string) planner.LoadOption {
+	if strings.EqualFold(strings.TrimSpace(spec), scripted.Provider) {
+		return planner.WithLLMConfig(config.LLM{Provider: scripted.Provider})
+	}
+	return planner.WithLLM(spec)
+}
+
+// Close stops the runs the activities keep and closes the pipelines they
+// built (their MCP servers and the like), once the runs returned or
+// after a few seconds; later Advances fail with ErrClosed.
 func (a *Activities) Close() error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.closed = true
+	sessions, pipelines := a.sessions, a.pipelines
+	a.sessions, a.pipelines = map[string]*session{}, map[pipelineKey]*loaded{}
+	a.mu.Unlock()
+	for _, s := range sessions {
+		s.halt(ErrClosed, 0)
+	}
+	deadline := time.After(closeTimeout)
+	for _, s := range sessions {
+		if s.stop == nil {
+			continue
+		}
+		select {
+		case <-s.exited:
+		case <-deadline:
+		}
+	}
 	var errs []error
-	for k, p := range a.pipelines {
-		if err := p.Close(); err != nil {
+	for k, l := range pipelines {
+		if err := l.p.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing %s: %w", k.config, err))
 		}
-		delete(a.pipelines, k)
 	}
 	return errors.Join(errs...)
 }
 
-// policyOf is the Policy of p: its llm block's retries and its timeout.
-func policyOf(p *planner.Pipeline) Policy {
-	cfg := p.Config()
-	pol := defaultPolicy(cfg.Limits.Timeout)
-	r := cfg.LLM.Retry
+// policyOf is the Policy of p: its llm block's retries, and limit (its
+// limits.timeout or the run's override) bounding each Advance.
+func policyOf(p *planner.Pipeline, limit time.Duration) Policy {
+	pol := defaultPolicy(limit)
+	r := p.Config().LLM.Retry
 	if r.MaxAttempts > 0 {
 		pol.MaxAttempts = r.MaxAttempts
 	}
@@ -109,93 +162,195 @@ func policyOf(p *planner.Pipeline) Policy {
 	return pol
 }
 
+// noLimit bounds the Advances of a pipeline whose timeout is negative (no
+// limit): heartbeats find a lost one long before.
+const noLimit = 24 * time.Hour
+
 // defaultPolicy is the Policy of a pipeline with the default retries and
-// timeout (limits.timeout; 0 or negative for the default 10 minutes).
+// timeout (limits.timeout: 0 for the default 10 minutes, negative for no
+// limit).
 func defaultPolicy(timeout time.Duration) Policy {
-	if timeout <= 0 {
-		timeout = 10 * time.Minute
+	switch {
+	case timeout == 0:
+		timeout = config.DefaultTimeout
+	case timeout < 0:
+		timeout = noLimit
 	}
 	return Policy{MaxAttempts: 3, InitialInterval: 500 * time.Millisecond, MaxInterval: 20 * time.Second, Timeout: timeout}
 }
 
-// Advance runs the pipeline of in.Run from its journal (in.Entries): the
-// journaled calls are replayed, the first live model or tool call is made,
-// and the run stops at the next one (StatusSuspended), at a tool call
-// that waits for approval (StatusWaiting), or at its end (StatusDone,
-// StatusFailed). It returns the entries the run appended. An error (the
-// pipeline does not load, the journal diverged, the live call failed and
-// the run could not go on without it) fails the activity, for Temporal to
-// retry it.
+// Advance makes the run's next live model or tool call and runs it up to
+// the one after (StatusSuspended, with that call's Kind), to a tool call
+// that waits for approval (StatusWaiting), or to its end (StatusDone,
+// StatusFailed). It returns the journal entries and trace events the
+// workflow does not have yet.
+//
+// The worker keeps each run it advances (a session: the pipeline's run,
+// paused before its next live call) under in.Thread, so an Advance costs
+// one call, not a replay of the run so far. A worker that lacks the run,
+// or holds another journal than in.Base and in.Digest say, rebuilds it
+// from what in.Resent brings, or fails with an application error of type
+// BehindError (ErrBehind) saying what it holds, for the workflow to send
+// the rest. Other errors (the pipeline does not load, the live call
+// failed, the Advance's time ran out) fail the activity, for Temporal to
+// retry it; a journal the run diverged from fails it for good.
+//
+// The Advance heartbeats while it waits (the activity's HeartbeatTimeout),
+// so a worker that dies, or never got the task, is found out in seconds.
 func (a *Activities) Advance(ctx context.Context, in AdvanceInput) (*AdvanceOutput, error) {
-	p, err := a.pipeline(ctx, in.Run)
+	legacy(ctx, &in)
+	s, err := a.session(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	store, err := memstore.Load(ctx, journal.Thread{Name: threadName, Pipeline: in.Run.Config, Status: journal.StatusInterrupted}, in.Entries)
-	if err != nil {
-		return nil, fmt.Errorf("temporal: loading the journal: %w", err)
+	return s.advance(ctx, in)
+}
+
+// legacy turns the input of a workflow of an earlier version (no Thread:
+// the whole journal in Entries) into a resend of that journal, kept under
+// the activity's workflow execution.
+func legacy(ctx context.Context, in *AdvanceInput) {
+	if in.Thread != "" {
+		return
 	}
-	approver := journal.Defer()
+	in.Thread = "legacy"
+	if activity.IsActivity(ctx) {
+		we := activity.GetInfo(ctx).WorkflowExecution
+		in.Thread += "/" + we.ID + "/" + we.RunID
+	}
+	in.Base, in.Digest, in.From = len(in.Entries), chainOf("", in.Entries), 0
+}
+
+// session returns the session that advances the run of in: the worker's
+// own when its journal is the workflow's, else one rebuilt from the
+// journal (the worker's, completed by in.Resent). It fails with a
+// BehindError when the worker lacks entries or the run's input.
+func (a *Activities) session(ctx context.Context, in AdvanceInput) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil, ErrClosed
+	}
+	a.sweepLocked(time.Now())
+	old := a.sessions[in.Thread]
+	if old != nil && old.usable(in.Base, in.Digest) {
+		return old, nil
+	}
+	run := in.Run
+	if run == nil && old != nil {
+		run = &old.run
+	}
+	if run == nil {
+		return nil, behindError(Behind{})
+	}
+	entries, err := rebuildJournal(old, in)
+	if err != nil {
+		return nil, err
+	}
+	l, err := a.pipelineLocked(ctx, *run)
+	if err != nil {
+		return nil, err
+	}
+	r := *run
+	r.Continued = nil
+	s := newSession(in.Thread, r, l.pol, entries, in.Events)
+	var approver journal.Approver = s
 	if in.Decision != nil && in.Pending != nil {
 		approver = journal.Decide(*in.Pending, *in.Decision, approver)
 	}
-	opts := []planner.RunOption{planner.WithTask(in.Run.Task), planner.WithThread(store, threadName), planner.WithApprover(approver)}
+	runID := ""
 	if activity.IsActivity(ctx) {
-		opts = append(opts, planner.WithRunID(activity.GetInfo(ctx).WorkflowExecution.ID))
+		runID = activity.GetInfo(ctx).WorkflowExecution.ID
 	}
-	res, runErr := p.Run(ctx, "", append(opts, planner.WithLiveCalls(1))...)
-	out := &AdvanceOutput{Policy: policyOf(p)}
-	all, err := store.Entries(context.WithoutCancel(ctx), threadName)
-	if err != nil {
-		return nil, fmt.Errorf("temporal: reading the journal back: %w", err)
+	if err := s.start(ctx, l.p, approver, runID); err != nil {
+		return nil, err
 	}
-	if len(all) < len(in.Entries) {
-		return nil, fmt.Errorf("temporal: the journal shrank from %d to %d entries", len(in.Entries), len(all))
+	if old != nil {
+		old.halt(errSuperseded, 0)
 	}
-	out.Entries = all[len(in.Entries):]
-	for i := range out.Entries {
-		// The workflow carries every entry into every Advance: model
-		// requests (whole prompts) are kept as digests, which is all
-		// replay needs, so the history grows with the replies only.
-		out.Entries[i] = journal.Compact(out.Entries[i])
-		out.Entries[i].Seq = 0
-	}
-	if res != nil {
-		out.Events = res.Trace
-		if n := len(out.Events); n > MaxEvents {
-			out.Events = out.Events[n-MaxEvents:]
-		}
-	}
-	var (
-		suspended *journal.SuspendedError
-		waiting   *journal.WaitingError
-	)
+	a.sessions[in.Thread] = s
+	return s, nil
+}
+
+// rebuildJournal returns the journal of in's run, the workflow's Base
+// entries: the first ones from old (the worker's stale session, if any)
+// and the rest from in.Resent (or in.Entries, from a workflow of an
+// earlier version). It fails with a BehindError when they are not at hand.
+func rebuildJournal(old *session, in AdvanceInput) ([]journal.Entry, error) {
+	var resent []journal.Entry
 	switch {
-	case errors.As(runErr, &suspended):
-		if suspended.LiveErr != nil {
-			return nil, fmt.Errorf("temporal: the run's live call failed: %w", suspended.LiveErr)
+	case len(in.Resent) > 0:
+		if err := unpack(in.Resent, &resent); err != nil {
+			return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), "journal", err)
 		}
-		out.Status, out.Kind = StatusSuspended, suspended.Kind
-	case errors.As(runErr, &waiting):
-		out.Status, out.Pending = StatusWaiting, &waiting.Approval
-	case errors.Is(runErr, journal.ErrDiverged), errors.Is(runErr, journal.ErrCorrupt):
-		// The workers run another pipeline or model than the one the
-		// history was made with: retrying gives the same answer.
-		return nil, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("temporal: advancing the run: %v", runErr), "journal", runErr)
-	case ctx.Err() != nil:
-		return nil, fmt.Errorf("temporal: advancing the run: %w", runErr)
-	case res == nil:
-		return nil, fmt.Errorf("temporal: advancing the run: %w", runErr)
+	case in.Entries != nil:
+		resent = in.Entries
+	case in.Base == 0:
+		return nil, nil
 	default:
-		out.Status = StatusDone
-		if runErr != nil {
-			out.Status = StatusFailed
+		if old != nil {
+			if entries, ok := old.prefix(in.Base); ok && chainOf("", entries) == in.Digest {
+				return entries, nil
+			}
+			return nil, behindError(old.held(in.Base))
 		}
-		out.Result = &Summary{Answer: res.Answer, Complete: res.Complete, Reason: res.Reason, Failure: res.Failure,
-			Usage: res.Usage, Steps: res.Steps}
-		if runErr != nil {
-			out.Result.Error = runErr.Error()
+		return nil, behindError(Behind{})
+	}
+	var entries []journal.Entry
+	if in.From > 0 {
+		prefix, ok := []journal.Entry(nil), false
+		if old != nil {
+			prefix, ok = old.prefix(in.From)
+		}
+		if !ok {
+			return nil, behindError(Behind{})
+		}
+		entries = prefix
+	}
+	entries = append(entries, resent...)
+	if len(entries) != in.Base || chainOf("", entries) != in.Digest {
+		if in.From > 0 {
+			return nil, behindError(Behind{})
+		}
+		err := fmt.Errorf("%w: the workflow sent %d journal entries whose digest is not the one it holds for %d", journal.ErrCorrupt, len(entries), in.Base)
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), "journal", err)
+	}
+	return entries, nil
+}
+
+// behindError is the Advance's error for a worker that lacks the run's
+// journal: what it holds is in b.
+func behindError(b Behind) error {
+	return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("%v: it holds %d entries", ErrBehind, b.Have), BehindError, ErrBehind, b)
+}
+
+// sweepLocked drops the sessions of runs that ended or stayed idle, and
+// the least recently used ones past maxSessions. a.mu is held.
+func (a *Activities) sweepLocked(now time.Time) {
+	if now.Sub(a.swept) < sweepEvery && len(a.sessions) <= maxSessions {
+		return
+	}
+	a.swept = now
+	type aged struct {
+		key  string
+		idle time.Duration
+	}
+	var live []aged
+	for k, s := range a.sessions {
+		idle, ended := s.idle(now)
+		switch {
+		case ended && idle > endedIdle, idle > sessionIdle:
+			s.halt(errSuperseded, 0)
+			delete(a.sessions, k)
+		default:
+			live = append(live, aged{k, idle})
 		}
 	}
-	return out, nil
+	if extra := len(live) - maxSessions; extra > 0 {
+		sort.Slice(live, func(i, j int) bool { return live[i].idle > live[j].idle })
+		for _, o := range live[:extra] {
+			a.sessions[o.key].halt(errSuperseded, 0)
+			delete(a.sessions, o.key)
+		}
+	}
 }

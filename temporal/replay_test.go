@@ -30,7 +30,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)
 	if len(files) == 0 {
-		// TODO: record testdata/react_demo21.json on a dev server:
+		// Record testdata/react_demo21_continued.json on a dev server:
 		//   PLANNER_RECORD_HISTORY=1 go test -tags integration ./temporal -run TestRecordHistoryOnDevServer
 		// (needs the Temporal CLI, see internal/temporaltest).
 		t.Skipf("no recorded history in testdata: record one with %s=1 go test -tags integration -run TestRecordHistoryOnDevServer ./temporal (needs a Temporal CLI)", recordEnv)

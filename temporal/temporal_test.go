@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,8 +31,9 @@ import (
 )
 
 // simEngine is an engine with the offline simulator "sim" playing the
-// demo suite; calls counts the model calls it answers.
-func simEngine(t *testing.T) (*planner.Engine, *atomic.Int64, map[string]suite.Task) {
+// demo suite, each reply after delay when one is given; calls counts the
+// model calls it answers.
+func simEngine(t *testing.T, delay ...time.Duration) (*planner.Engine, *atomic.Int64, map[string]suite.Task) {
 	t.Helper()
 	tasks, err := suite.Demo()
 	require.NoError(t, err)
@@ -47,6 +49,9 @@ func simEngine(t *testing.T) (*planner.Engine, *atomic.Int64, map[string]suite.T
 		}
 		return llmtest.Func(func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
 			calls.Add(1) // a call that reaches the model
+			for _, d := range delay {
+				time.Sleep(d)
+			}
 			return m.GenerateContent(ctx, msgs, opts...)
 		}), nil
 	}, llm.AsKind(llm.KindSimulated)))...)

@@ -72,7 +72,10 @@ func (s *JSONL) Close() error {
 
 // Terminal prints events as readable lines: the Thought / Action /
 // Observation stream, plans, decisions and answers. Model tokens and
-// low-level node events are shown only in verbose mode.
+// low-level node events are shown only in verbose mode. Every text it
+// prints from an event (its text, node, tool, input, streamed tokens) is
+// passed through Printable first, so model and tool output cannot send
+// the terminal escape sequences or other control characters.
 type Terminal struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -177,14 +180,14 @@ func (t *Terminal) token(e Event) {
 		delete(t.quiet, e.Node)
 		node := ""
 		if e.Node != "" {
-			node = t.paint(ansiDim, "["+e.Node+"] ")
+			node = t.paint(ansiDim, "["+Printable(e.Node)+"] ")
 		}
 		_, _ = io.WriteString(t.w, node+t.paint(ansiDim, "▸ "))
 	}
 	if t.liveCut {
 		return
 	}
-	text := e.Text
+	text := Printable(e.Text)
 	if n := utf8.RuneCountInString(text); t.maxLen > 0 && t.liveLen+n > t.maxLen {
 		text = string([]rune(text)[:t.maxLen-t.liveLen]) + "…"
 		t.liveCut = true
@@ -238,8 +241,10 @@ func (d dropKinds) Emit(e Event) {
 	d.s.Emit(e)
 }
 
+// clip returns s made printable (Printable), trimmed and cut at maxLen
+// characters.
 func (t *Terminal) clip(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(Printable(s))
 	if r := []rune(s); t.maxLen > 0 && len(r) > t.maxLen {
 		return string(r[:t.maxLen]) + fmt.Sprintf("… [%d more chars]", len(r)-t.maxLen)
 	}
@@ -256,14 +261,14 @@ func (t *Terminal) paint(color, s string) string {
 func (t *Terminal) format(e Event) string {
 	node := ""
 	if e.Node != "" {
-		node = t.paint(ansiDim, "["+e.Node+"] ")
+		node = t.paint(ansiDim, "["+Printable(e.Node)+"] ")
 	}
 	label := func(color, name string) string { return node + t.paint(color+ansiBold, name+":") + " " }
 	switch e.Kind {
 	case KindThought:
 		return label(ansiCyan, "Thought") + indent(t.clip(e.Text)) + "\n"
 	case KindAction:
-		return label(ansiYellow, "Action") + fmt.Sprintf("%v[%v]", e.Data["tool"], t.clip(fmt.Sprint(e.Data["input"]))) + "\n"
+		return label(ansiYellow, "Action") + fmt.Sprintf("%s[%s]", Printable(fmt.Sprint(e.Data["tool"])), t.clip(fmt.Sprint(e.Data["input"]))) + "\n"
 	case KindObservation:
 		return label(ansiBlue, "Observation") + indent(t.clip(e.Text)) + "\n"
 	case KindParseError, KindGuard:
@@ -283,16 +288,16 @@ func (t *Terminal) format(e Event) string {
 		if e.Text == "" {
 			return ""
 		}
-		return t.paint(ansiDim, "== "+e.Text) + "\n"
+		return t.paint(ansiDim, "== "+Printable(e.Text)) + "\n"
 	}
 	if !t.verbose {
 		return ""
 	}
 	switch e.Kind {
 	case KindNodeStart:
-		return t.paint(ansiDim, "-> "+e.Node) + "\n"
+		return t.paint(ansiDim, "-> "+Printable(e.Node)) + "\n"
 	case KindRoute:
-		return t.paint(ansiDim, fmt.Sprintf("   %s --%v--> %v", e.Node, e.Data["route"], e.Data["to"])) + "\n"
+		return t.paint(ansiDim, Printable(fmt.Sprintf("   %s --%v--> %v", e.Node, e.Data["route"], e.Data["to"]))) + "\n"
 	case KindLLMCall:
 		if e.Usage == nil {
 			return ""
@@ -308,7 +313,7 @@ func (t *Terminal) format(e Event) string {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		return t.paint(ansiDim, fmt.Sprintf("   %s%s %s %v", node, e.Kind, t.clip(e.Text), keys)) + "\n"
+		return t.paint(ansiDim, fmt.Sprintf("   %s%s %s %s", node, Printable(string(e.Kind)), t.clip(e.Text), Printable(fmt.Sprint(keys)))) + "\n"
 	}
 }
 

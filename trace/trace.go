@@ -147,6 +147,44 @@ func Scrub(s Scrubber, e Event) Event {
 	return e
 }
 
+// TextStream scrubs a text that arrives in pieces, such as the chunks of
+// a streamed model reply: Write takes the next piece and returns the
+// scrubbed text to emit now, Flush the rest at the end of the text.
+// *redact.Stream implements it.
+type TextStream interface {
+	Write(chunk string) string
+	Flush() string
+}
+
+// streamScrubber is a Scrubber that can scrub a text in pieces;
+// *redact.Scrubber is one.
+type streamScrubber interface {
+	NewStream() *redact.Stream
+}
+
+// NewTextStream returns a TextStream for one streamed text whose pieces
+// are then emitted as events, for example token events: Emit scrubs each
+// event alone, so a secret split across two pieces would survive it.
+// When the tracer's Scrubber can scrub across pieces (it has a NewStream
+// method, as *redact.Scrubber has), the TextStream holds back the end of
+// the text until no secret can continue across it (see redact.Stream);
+// otherwise, and for a nil tracer or one without a Scrubber, it passes
+// pieces through as they come.
+func (t *Tracer) NewTextStream() TextStream {
+	if t != nil {
+		if s, ok := t.scrub.(streamScrubber); ok {
+			return s.NewStream()
+		}
+	}
+	return passStream{}
+}
+
+// passStream is a TextStream that holds nothing back.
+type passStream struct{}
+
+func (passStream) Write(chunk string) string { return chunk }
+func (passStream) Flush() string             { return "" }
+
 // RunID returns the run id events are stamped with.
 func (t *Tracer) RunID() string {
 	if t == nil {

@@ -233,7 +233,7 @@ func TestSIGINTSavesTheThread(t *testing.T) {
 }
 
 // A thread resumed after its pipeline changed stops at the first call that
-// differs, with a diff, and is not classified as a provider failure.
+// differs, naming the message, and is not classified as a provider failure.
 func TestResumeAfterAConfigChangeReportsTheDivergence(t *testing.T) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "react.yaml")
@@ -252,7 +252,30 @@ func TestResumeAfterAConfigChangeReportsTheDivergence(t *testing.T) {
 	assert.Equal(t, "failed", out.Status)
 	assert.Equal(t, "error", out.Failure, "not a provider failure")
 	assert.Contains(t, out.Error, `journal: the run diverged from its journal: thread "d", scope 1:act, model call: the journal expected checkpoint 3`)
-	assert.Contains(t, out.Error, "+++ actual call")
+	assert.Contains(t, out.Error, "message 4 (human) differs", "the first message that differs")
+	assert.Contains(t, out.Error, "--keep-requests", "and how to see a diff")
 	assert.Contains(t, out.Error, "[truncated")
 	assert.Contains(t, r.stderr, "resume with: planner resume d --store "+store)
+}
+
+// With --keep-requests the journal holds whole prompts, and the divergence
+// report is a line diff of the journaled call and the actual one.
+func TestResumeWithKeptRequestsDiffsTheDivergence(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "react.yaml")
+	b, err := os.ReadFile(filepath.Join(repoRoot, "configs", "react.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(config, b, 0o600))
+	store := filepath.Join(dir, "threads.db")
+	r := execPlanner(t, invocation{args: append([]string{"run", "--config", config, "--thread", "k", "--store", store, "--keep-requests", "-q"}, tombaugh...)})
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, os.WriteFile(config, []byte(strings.Replace(string(b), "observation_limit: 2000", "observation_limit: 100", 1)), 0o600))
+
+	r = cli(t, "resume", "k", "--store", store, "--json", "-q")
+	assert.Equal(t, exitFail, r.code)
+	var out runOutput
+	r.lastJSON(t, &out)
+	assert.Contains(t, out.Error, "the journal expected checkpoint 3")
+	assert.Contains(t, out.Error, "+++ actual call")
+	assert.NotContains(t, out.Error, "--keep-requests", "no advice to do what was done")
 }

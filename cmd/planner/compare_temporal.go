@@ -12,6 +12,7 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/eval/compare"
+	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/temporal"
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -43,6 +44,10 @@ func useTemporal(c *cobra.Command, f *compareFlags, opts *compare.Options) (func
 	opts.RunFunc = temporalRunFunc(tc, f.temporal.taskQueue, dir)
 	fmt.Fprintf(c.ErrOrStderr(), "compare: runs go to the Temporal workers of task queue %s at %s (planner worker --temporal %s)\n",
 		f.temporal.taskQueue, f.temporal.hostPort, f.temporal.hostPort)
+	if app.PlaysTaskReplies(opts.LLM) {
+		// The workers play the replies of their own suite's tasks.
+		fmt.Fprintf(c.ErrOrStderr(), "compare: --llm scripted plays each task's replies from the workers' suite: start them with --suite %s\n", f.suite)
+	}
 	return tc.Close, nil
 }
 

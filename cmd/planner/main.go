@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/redact"
+	"github.com/planner-engine/planner/trace"
 )
 
 // Exit codes. They are documented in the README and in the root --help.
@@ -151,8 +152,9 @@ func execute(ctx context.Context, args []string, p process) int {
 	if strings.HasPrefix(err.Error(), "unknown command ") {
 		err = &usageError{err: err}
 	}
-	// Errors can quote what a server sent back, keys included.
-	msg := p.scrub.String(err.Error())
+	// Errors can quote what a server, a model or a tool sent back: keys,
+	// and control characters that must not reach the terminal.
+	msg := trace.Printable(p.scrub.String(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(p.stderr, "planner: %s\nRun '%s --help' for usage.\n", msg, strings.TrimSpace("planner "+ue.cmd))

@@ -56,6 +56,8 @@ type runFlags struct {
 	// audit is the audit log file (--audit); "" with a thread: audit.db
 	// beside the thread store (auditPath).
 	audit string
+	// keepRequests journals whole model requests (--keep-requests).
+	keepRequests bool
 }
 
 // runOutput is the --json result line.
@@ -181,6 +183,7 @@ planner resume NAME --approve or --deny REASON.`,
 	storeFlag(c, &f.store)
 	fl.BoolVar(&f.noInput, "no-input", false, "never ask on the terminal: a tool call that needs approval makes the thread wait (exit 3)")
 	fl.StringVar(&f.audit, "audit", "", "record every tool call in this audit log (planner audit reads it; default with --thread: audit.db beside the thread store)")
+	fl.BoolVar(&f.keepRequests, "keep-requests", false, "with --thread, journal each model call's whole prompt rather than its digest (a larger journal; a resume that diverges shows a diff)")
 	return c
 }
 
@@ -662,16 +665,18 @@ func printRunJSON(out io.Writer, f *runFlags, a *app.App, l loadedRun, sc trace.
 }
 
 // printRunText prints the answer (scrubbed by the run), the reason of an
-// incomplete one, and the run's usage.
+// incomplete one, and the run's usage. The answer and the reason are
+// model text: their control characters are shown escaped
+// (trace.Printable), never sent to the terminal.
 func printRunText(out io.Writer, res *planner.Result) {
 	u := res.Usage
 	est := ""
 	if u.Estimated {
 		est = " (estimated)"
 	}
-	fmt.Fprintf(out, "\nAnswer: %s\n", res.Answer)
+	fmt.Fprintf(out, "\nAnswer: %s\n", trace.Printable(res.Answer))
 	if !res.Complete {
-		fmt.Fprintf(out, "(incomplete: %s)\n", res.Reason)
+		fmt.Fprintf(out, "(incomplete: %s)\n", trace.Printable(res.Reason))
 	}
 	retries := ""
 	if u.ModelAttempts > u.ModelCalls {

@@ -42,6 +42,8 @@ func TestTemporal(t *testing.T) {
 	t.Run("ModelRateHoldsAcrossWorkers", func(t *testing.T) { testTemporalModelRate(t, srv) })
 	t.Run("InterruptedCompareAttaches", func(t *testing.T) { testTemporalCompareAttaches(t, srv) })
 	t.Run("WorkerStopsOnSIGTERM", func(t *testing.T) { testTemporalWorkerStops(t, srv) })
+	t.Run("TaskRepliesOnWorkers", func(t *testing.T) { testTemporalTaskReplies(t, srv) })
+	t.Run("ScriptOnWorkers", func(t *testing.T) { testTemporalScript(t, srv) })
 }
 
 // startWorkers starts n in-process planner workers of queue, each with a
@@ -256,7 +258,9 @@ func writeNumberedTasks(t *testing.T, dir string, n int) string {
 // testTemporalKilledWorker: a planner worker process killed (SIGKILL) in
 // the middle of a suite loses no run, and no model call that finished
 // before the kill is made again: the fake model sees each call once,
-// except the calls in flight when the worker died.
+// except the calls in flight when the worker died. The calls lost with it
+// are retried once their heartbeat timeout passes, although the runs'
+// timeout is 10 minutes: the suite ends within 90 seconds of the kill.
 func testTemporalKilledWorker(t *testing.T, srv *temporaltest.Server) {
 	t.Setenv("OPENAI_API_KEY", "sk-test-temporal-0123456789")
 	const tasks, steps = 12, 2 // 3 model calls and 2 tool calls per run
@@ -287,7 +291,7 @@ func testTemporalKilledWorker(t *testing.T, srv *temporaltest.Server) {
 	done := make(chan result, 1)
 	go func() {
 		done <- execPlanner(t, invocation{args: []string{"compare", "--suite", suiteFile, "--config", cfg, "--json", "-q", "--out", out,
-			"--timeout", "8s", "--temporal", srv.HostPort, "--task-queue", queue}})
+			"--timeout", "10m", "--temporal", srv.HostPort, "--task-queue", queue}})
 	}()
 	// Kill the only worker once a third of the model calls are made.
 	deadline := time.Now().Add(30 * time.Second)
@@ -301,7 +305,15 @@ func testTemporalKilledWorker(t *testing.T, srv *temporaltest.Server) {
 	before := len(fake.requests())
 	startWorkers(t, srv, queue, "", 1, 0)
 
-	res := <-done
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(90 * time.Second):
+		// The calls lost with the worker wait for their heartbeat timeout
+		// (temporal.DefaultHeartbeat), not for the runs' 10 minutes.
+		t.Fatalf("the suite did not end within 90 s of the kill; worker log:\n%s", wlog.String())
+	}
+	afterKill := time.Since(killed)
 	require.Equal(t, 0, res.code, "stderr:\n%s\nworker log:\n%s", res.stderr, wlog.String())
 	recs := storedAnswers(t, out)
 	require.Len(t, recs, tasks, "no run is lost")
@@ -328,8 +340,8 @@ func testTemporalKilledWorker(t *testing.T, srv *temporaltest.Server) {
 			r.digest, first.served.Format(time.StampMilli), killed.Sub(first.served))
 	}
 	assert.Len(t, seen, tasks*(steps+1), "each run's model calls, each made")
-	t.Logf("killed worker: %d of %d model calls made before the SIGKILL, %d made again (in flight at the kill), %d requests in all",
-		before, tasks*(steps+1), repeated, len(reqs))
+	t.Logf("killed worker: %d of %d model calls made before the SIGKILL, %d made again (in flight at the kill), %d requests in all; the suite ended %s after the kill (runs' timeout 10 min)",
+		before, tasks*(steps+1), repeated, len(reqs), afterKill.Round(time.Millisecond))
 }
 
 // testTemporalModelRate: 3 workers with a model-queue limit of rate
@@ -441,4 +453,73 @@ func testTemporalWorkerStops(t *testing.T, srv *temporaltest.Server) {
 	assert.Contains(t, wlog.String(), "planner worker: stopping")
 	assert.Less(t, took, stopGrace+time.Second)
 	t.Logf("the worker stopped %s after SIGTERM", took.Round(time.Millisecond))
+}
+
+// reactReplies are a ReAct run's replies that answer "what is 3 + 4?":
+// one calculator step, then the answer.
+var reactReplies = []string{"Thought: add them.\nAction: calculator\nAction Input: 3+4", "Thought: done.\nFinal Answer: 7"}
+
+// testTemporalTaskReplies: compare --temporal --llm scripted (each task's
+// own replies) on workers started with the suite stores what the
+// in-process comparison stores. (The workers refused the model spec
+// "scripted" before.)
+func testTemporalTaskReplies(t *testing.T, srv *temporaltest.Server) {
+	const tasks = 6
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range tasks {
+		line, err := json.Marshal(map[string]any{"id": fmt.Sprintf("r%02d", i), "question": fmt.Sprintf("Task %d: what is 3 + 4?", i), "answer": "7", "replies": reactReplies})
+		require.NoError(t, err)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	suiteFile := filepath.Join(dir, "replies.jsonl")
+	require.NoError(t, os.WriteFile(suiteFile, []byte(b.String()), 0o600))
+	queue := "task-replies"
+	startWorkers(t, srv, queue, suiteFile, 2, 0)
+	args := []string{"compare", "--suite", suiteFile, "--llm", "scripted", "--config", configPath("react.yaml"), "--json", "-q"}
+	local, remote := filepath.Join(dir, "local"), filepath.Join(dir, "remote")
+	res := cli(t, append(args, "--out", local)...)
+	require.Equal(t, 0, res.code, res.stderr)
+	res = cli(t, append(args, "--out", remote, "--temporal", srv.HostPort, "--task-queue", queue)...)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "start them with --suite "+suiteFile)
+	want, got := storedAnswers(t, local), storedAnswers(t, remote)
+	require.Len(t, got, tasks)
+	for k, w := range want {
+		g := got[k]
+		assert.True(t, g.Correct, k)
+		assert.Equal(t, w.Answer, g.Answer, k)
+		assert.Equal(t, 2, g.ModelCalls, k)
+		assert.Equal(t, 1, g.ToolCalls, k)
+	}
+}
+
+// testTemporalScript: compare --temporal --llm scripted:FILE runs each
+// task with the whole script on one worker, whatever the runs before it
+// used. (The worker's one model kept its place across runs before: the
+// second run found the script used up.)
+func testTemporalScript(t *testing.T, srv *temporaltest.Server) {
+	const tasks = 4
+	dir := t.TempDir()
+	script := filepath.Join(dir, "react.yaml")
+	yaml := "strict: true\nreplies:\n"
+	for _, r := range reactReplies {
+		js, err := json.Marshal(r)
+		require.NoError(t, err)
+		yaml += "  - text: " + string(js) + "\n"
+	}
+	require.NoError(t, os.WriteFile(script, []byte(yaml), 0o600))
+	suiteFile := writeNumberedTasks(t, dir, tasks)
+	queue := "script"
+	startWorkers(t, srv, queue, "", 1, 0)
+	res := cli(t, "compare", "--suite", suiteFile, "--llm", "scripted:"+script, "--config", configPath("react.yaml"), "--json", "-q",
+		"--out", filepath.Join(dir, "out"), "--concurrency", "2", "--temporal", srv.HostPort, "--task-queue", queue)
+	require.Equal(t, 0, res.code, res.stderr)
+	recs := storedAnswers(t, filepath.Join(dir, "out"))
+	require.Len(t, recs, tasks)
+	for k, r := range recs {
+		assert.True(t, r.Correct, "%s: %s", k, r.Answer)
+		assert.Equal(t, 2, r.ModelCalls, k)
+	}
 }

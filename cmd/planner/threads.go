@@ -107,13 +107,16 @@ func (a *cliApprover) Approve(ctx context.Context, ap journal.Approval) (journal
 }
 
 // ask shows the call on the terminal and reads y, n, or n and a reason.
+// The tool's input, written by the model, is shown with its control
+// characters escaped (trace.Printable): an approval prompt must show what
+// will run, not what an escape sequence makes it look like.
 func (a *cliApprover) ask(ctx context.Context, ap journal.Approval) (journal.Decision, error) {
 	if a.reader == nil {
 		a.reader = bufio.NewReader(a.in)
 	}
 	for {
 		fmt.Fprintf(a.out, "\n? approve the call of %s (node %s)?\n  input: %s\n  [y] run it   [n] deny   [n REASON] deny and tell the model why: ",
-			ap.Tool, ap.Node, textutil.Clip(ap.Input, 2000))
+			trace.Printable(ap.Tool), trace.Printable(ap.Node), trace.Printable(textutil.Clip(ap.Input, 2000)))
 		type line struct {
 			s   string
 			err error
@@ -157,6 +160,7 @@ type resumeFlags struct {
 	store, as, deny, traceFile string
 	approve, json, quiet       bool
 	verbose, noInput           bool
+	keepRequests               bool
 	from                       int64
 }
 
@@ -196,6 +200,7 @@ Exit codes as run's: 0 complete, 1 failed, 2 usage, 3 waiting for approval, 4 in
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also print node, route and model-call events")
 	fl.StringVar(&f.traceFile, "trace", "", "write every trace event of this session as JSONL to this file")
 	fl.BoolVar(&f.noInput, "no-input", false, "never ask on the terminal: a call that needs approval makes the thread wait (exit 3)")
+	fl.BoolVar(&f.keepRequests, "keep-requests", false, "journal the whole prompt of each new model call rather than its digest (a resume that diverges then shows a diff)")
 	return c
 }
 
@@ -239,7 +244,7 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 	}
 	rf := &runFlags{config: meta.Config, llm: meta.LLM, suite: meta.Suite, task: meta.Task, reference: meta.Reference,
 		maxSteps: meta.MaxSteps, timeout: meta.Timeout, json: f.json, quiet: f.quiet, verbose: f.verbose, traceFile: f.traceFile,
-		thread: th.Name, store: f.store, noInput: f.noInput, resume: true, opened: store, audit: meta.Audit}
+		thread: th.Name, store: f.store, noInput: f.noInput, resume: true, opened: store, audit: meta.Audit, keepRequests: f.keepRequests}
 	if f.approve || c.Flags().Changed("deny") {
 		if th.Status != journal.StatusWaiting || th.Pending == nil {
 			return usage("thread %q is %s, not waiting for an approval", th.Name, th.Status)
@@ -409,6 +414,9 @@ func (s *runServices) openThread(ctx context.Context, proc process, f *runFlags,
 		return err
 	}
 	s.opts = append(s.opts, planner.WithThread(store, f.thread), planner.WithThreadMeta(f.config, meta))
+	if f.keepRequests {
+		s.opts = append(s.opts, planner.WithKeptRequests())
+	}
 	return nil
 }
 
@@ -452,7 +460,7 @@ func reportThread(c *cobra.Command, f *runFlags, res *planner.Result, label stri
 			fmt.Fprintln(out, string(b))
 		} else {
 			fmt.Fprintf(out, "\nThread %s waits for approval of %s (node %s) with input:\n  %s\nDecide with:  %s --approve\n         or:  %s --deny \"REASON\"\n",
-				f.thread, res.Pending.Tool, res.Pending.Node, sc.String(textutil.Clip(res.Pending.Input, 2000)), hint, hint)
+				f.thread, trace.Printable(res.Pending.Tool), trace.Printable(res.Pending.Node), trace.Printable(sc.String(textutil.Clip(res.Pending.Input, 2000))), hint, hint)
 		}
 		return &waitingError{runErr}
 	}

@@ -89,7 +89,14 @@ worker of the queue (Temporal's task-queue rate limit), so ten workers stay with
 quota. Workers of one queue should all pass the same --model-rps.
 
 --suite gives the offline models (sim, scripted) the suite's tasks to play (default: the demo
-suite); real models ignore it.
+suite); real models ignore it. A comparison with --llm scripted (each task's own "replies") needs
+workers started with the same --suite FILE; with --llm scripted:FILE each run plays the whole
+script, whatever other runs the worker served.
+
+A worker keeps each run it advances between its calls, so a call costs one model or tool call,
+not a replay of the run; a run whose calls move to another worker is rebuilt there from its
+journal. Runs continue as new every few hundred calls, so long runs stay within Temporal's
+history limits, and a call whose worker dies is retried within seconds (heartbeats).
 
 SIGINT or SIGTERM stops the worker: it stops polling and lets the calls in flight finish (a few
 seconds at most); Temporal gives what remains of its runs to the other workers.`,

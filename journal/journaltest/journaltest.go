@@ -1,8 +1,10 @@
 // Package journaltest is the conformance suite of journal.Store: Run
 // checks, as subtests, everything the journal package promises of a store
 // that one process can observe — thread round trips, the sentinel errors,
-// sequence numbers, counts, ordering, concurrency and locks. A store's own
-// tests call Run with a function that opens a fresh, empty store.
+// sequence numbers, counts, ordering, concurrency and locks, and, for a
+// store that reads journals a page at a time (journal.EntryPager), that
+// its pages are the journal's. A store's own tests call Run with a
+// function that opens a fresh, empty store.
 package journaltest
 
 import (
@@ -46,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) journal.Store) {
 		{"ConcurrentAppendThreads", testConcurrentAppendThreads},
 		{"Lock", testLock},
 		{"CancelledContext", testCancelledContext},
+		{"EntryPages", testEntryPages},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -525,4 +528,73 @@ func testCancelledContext(t *testing.T, s journal.Store) {
 		_ = unlock()
 	}
 	assert.Error(t, err, "Lock")
+}
+
+// testEntryPages checks a journal.EntryPager's pages against Entries, and
+// journal.All against both (All reads any store).
+func testEntryPages(t *testing.T, s journal.Store) {
+	ctx := context.Background()
+	create(t, s, "th")
+	const n = 23
+	for i := range n {
+		_, err := s.Append(ctx, "th", journal.Entry{Kind: journal.KindTool, Scope: "1:a", Node: "a", Digest: fmt.Sprint("d", i),
+			Request: json.RawMessage(fmt.Sprintf(`{"tool":"t","input":"%d"}`, i)), Response: json.RawMessage(`{"output":"o"}`)})
+		require.NoError(t, err)
+	}
+	whole, err := s.Entries(ctx, "th")
+	require.NoError(t, err)
+	require.Len(t, whole, n)
+
+	var all []journal.Entry
+	for e, err := range journal.All(ctx, s, "th") {
+		require.NoError(t, err)
+		all = append(all, e)
+	}
+	assert.Equal(t, whole, all, "All yields the journal")
+	for _, err := range journal.All(ctx, s, "missing") {
+		assert.ErrorIs(t, err, journal.ErrNotFound, "All of a missing thread")
+	}
+
+	p, ok := s.(journal.EntryPager)
+	if !ok {
+		t.Skip("the store is not a journal.EntryPager")
+	}
+	for _, limit := range []int{1, 5, n, n + 10} {
+		var got []journal.Entry
+		for after := int64(0); after < n; {
+			page, total, err := p.EntryPage(ctx, "th", after, limit)
+			require.NoError(t, err, "page after %d, limit %d", after, limit)
+			assert.Equal(t, int64(n), total, "the journal's count")
+			require.Equal(t, min(limit, n-int(after)), len(page), "page after %d, limit %d: a full page unless at the end", after, limit)
+			got = append(got, page...)
+			after += int64(len(page))
+		}
+		assert.Equal(t, whole, got, "pages of %d are the journal", limit)
+	}
+	page, total, err := p.EntryPage(ctx, "th", n, 10)
+	require.NoError(t, err)
+	assert.Empty(t, page, "no page past the end")
+	assert.Equal(t, int64(n), total)
+
+	create(t, s, "empty")
+	page, total, err = p.EntryPage(ctx, "empty", 0, 10)
+	require.NoError(t, err)
+	assert.Empty(t, page)
+	assert.Zero(t, total)
+	_, _, err = p.EntryPage(ctx, "missing", 0, 10)
+	assert.ErrorIs(t, err, journal.ErrNotFound, "EntryPage of a missing thread")
+
+	// A page's entries are the caller's: changing them changes nothing
+	// stored.
+	page, _, err = p.EntryPage(ctx, "th", 0, 1)
+	require.NoError(t, err)
+	page[0].Request[0] = 'X'
+	again, _, err := p.EntryPage(ctx, "th", 0, 1)
+	require.NoError(t, err)
+	assert.Equal(t, whole[0].Request, again[0].Request)
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, _, err = p.EntryPage(cancelled, "th", 0, 10)
+	assert.Error(t, err, "EntryPage with a cancelled context")
 }

@@ -31,7 +31,10 @@ type thread struct {
 	entries []journal.Entry
 }
 
-var _ journal.Store = (*Store)(nil)
+var (
+	_ journal.Store      = (*Store)(nil)
+	_ journal.EntryPager = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New() *Store {
@@ -197,6 +200,29 @@ func (s *Store) Entries(ctx context.Context, name string) ([]journal.Entry, erro
 		out[i] = e
 	}
 	return out, nil
+}
+
+// EntryPage returns up to limit entries of the named thread's journal
+// after seq after, and how many it holds (journal.EntryPager).
+func (s *Store) EntryPage(ctx context.Context, name string, after int64, limit int) ([]journal.Entry, int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("memstore: reading the journal of thread %q: %w", name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	th, err := s.get(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := int64(len(th.entries))
+	from := min(max(after, 0), total)
+	to := min(from+int64(max(limit, 1)), total)
+	out := make([]journal.Entry, 0, to-from)
+	for _, e := range th.entries[from:to] {
+		e.Request, e.Response = clone(e.Request), clone(e.Response)
+		out = append(out, e)
+	}
+	return out, total, nil
 }
 
 // Lock takes the named thread's lock in this store (journal.Store).

@@ -10,15 +10,31 @@
 // journal.Store promises. It does not fsync on every commit, so a power
 // loss or an operating-system crash may lose the last transactions (never
 // corrupting the earlier ones); WithFullSync makes every commit wait for
-// the disk, at a cost per Append.
+// the disk, at a cost per Append. When a power loss does lose
+// transactions, the next Open may report them lost (ErrLostWrites), if
+// the .writes file kept a later count than the file.
 //
 // # Integrity
 //
 // Each entry carries a SHA-256 checksum of its content (see Entries), and
 // a thread records how many entries it has, so a changed, missing or
 // truncated journal fails with journal.ErrCorrupt instead of replaying
-// part of a run. SQLite's own "malformed"/"not a database" errors are
-// reported as journal.ErrCorrupt too.
+// part of a run; EntryPage, with which a session reads a journal a page
+// at a time, checks each page so. SQLite's own "malformed"/"not a
+// database" errors are reported as journal.ErrCorrupt too.
+//
+// A store also notes how many threads and journal entries it has written
+// in a small file beside it, "<db path>.writes", after every commit that
+// adds one (threads and entries are never removed, so the count only
+// grows). A file that holds fewer than were written to it lost its last
+// transactions: its write-ahead log ("<db path>-wal", which holds every
+// transaction since the last checkpoint) was deleted, damaged or not
+// copied with it, or an older copy replaced it. Open then fails with an
+// error matching journal.ErrCorrupt and ErrLostWrites that names the
+// files and says what to do, rather than let threads vanish or lose their
+// last calls (and make them again when resumed). A store file copied
+// elsewhere without its .writes file is not checked, and neither are
+// status changes.
 //
 // # Locks
 //
@@ -31,7 +47,9 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
@@ -65,6 +83,11 @@ const applicationID = 0x6a726e6c
 // the program does not know (a newer one).
 var ErrVersion = errors.New("sqlitestore: unsupported store version")
 
+// ErrLostWrites reports a store file that lost its last committed
+// transactions (see Integrity in the package documentation). Its errors
+// match journal.ErrCorrupt too.
+var ErrLostWrites = errors.New("sqlitestore: the store file lost its last writes")
+
 // Store is a journal.Store kept in one SQLite file. It is safe for
 // concurrent use, and several processes may open the same file; Open
 // returns one, Close releases it.
@@ -74,13 +97,23 @@ type Store struct {
 	lockDir string
 	// Prepared statements of the hot paths, Append and Entries.
 	countStmt, insertStmt, bumpStmt, entriesStmt *sql.Stmt
+	// uid identifies the store (its file and copies of it); writes is
+	// the .writes file, which Open checks the file's count of threads and
+	// entries against; written counts them, from the file's count at Open
+	// plus this Store's own writes (s.write guards it).
+	uid     []byte
+	writes  *os.File
+	written int64
 	// write serialises this process's write transactions, so that they
 	// queue in Go (honouring their contexts) instead of spinning in
 	// SQLite's busy handler; busy_timeout arbitrates between processes.
 	write chan struct{}
 }
 
-var _ journal.Store = (*Store)(nil)
+var (
+	_ journal.Store      = (*Store)(nil)
+	_ journal.EntryPager = (*Store)(nil)
+)
 
 // Option configures Open.
 type Option func(*config)
@@ -139,6 +172,16 @@ CREATE TABLE entries (
 	sum      TEXT    NOT NULL,
 	PRIMARY KEY (thread, seq)
 ) STRICT, WITHOUT ROWID;
+` + storeSchema
+
+// storeSchema is the store's identity, a random uid (one row), added to
+// version 1 without changing its version: Open adds it to files made
+// before it.
+const storeSchema = `
+CREATE TABLE IF NOT EXISTS store (
+	id  INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+	uid BLOB    NOT NULL
+) STRICT;
 `
 
 // Open opens the store in the SQLite file at path, creating the file (mode
@@ -184,6 +227,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if err := s.checkWrites(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
@@ -191,7 +238,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		{&s.countStmt, countSQL}, {&s.insertStmt, insertSQL}, {&s.bumpStmt, bumpSQL}, {&s.entriesStmt, entriesSQL},
 	} {
 		if *p.stmt, err = db.PrepareContext(ctx, p.sql); err != nil {
-			_ = db.Close()
+			_ = s.Close()
 			return nil, s.fail("open", err)
 		}
 	}
@@ -241,9 +288,13 @@ func (s *Store) init(ctx context.Context) error {
 			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
 				return s.fail("create schema", err)
 			}
+			if err := s.initStore(ctx, tx); err != nil {
+				return err
+			}
 			if err := tx.Commit(); err != nil {
 				return s.fail("create schema", err)
 			}
+			s.checkpoint(ctx)
 			return nil
 		}
 	}
@@ -256,7 +307,149 @@ func (s *Store) init(ctx context.Context) error {
 	case ver < 1:
 		return fmt.Errorf("%w: %s is a journal store with no schema version", journal.ErrCorrupt, s.path)
 	}
+	return s.readStore(ctx)
+}
+
+// initStore creates the store table and its row, with a new uid, unless
+// they exist; then reads the uid. It runs in the write transaction tx.
+func (s *Store) initStore(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, storeSchema); err != nil {
+		return s.fail("create schema", err)
+	}
+	uid := make([]byte, 16)
+	_, _ = rand.Read(uid)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO store (id, uid) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`, uid); err != nil {
+		return s.fail("create schema", err)
+	}
+	if err := s.scanStore(ctx, tx); err != nil {
+		return s.fail("create schema", err)
+	}
 	return nil
+}
+
+// scanStore reads the store's uid.
+func (s *Store) scanStore(ctx context.Context, q querier) error {
+	var uid []byte
+	if err := q.QueryRowContext(ctx, `SELECT uid FROM store WHERE id = 1`).Scan(&uid); err != nil {
+		return err
+	}
+	s.uid = uid
+	return nil
+}
+
+// readStore reads the store's uid, adding the store table to a file made
+// before it.
+func (s *Store) readStore(ctx context.Context) error {
+	err := s.scanStore(ctx, s.db)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) && !strings.Contains(err.Error(), "no such table") {
+		return s.fail("open", err)
+	}
+	if err := s.lockWrite(ctx); err != nil {
+		return s.fail("open", err)
+	}
+	defer s.unlockWrite()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail("open", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := s.initStore(ctx, tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return s.fail("open", err)
+	}
+	s.checkpoint(ctx)
+	return nil
+}
+
+// checkpoint copies the write-ahead log into the file, if no reader
+// stands in the way, so that the file holds what was just written.
+func (s *Store) checkpoint(ctx context.Context) {
+	_, _ = s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+}
+
+// The .writes file holds the store's uid (16 bytes), its count of
+// threads and entries written and a checksum of both (8 bytes each,
+// big-endian).
+const (
+	writesFileSize = 16 + 8 + 8
+	writesMagic    = 0x6a726e6c77726974
+)
+
+// writesPath is the path of the .writes file.
+func (s *Store) writesPath() string { return s.path + ".writes" }
+
+// checkWrites compares the count of threads and entries the file holds
+// with the .writes file's: ErrLostWrites when the file holds fewer. It
+// opens the .writes file for the store's writes to update, and sets it to
+// the file's count when it holds none, or another store's.
+func (s *Store) checkWrites(ctx context.Context) error {
+	var have int64
+	if err := s.db.QueryRowContext(ctx, writtenSQL).Scan(&have); err != nil {
+		return s.fail("open", err)
+	}
+	s.written = have
+	f, err := os.OpenFile(s.writesPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("sqlitestore: open %s: %w", s.writesPath(), err)
+	}
+	s.writes = f
+	buf := make([]byte, writesFileSize)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("sqlitestore: open %s: %w", s.writesPath(), err)
+	}
+	made := int64(binary.BigEndian.Uint64(buf[16:24]))
+	ours := n == writesFileSize && binary.BigEndian.Uint64(buf[24:]) == writesCheck(buf[:16], uint64(made)) &&
+		bytes.Equal(buf[:16], s.uid)
+	switch {
+	case ours && made > have:
+		return fmt.Errorf("%w: %w: %s holds %d threads and journal entries, but %s records that %d were written to it: the last %d are lost. "+
+			"Its write-ahead log, %s-wal, was deleted, damaged or left behind when the file was copied, or an older copy of the file replaced it. "+
+			"Put the -wal file that belongs with it back beside it and open it again; "+
+			"or, to go on with what the file holds (threads may have lost their last calls, which resuming them makes again), delete %s",
+			journal.ErrCorrupt, ErrLostWrites, s.path, have, s.writesPath(), made, made-have, s.path, s.writesPath())
+	case !ours:
+		s.noteWrites()
+	}
+	return nil
+}
+
+// writtenSQL counts the threads and journal entries a file holds: for a
+// journal, the larger of its thread's count and its last seq, so that a
+// journal damaged otherwise (an entry deleted or added by hand) is
+// reported by Entries, which says which entry.
+const writtenSQL = `SELECT count(*) + coalesce(sum(max(t.entries,
+	coalesce((SELECT max(e.seq) FROM entries e WHERE e.thread = t.name), 0))), 0) FROM threads t`
+
+// writesCheck is the checksum of the .writes file's uid and count.
+func writesCheck(uid []byte, writes uint64) uint64 {
+	h := sha256.New()
+	_, _ = h.Write(uid)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], writes^writesMagic)
+	_, _ = h.Write(b[:])
+	return binary.BigEndian.Uint64(h.Sum(nil))
+}
+
+// noteWrites records s.written in the .writes file, once the writes it
+// counts are committed; s.write is held (or s is not shared yet). It is
+// best effort: a failure only weakens the check of the next Open. The
+// count misses what other processes wrote since Open, so it is never
+// more than the file holds.
+func (s *Store) noteWrites() {
+	if s.writes == nil || len(s.uid) != 16 {
+		return
+	}
+	var buf [writesFileSize]byte
+	copy(buf[:16], s.uid)
+	binary.BigEndian.PutUint64(buf[16:24], uint64(s.written))
+	binary.BigEndian.PutUint64(buf[24:], writesCheck(s.uid, uint64(s.written)))
+	_, _ = s.writes.WriteAt(buf[:], 0)
 }
 
 // querier is a *sql.DB or a *sql.Tx.
@@ -286,7 +479,12 @@ func (s *Store) Path() string { return s.path }
 // unlock functions are called (or the process exits).
 func (s *Store) Close() error {
 	for _, st := range []*sql.Stmt{s.countStmt, s.insertStmt, s.bumpStmt, s.entriesStmt} {
-		_ = st.Close()
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+	if s.writes != nil {
+		_ = s.writes.Close()
 	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlitestore: close %s: %w", s.path, err)
@@ -366,6 +564,8 @@ func (s *Store) Create(ctx context.Context, t journal.Thread) error {
 	if n == 0 {
 		return fmt.Errorf("%w: %q", journal.ErrExists, t.Name)
 	}
+	s.written++
+	s.noteWrites()
 	return nil
 }
 
@@ -377,7 +577,7 @@ const (
 	bumpSQL = `UPDATE threads SET entries = entries + 1, steps = steps + ?, model_calls = model_calls + ?,
 		tool_calls = tool_calls + ?, updated = max(updated, ?) WHERE name = ?`
 	entriesSQL = `SELECT seq, kind, scope, node, digest, request, response, time, sum
-		FROM entries WHERE thread = ? ORDER BY seq`
+		FROM entries WHERE thread = ? AND seq > ? ORDER BY seq LIMIT ?`
 )
 
 const threadColumns = `name, pipeline, task, meta, status, pending, error, parent, forked_at,
@@ -535,6 +735,8 @@ func (s *Store) Append(ctx context.Context, name string, e journal.Entry) (int64
 	if err := tx.Commit(); err != nil {
 		return 0, s.fail("append to "+name, err)
 	}
+	s.written++
+	s.noteWrites()
 	return seq, nil
 }
 
@@ -544,44 +746,63 @@ func (s *Store) Append(ctx context.Context, name string, e journal.Entry) (int64
 // damage fails with an error matching journal.ErrCorrupt that names the
 // thread and the first bad seq.
 func (s *Store) Entries(ctx context.Context, name string) ([]journal.Entry, error) {
+	es, _, err := s.read(ctx, name, 0, -1)
+	return es, err
+}
+
+// EntryPage returns up to limit entries of the named thread's journal
+// after seq after, and its count; see journal.EntryPager. It checks the
+// page as Entries checks a journal.
+func (s *Store) EntryPage(ctx context.Context, name string, after int64, limit int) ([]journal.Entry, int64, error) {
+	return s.read(ctx, name, max(after, 0), max(limit, 1))
+}
+
+// read reads the named thread's entry count and up to limit of its
+// entries after seq after (limit < 0: all of them) in one snapshot, and
+// checks them.
+func (s *Store) read(ctx context.Context, name string, after int64, limit int) ([]journal.Entry, int64, error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // deferred: a read snapshot
 	if err != nil {
-		return nil, s.fail("entries of "+name, err)
+		return nil, 0, s.fail("entries of "+name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	var count int64
 	err = tx.StmtContext(ctx, s.countStmt).QueryRowContext(ctx, name).Scan(&count)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound(name)
+		return nil, 0, notFound(name)
 	}
 	if err != nil {
-		return nil, s.fail("entries of "+name, err)
+		return nil, 0, s.fail("entries of "+name, err)
 	}
-	rows, err := tx.StmtContext(ctx, s.entriesStmt).QueryContext(ctx, name)
+	rows, err := tx.StmtContext(ctx, s.entriesStmt).QueryContext(ctx, name, after, limit)
 	if err != nil {
-		return nil, s.fail("entries of "+name, err)
+		return nil, 0, s.fail("entries of "+name, err)
 	}
 	defer func() { _ = rows.Close() }()
 	corrupt := func(seq int64, format string, args ...any) error {
 		return fmt.Errorf("%w: thread %q, entry %d: %s", journal.ErrCorrupt, name, seq, fmt.Sprintf(format, args...))
 	}
-	out := make([]journal.Entry, 0, min(max(count, 0), 4096))
+	want := max(count-after, 0)
+	if limit >= 0 {
+		want = min(want, int64(limit))
+	}
+	out := make([]journal.Entry, 0, min(want, 4096))
 	for rows.Next() {
 		var (
 			e         journal.Entry
 			kind, sum string
 			req, resp []byte
 			ns        int64
-			wantSeq   = int64(len(out)) + 1
+			wantSeq   = after + int64(len(out)) + 1
 		)
 		if err := rows.Scan(&e.Seq, &kind, &e.Scope, &e.Node, &e.Digest, &req, &resp, &ns, &sum); err != nil {
-			return nil, s.fail("entries of "+name, err)
+			return nil, 0, s.fail("entries of "+name, err)
 		}
 		if e.Seq != wantSeq {
-			return nil, corrupt(wantSeq, "missing (the next entry is %d)", e.Seq)
+			return nil, 0, corrupt(wantSeq, "missing (the next entry is %d)", e.Seq)
 		}
 		if wantSeq > count {
-			return nil, corrupt(wantSeq, "beyond the %d entries the thread records", count)
+			return nil, 0, corrupt(wantSeq, "beyond the %d entries the thread records", count)
 		}
 		e.Kind = journal.Kind(kind)
 		if len(req) > 0 {
@@ -592,17 +813,17 @@ func (s *Store) Entries(ctx context.Context, name string) ([]journal.Entry, erro
 		}
 		e.Time = time.Unix(0, ns).UTC()
 		if got := entrySum(e.Seq, e); got != sum {
-			return nil, corrupt(e.Seq, "checksum mismatch (content changed)")
+			return nil, 0, corrupt(e.Seq, "checksum mismatch (content changed)")
 		}
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.fail("entries of "+name, err)
+		return nil, 0, s.fail("entries of "+name, err)
 	}
-	if n := int64(len(out)); n < count {
-		return nil, corrupt(n+1, "missing (the thread records %d entries, the journal holds %d)", count, n)
+	if n := after + int64(len(out)); int64(len(out)) < want {
+		return nil, 0, corrupt(n+1, "missing (the thread records %d entries, the journal holds %d)", count, n)
 	}
-	return out, nil
+	return out, count, nil
 }
 
 // entrySum is the hex SHA-256 of an entry's seq and content: a version

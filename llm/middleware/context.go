@@ -7,12 +7,15 @@ import "context"
 // (llms.Model.GenerateContent, http.RoundTripper), namely the call's
 // attempt counter (WithAttemptCounter), the current attempt's
 // Observation (WithObservation) and whether a partly streamed attempt may
-// be retried (WithRestartableStream). Each With function returns a child
-// context whose value copies the parent's and changes one field.
+// be retried (WithRestartableStream), and the reply limit of
+// NewReplyLimit, which LongLineTransport cuts streamed strings to. Each
+// With function returns a child context whose value copies the parent's
+// and changes one field.
 type callValues struct {
 	counter     *AttemptCounter
 	obs         *Observation
 	restartable bool
+	replyLimit  int
 }
 
 type callKey struct{}

@@ -37,7 +37,11 @@ type TruncateEvent struct {
 // appended, and its choice gets GenerationInfo[TruncatedInfoKey] = true.
 // The hook of WithOnTruncate, if any, is called once per cut field. The
 // model's response is copied before it is changed, never modified in
-// place. Output already sent to a streaming function is not limited.
+// place. Output already sent to a streaming function is not limited, but
+// the call's context carries maxBytes to the provider's
+// LongLineTransport, which cuts a longer string of one streamed chunk to
+// maxBytes+1 bytes as it reads it (this middleware then cuts the reply
+// and reports it; the Size it reports counts what reached it).
 // maxBytes <= 0 returns a middleware that leaves the model unchanged.
 //
 // Place it outside any cassette recorder, so that recordings keep the raw
@@ -50,7 +54,7 @@ func NewReplyLimit(maxBytes int, opts ...Option) Middleware {
 	o := buildOptions(opts)
 	return func(next llms.Model) llms.Model {
 		return Wrap(next, func(ctx context.Context, msgs []llms.MessageContent, callOpts ...llms.CallOption) (*llms.ContentResponse, error) {
-			resp, err := next.GenerateContent(ctx, msgs, callOpts...)
+			resp, err := next.GenerateContent(withReplyLimit(ctx, maxBytes), msgs, callOpts...)
 			if resp == nil {
 				return resp, err
 			}

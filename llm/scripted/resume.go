@@ -72,8 +72,8 @@ func scriptName(path string) string {
 	return filepath.Base(path)
 }
 
-// resume brings the script's position up to where the journaled run of
-// ctx left it, once per journal session: the replies its journaled model
+// resume brings pos, a place in the script, up to where the journaled
+// run of ctx left it, once per journal session: the replies its journaled model
 // calls were served (read from their responses' InfoReply) count as used.
 // In strict order every reply before the furthest one used is used up
 // too (including error replies, whose failed calls are not journaled);
@@ -81,12 +81,12 @@ func scriptName(path string) string {
 // reply is never counted used more often than the journal says, so
 // calling it again for a session whose calls this model served itself
 // (a thread resumed in the same process) changes nothing. m.mu is held.
-func (m *Model) resume(ctx context.Context) {
+func (m *Model) resume(ctx context.Context, pos *position) {
 	r := journal.From(ctx)
-	if r == nil || r == m.synced {
+	if r == nil || r == pos.synced {
 		return
 	}
-	m.synced = r
+	pos.synced = r
 	counts := make([]int, len(m.script.Replies))
 	last := -1
 	for _, resp := range r.ModelResponses() {
@@ -103,9 +103,9 @@ func (m *Model) resume(ctx context.Context) {
 		if m.strict() && i < last {
 			want = times
 		}
-		if want > m.used[i] {
-			m.resumed += want - m.used[i]
-			m.used[i] = want
+		if want > pos.used[i] {
+			pos.resumed += want - pos.used[i]
+			pos.used[i] = want
 		}
 	}
 }

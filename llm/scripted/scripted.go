@@ -131,13 +131,26 @@ type ToolCall struct {
 // served; in non-strict mode, each reply once per journaled call it
 // served. Resuming in the same process, with the model that served the
 // journaled calls, changes nothing.
+//
+// By default the model keeps one place in its script for every call,
+// whichever run makes it, so that a script can be written for several
+// runs in turn. A run marked with PositionPerRun has a place of its own,
+// starting at the script's first reply: a worker that serves many runs
+// with one model (package temporal) gives each its whole script.
 type Model struct {
 	mu     sync.Mutex
 	script Script
 	path   string // the script file, for errors; "" for New
 	name   string // the script's InfoScript (scriptName of path)
-	used   []int
-	calls  int
+	shared position
+	calls  int // calls served, in every position
+}
+
+// position is a place in a Model's script: the model's own, or a run's
+// (PositionPerRun). The Model's mu guards it.
+type position struct {
+	used  []int
+	calls int
 	// resumed counts the replies resume marked used; synced is the
 	// journal session it last read.
 	resumed int
@@ -217,7 +230,7 @@ func New(s Script) (*Model, error) {
 			return nil, fmt.Errorf("%w: reply %d has no text, tool_calls or error", ErrBadScript, i+1)
 		}
 	}
-	return &Model{script: s, used: make([]int, len(s.Replies))}, nil
+	return &Model{script: s, shared: position{used: make([]int, len(s.Replies))}}, nil
 }
 
 // prepareToolCalls checks r's tool calls' arguments and keeps each as the
@@ -256,14 +269,15 @@ func (m *Model) Calls() int {
 	return m.calls
 }
 
-// Remaining returns how many scripted replies are unused, counting a reply
+// Remaining returns how many scripted replies are unused in the model's
+// own place (not the places of runs marked with PositionPerRun), counting a reply
 // once per remaining time; the count stops at math.MaxInt.
 func (m *Model) Remaining() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
 	for i, r := range m.script.Replies {
-		left := r.Times - m.used[i]
+		left := r.Times - m.shared.used[i]
 		if left > math.MaxInt-n {
 			return math.MaxInt
 		}
@@ -294,17 +308,17 @@ func (r *Reply) matches(c llm.CallMeta, prompt string) bool {
 }
 
 // unexpected returns the ErrUnexpectedCall error for a call no reply
-// matches: the script file, the call's number, why no reply serves it (in
-// strict order, what the next reply wants) and the call itself. m.mu is
-// held.
-func (m *Model) unexpected(c llm.CallMeta, prompt string) error {
+// matches at pos: the script file, the call's number, why no reply serves
+// it (in strict order, what the next reply wants) and the call itself.
+// m.mu is held.
+func (m *Model) unexpected(pos *position, c llm.CallMeta, prompt string) error {
 	script := "the script"
 	if m.path != "" {
 		script = m.path
 	}
 	left, next := 0, -1
 	for i, r := range m.script.Replies {
-		if n := r.Times - m.used[i]; n > 0 {
+		if n := r.Times - pos.used[i]; n > 0 {
 			left += n
 			if next < 0 {
 				next = i
@@ -319,7 +333,7 @@ func (m *Model) unexpected(c llm.CallMeta, prompt string) error {
 	case next >= 0:
 		why = fmt.Sprintf("none of the %s left matches", textutil.Count(left, "reply", "replies"))
 	}
-	return fmt.Errorf("%w: %s has no reply for call %d (%s): %s", ErrUnexpectedCall, script, m.calls+m.resumed+1, why, describe(c, prompt))
+	return fmt.Errorf("%w: %s has no reply for call %d (%s): %s", ErrUnexpectedCall, script, pos.calls+pos.resumed+1, why, describe(c, prompt))
 }
 
 // conditions says what a call must be for r to serve it.
@@ -380,11 +394,12 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	prompt := llm.MessagesText(msgs, "")
 
 	m.mu.Lock()
-	m.resume(ctx)
+	pos := m.positionFor(ctx)
+	m.resume(ctx, pos)
 	idx := -1
 	for i := range m.script.Replies {
 		r := &m.script.Replies[i]
-		if m.used[i] >= r.Times {
+		if pos.used[i] >= r.Times {
 			continue
 		}
 		if r.matches(caller, prompt) {
@@ -400,11 +415,12 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			m.mu.Unlock()
 			return m.respond(ctx, Reply{Text: m.script.Fallback}, -1, opts)
 		}
-		err := m.unexpected(caller, prompt)
+		err := m.unexpected(pos, caller, prompt)
 		m.mu.Unlock()
 		return nil, err
 	}
-	m.used[idx]++
+	pos.used[idx]++
+	pos.calls++
 	m.calls++
 	reply := m.script.Replies[idx]
 	m.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/planner-engine/planner/internal/textutil"
 	starjson "go.starlark.net/lib/json"
@@ -40,13 +41,16 @@ func (g *guards) predeclared() starlark.StringDict {
 		"hex":     radix("hex", 16, "0x"),
 		"oct":     radix("oct", 8, "0o"),
 		"bin":     radix("bin", 2, "0b"),
+		"bytes":   starlark.NewBuiltin("bytes", g.bytesBuiltin),
 
 		opAdd:    g.binary(opAdd, syntax.PLUS),
 		opMul:    g.binary(opMul, syntax.STAR),
 		opMod:    g.binary(opMod, syntax.PERCENT),
 		opLsh:    g.binary(opLsh, syntax.LTLT),
+		opOr:     g.binary(opOr, syntax.PIPE),
 		opIAdd:   g.iadd(),
 		opMethod: g.method(),
+		opSpread: g.spread(),
 	}
 	for _, name := range []string{"list", "tuple", "sorted", "reversed", "enumerate", "zip", "set", "dict", "min", "max", "any", "all"} {
 		d[name] = g.sized(name)
@@ -63,15 +67,75 @@ func universal(name string) *starlark.Builtin {
 
 // sized wraps the universal built-in name so that it refuses an argument
 // with more elements than the limit (list(range(10**9)) would allocate
-// gigabytes in one step, and max(range(10**12)) would run for hours).
+// gigabytes in one step, and max(range(10**12)) would run for hours). An
+// argument it iterates whose length is unknown (s.codepoints()) is
+// gathered into a tuple first, up to the limit.
 func (g *guards) sized(name string) *starlark.Builtin {
 	native := universal(name)
 	return starlark.NewBuiltin(name, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		if err := g.checkOperands(args); err != nil {
 			return nil, err
 		}
-		return native.CallInternal(thread, args, kwargs)
+		// min and max compare their arguments when given several; every
+		// other built-in here iterates all of its positional arguments.
+		if (name != "min" && name != "max") || len(args) == 1 {
+			var err error
+			if args, err = g.boundedArgs(args, 0); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		v, err := native.CallInternal(thread, args, kwargs)
+		if err == nil {
+			noteAlloc(thread, v)
+		}
+		return v, err
 	})
+}
+
+// bytesBuiltin is bytes(x): a string's or bytes' bytes as Starlark's
+// bytes makes them, or the bytes of an iterable of integers, refused once
+// it passes the value size limit (bytes(range(10**9)) would otherwise
+// build a gigabyte in one step).
+func (g *guards) bytesBuiltin(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(kwargs) > 0 || len(args) != 1 {
+		return universal("bytes").CallInternal(thread, args, kwargs)
+	}
+	switch x := args[0].(type) {
+	case starlark.String:
+		// Each invalid byte becomes the three bytes of U+FFFD.
+		if len(x) > g.maxBytes()/3 && !utf8.ValidString(string(x)) {
+			if err := g.checkBytes(transcodedLen(string(x)), "the bytes"); err != nil {
+				return nil, fmt.Errorf("bytes: %w", err)
+			}
+		}
+		return universal("bytes").CallInternal(thread, args, kwargs)
+	case starlark.Bytes:
+		return x, nil
+	case starlark.Iterable:
+		if n := starlark.Len(x); n >= 0 {
+			if err := g.checkBytes(int64(n), "the bytes"); err != nil {
+				return nil, fmt.Errorf("bytes: %w", err)
+			}
+		}
+		var buf []byte
+		i := 0
+		for v := range starlark.Elements(x) {
+			var b byte
+			if err := starlark.AsInt(v, &b); err != nil {
+				return nil, fmt.Errorf("bytes: at index %d, %w", i, err)
+			}
+			if len(buf) == g.maxBytes() {
+				return nil, fmt.Errorf("bytes: %w", tooLarge("the bytes would be over %s long, over the limit of %s (the code tool's max_value_size); work on smaller pieces",
+					byteSize(int64(g.maxBytes())), byteSize(int64(g.maxBytes()))))
+			}
+			buf = append(buf, b)
+			i++
+		}
+		v := starlark.Bytes(buf)
+		noteAlloc(thread, v)
+		return v, nil
+	}
+	return universal("bytes").CallInternal(thread, args, kwargs)
 }
 
 // stringer wraps str or repr so that it refuses to render a value whose
@@ -84,7 +148,11 @@ func (g *guards) stringer(name string) *starlark.Builtin {
 				return nil, err
 			}
 		}
-		return native.CallInternal(thread, args, kwargs)
+		v, err := native.CallInternal(thread, args, kwargs)
+		if err == nil {
+			noteAlloc(thread, v)
+		}
+		return v, err
 	})
 }
 
@@ -131,6 +199,22 @@ func (g *guards) getattr() *starlark.Builtin {
 		}
 		return native.CallInternal(thread, args, kwargs)
 	})
+}
+
+// transcodedLen is the length of s with each invalid UTF-8 byte replaced
+// by U+FFFD, as bytes(s) makes it.
+func transcodedLen(s string) int64 {
+	var n int64
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r == utf8.RuneError && size == 1 {
+			n += 3
+		} else {
+			n += int64(size)
+		}
+	}
+	return n
 }
 
 // builtinPrint is print(*args, sep=" ", end="\n"), where None stands for
@@ -539,7 +623,11 @@ func floatFunc(name string, fn func(float64) float64) *starlark.Builtin {
 // jsonModule is Starlark's json module with size checks: encode and
 // encode_indent refuse values whose text would be too large, and decode
 // and indent refuse text nested deeper than maxJSONDepth (their parsers
-// recurse once per level) or, for indent, whose result would be too large.
+// recurse once per level) or, for indent, whose result would be too
+// large; decode also refuses text of more values than the element limit
+// (each makes a Starlark value, several times the bytes of its text) or
+// with a number of more digits than MaxIntBits allows (parsing one is
+// quadratic in its length).
 func (g *guards) jsonModule() *starlarkstruct.Module {
 	members := starlark.StringDict{}
 	for k, v := range starjson.Module.Members {
@@ -553,7 +641,11 @@ func (g *guards) jsonModule() *starlarkstruct.Module {
 					return nil, fmt.Errorf("json.%s: %w", name, err)
 				}
 			}
-			return native.CallInternal(thread, args, kwargs)
+			v, err := native.CallInternal(thread, args, kwargs)
+			if err == nil {
+				noteAlloc(thread, v)
+			}
+			return v, err
 		})
 	}
 	return &starlarkstruct.Module{Name: "json", Members: members}
@@ -598,27 +690,43 @@ func (g *guards) checkJSON(name string, arg starlark.Value, kwargs []starlark.Tu
 		if !ok {
 			return nil
 		}
-		depth, items := jsonShape(s)
+		depth, items, digits := jsonShape(s)
 		if depth > maxJSONDepth {
 			return tooLarge("the text nests more than %d levels deep", maxJSONDepth)
 		}
 		if name == "indent" {
 			return g.checkBytes(int64(len(s))+int64(items)*int64(1+prefix+depth*perLevel), "the indented text")
 		}
+		if maxDigits := MaxIntBits*30103/100000 + 64; digits > maxDigits {
+			return tooLarge("the text has a number of %s digits, over the limit of %s digits", withCommas(uint64(digits)), withCommas(uint64(maxDigits)))
+		}
+		// Each value but the first follows a comma or opens with a
+		// bracket or brace; a closing one adds none, so items bounds the
+		// values from above by at most a factor of two.
+		return g.checkElems(int64(items), "the decoded value")
 	}
 	return nil
 }
 
 // jsonShape returns the deepest nesting of brackets and braces in JSON
-// text, outside strings, and the number of commas, brackets and braces.
-func jsonShape(s string) (deepest, items int) {
+// text, outside strings, the number of commas, brackets and braces, and
+// the longest run of digits outside strings.
+func jsonShape(s string) (deepest, items, digits int) {
 	var scan textutil.JSONScanner
+	run := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if scan.Step(c) && strings.IndexByte("[]{},", c) >= 0 {
+		outside := scan.Step(c)
+		if outside && c >= '0' && c <= '9' {
+			run++
+			digits = max(digits, run)
+			continue
+		}
+		run = 0
+		if outside && strings.IndexByte("[]{},", c) >= 0 {
 			items++
 			deepest = max(deepest, scan.Depth)
 		}
 	}
-	return deepest, items
+	return deepest, items, digits
 }

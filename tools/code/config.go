@@ -27,7 +27,8 @@ const (
 	// sets and dicts may hold a sixteenth as many elements.
 	DefaultMaxValueSize = 16 << 20
 	// DefaultMaxMemory is the default limit on the growth of the Go heap's
-	// live bytes while a program runs.
+	// live bytes while a program runs; with DefaultMaxValueSize the heap
+	// peaks within 25% of it (see Config.MaxMemory).
 	DefaultMaxMemory = 256 << 20
 )
 
@@ -60,16 +61,23 @@ type Config struct {
 	// (1000).
 	MaxDepth int `mapstructure:"max_depth"`
 	// MaxValueSize caps, in bytes, one string or bytes value that an
-	// operator (+, *, %, <<), str, repr, json.encode or a guarded string
-	// method (replace, join, format) would make; lists, tuples, sets and
-	// dicts so made or consumed by a built-in may hold MaxValueSize/16
-	// elements. Default DefaultMaxValueSize (16 MiB, so 1 Mi elements).
+	// operator (+, *, %, <<), str, repr, bytes, json.encode or a guarded
+	// string method (replace, join, format, upper, lower, title,
+	// capitalize) would make; lists, tuples, sets and dicts so made or
+	// consumed by a built-in (split, rsplit, splitlines, keys, values,
+	// items, union, update, extend, json.decode, the x of f(*x), ...) may
+	// hold MaxValueSize/16 elements. Default DefaultMaxValueSize (16 MiB,
+	// so 1 Mi elements).
 	MaxValueSize int `mapstructure:"max_value_size"`
 	// MaxMemory stops a program once the process's live heap has grown by
-	// more than this many bytes since the program started, as measured
-	// after each garbage collection. Other goroutines' allocations count
-	// too, so keep it well above what programs need. Default
-	// DefaultMaxMemory (256 MiB).
+	// more than this many bytes since the program started. The heap is
+	// read every 100µs and after each big value a built-in makes, and a
+	// garbage collection is forced to measure it when the heap in use
+	// nears the limit, so it peaks at most MaxMemory/16 plus one step's
+	// allocation (up to about 3*MaxValueSize) above the limit. Other
+	// goroutines' allocations count too, so keep it well above what
+	// programs need, and at least 8 times MaxValueSize for the peak to
+	// stay within 25% of it. Default DefaultMaxMemory (256 MiB).
 	MaxMemory int64 `mapstructure:"max_memory"`
 }
 

@@ -2,7 +2,9 @@ package code
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"go.starlark.net/starlark"
@@ -19,18 +21,24 @@ const (
 	opMul        = "$mul"
 	opMod        = "$mod"
 	opLsh        = "$lsh"
+	opOr         = "$or"
 	opIAdd       = "$iadd"
 	opMethod     = "$method"
+	opSpread     = "$spread"
 	resultVar    = "$result"
 )
 
 // guardedMethods reports whether a call of a method of this name is
 // routed through the $method guard: the string, list, set and dict
-// methods whose result can be much larger than their operands.
+// methods whose result can be much larger than their operands, or that
+// make a collection of as many elements as their receiver has bytes
+// (split) or entries (items).
 func guardedMethods(name string) bool {
 	switch name {
 	case "replace", "join", "format", "extend", "update", "union", "intersection",
-		"difference", "symmetric_difference", "issubset", "issuperset":
+		"difference", "symmetric_difference", "issubset", "issuperset",
+		"split", "rsplit", "splitlines", "upper", "lower", "title", "capitalize",
+		"keys", "values", "items":
 		return true
 	}
 	return false
@@ -46,7 +54,7 @@ func (g *guards) maxBytes() int { return g.cfg.MaxValueSize }
 // large.
 func (g *guards) checkBytes(n int64, what string) error {
 	if n > int64(g.maxBytes()) {
-		return tooLarge("%s would be %s bytes long, over the limit of %s; work on smaller pieces", what, withCommas(uint64(n)), byteSize(int64(g.maxBytes())))
+		return tooLarge("%s would be %s bytes long, over the limit of %s (the code tool's max_value_size); work on smaller pieces", what, withCommas(uint64(n)), byteSize(int64(g.maxBytes())))
 	}
 	return nil
 }
@@ -54,7 +62,7 @@ func (g *guards) checkBytes(n int64, what string) error {
 // checkElems fails when a collection of n elements is too large.
 func (g *guards) checkElems(n int64, what string) error {
 	if n > int64(g.cfg.maxElems()) {
-		return tooLarge("%s would have %s elements, over the limit of %s", what, withCommas(uint64(n)), withCommas(uint64(g.cfg.maxElems())))
+		return tooLarge("%s would have %s elements, over the limit of %s elements (the code tool's max_value_size / 16); work on smaller pieces", what, withCommas(uint64(n)), withCommas(uint64(g.cfg.maxElems())))
 	}
 	return nil
 }
@@ -75,7 +83,11 @@ func (g *guards) binary(name string, op syntax.Token) *starlark.Builtin {
 			return nil, fmt.Errorf("%s: internal error: want 2 operands, got %d", name, len(args))
 		}
 		refund(thread, 1)
-		return g.apply(op, args[0], args[1])
+		v, err := g.apply(op, args[0], args[1])
+		if err == nil {
+			noteAlloc(thread, v)
+		}
+		return v, err
 	})
 }
 
@@ -150,6 +162,37 @@ func (g *guards) checkBinary(op syntax.Token, x, y starlark.Value) error {
 					return checkBits(int64(intBits(xi))+k, "the shifted integer")
 				}
 			}
+		}
+	case syntax.PIPE:
+		return g.checkUnion(x, y)
+	}
+	return nil
+}
+
+// checkUnion fails when the union x | y of two sets or two dicts would
+// have too many elements. It counts the union exactly only when the
+// operands' sizes together pass the limit.
+func (g *guards) checkUnion(x, y starlark.Value) error {
+	switch x := x.(type) {
+	case *starlark.Set:
+		if y, ok := y.(*starlark.Set); ok && x.Len()+y.Len() > g.cfg.maxElems() {
+			n := x.Len()
+			for v := range starlark.Elements(y) {
+				if found, _ := x.Has(v); !found {
+					n++
+				}
+			}
+			return g.checkElems(int64(n), "the union")
+		}
+	case *starlark.Dict:
+		if y, ok := y.(*starlark.Dict); ok && x.Len()+y.Len() > g.cfg.maxElems() {
+			n := x.Len()
+			for k := range starlark.Elements(y) {
+				if _, found, _ := x.Get(k); !found {
+					n++
+				}
+			}
+			return g.checkElems(int64(n), "the union")
 		}
 	}
 	return nil
@@ -235,10 +278,15 @@ func (g *guards) iadd() *starlark.Builtin {
 				if err := g.extendList(l, it); err != nil {
 					return nil, err
 				}
+				noteAlloc(thread, l)
 				return l, nil
 			}
 		}
-		return g.apply(syntax.PLUS, args[0], args[1])
+		v, err := g.apply(syntax.PLUS, args[0], args[1])
+		if err == nil {
+			noteAlloc(thread, v)
+		}
+		return v, err
 	})
 }
 
@@ -302,66 +350,338 @@ func (g *guards) lookupMethod(x starlark.Value, name string) (starlark.Value, er
 		return v, nil
 	}
 	return starlark.NewBuiltin(name, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		if err := check(args, kwargs); err != nil {
+		args, err := check(args, kwargs)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if t, ok := x.(starlark.String); ok && name == "format" && hasFormatSpec(string(t)) {
+		var v starlark.Value
+		switch t, isStr := x.(starlark.String); {
+		case isStr && name == "format" && hasFormatSpec(string(t)):
 			s, err := formatter{max: g.maxBytes()}.format(string(t), args, kwargs)
 			if err != nil {
 				return nil, fmt.Errorf("format: %w", err)
 			}
-			return starlark.String(s), nil
+			v = starlark.String(s)
+		case isStr && name == "rsplit" && rsplitsFew(args, kwargs):
+			v, err = rsplitN(string(t), args)
+		default:
+			v, err = m.CallInternal(thread, args, kwargs)
 		}
-		return m.CallInternal(thread, args, kwargs)
+		if err == nil {
+			noteAlloc(thread, v)
+		}
+		return v, err
 	}).BindReceiver(x), nil
 }
 
 // methodCheck returns the size check of method name of x, or nil when it
-// needs none.
-func (g *guards) methodCheck(x starlark.Value, name string) func(args starlark.Tuple, kwargs []starlark.Tuple) error {
+// needs none. The check may return the arguments changed: an iterable of
+// unknown length (s.codepoints()) comes back as a tuple of its elements,
+// gathered up to the element limit, so that the method cannot consume an
+// unbounded number of them in one step.
+func (g *guards) methodCheck(x starlark.Value, name string) func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, error) {
 	switch x := x.(type) {
 	case starlark.String:
 		switch name {
 		case "replace":
-			return func(args starlark.Tuple, _ []starlark.Tuple) error { return g.checkReplace(string(x), args) }
+			return func(args starlark.Tuple, _ []starlark.Tuple) (starlark.Tuple, error) {
+				return args, g.checkReplace(string(x), args)
+			}
 		case "join":
-			return func(args starlark.Tuple, _ []starlark.Tuple) error { return g.checkJoin(string(x), args) }
+			return func(args starlark.Tuple, _ []starlark.Tuple) (starlark.Tuple, error) {
+				args, err := g.boundedArgs(args, 0)
+				if err != nil {
+					return nil, err
+				}
+				return args, g.checkJoin(string(x), args)
+			}
 		case "format":
-			return func(args starlark.Tuple, kwargs []starlark.Tuple) error {
+			return func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, error) {
 				vals := append([]starlark.Value(nil), args...)
 				for _, kv := range kwargs {
 					if len(kv) == 2 {
 						vals = append(vals, kv[1])
 					}
 				}
-				return g.checkFormat(string(x), '{', vals)
+				return args, g.checkFormat(string(x), '{', vals)
+			}
+		case "split", "rsplit", "splitlines":
+			return func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, error) {
+				return args, g.checkElems(pieces(string(x), name, args, kwargs), "the list of pieces")
+			}
+		case "upper", "lower", "title", "capitalize":
+			return func(args starlark.Tuple, _ []starlark.Tuple) (starlark.Tuple, error) {
+				return args, g.checkCase(string(x))
 			}
 		}
 	case *starlark.List:
 		if name == "extend" {
-			return func(args starlark.Tuple, _ []starlark.Tuple) error {
+			return func(args starlark.Tuple, _ []starlark.Tuple) (starlark.Tuple, error) {
+				args, err := g.boundedArgs(args, 0)
+				if err != nil {
+					return nil, err
+				}
 				if len(args) == 1 {
 					if n := starlark.Len(args[0]); n >= 0 {
-						return g.checkElems(int64(x.Len())+int64(n), "the list")
+						return args, g.checkElems(int64(x.Len())+int64(n), "the list")
 					}
 				}
-				return nil
+				return args, nil
 			}
 		}
-	case *starlark.Set, *starlark.Dict:
-		return func(args starlark.Tuple, _ []starlark.Tuple) error { return g.checkOperands(args) }
+	case *starlark.Dict:
+		switch name {
+		case "keys", "values", "items":
+			return func(args starlark.Tuple, _ []starlark.Tuple) (starlark.Tuple, error) {
+				return args, g.checkElems(int64(x.Len()), "the list of the dict's "+name)
+			}
+		case "update":
+			return func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, error) {
+				args, err := g.boundedArgs(args, 0)
+				if err != nil {
+					return nil, err
+				}
+				return args, g.checkGrowth(x.Len(), args, len(kwargs))
+			}
+		}
+	case *starlark.Set:
+		return func(args starlark.Tuple, _ []starlark.Tuple) (starlark.Tuple, error) {
+			args, err := g.boundedArgs(args, 0)
+			if err != nil {
+				return nil, err
+			}
+			switch name {
+			case "union", "update", "symmetric_difference":
+				return args, g.checkGrowth(x.Len(), args, 0)
+			}
+			return args, nil
+		}
 	}
 	return nil
+}
+
+// checkGrowth fails when a collection of n elements, grown by every
+// element of args and by extra more, could pass the element limit. The
+// bound counts elements the collection may hold already, so a set near
+// the limit cannot be updated with a large argument, even one that adds
+// nothing new.
+func (g *guards) checkGrowth(n int, args starlark.Tuple, extra int) error {
+	total := int64(n) + int64(extra)
+	for _, a := range args {
+		if k := starlark.Len(a); k > 0 {
+			total += int64(k)
+		}
+	}
+	return g.checkElems(total, "the result")
 }
 
 // checkOperands fails when an operand has more elements than the limit.
 func (g *guards) checkOperands(args starlark.Tuple) error {
 	for _, a := range args {
 		if n := starlark.Len(a); n > g.cfg.maxElems() {
-			return tooLarge("an argument has %s elements, over the limit of %s", withCommas(uint64(n)), withCommas(uint64(g.cfg.maxElems())))
+			return tooLarge("an argument has %s elements, over the limit of %s elements (the code tool's max_value_size / 16); work on smaller pieces", withCommas(uint64(n)), withCommas(uint64(g.cfg.maxElems())))
 		}
 	}
 	return nil
+}
+
+// bounded returns v, or, when v is an iterable of unknown length (such as
+// s.codepoints()), a tuple of its elements; it fails when v has more
+// elements than the limit. Gathering stops one element past the limit.
+func (g *guards) bounded(v starlark.Value) (starlark.Value, error) {
+	if n := starlark.Len(v); n >= 0 {
+		if n > g.cfg.maxElems() {
+			return nil, g.checkElems(int64(n), "the argument")
+		}
+		return v, nil
+	}
+	it, ok := v.(starlark.Iterable)
+	if !ok {
+		return v, nil
+	}
+	var out starlark.Tuple
+	for e := range starlark.Elements(it) {
+		if len(out) == g.cfg.maxElems() {
+			return nil, tooLarge("the argument has more than %s elements, over the limit of %s elements (the code tool's max_value_size / 16); work on smaller pieces",
+				withCommas(uint64(g.cfg.maxElems())), withCommas(uint64(g.cfg.maxElems())))
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// boundedArgs returns args with each argument from index first on made
+// bounded (see bounded); args itself is not changed.
+func (g *guards) boundedArgs(args starlark.Tuple, first int) (starlark.Tuple, error) {
+	var out starlark.Tuple
+	for i := first; i < len(args); i++ {
+		b, err := g.bounded(args[i])
+		if err != nil {
+			return nil, err
+		}
+		if b != args[i] {
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			out[i] = b
+		}
+	}
+	if out == nil {
+		return args, nil
+	}
+	return out, nil
+}
+
+// spread is the hidden built-in $spread(x, kind) that the argument of
+// f(*x) (kind 1) or f(**x) (kind 2) passes through: the interpreter
+// copies every element of x into the call's arguments in one step, so x
+// must be bounded as a built-in's argument is.
+func (g *guards) spread() *starlark.Builtin {
+	return starlark.NewBuiltin(opSpread, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		if len(args) != 1 {
+			return nil, fmt.Errorf("%s: internal error: want 1 operand, got %d", opSpread, len(args))
+		}
+		refund(thread, 1)
+		v, err := g.bounded(args[0])
+		if err != nil {
+			return nil, fmt.Errorf("the arguments after * or **: %w", err)
+		}
+		return v, nil
+	})
+}
+
+// pieces returns how many pieces s.split, s.rsplit or s.splitlines (the
+// method name) would make with args and kwargs, as the interpreter splits
+// (see go.starlark.net's string_split): at most maxsplit+1 when a
+// maxsplit is given.
+func pieces(s, name string, args starlark.Tuple, kwargs []starlark.Tuple) int64 {
+	if name == "splitlines" {
+		if s == "" {
+			return 0
+		}
+		n := int64(strings.Count(s, "\n")) + 1
+		if strings.HasSuffix(s, "\n") {
+			n--
+		}
+		return n
+	}
+	var sep starlark.Value = starlark.None
+	maxsplit := int64(-1)
+	if len(args) > 0 {
+		sep = args[0]
+	}
+	if len(args) > 1 {
+		if k, ok := args[1].(starlark.Int); ok {
+			if v, ok := k.Int64(); ok {
+				maxsplit = v
+			}
+		}
+	}
+	for _, kv := range kwargs {
+		if len(kv) != 2 {
+			continue
+		}
+		switch k, _ := starlark.AsString(kv[0]); k {
+		case "sep":
+			sep = kv[1]
+		case "maxsplit":
+			if k, ok := kv[1].(starlark.Int); ok {
+				if v, ok := k.Int64(); ok {
+					maxsplit = v
+				}
+			}
+		}
+	}
+	var n int64
+	if t, ok := starlark.AsString(sep); ok && t != "" {
+		n = int64(strings.Count(s, t)) + 1
+	} else {
+		n = fields(s)
+	}
+	if maxsplit >= 0 && maxsplit+1 < n {
+		n = maxsplit + 1
+	}
+	return n
+}
+
+// fields counts the fields of s, as strings.Fields splits it, without
+// making them.
+func fields(s string) int64 {
+	var n int64
+	in := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			n++
+		}
+	}
+	return n
+}
+
+// rsplitsFew reports whether s.rsplit(args...) has a separator and a
+// maxsplit, which go.starlark.net implements by splitting the whole
+// string first (as many pieces as s has separators) and joining the
+// excess back; rsplitN does it without the excess.
+func rsplitsFew(args starlark.Tuple, kwargs []starlark.Tuple) bool {
+	if len(kwargs) > 0 || len(args) != 2 {
+		return false
+	}
+	sep, ok := starlark.AsString(args[0])
+	if !ok || sep == "" {
+		return false
+	}
+	k, ok := args[1].(starlark.Int)
+	if !ok {
+		return false
+	}
+	n, ok := k.Int64()
+	return ok && n >= 0
+}
+
+// rsplitN is s.rsplit(sep, maxsplit) for a non-empty sep and maxsplit >=
+// 0 (rsplitsFew): the last maxsplit separators split s.
+func rsplitN(s string, args starlark.Tuple) (starlark.Value, error) {
+	sep, _ := starlark.AsString(args[0])
+	k, _ := args[1].(starlark.Int).Int64()
+	var rev []starlark.Value
+	for ; k > 0; k-- {
+		i := strings.LastIndex(s, sep)
+		if i < 0 {
+			break
+		}
+		rev = append(rev, starlark.String(s[i+len(sep):]))
+		s = s[:i]
+	}
+	out := make([]starlark.Value, 0, len(rev)+1)
+	out = append(out, starlark.String(s))
+	for i := len(rev) - 1; i >= 0; i-- {
+		out = append(out, rev[i])
+	}
+	return starlark.NewList(out), nil
+}
+
+// checkCase fails when changing the case of s (upper, lower, title,
+// capitalize) could make a string over the limit: a few letters take
+// more bytes in the other case, and each invalid byte becomes the three
+// bytes of U+FFFD. The text is measured only when it is long enough for
+// that to matter.
+func (g *guards) checkCase(s string) error {
+	if len(s) <= g.maxBytes()/3 {
+		return nil
+	}
+	var n int64
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r == utf8.RuneError && size == 1 {
+			n += 3
+			continue
+		}
+		n += int64(max(utf8.RuneLen(unicode.ToUpper(r)), utf8.RuneLen(unicode.ToLower(r)), utf8.RuneLen(unicode.ToTitle(r)), size))
+	}
+	return g.checkBytes(n, "the string")
 }
 
 // checkReplace fails when s.replace(old, new[, count]) would be too large.

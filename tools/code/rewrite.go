@@ -9,8 +9,10 @@ import (
 // rewrite prepares a parsed program for running, before it is resolved:
 //
 //   - a load statement is refused (errLoad at its position);
-//   - the operators +, *, % and << (and +=, *=, %=, <<=) become calls of
-//     hidden built-ins that check the size of the result first;
+//   - the operators +, *, %, << and | (and +=, *=, %=, <<=, |=) become
+//     calls of hidden built-ins that check the size of the result first;
+//   - the argument x of f(*x) and f(**x) passes through a hidden built-in
+//     that refuses one of more elements than the limit;
 //   - a call x.m(...) of a method that can make a large result (see
 //     guardedMethods) looks m up through a hidden built-in that wraps it
 //     with a size check;
@@ -59,6 +61,8 @@ func guardedOp(op syntax.Token) string {
 		return opMod
 	case syntax.LTLT:
 		return opLsh
+	case syntax.PIPE:
+		return opOr
 	}
 	return ""
 }
@@ -75,6 +79,8 @@ func augmentedOp(op syntax.Token) string {
 		return opMod
 	case syntax.LTLT_EQ:
 		return opLsh
+	case syntax.PIPE_EQ:
+		return opOr
 	}
 	return ""
 }
@@ -182,6 +188,12 @@ func expr(e syntax.Expr) syntax.Expr {
 			e.Fn = expr(e.Fn)
 		}
 		exprs(e.Args)
+		for _, a := range e.Args {
+			// f(*x) and f(**x) copy every element of x in one step.
+			if u, ok := a.(*syntax.UnaryExpr); ok && (u.Op == syntax.STAR || u.Op == syntax.STARSTAR) && u.X != nil {
+				u.X = call(opSpread, u.OpPos, u.X)
+			}
+		}
 	case *syntax.ParenExpr:
 		e.X = expr(e.X)
 	case *syntax.DotExpr:

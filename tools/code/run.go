@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.starlark.net/starlark"
 )
@@ -47,20 +48,47 @@ type run struct {
 	mem      *gcWatch
 	seenGC   uint64
 	baseLive uint64
-	sample   []metrics.Sample
+	sample   []metrics.Sample // liveHeap
+	inUse    []metrics.Sample // heapInUse
+	// ceiling is the heap in use above which the watchdog forces a
+	// garbage collection to measure the live heap.
+	ceiling uint64
+	// began is when the program started; nextPoll is how long after
+	// that the heap in use is next read.
+	began    time.Time
+	nextPoll time.Duration
 	ticks    int
 }
 
-// liveHeap is the runtime metric of the heap's live bytes, as of the last
-// garbage collection.
-const liveHeap = "/gc/heap/live:bytes"
+// Runtime metrics the memory watchdog reads.
+const (
+	// liveHeap is the heap's live bytes, as of the last garbage
+	// collection (about 0.3µs to read).
+	liveHeap = "/gc/heap/live:bytes"
+	// heapInUse is the bytes of the heap's objects, live or garbage not
+	// yet swept (about 1µs to read).
+	heapInUse = "/memory/classes/heap/objects:bytes"
+)
+
+// pollInterval is how often, at most, the watchdog reads the heap in use
+// between collections: often enough that a program allocating as fast as
+// memory allows gains only a few megabytes between reads, rarely enough
+// that the reads cost under 1% of its time.
+const pollInterval = 100 * time.Microsecond
+
+// bigAlloc is the size of a value made in one step above which the
+// watchdog reads the heap at once rather than at its next poll.
+const bigAlloc = 1 << 20
 
 func newRun(cfg Config) *run {
-	r := &run{cfg: cfg, stopped: make(chan struct{}), out: output{w: limitWriter{max: cfg.MaxOutput}}}
+	r := &run{cfg: cfg, stopped: make(chan struct{}), out: output{w: limitWriter{max: cfg.MaxOutput}}, began: time.Now()}
 	r.sample = []metrics.Sample{{Name: liveHeap}}
+	r.inUse = []metrics.Sample{{Name: heapInUse}}
 	metrics.Read(r.sample)
-	if r.sample[0].Value.Kind() == metrics.KindUint64 {
+	metrics.Read(r.inUse)
+	if r.sample[0].Value.Kind() == metrics.KindUint64 && r.inUse[0].Value.Kind() == metrics.KindUint64 {
 		r.baseLive = r.sample[0].Value.Uint64()
+		r.ceiling = r.inUse[0].Value.Uint64() + uint64(cfg.MaxMemory)
 		r.mem = watchGC()
 		r.seenGC = r.mem.cycles.Load()
 	}
@@ -128,21 +156,97 @@ func (r *run) tick(thread *starlark.Thread) error {
 	return nil
 }
 
-// checkMemory stops the program when, after a garbage collection since
-// the last check, the live heap has grown by more than MaxMemory.
+// checkMemory enforces MaxMemory. The limit is on the live heap's growth
+// since the program started, which only a garbage collection measures;
+// between collections the heap grows by garbage as well, by as much as
+// the live heap (GOGC=100), so waiting for the next collection lets a
+// program reach about twice its limit. The watchdog therefore also reads
+// the heap in use (live and garbage) every pollInterval, and at once
+// after a big allocation (see noteAlloc); when that has grown past the
+// ceiling it forces a collection and measures. The ceiling starts at the
+// heap in use when the program started plus MaxMemory; after each
+// collection it is the live heap then plus a sixteenth of MaxMemory, or
+// the starting live heap plus MaxMemory if higher. So the heap in use
+// never passes the start plus 17/16 of MaxMemory by more than one step's
+// allocation before the program is stopped (a step of a built-in
+// allocates at most about three times MaxValueSize), and a program that
+// makes garbage but keeps little forces a collection at most once per
+// MaxMemory bytes allocated; one that keeps close to MaxMemory, once per
+// sixteenth of it.
 func (r *run) checkMemory() {
 	if r.mem == nil {
 		return
 	}
-	c := r.mem.cycles.Load()
-	if c == r.seenGC {
+	if c := r.mem.cycles.Load(); c != r.seenGC {
+		r.seenGC = c
+		r.measure()
 		return
 	}
-	r.seenGC = c
-	metrics.Read(r.sample)
-	if live := r.sample[0].Value.Uint64(); live > r.baseLive && live-r.baseLive > uint64(r.cfg.MaxMemory) {
-		r.stop(causeMemory)
+	if el := time.Since(r.began); el >= r.nextPoll {
+		r.nextPoll = el + pollInterval
+		r.pollHeap()
 	}
+}
+
+// pollHeap reads the heap in use and, when it has passed the ceiling,
+// forces a garbage collection and measures the live heap.
+func (r *run) pollHeap() {
+	if r.mem == nil || r.stopCause() != causeNone {
+		return
+	}
+	metrics.Read(r.inUse)
+	if r.inUse[0].Value.Uint64() <= r.ceiling {
+		return
+	}
+	runtime.GC()
+	r.seenGC = r.mem.cycles.Load()
+	r.measure()
+}
+
+// measure compares the live heap of the last collection with the start:
+// it stops the program when it has grown by more than MaxMemory, and
+// otherwise sets the ceiling for the heap in use (see checkMemory).
+func (r *run) measure() {
+	metrics.Read(r.sample)
+	live := r.sample[0].Value.Uint64()
+	limit := uint64(r.cfg.MaxMemory)
+	if live > r.baseLive && live-r.baseLive > limit {
+		r.stop(causeMemory)
+		return
+	}
+	r.ceiling = max(r.baseLive+limit, live+limit/16)
+}
+
+// noteAlloc tells the memory watchdog of thread's program that a
+// built-in made v in one step: when v is big (bigAlloc), the heap is read
+// at once instead of at the next poll.
+func noteAlloc(thread *starlark.Thread, v starlark.Value) {
+	if approxSize(v) < bigAlloc {
+		return
+	}
+	if r := runOf(thread); r != nil {
+		r.pollHeap()
+	}
+}
+
+// approxSize is a lower bound of the bytes v occupies, not counting
+// what its elements hold.
+func approxSize(v starlark.Value) int {
+	switch v := v.(type) {
+	case starlark.String:
+		return len(v)
+	case starlark.Bytes:
+		return len(v)
+	case *starlark.List:
+		return 16 * v.Len()
+	case starlark.Tuple:
+		return 16 * len(v)
+	case *starlark.Dict:
+		return 32 * v.Len()
+	case *starlark.Set:
+		return 16 * v.Len()
+	}
+	return 0
 }
 
 // String names the cause, as the reason given to starlark's Cancel.

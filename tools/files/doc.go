@@ -10,6 +10,19 @@
 // tools.ErrBadInput, with a message that tells the model what to do
 // instead.
 //
+// Hard links cannot be checked that way: a hard link is the file itself
+// under another name, with nothing that tells the name inside the root
+// from one outside it (a link made in the root to a file elsewhere on
+// the same file system, by anyone who could write the root). So
+// read_file, search_files and write_file refuse every regular file with
+// more than one link, checked on the open file before anything is read
+// or written (write_file truncates only after the check), with an error
+// wrapping ErrHardLink; search_files skips such files and counts them,
+// and list_files marks them. A file legitimately linked twice inside the
+// root is refused too; copy it instead. Windows reports the count on the
+// open file only, so its listings do not mark them; Plan 9 and
+// WebAssembly do not report it, and nothing is refused there.
+//
 // Output is bounded: read_file stops at Config.MaxReadBytes and ends with a
 // marker that names the start_line to read on from; list_files shows at
 // most Config.MaxEntries entries and search_files at most Config.MaxMatches

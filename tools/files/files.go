@@ -76,6 +76,12 @@ var (
 	// ErrReadOnlyPath means write_file was asked to write inside a .git
 	// folder.
 	ErrReadOnlyPath = errors.New("path may not be written")
+	// ErrHardLink means a file has more than one hard link (name). A hard
+	// link cannot be told from the file's other names, one of which may
+	// lie outside the root folder (a link made inside the root to
+	// /etc/shadow, or to a file the agent should not change), so
+	// read_file, search_files and write_file refuse such files.
+	ErrHardLink = errors.New("file has several hard links")
 )
 
 // Config configures an FS. Zero values take the documented defaults; only

@@ -110,7 +110,7 @@ func (f *FS) list(ctx context.Context, p, pattern string, depth int, hasDepth, r
 		if pattern == "" || matchGlob(pattern, filepath.Base(rel)) {
 			e := entry{rel: rel, kind: kindOther}
 			if info.Mode().IsRegular() {
-				e.kind, e.size = kindFile, info.Size()
+				e.kind, e.size, e.links = kindFile, info.Size(), linkCount(nil, info)
 			}
 			return "A file, not a folder:\n" + formatEntry(e) + "\n", nil
 		}
@@ -177,6 +177,8 @@ func formatEntry(e entry) string {
 		return "link  " + p + "  (a symbolic link to a file, " + plural(e.size, "byte", "bytes") + ")"
 	case e.kind == kindDir:
 		return "dir   " + p + "/"
+	case e.kind == kindFile && e.links > 1:
+		return "file  " + p + "  (" + plural(e.size, "byte", "bytes") + "; " + itoa(int64(e.links)) + " hard links, so not accessible)"
 	case e.kind == kindFile:
 		return "file  " + p + "  (" + plural(e.size, "byte", "bytes") + ")"
 	}

@@ -114,6 +114,8 @@ type entry struct {
 	link  bool
 	size  int64
 	depth int
+	// links is how many hard links a regular file has (see linkCount).
+	links uint64
 }
 
 // statEntry describes the entry name in the directory dir.
@@ -134,11 +136,22 @@ func statEntry(root *os.Root, dir string, d fs.DirEntry, depth int) entry {
 	case info.IsDir():
 		e.kind = kindDir
 	case info.Mode().IsRegular():
-		e.kind, e.size = kindFile, info.Size()
+		e.kind, e.size, e.links = kindFile, info.Size(), linkCount(nil, info)
 	default:
 		e.kind = kindOther
 	}
 	return e
+}
+
+// checkLinks refuses a regular file of more than one hard link (see
+// ErrHardLink): fh is the open file, or nil before it is opened, and
+// info its metadata. tool names the tool that refuses.
+func checkLinks(rel, tool string, fh *os.File, info fs.FileInfo) error {
+	if n := linkCount(fh, info); n > 1 {
+		return tools.BadInput(ErrHardLink, "%q has %d hard links (names for the same file), and one of them may lie outside the root folder; %s does not open files with more than one link. "+
+			"Ask for a copy of the file instead of a link", display(rel), n, tool)
+	}
+	return nil
 }
 
 // matchGlob matches a glob pattern against an entry: against its path

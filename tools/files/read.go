@@ -200,7 +200,8 @@ func (f *FS) read(ctx context.Context, p string, r readRange, numbers bool) (str
 
 // openRegular opens a regular file of the root and returns it with its
 // size. Folders and special files (devices, pipes) are refused before and
-// after the open.
+// after the open, and so are files with more than one hard link
+// (ErrHardLink), checked on the open file.
 func openRegular(root *os.Root, rel string) (*os.File, int64, error) {
 	info, err := root.Stat(rel)
 	if err != nil {
@@ -220,6 +221,10 @@ func openRegular(root *os.Root, rel string) (*os.File, int64, error) {
 	if err != nil || !info.Mode().IsRegular() {
 		_ = fh.Close()
 		return nil, 0, tools.BadInput(ErrNotFile, "%q is not a regular file", display(rel))
+	}
+	if err := checkLinks(rel, ReadName, fh, info); err != nil {
+		_ = fh.Close()
+		return nil, 0, err
 	}
 	return fh, info.Size(), nil
 }

@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -129,7 +130,10 @@ func (q searchQuery) compile() (*regexp.Regexp, error) {
 // searchStats counts what a search did.
 type searchStats struct {
 	files, matchedFiles, matches, shown int
-	binary, big, unreadable             int
+	binary, big, unreadable, linked     int
+	// linkErr is the refusal of the last file skipped for its hard
+	// links, for a search of that one file.
+	linkErr error
 }
 
 func (f *FS) search(ctx context.Context, q searchQuery) (string, error) {
@@ -163,6 +167,10 @@ func (f *FS) search(ctx context.Context, q searchQuery) (string, error) {
 		}
 		data, err := readSmall(root, e.rel, f.cfg.MaxSearchFileBytes)
 		switch {
+		case errors.Is(err, ErrHardLink):
+			st.linked++
+			st.linkErr = err
+			return
 		case err != nil:
 			st.unreadable++
 			return
@@ -182,6 +190,9 @@ func (f *FS) search(ctx context.Context, q searchQuery) (string, error) {
 			return "", tools.BadInput(ErrNotFile, "%q is a special file, not a regular file", display(rel))
 		}
 		scan(entry{rel: rel, kind: kindFile, size: info.Size()})
+		if st.linkErr != nil {
+			return "", st.linkErr
+		}
 		if st.binary > 0 {
 			return "", tools.BadInput(ErrBinary, "%q looks like a binary file; %s searches text files only", display(rel), SearchName)
 		}
@@ -208,7 +219,7 @@ func (f *FS) search(ctx context.Context, q searchQuery) (string, error) {
 	}
 	switch {
 	case st.matches == 0:
-		fmt.Fprintf(&out, "No matches for %q in %s under %s.\n", q.pattern, plural(st.files-st.binary-st.big-st.unreadable, "text file", "text files"), where)
+		fmt.Fprintf(&out, "No matches for %q in %s under %s.\n", q.pattern, plural(st.files-st.binary-st.big-st.unreadable-st.linked, "text file", "text files"), where)
 	case st.shown < st.matches:
 		fmt.Fprintf(&out, "(%s of %s matching lines shown, from %s; narrow the pattern, path or glob to see the rest)\n",
 			itoa(st.shown), itoa(st.matches), plural(st.matchedFiles, "file", "files"))
@@ -224,6 +235,9 @@ func (f *FS) search(ctx context.Context, q searchQuery) (string, error) {
 	}
 	if st.unreadable > 0 {
 		skipped = append(skipped, plural(st.unreadable, "unreadable file or folder", "unreadable files or folders"))
+	}
+	if st.linked > 0 {
+		skipped = append(skipped, plural(st.linked, "file with several hard links", "files with several hard links"))
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(&out, "(skipped %s)\n", strings.Join(skipped, ", "))
@@ -286,15 +300,21 @@ func excerpt(line []byte, loc []int) string {
 	return s
 }
 
-// readSmall reads a file of the root, at most limit+1 bytes of it.
+// readSmall reads a file of the root, at most limit+1 bytes of it. A file
+// with more than one hard link is refused with an error wrapping
+// ErrHardLink.
 func readSmall(root *os.Root, rel string, limit int64) ([]byte, error) {
 	fh, err := openRead(root, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	if info, err := fh.Stat(); err != nil || !info.Mode().IsRegular() {
+	info, err := fh.Stat()
+	if err != nil || !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%q is not a regular file", display(rel))
+	}
+	if err := checkLinks(rel, SearchName, fh, info); err != nil {
+		return nil, err
 	}
 	return io.ReadAll(io.LimitReader(fh, limit+1))
 }

@@ -126,21 +126,36 @@ func (f *FS) write(ctx context.Context, p, content string, appendTo bool) (strin
 		return "", tools.BadInput(ErrNotFile, "%q is a folder; give the path of a file", display(rel))
 	case !before.Mode().IsRegular():
 		return "", tools.BadInput(ErrNotFile, "%q is a special file, not a regular file", display(rel))
+	default:
+		if err := checkLinks(rel, WriteName, nil, before); err != nil {
+			return "", err
+		}
 	}
 
+	// The file is truncated only once the open file is known to be a
+	// regular one of a single link (O_TRUNC would cut it before).
 	flag := os.O_WRONLY | os.O_CREATE | syscall.O_NONBLOCK
 	if appendTo {
 		flag |= os.O_APPEND
-	} else {
-		flag |= os.O_TRUNC
 	}
 	fh, err := root.OpenFile(rel, flag, 0o644)
 	if err != nil {
 		return "", pathError(rel, err)
 	}
-	if info, err := fh.Stat(); err != nil || !info.Mode().IsRegular() {
+	info, err := fh.Stat()
+	if err != nil || !info.Mode().IsRegular() {
 		_ = fh.Close()
 		return "", tools.BadInput(ErrNotFile, "%q is not a regular file", display(rel))
+	}
+	if err := checkLinks(rel, WriteName, fh, info); err != nil {
+		_ = fh.Close()
+		return "", err
+	}
+	if !appendTo {
+		if err := fh.Truncate(0); err != nil {
+			_ = fh.Close()
+			return "", pathError(rel, err)
+		}
 	}
 	_, werr := fh.WriteString(content)
 	cerr := fh.Close()

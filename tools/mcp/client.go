@@ -61,6 +61,8 @@ type attempt struct {
 	// retry is set when the attempt failed only because the caller that
 	// made it gave up; a waiter then makes its own.
 	retry bool
+	// prev is the connection that went down.
+	prev *conn
 }
 
 // conn is one session with the server (one server process, for stdio).
@@ -173,7 +175,7 @@ func (c *Client) Close() error {
 		c.mu.Unlock()
 		var errs []error
 		for _, cn := range all {
-			if err := cn.shutdown(c.cfg.KillGrace); err != nil {
+			if err := cn.shutdown(c.cfg.KillGrace, "the client was closed"); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -218,7 +220,7 @@ func (c *Client) start(ctx context.Context) (*conn, error) {
 	if err != nil {
 		e := c.startupError(sctx, "MCP handshake", err, p)
 		if p != nil {
-			_ = p.stop(c.cfg.KillGrace)
+			_ = p.stop(c.cfg.KillGrace, "the MCP handshake failed")
 		}
 		return nil, e
 	}
@@ -227,7 +229,7 @@ func (c *Client) start(ctx context.Context) (*conn, error) {
 	list, err := listTools(sctx, sess)
 	if err != nil {
 		e := c.startupError(sctx, "tool listing", err, p)
-		_ = cn.shutdown(c.cfg.KillGrace)
+		_ = cn.shutdown(c.cfg.KillGrace, "the tool listing failed")
 		return nil, e
 	}
 	cn.list = list
@@ -257,6 +259,7 @@ func (c *Client) startupError(ctx context.Context, phase string, err error, p *p
 		return fmt.Errorf("%w: %w", ErrStartup, ErrClosed)
 	}
 	var b strings.Builder
+	var exit *ExitError
 	fmt.Fprintf(&b, "%s: server %s: ", ErrStartup.Error(), c.label)
 	timedOut := errors.Is(context.Cause(ctx), errStartupTimeout)
 	switch {
@@ -271,7 +274,8 @@ func (c *Client) startupError(ctx context.Context, phase string, err error, p *p
 	case phase == "start":
 		fmt.Fprintf(&b, "cannot run the command: %v", err)
 	case p != nil && p.waitExit(time.Second):
-		fmt.Fprintf(&b, "the server %s during the %s", exitText(p.state, p.waitErr), phase)
+		exit = p.exitError()
+		fmt.Fprintf(&b, "the server %s during the %s", exit.what(), phase)
 	default:
 		fmt.Fprintf(&b, "%s failed: %v", phase, err)
 		if p != nil {
@@ -282,18 +286,49 @@ func (c *Client) startupError(ctx context.Context, phase string, err error, p *p
 	if p != nil {
 		msg = withStderr(msg, p.stderrTail())
 	}
-	return &startupErr{msg: msg, err: err}
+	e := &startupErr{msg: msg, err: err}
+	if exit != nil {
+		e.exit = exit
+	}
+	return e
 }
 
 // startupErr is an ErrStartup error with a message of its own that also
-// wraps the underlying cause (exec.ErrNotFound, a context error, ...).
+// wraps the underlying cause (exec.ErrNotFound, a context error, ...)
+// and, when the server's process exited, its *ExitError.
 type startupErr struct {
-	msg string
-	err error
+	msg  string
+	err  error
+	exit *ExitError
 }
 
-func (e *startupErr) Error() string   { return e.msg }
-func (e *startupErr) Unwrap() []error { return []error{ErrStartup, e.err} }
+func (e *startupErr) Error() string { return e.msg }
+
+func (e *startupErr) Unwrap() []error {
+	errs := []error{ErrStartup, e.err}
+	if e.exit != nil {
+		errs = append(errs, e.exit)
+	}
+	return errs
+}
+
+// downError is an ErrServerDown error with a message of its own that
+// also wraps what is known of the cause: the server process's
+// *ExitError, the connection's error, a failed restart's error.
+type downError struct {
+	msg    string
+	causes []error
+}
+
+func (e *downError) Error() string { return ErrServerDown.Error() + ": " + e.msg }
+
+func (e *downError) Unwrap() []error { return append([]error{ErrServerDown}, e.causes...) }
+
+// exitSettle is how long a stdio server whose connection ended is given
+// to exit on its own before planner stops it: a server that dies (a
+// crash, a signal from elsewhere) closes its output first, and its exit
+// status, not planner's signal, must be what the errors report.
+const exitSettle = 250 * time.Millisecond
 
 // watch marks cn down when its session ends or its process exits, and
 // then shuts it down.
@@ -303,6 +338,14 @@ func (c *Client) watch(cn *conn) {
 	go func() {
 		defer c.watchers.Done()
 		err := cn.sess.Wait()
+		if err == nil {
+			// Planner's own Close marks cn down first, with no cause;
+			// otherwise the server ended the session.
+			err = errSessionEnded
+			if cn.proc != nil {
+				err = errStdoutClosed
+			}
+		}
 		cn.markDown(err)
 		close(sessDone)
 	}()
@@ -312,14 +355,21 @@ func (c *Client) watch(cn *conn) {
 			select {
 			case <-cn.proc.exited:
 			case <-sessDone:
+				cn.proc.waitExit(exitSettle)
 			}
 		} else {
 			<-sessDone
 		}
 		cn.markDown(nil)
-		_ = cn.shutdown(c.cfg.KillGrace)
+		_ = cn.shutdown(c.cfg.KillGrace, cn.brokeBecause())
 	}()
 }
+
+// The causes of a session that ended without an error of its own.
+var (
+	errStdoutClosed = errors.New("the server closed its standard output")
+	errSessionEnded = errors.New("the server ended the session")
+)
 
 // session returns a live connection, starting the server again if it went
 // down (once per crash, at most maxRestarts times in all).
@@ -349,12 +399,12 @@ func (c *Client) session(ctx context.Context) (*conn, error) {
 		if c.restarts >= c.maxRestarts {
 			cur := c.cur
 			c.mu.Unlock()
-			what, stderr := cur.describe(0)
-			return nil, fmt.Errorf("%w: %s", ErrServerDown, withStderr(
-				fmt.Sprintf("server %s %s and is not restarted again (max_restarts is %d)", c.label, what, c.maxRestarts), stderr))
+			what, stderr, causes := cur.describe(0)
+			return nil, &downError{msg: withStderr(
+				fmt.Sprintf("server %s %s and is not restarted again (max_restarts is %d)", c.label, what, c.maxRestarts), stderr), causes: causes}
 		}
 		c.restarts++
-		a := &attempt{done: make(chan struct{})}
+		a := &attempt{done: make(chan struct{}), prev: c.cur}
 		c.attempt = a
 		c.mu.Unlock()
 		return c.restart(ctx, a)
@@ -380,13 +430,16 @@ func (c *Client) restart(ctx context.Context, a *attempt) (*conn, error) {
 	switch {
 	case closed:
 		if cn != nil {
-			_ = cn.shutdown(c.cfg.KillGrace)
+			_ = cn.shutdown(c.cfg.KillGrace, "the client was closed")
 		}
 		cn, err = nil, ErrClosed
 	case err != nil && a.retry:
 		err = context.Cause(ctx)
 	case err != nil:
-		err = fmt.Errorf("%w: restarting server %s failed: %w", ErrServerDown, c.label, err)
+		// Say why the server went down as well as why it would not
+		// start again: the first is often the cause of the second.
+		what, _, causes := a.prev.describe(0)
+		err = &downError{msg: fmt.Sprintf("server %s %s, and restarting it failed: %v", c.label, what, err), causes: append(causes, err)}
 	}
 	a.cn, a.err = cn, err
 	close(a.done)
@@ -397,16 +450,15 @@ func (c *Client) restart(ctx context.Context, a *attempt) (*conn, error) {
 // returns the error for that call.
 func (c *Client) fail(cn *conn, cause error) error {
 	cn.markDown(cause)
-	what, stderr := cn.describe(2 * time.Second)
-	go func() { _ = cn.shutdown(c.cfg.KillGrace) }()
+	what, stderr, causes := cn.describe(2 * time.Second)
+	go func() { _ = cn.shutdown(c.cfg.KillGrace, cn.brokeBecause()) }()
 	c.mu.Lock()
 	next := "calling the tool again restarts the server"
 	if c.restarts >= c.maxRestarts {
 		next = fmt.Sprintf("the server is not restarted again (max_restarts is %d)", c.maxRestarts)
 	}
 	c.mu.Unlock()
-	return fmt.Errorf("%w: %s", ErrServerDown, withStderr(
-		fmt.Sprintf("server %s %s and the call did not complete; %s", c.label, what, next), stderr))
+	return &downError{msg: withStderr(fmt.Sprintf("server %s %s and the call did not complete; %s", c.label, what, next), stderr), causes: causes}
 }
 
 func (cn *conn) isDown() bool {
@@ -427,30 +479,48 @@ func (cn *conn) markDown(cause error) {
 }
 
 // describe says why cn went down, waiting up to wait for a stdio server's
-// exit status, and returns the end of the server's standard error.
-func (cn *conn) describe(wait time.Duration) (what, stderr string) {
+// exit, and returns the end of the server's standard error and the
+// causes to wrap: the process's *ExitError once it exited, and the
+// connection's error. An exit by a signal planner sent says why planner
+// sent it, since the signal alone would hide the cause.
+func (cn *conn) describe(wait time.Duration) (what, stderr string, causes []error) {
 	var cause string
 	select {
 	case <-cn.down:
 		if cn.cause != nil {
 			cause = cn.cause.Error()
+			causes = append(causes, cn.cause)
 		}
 	default:
 	}
 	if cn.proc == nil {
 		if cause == "" {
-			return "lost the connection", ""
+			return "lost the connection", "", causes
 		}
-		return "lost the connection (" + cause + ")", ""
+		return "lost the connection (" + cause + ")", "", causes
 	}
 	if cn.proc.waitExit(wait) {
-		return exitText(cn.proc.state, cn.proc.waitErr), cn.proc.stderrTail()
+		exit := cn.proc.exitError()
+		return exit.what(), exit.Stderr, append([]error{exit}, causes...)
 	}
 	what = "broke the connection"
 	if cause != "" {
 		what += " (" + cause + ")"
 	}
-	return what, cn.proc.stderrTail()
+	return what, cn.proc.stderrTail(), causes
+}
+
+// brokeBecause is the reason planner gives for stopping the server of
+// cn after its connection broke.
+func (cn *conn) brokeBecause() string {
+	select {
+	case <-cn.down:
+		if cn.cause != nil {
+			return "its connection broke (" + cn.cause.Error() + ")"
+		}
+	default:
+	}
+	return "its connection broke"
 }
 
 // withStderr appends the end of a server's standard error to msg.
@@ -461,11 +531,17 @@ func withStderr(msg, stderr string) string {
 	return msg + "; its stderr ends with:\n" + stderr
 }
 
-// shutdown closes the session and stops the server process; it is
-// idempotent, and concurrent callers wait for the first.
-func (cn *conn) shutdown(grace time.Duration) error {
+// shutdown closes the session and stops the server process, for reason
+// (see process.stop); it is idempotent, and concurrent callers wait for
+// the first, whose reason counts.
+func (cn *conn) shutdown(grace time.Duration, reason string) error {
 	cn.stopOnce.Do(func() {
 		cn.markDown(nil)
+		if cn.proc != nil {
+			// Closing the session closes the server's stdin, which
+			// may end it before any signal: say why either way.
+			cn.proc.beginStop(reason)
+		}
 		closed := make(chan struct{})
 		go func() {
 			_ = cn.sess.Close()
@@ -478,7 +554,7 @@ func (cn *conn) shutdown(grace time.Duration) error {
 		case <-timer.C:
 		}
 		if cn.proc != nil {
-			cn.stopErr = cn.proc.stop(grace)
+			cn.stopErr = cn.proc.stop(grace, reason)
 			select {
 			case <-closed:
 			case <-time.After(grace):

@@ -11,7 +11,12 @@
 //
 // When the server dies (its process exits, the connection is lost), the
 // calls in flight fail with ErrServerDown and the next call starts it
-// again, a bounded number of times (Config.MaxRestarts).
+// again, a bounded number of times (Config.MaxRestarts). The error says
+// how a stdio server ended and wraps an *ExitError with the same: its
+// exit status, or the signal that ended it and whether planner sent that
+// signal (and why: "its connection broke (EOF)", "the client was
+// closed") or it came from elsewhere (the kernel's out-of-memory killer),
+// and the end of its standard error.
 //
 // Tool errors are written for the model that reads them: a result the
 // server marks isError is an error wrapping ErrToolError with the server's

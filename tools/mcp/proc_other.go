@@ -8,6 +8,17 @@ import (
 	"os/exec"
 )
 
+// The names stop records for the signals it sends: without process
+// groups both are a kill, and exitSignal reports no signal.
+const (
+	termSignal = "kill"
+	killSignal = "kill"
+)
+
+// exitSignal returns "": this platform does not report the signal that
+// ended a process.
+func exitSignal(*os.ProcessState) (name string, core bool) { return "", false }
+
 // ownProcessGroup is a no-op where process groups are not available; Close
 // then stops only the server process itself.
 func ownProcessGroup(*exec.Cmd) {}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +21,10 @@ import (
 // startup as a misconfigured server does.
 const serverEnv = "PLANNER_MCP_TEST_SERVER"
 
+// failIfEnv names a file whose existence makes the test server fail at
+// startup, as one whose configuration broke does.
+const failIfEnv = "PLANNER_MCP_TEST_FAIL_IF"
+
 func TestMain(m *testing.M) {
 	switch os.Getenv(serverEnv) {
 	case "":
@@ -27,6 +33,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "test server: bad configuration: missing API token")
 		os.Exit(2)
 	default:
+		if f := os.Getenv(failIfEnv); f != "" {
+			if _, err := os.Stat(f); err == nil {
+				fmt.Fprintln(os.Stderr, "test server: bad configuration: the failure marker exists")
+				os.Exit(2)
+			}
+		}
 		err := newTestServer(true).Run(context.Background(), &gomcp.StdioTransport{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
@@ -41,7 +53,7 @@ func TestMain(m *testing.M) {
 func testToolNames(stdio bool) []string {
 	names := []string{"echo", "add", "fail", "slow", "inflight", "env", "pid", "cwd", "peek", "media", "structured"}
 	if stdio {
-		names = append(names, "crash", "spawn")
+		names = append(names, "crash", "spawn", "hangup", "stubborn")
 	}
 	return names
 }
@@ -140,6 +152,19 @@ func newTestServer(stdio bool) *gomcp.Server {
 			fmt.Fprintln(os.Stderr, "test server: crashing now")
 			os.Exit(3)
 			return nil, nil, nil
+		})
+	gomcp.AddTool(s, &gomcp.Tool{Name: "hangup", Description: "Closes the server's stdout and stays up."},
+		func(context.Context, *gomcp.CallToolRequest, none) (*gomcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "test server: hanging up")
+			_ = os.Stdout.Close()
+			select {}
+		})
+	gomcp.AddTool(s, &gomcp.Tool{Name: "stubborn", Description: "Ignores SIGTERM, closes the server's stdout and stays up."},
+		func(context.Context, *gomcp.CallToolRequest, none) (*gomcp.CallToolResult, any, error) {
+			signal.Ignore(syscall.SIGTERM)
+			fmt.Fprintln(os.Stderr, "test server: ignoring SIGTERM")
+			_ = os.Stdout.Close()
+			select {}
 		})
 	gomcp.AddTool(s, &gomcp.Tool{Name: "spawn", Description: "Starts a long sleep and returns its pid."},
 		func(context.Context, *gomcp.CallToolRequest, none) (*gomcp.CallToolResult, any, error) {

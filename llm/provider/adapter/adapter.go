@@ -156,6 +156,9 @@ type Settings struct {
 	PromptCache bool
 	// client is Config.HTTPClient, the base of HTTPClient; may be nil.
 	client *http.Client
+	// provider is the provider's name, which picks HTTPClient's splitter
+	// of long stream lines.
+	provider string
 }
 
 // HTTPClient returns the client an adapter sends its requests through: a
@@ -163,9 +166,12 @@ type Settings struct {
 // whose transport records each response's status and Retry-After for the
 // errors of New's model and, when header is not empty, sets header to
 // value on every request (for adapters that cannot send a key
-// themselves).
+// themselves). For openai and anthropic it also rewrites a streamed
+// reply's lines that are too long for langchaingo's stream readers
+// (over 64 KiB, which fail the call) as shorter events of the same reply,
+// each string cut to the call's reply limit (middleware.LongLineTransport).
 func (s Settings) HTTPClient(header, value string) *http.Client {
-	return newHTTPClient(s.client, s.Timeout, header, value)
+	return newHTTPClient(s.client, s.Timeout, header, value, splitterFor(s.provider))
 }
 
 // Client is what an Adapter built: the langchaingo client, and what New's
@@ -259,6 +265,7 @@ func resolve(cfg Config) (resolved, error) {
 			PromptCache: cfg.PromptCache == nil || *cfg.PromptCache,
 		},
 	}
+	r.Settings.provider = r.provider
 	if _, err := CapabilitiesOf(r.provider); err != nil {
 		return r, err
 	}

@@ -43,7 +43,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // newHTTPClient builds the client an adapter uses: a shallow copy of base
 // (or a new client) whose transport is wrapped, with the given timeout.
-func newHTTPClient(base *http.Client, timeout time.Duration, header, value string) *http.Client {
+// With split, a middleware.LongLineTransport outermost makes the lines of
+// streamed replies fit langchaingo's stream readers (splitterFor).
+func newHTTPClient(base *http.Client, timeout time.Duration, header, value string, split middleware.SplitFunc) *http.Client {
 	var c http.Client
 	if base != nil {
 		c = *base
@@ -56,6 +58,9 @@ func newHTTPClient(base *http.Client, timeout time.Duration, header, value strin
 		rt = &middleware.ObservingTransport{Base: rt}
 	}
 	c.Transport = &transport{base: rt, header: header, value: value}
+	if split != nil {
+		c.Transport = &middleware.LongLineTransport{Base: c.Transport, Split: split}
+	}
 	c.Timeout = timeout
 	return &c
 }

@@ -1,5 +1,9 @@
 // Package mcptest provides real MCP servers for tests.
 //
+// ManyToolsServer serves, in process over streamable HTTP, a server that
+// lists as many generated tools as asked (10,000 say), for tests of what
+// reaches a prompt; it needs neither npm nor a network.
+//
 // FilesystemServer returns the command that runs the reference filesystem
 // server, @modelcontextprotocol/server-filesystem from npm, pinned to
 // FilesystemVersion. make test installs it ahead of time
@@ -14,8 +18,9 @@
 // fails, saying how to get them. make test runs scripts/integration-deps.sh,
 // which installs the server and sets the variable.
 //
-// The tests that use it are integration tests, built only with the build
-// tag integration (go test -tags integration; make test sets it).
+// The tests that use the filesystem server are integration tests, built
+// only with the build tag integration (go test -tags integration; make
+// test sets it).
 package mcptest
 
 import (

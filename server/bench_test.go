@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/server"
 	"github.com/planner-engine/planner/verify"
 	"github.com/stretchr/testify/require"
@@ -118,12 +118,17 @@ type benchServer struct {
 }
 
 func newBenchServer(tb testing.TB, tasks []suite.Task, opts ...option) *benchServer {
+	return newBenchServerOn(tb, "sim", tasks, opts...)
+}
+
+// newBenchServerOn is newBenchServer with the model spec llm.
+func newBenchServerOn(tb testing.TB, llmSpec string, tasks []suite.Task, opts ...option) *benchServer {
 	tb.Helper()
 	a, err := app.New(app.WithTasks(tasks))
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = a.Close() })
 	dir := tb.TempDir()
-	cfg := server.Config{Engine: a.Engine, Dir: filepath.Dir(reactConfig(tb)), Root: dir, StorePath: filepath.Join(dir, "threads.db"), LLM: "sim",
+	cfg := server.Config{Engine: a.Engine, Dir: filepath.Dir(reactConfig(tb)), Root: dir, StorePath: filepath.Join(dir, "threads.db"), LLM: llmSpec,
 		CompareDir: filepath.Join(dir, "out"),
 		Tasks: func(context.Context, string) ([]suite.Task, suite.Format, error) {
 			return tasks, suite.FormatJSONL, nil
@@ -241,11 +246,22 @@ func measure(f func()) (wall, cpu time.Duration, heap, rss uint64) {
 // CPU time and peak live heap of each and their ratios (server over
 // compare), and the median time a start took to answer.
 func BenchmarkStartsVersusCompare(b *testing.B) {
+	// sim answers at once, so a run costs well under a millisecond and
+	// the durable journal's SQLite commits are most of a server run;
+	// sim:slow takes 100 ms and more a call, as a fast hosted model does.
+	for _, spec := range []string{"sim", "sim:slow"} {
+		b.Run(spec, func(b *testing.B) { startsVersusCompare(b, spec) })
+	}
+}
+
+func startsVersusCompare(b *testing.B, spec string) {
+	model, err := llm.ParseSpec(spec)
+	require.NoError(b, err)
 	const runs, concurrency = 200, server.DefaultMaxRuns
 	tasks := benchTasks(b, runs)
 	warm := benchTasks(b, 1)
 	for b.Loop() {
-		bs := newBenchServer(b, tasks)
+		bs := newBenchServerOn(b, spec, tasks)
 		bs.startAll(b, warm, 1) // the tokenizer loads once, outside the measure
 		bs.waitIdle(b)
 		var lat []time.Duration
@@ -258,13 +274,13 @@ func BenchmarkStartsVersusCompare(b *testing.B) {
 		loader, err := app.New(app.WithTasks(tasks))
 		require.NoError(b, err)
 		_, err = compare.Run(context.Background(), loader, suite.AgentTasks(warm), compare.Options{Configs: []string{reactConfig(b)},
-			LLM: config.LLM{Provider: "sim"}, OutDir: b.TempDir(), Scorer: verify.ExactMatch{}})
+			LLM: model, OutDir: b.TempDir(), Scorer: verify.ExactMatch{}})
 		require.NoError(b, err)
 		compareRuns := func(threads bool) (wall, cpu time.Duration, heap uint64) {
 			var rep *compare.Report
 			wall, cpu, heap, _ = measure(func() {
 				rep, err = compare.Run(context.Background(), loader, suite.AgentTasks(tasks), compare.Options{Configs: []string{reactConfig(b)},
-					LLM: config.LLM{Provider: "sim"}, Concurrency: concurrency, OutDir: b.TempDir(), Scorer: verify.ExactMatch{}, Threads: threads})
+					LLM: model, Concurrency: concurrency, OutDir: b.TempDir(), Scorer: verify.ExactMatch{}, Threads: threads})
 			})
 			require.NoError(b, err)
 			require.Equal(b, runs, rep.Ran)

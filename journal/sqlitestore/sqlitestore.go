@@ -108,6 +108,11 @@ type Store struct {
 	// queue in Go (honouring their contexts) instead of spinning in
 	// SQLite's busy handler; busy_timeout arbitrates between processes.
 	write chan struct{}
+	// mu guards pending, the Appends waiting for the next group commit,
+	// and leader, the one of them that commits them (nil: none yet).
+	mu      sync.Mutex
+	pending []*appendReq
+	leader  *appendReq
 }
 
 var (
@@ -681,16 +686,152 @@ func (s *Store) SetStatus(ctx context.Context, name string, u journal.Update) er
 	return nil
 }
 
-// Append adds e to the named thread's journal in one write transaction
-// and returns its seq; see journal.Store. Request and Response are stored
-// as given (the store does not check that they are JSON).
+// Append adds e to the named thread's journal and returns its seq; see
+// journal.Store. Request and Response are stored as given (the store does
+// not check that they are JSON).
+//
+// Appends commit in groups. One waiting Append at a time leads: it takes
+// the write lock and commits, in one transaction, every Append waiting by
+// then, each checked as if alone; the others wait for its outcome, and it
+// hands the lead to the first that arrived meanwhile. Concurrent runs (a
+// server's, a comparison's) thus share commits instead of queueing one
+// each, and an Append alone commits at once. An Append whose ctx ends
+// while it waits returns ctx's error unless its entry is already taken
+// into a commit, whose outcome it then returns: an entry is never written
+// after its Append has failed.
 func (s *Store) Append(ctx context.Context, name string, e journal.Entry) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, s.fail("append to "+name, err)
+	}
 	now := time.Now()
 	if e.Time.IsZero() {
 		e.Time = now
 	}
+	req := &appendReq{name: name, e: e, now: now, done: make(chan struct{}), lead: make(chan struct{})}
+	s.mu.Lock()
+	s.pending = append(s.pending, req)
+	if s.leader == nil {
+		s.leader = req
+		close(req.lead)
+	}
+	s.mu.Unlock()
+	select {
+	case <-req.done:
+		return req.seq, req.err
+	case <-req.lead:
+	case <-ctx.Done():
+		if s.withdraw(req) {
+			return 0, s.fail("append to "+name, ctx.Err())
+		}
+		select { // taken into a commit, or made the leader
+		case <-req.done:
+			return req.seq, req.err
+		case <-req.lead:
+		}
+	}
+	s.leadCommit(context.WithoutCancel(ctx))
+	<-req.done
+	return req.seq, req.err
+}
+
+// appendReq is one Append waiting for a group commit; seq and err are its
+// outcome, set before done is closed. lead is closed when it is to lead
+// the next commit.
+type appendReq struct {
+	name string
+	e    journal.Entry
+	now  time.Time
+	seq  int64
+	err  error
+	done chan struct{}
+	lead chan struct{}
+}
+
+// withdraw removes req from the appends waiting to commit, and reports
+// whether it was still there and not the leader (which must commit).
+func (s *Store) withdraw(req *appendReq) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leader == req {
+		return false
+	}
+	for i, r := range s.pending {
+		if r == req {
+			s.pending = append(s.pending[:i], s.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// leadCommit commits every waiting Append under the write lock, then
+// makes the first Append waiting after them the leader, if any.
+func (s *Store) leadCommit(ctx context.Context) {
+	_ = s.lockWrite(ctx) // ctx is not cancelled: others wait on this commit
+	s.mu.Lock()
+	batch := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	s.commit(ctx, batch)
+	s.unlockWrite()
+	s.mu.Lock()
+	s.leader = nil
+	if len(s.pending) > 0 {
+		s.leader = s.pending[0]
+		close(s.leader.lead)
+	}
+	s.mu.Unlock()
+}
+
+// commit writes batch in one transaction, under the write lock, and
+// closes each request's done with its outcome. An entry that cannot be
+// added (its thread is gone, its seq is taken) fails alone; a failure of
+// the transaction fails them all.
+func (s *Store) commit(ctx context.Context, batch []*appendReq) {
+	defer func() {
+		for _, r := range batch {
+			close(r.done)
+		}
+	}()
+	failAll := func(err error) {
+		for _, r := range batch {
+			r.seq, r.err = 0, s.fail("append to "+r.name, err)
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		failAll(err)
+		return
+	}
+	defer func() { _ = tx.Rollback() }()
+	count, insert, bump := tx.StmtContext(ctx, s.countStmt), tx.StmtContext(ctx, s.insertStmt), tx.StmtContext(ctx, s.bumpStmt)
+	added := int64(0)
+	for _, r := range batch {
+		r.seq, r.err, err = s.appendIn(ctx, count, insert, bump, r)
+		if err != nil {
+			failAll(err)
+			return
+		}
+		if r.err == nil {
+			added++
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		failAll(err)
+		return
+	}
+	if added > 0 {
+		s.written += added
+		s.noteWrites()
+	}
+}
+
+// appendIn adds r's entry in the transaction of count, insert and bump,
+// returning its seq, or an error of r's own (entryErr) that leaves the
+// transaction usable, or one that fails the transaction (txErr).
+func (s *Store) appendIn(ctx context.Context, count, insert, bump *sql.Stmt, r *appendReq) (seq int64, entryErr, txErr error) {
 	var steps, models, tools int64
-	switch e.Kind {
+	switch r.e.Kind {
 	case journal.KindNode:
 		steps = 1
 	case journal.KindModel:
@@ -698,46 +839,30 @@ func (s *Store) Append(ctx context.Context, name string, e journal.Entry) (int64
 	case journal.KindTool:
 		tools = 1
 	}
-
-	if err := s.lockWrite(ctx); err != nil {
-		return 0, s.fail("append to "+name, err)
-	}
-	defer s.unlockWrite()
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
-	if err != nil {
-		return 0, s.fail("append to "+name, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	var count int64
-	err = tx.StmtContext(ctx, s.countStmt).QueryRowContext(ctx, name).Scan(&count)
+	var n int64
+	err := count.QueryRowContext(ctx, r.name).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, notFound(name)
+		return 0, notFound(r.name), nil
 	}
 	if err != nil {
-		return 0, s.fail("append to "+name, err)
+		return 0, nil, err
 	}
-	seq := count + 1
-	_, err = tx.StmtContext(ctx, s.insertStmt).ExecContext(ctx,
-		name, seq, string(e.Kind), e.Scope, e.Node, e.Digest, jsonOrNil(e.Request), jsonOrNil(e.Response),
+	seq = n + 1
+	e := r.e
+	_, err = insert.ExecContext(ctx, r.name, seq, string(e.Kind), e.Scope, e.Node, e.Digest, jsonOrNil(e.Request), jsonOrNil(e.Response),
 		e.Time.UnixNano(), entrySum(seq, e))
 	if err != nil {
 		var se *sqlite.Error
 		if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
-			return 0, fmt.Errorf("%w: thread %q records %d entries but entry %d exists", journal.ErrCorrupt, name, count, seq)
+			// SQLite undoes the failed statement only: the others stand.
+			return 0, fmt.Errorf("%w: thread %q records %d entries but entry %d exists", journal.ErrCorrupt, r.name, n, seq), nil
 		}
-		return 0, s.fail("append to "+name, err)
+		return 0, nil, err
 	}
-	_, err = tx.StmtContext(ctx, s.bumpStmt).ExecContext(ctx,
-		steps, models, tools, now.UnixNano(), name)
-	if err != nil {
-		return 0, s.fail("append to "+name, err)
+	if _, err := bump.ExecContext(ctx, steps, models, tools, r.now.UnixNano(), r.name); err != nil {
+		return 0, nil, err
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, s.fail("append to "+name, err)
-	}
-	s.written++
-	s.noteWrites()
-	return seq, nil
+	return seq, nil, nil
 }
 
 // Entries returns the named thread's journal; see journal.Store. It reads

@@ -9,8 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -511,4 +515,123 @@ func BenchmarkEntries(b *testing.B) {
 			b.Fatal(len(es), err)
 		}
 	}
+}
+
+// BenchmarkAppendConcurrent appends from 32 threads at once, as a server's
+// 32 running runs do, each entry the digest-sized model entry a journal
+// writes: appends waiting together share a commit.
+func BenchmarkAppendConcurrent(b *testing.B) {
+	ctx := context.Background()
+	s := open(b)
+	const threads = 32
+	for i := range threads {
+		require.NoError(b, s.Create(ctx, journal.Thread{Name: fmt.Sprintf("t%d", i), Pipeline: "p", Status: journal.StatusRunning}))
+	}
+	e := journal.Entry{
+		Kind: journal.KindModel, Scope: "3:react", Node: "react", Digest: strings.Repeat("ab", 32),
+		Request:  json.RawMessage(`{"role":"react","shape":{"messages":4,"options":"0123456789abcdef"}}`),
+		Response: json.RawMessage(fmt.Sprintf(`{"content":%q,"usage":{"prompt_tokens":2000,"completion_tokens":100}}`, strings.Repeat("y", 420))),
+	}
+	var next atomic.Int64
+	b.SetParallelism(threads / max(1, runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		name := fmt.Sprintf("t%d", next.Add(1)%threads)
+		for pb.Next() {
+			if _, err := s.Append(ctx, name, e); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// Appends that commit together are checked one by one: one whose thread
+// is gone fails alone, the others are written with their own seqs.
+func TestConcurrentAppendsFailAlone(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	for _, n := range []string{"a", "b"} {
+		require.NoError(t, s.Create(ctx, journal.Thread{Name: n, Pipeline: "p", Status: journal.StatusRunning}))
+	}
+	const each = 50
+	var wg sync.WaitGroup
+	var missing atomic.Int64
+	seqs := make([][]int64, 2)
+	var mu sync.Mutex
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range each {
+				name := []string{"a", "b", "gone"}[(g+i)%3]
+				seq, err := s.Append(ctx, name, journal.Entry{Kind: journal.KindNode, Node: fmt.Sprint(g, i)})
+				if name == "gone" {
+					if assert.ErrorIs(t, err, journal.ErrNotFound) {
+						missing.Add(1)
+					}
+					continue
+				}
+				if assert.NoError(t, err) {
+					mu.Lock()
+					k := map[string]int{"a": 0, "b": 1}[name]
+					seqs[k] = append(seqs[k], seq)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assert.Positive(t, missing.Load())
+	for k, n := range []string{"a", "b"} {
+		es, err := s.Entries(ctx, n)
+		require.NoError(t, err)
+		require.Len(t, es, len(seqs[k]), "every append of %s that succeeded, and none other", n)
+		sort.Slice(seqs[k], func(i, j int) bool { return seqs[k][i] < seqs[k][j] })
+		for i, seq := range seqs[k] {
+			assert.Equal(t, int64(i+1), seq, "seqs of %s run 1..n with no gap or repeat", n)
+		}
+		th, err := s.Thread(ctx, n)
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(es)), th.Steps)
+	}
+}
+
+// An Append whose context ends while it waits for a commit fails and is
+// not written; the Append leading the commit is not held up by it.
+func TestAppendCancelledWhileWaitingIsNotWritten(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	require.NoError(t, s.Create(ctx, journal.Thread{Name: "a", Pipeline: "p", Status: journal.StatusRunning}))
+	require.NoError(t, s.lockWrite(ctx)) // another write in progress
+	waiting := func(n int) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.pending) == n
+	}
+	type result struct {
+		seq int64
+		err error
+	}
+	lead := make(chan result, 1)
+	go func() {
+		seq, err := s.Append(ctx, "a", journal.Entry{Kind: journal.KindNode, Node: "lead"})
+		lead <- result{seq, err}
+	}()
+	require.Eventually(t, func() bool { return waiting(1) }, 10*time.Second, time.Millisecond)
+	cctx, cancel := context.WithCancel(ctx)
+	follow := make(chan error, 1)
+	go func() {
+		_, err := s.Append(cctx, "a", journal.Entry{Kind: journal.KindNode, Node: "follow"})
+		follow <- err
+	}()
+	require.Eventually(t, func() bool { return waiting(2) }, 10*time.Second, time.Millisecond)
+	cancel()
+	assert.ErrorIs(t, <-follow, context.Canceled)
+	s.unlockWrite()
+	r := <-lead
+	require.NoError(t, r.err)
+	assert.Equal(t, int64(1), r.seq)
+	es, err := s.Entries(ctx, "a")
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	assert.Equal(t, "lead", es[0].Node)
 }

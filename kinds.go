@@ -5,6 +5,9 @@ import (
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/nodes/flow"
+	"github.com/planner-engine/planner/nodes/general"
+	"github.com/planner-engine/planner/nodes/join"
 	plannernode "github.com/planner-engine/planner/planner"
 	"github.com/planner-engine/planner/replanner"
 )
@@ -30,6 +33,11 @@ func NodeKinds() *nodekind.Registry {
 		nodekind.Kind{Name: "evaluate", Summary: "Reflexion evaluator: exact match, LLM judge or heuristic (routes pass/retry)", New: nodes.NewEvaluate, Templates: nodes.EvaluateTemplates()},
 		nodekind.Kind{Name: "reflect", Summary: "Reflexion self-reflection: writes a lesson into episodic memory", New: nodes.NewReflect, Templates: nodes.ReflectTemplates()},
 		nodekind.Kind{Name: "tot", Summary: "Tree of Thoughts: BFS (beam) or DFS (threshold, backtracking) with concurrent proposal and valuation", New: nodes.NewToT, Templates: nodes.ToTTemplates()},
+		nodekind.Kind{Name: "router", Summary: "follows one of its routes: the first expression over the run state that holds, or an LLM classification into its labels", New: flow.NewRouter, Templates: flow.RouterTemplates()},
+		nodekind.Kind{Name: "set", Summary: "assigns vars from expressions over the run state", New: flow.NewSet},
+		nodekind.Kind{Name: "join", Summary: "where parallel branches (an edge to a list of nodes) meet: waits for all, the first, any or k of them and merges them (collect, vote, first, concat)", New: join.New},
+		nodekind.Kind{Name: "llm", Summary: "one prompt, one model call; the reply as text or as JSON checked against a JSON Schema (retried with the errors), into the answer or vars", New: general.NewLLM, Templates: general.LLMTemplates()},
+		nodekind.Kind{Name: "tool", Summary: "calls a named tool with a templated input; the output into a var (route failed on a failed call, if asked)", New: general.NewTool, Templates: general.ToolTemplates()},
 		nodekind.Kind{Name: "lats", Summary: "LATS: Monte-Carlo tree search over ReAct trajectories with UCT, values, rollouts and reflections", New: nodes.NewLATS, Templates: nodes.LATSTemplates()},
 	)
 }

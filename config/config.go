@@ -17,6 +17,21 @@
 //	  - {from: START, to: act}
 //	  - {from: act, to: END}
 //	  - {from: replan, to: {continue: execute, finish: finalize}}
+//
+// An edge whose to: is a list fans out: the branches run concurrently,
+// each on its own copy of the run state (at most limits.max_parallel node
+// executions at once, default 8), until they reach the `join` node that
+// merges them; what leaves a branch is what its join takes:
+//
+//	nodes:
+//	  - {id: a, type: cot}
+//	  - {id: b, type: cot}
+//	  - {id: pick, type: join, wait: all, merge: vote, from: answer, into: answer}
+//	edges:
+//	  - {from: START, to: [a, b]}
+//	  - {from: a, to: pick}
+//	  - {from: b, to: pick}
+//	  - {from: pick, to: END}
 package config
 
 import (
@@ -279,7 +294,16 @@ type Limits struct {
 	// MaxCostUSD bounds the cost of one run in US dollars (the price
 	// table's figure), as MaxModelCalls does. Default 0: no bound.
 	MaxCostUSD float64 `mapstructure:"max_cost_usd"`
+	// MaxParallel bounds how many node executions of parallel branches
+	// (an edge whose to: is a list) run at once in one run, over all its
+	// fan-outs; the model calls inside a node (self_consistency samples)
+	// are bounded by the node's own settings. Default DefaultMaxParallel
+	// (8).
+	MaxParallel int `mapstructure:"max_parallel"`
 }
+
+// DefaultMaxParallel is Limits.MaxParallel when unset.
+const DefaultMaxParallel = 8
 
 // DefaultMaxSteps is Limits.MaxSteps when unset.
 const DefaultMaxSteps = 50
@@ -298,16 +322,47 @@ type Node struct {
 	Settings map[string]any `mapstructure:",remain"`
 }
 
-// Edge joins nodes. To is a node id, or a map from route label to node id.
+// Edge joins nodes. To is a node id, a map from route label to node id,
+// or a list of node ids: a fan-out, whose branches run concurrently, each
+// on its own copy of the run state, until they reach their `join` node
+// (see FanOut).
 type Edge struct {
 	From string `mapstructure:"from"`
 	To   any    `mapstructure:"to"`
 }
 
+// FanOut returns the node ids of an edge whose To is a list, in order,
+// and true; nil and false for any other edge. It fails when an item is
+// not a node id.
+func (e Edge) FanOut() ([]string, bool, error) {
+	list, ok := e.To.([]any)
+	if !ok {
+		return nil, false, nil
+	}
+	if len(list) == 0 {
+		return nil, true, errors.New("a fan-out lists at least one node id")
+	}
+	out := make([]string, len(list))
+	for i, t := range list {
+		s, ok := t.(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			return nil, true, fmt.Errorf("fan-out item %d must be a node id, got %v", i+1, t)
+		}
+		out[i] = s
+	}
+	return out, true, nil
+}
+
 // Targets returns the edge's targets: route label ("" for a plain edge) to
-// node id, or an error when To has the wrong shape.
+// node id, or an error when To has the wrong shape. A fan-out (a list,
+// FanOut) has no targets of this kind: it returns an empty map.
 func (e Edge) Targets() (map[string]string, error) {
 	switch v := e.To.(type) {
+	case []any:
+		if _, _, err := e.FanOut(); err != nil {
+			return nil, err
+		}
+		return map[string]string{}, nil
 	case string:
 		return map[string]string{"": v}, nil
 	case map[string]any:
@@ -323,7 +378,7 @@ func (e Edge) Targets() (map[string]string, error) {
 	case nil:
 		return nil, errors.New("edge has no 'to'")
 	}
-	return nil, fmt.Errorf("'to' must be a node id or a map of route to node id, got %T", e.To)
+	return nil, fmt.Errorf("'to' must be a node id, a map of route to node id or a list of node ids (a fan-out), got %T", e.To)
 }
 
 // Sentinel errors.
@@ -582,8 +637,14 @@ func (p *Pipeline) check() error {
 			return p.Errorf("limits."+b.key, nil, "limits.%s must not be negative (0 or leaving it out sets no bound)", b.key)
 		}
 	}
+	if p.Limits.MaxParallel < 0 {
+		return p.Errorf("limits.max_parallel", nil, "limits.max_parallel must be positive (leave it out for the default %d)", DefaultMaxParallel)
+	}
 	if p.Limits.MaxSteps == 0 {
 		p.Limits.MaxSteps = DefaultMaxSteps
+	}
+	if p.Limits.MaxParallel == 0 {
+		p.Limits.MaxParallel = DefaultMaxParallel
 	}
 	if p.Limits.Timeout == 0 {
 		p.Limits.Timeout = DefaultTimeout

@@ -3,7 +3,9 @@
 // Compile validates the structure (with github.com/dominikbraun/graph) before
 // anything runs; Run executes one node at a time in a deterministic order,
 // bounded by a step limit, honouring context cancellation and turning node
-// panics into errors that name the node.
+// panics into errors that name the node. A fan-out (AddFanOut) is the one
+// exception: its branches run concurrently, each on its own fork of the
+// state, until a join node (Joiner) merges them in branch order.
 //
 // The package knows nothing about language models: the state type S is
 // whatever the caller runs on, usually a pointer that nodes mutate.
@@ -70,6 +72,25 @@ var (
 	ErrNodePanic = errors.New("node panicked")
 	// ErrBadRoute means a node returned a route it did not declare at run time.
 	ErrBadRoute = errors.New("node returned an unknown route")
+	// ErrBranchNoJoin means a branch of a fan-out reaches END, or another
+	// fan-out, without passing a join node first.
+	ErrBranchNoJoin = errors.New("branch reaches no join")
+	// ErrBranchesDiverge means the branches of one fan-out do not all
+	// reach the same join node.
+	ErrBranchesDiverge = errors.New("branches of a fan-out do not reach the same join")
+	// ErrJoinNoBranches means a join node is not the join of any fan-out,
+	// or is reached from outside its fan-out's branches.
+	ErrJoinNoBranches = errors.New("join without branches")
+	// ErrBranchEntered means a node of a branch is reached from outside
+	// that branch (from another branch or from the main line), or a
+	// fan-out names a node twice or names END or a join directly.
+	ErrBranchEntered = errors.New("node of a branch entered from outside it")
+	// ErrNestedFanOut means a node inside a branch has a fan-out of its
+	// own; nested fan-outs are not supported.
+	ErrNestedFanOut = errors.New("fan-out inside a branch")
+	// ErrNoFork means the graph has a fan-out but its state type does not
+	// implement Forker.
+	ErrNoFork = errors.New("state type cannot fork")
 )
 
 // Error is a structural error found by Compile. Node names the node at fault
@@ -129,13 +150,23 @@ func (es Errors) Unwrap() []error {
 type nodeEntry[S any] struct {
 	id     string
 	node   Node[S]
-	routes []string // declared non-default routes, in declaration order
+	join   Joiner[S] // node as a Joiner, nil when it is not one
+	routes []string  // declared non-default routes, in declaration order
 	order  int
 }
 
 type edges struct {
 	plain  string            // target of the default route, "" if none
+	fan    []string          // the branches of a fan-out default route, nil if none
 	routes map[string]string // route label -> target
+}
+
+// fanOut is a validated fan-out: its branches' first nodes, in
+// declaration order, and the join they all reach.
+type fanOut struct {
+	targets []string
+	join    string
+	nodes   [][]string // each branch's nodes, its first node first
 }
 
 // Graph is a graph under construction. Add nodes and edges, then Compile.
@@ -167,7 +198,8 @@ func (g *Graph[S]) AddNode(id string, n Node[S], routes ...string) *Graph[S] {
 		g.errs = append(g.errs, &Error{Err: ErrDuplicateNode, Node: id})
 		return g
 	}
-	g.nodes[id] = &nodeEntry[S]{id: id, node: n, routes: append([]string(nil), routes...), order: len(g.order)}
+	j, _ := n.(Joiner[S])
+	g.nodes[id] = &nodeEntry[S]{id: id, node: n, join: j, routes: append([]string(nil), routes...), order: len(g.order)}
 	g.order = append(g.order, id)
 	return g
 }
@@ -184,11 +216,30 @@ func (g *Graph[S]) edgesOf(from string) *edges {
 // AddEdge adds the plain (default-route) edge from one node to another.
 func (g *Graph[S]) AddEdge(from, to string) *Graph[S] {
 	e := g.edgesOf(from)
-	if e.plain != "" {
+	if e.plain != "" || e.fan != nil {
 		g.errs = append(g.errs, &Error{Err: ErrDuplicateEdge, Node: from})
 		return g
 	}
 	e.plain = to
+	return g
+}
+
+// AddFanOut makes the plain (default-route) edge of from a fan-out: when
+// from ends on its default route (or, for START, when the run begins), the
+// branches starting at each of to run concurrently, each on its own copy
+// of the state (Forker), until they reach their join node (a Joiner),
+// which merges them. Every branch of one fan-out must reach the same
+// join, and nothing else may enter a branch. One target is a plain edge.
+func (g *Graph[S]) AddFanOut(from string, to ...string) *Graph[S] {
+	if len(to) == 1 {
+		return g.AddEdge(from, to[0])
+	}
+	e := g.edgesOf(from)
+	if e.plain != "" || e.fan != nil || len(to) == 0 {
+		g.errs = append(g.errs, &Error{Err: ErrDuplicateEdge, Node: from})
+		return g
+	}
+	e.fan = slices.Clone(to)
 	return g
 }
 
@@ -214,6 +265,8 @@ type Compiled[S any] struct {
 	edges  map[string]*edges
 	cycles [][]string
 	first  string
+	// fans are the validated fan-outs by source node (START included).
+	fans map[string]fanOut
 }
 
 // Compile validates the graph and returns it ready to run. All structural
@@ -250,6 +303,13 @@ func (g *Graph[S]) Compile() (*Compiled[S], error) {
 				link(from, e.plain)
 			}
 		}
+		for _, to := range e.fan {
+			if !exists(to) {
+				errs = append(errs, &Error{Err: ErrUnknownNode, Node: from, Target: to})
+			} else {
+				link(from, to)
+			}
+		}
 		for _, route := range sortedKeys(e.routes) {
 			to := e.routes[route]
 			if from != START && !slices.Contains(g.nodes[from].routes, route) {
@@ -273,7 +333,7 @@ func (g *Graph[S]) Compile() (*Compiled[S], error) {
 		}
 	}
 	start := g.edges[START]
-	if start == nil || start.plain == "" {
+	if start == nil || (start.plain == "" && start.fan == nil) {
 		errs = append(errs, &Error{Err: ErrNoStart, Node: START})
 	}
 	// Every declared route must be mapped; a node with no plain edge must
@@ -286,6 +346,9 @@ func (g *Graph[S]) Compile() (*Compiled[S], error) {
 			}
 		}
 	}
+
+	fans, ferrs := g.checkFanOuts()
+	errs = append(errs, ferrs...)
 
 	reach := reachable(dg, START)
 	back := reachable(rev, END)
@@ -303,9 +366,9 @@ func (g *Graph[S]) Compile() (*Compiled[S], error) {
 	// Copy the tables so that later changes to g cannot reach c.
 	es := make(map[string]*edges, len(g.edges))
 	for from, e := range g.edges {
-		es[from] = &edges{plain: e.plain, routes: maps.Clone(e.routes)}
+		es[from] = &edges{plain: e.plain, fan: slices.Clone(e.fan), routes: maps.Clone(e.routes)}
 	}
-	c := &Compiled[S]{nodes: maps.Clone(g.nodes), order: slices.Clone(g.order), edges: es, first: start.plain}
+	c := &Compiled[S]{nodes: maps.Clone(g.nodes), order: slices.Clone(g.order), edges: es, first: start.plain, fans: fans}
 	c.cycles = cycles(dg, g.order)
 	return c, nil
 }
@@ -364,6 +427,9 @@ type Edge struct {
 	From, To string
 	// Route is the label; empty for a plain edge.
 	Route string
+	// FanOut is true for each edge of a fan-out: From's default route runs
+	// all of them concurrently.
+	FanOut bool
 }
 
 // Edges returns every edge in a stable order: START first, then nodes in
@@ -377,6 +443,9 @@ func (c *Compiled[S]) Edges() []Edge {
 		}
 		if e.plain != "" {
 			out = append(out, Edge{From: from, To: e.plain})
+		}
+		for _, to := range e.fan {
+			out = append(out, Edge{From: from, To: to, FanOut: true})
 		}
 		for _, r := range sortedKeys(e.routes) {
 			out = append(out, Edge{From: from, To: e.routes[r], Route: r})

@@ -10,7 +10,8 @@ import (
 // when non-nil, adds each node's kind to its label. Route labels are padded
 // with a space each side and drawn smaller than node labels, and nodes are
 // spaced apart, so the labels of neighbouring edges (a loop's "continue"
-// beside a bypass's "failed") do not run together.
+// beside a bypass's "failed") do not run together. Fan-out edges are bold,
+// blue and labelled "fork"; join nodes are inverted trapezia.
 func (c *Compiled[S]) DOT(name string, kinds map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "digraph %s {\n", dotQuote(name))
@@ -25,12 +26,19 @@ func (c *Compiled[S]) DOT(name string, kinds map[string]string) string {
 		if k := kinds[id]; k != "" && k != id {
 			label = id + "\n(" + k + ")"
 		}
-		fmt.Fprintf(&b, "  %s [shape=box, label=%s];\n", dotQuote(id), dotQuote(label))
+		shape := "box"
+		if c.nodes[id].join != nil {
+			shape = "invtrapezium"
+		}
+		fmt.Fprintf(&b, "  %s [shape=%s, label=%s];\n", dotQuote(id), shape, dotQuote(label))
 	}
 	for _, e := range c.Edges() {
-		if e.Route == "" {
+		switch {
+		case e.FanOut:
+			fmt.Fprintf(&b, "  %s -> %s [style=bold, color=\"#1f5fbf\", label=\" fork \"];\n", dotQuote(e.From), dotQuote(e.To))
+		case e.Route == "":
 			fmt.Fprintf(&b, "  %s -> %s;\n", dotQuote(e.From), dotQuote(e.To))
-		} else {
+		default:
 			fmt.Fprintf(&b, "  %s -> %s [label=%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(" "+e.Route+" "))
 		}
 	}
@@ -48,6 +56,7 @@ func dotQuote(s string) string { return `"` + dotEscaper.Replace(s) + `"` }
 
 // Mermaid renders the graph as a Mermaid flowchart with route labels, in a
 // stable order. Node ids are mapped to safe identifiers (n0, n1, ...).
+// Fan-out edges are thick and labelled "fork"; join nodes are trapezoids.
 func (c *Compiled[S]) Mermaid(kinds map[string]string) string {
 	ids := map[string]string{START: "start", END: "finish"}
 	for i, id := range c.order {
@@ -61,13 +70,20 @@ func (c *Compiled[S]) Mermaid(kinds map[string]string) string {
 		if k := kinds[id]; k != "" && k != id {
 			label += "<br/>(" + mermaidEscape(k) + ")"
 		}
-		fmt.Fprintf(&b, "  %s[\"%s\"]\n", ids[id], label)
+		if c.nodes[id].join != nil {
+			fmt.Fprintf(&b, "  %s[/\"%s\"\\]\n", ids[id], label)
+		} else {
+			fmt.Fprintf(&b, "  %s[\"%s\"]\n", ids[id], label)
+		}
 	}
 	b.WriteString("  finish(((end)))\n")
 	for _, e := range c.Edges() {
-		if e.Route == "" {
+		switch {
+		case e.FanOut:
+			fmt.Fprintf(&b, "  %s ==>|fork| %s\n", ids[e.From], ids[e.To])
+		case e.Route == "":
 			fmt.Fprintf(&b, "  %s --> %s\n", ids[e.From], ids[e.To])
-		} else {
+		default:
 			fmt.Fprintf(&b, "  %s -->|\"%s\"| %s\n", ids[e.From], mermaidEscape(e.Route), ids[e.To])
 		}
 	}

@@ -69,6 +69,11 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 		{"tot_game24", g24, verify.Game24{}},
 		{"least_to_most", g24, verify.Game24{}},
 		{"lats", demo, verify.ExactMatch{}},
+		// Composed from general-purpose nodes (router) and paradigm nodes.
+		{"router", demo, verify.ExactMatch{}},
+		{"react_cot_sc", demo, verify.ExactMatch{}},
+		{"cot_sc_react", demo, verify.ExactMatch{}},
+		{"ensemble", demo, verify.ExactMatch{}},
 	}
 	for _, tc := range cases {
 		for _, task := range tc.tasks {

@@ -174,6 +174,38 @@ func tracerOf(ctx context.Context, t *trace.Tracer) *trace.Tracer {
 // (HookOrder). Each value joins the chains it implements, so the order of
 // this list is the order of every chain.
 func (p *Pipeline) runHooks(st *state.State, tracer *trace.Tracer, cfg runConfig) *hooks.Set {
+	return hooks.NewSet(p.hookList(st, tracer, cfg)...)
+}
+
+// branchNodeHooks returns the node hooks of the executions on a parallel
+// branch of a run of p on st: runHooks' node chain, except that the
+// journal does not journal the branch's node transitions (the journal
+// keeps them in one sequence, which concurrent branches would write in
+// completion order); their model and tool calls are journaled in their
+// branch's scope all the same, so a resumed run replays them to their
+// branch. Only its node chain is used.
+func (p *Pipeline) branchNodeHooks(st *state.State, tracer *trace.Tracer, cfg runConfig) *hooks.Set {
+	hs := p.hookList(st, tracer, cfg)
+	if cfg.journal != nil {
+		hs[len(hs)-1] = branchJournal{r: cfg.journal}
+	}
+	return hooks.NewSet(hs...)
+}
+
+// branchJournal is the journal's node hook on a parallel branch: it gives
+// the node's code the session (journal.WithRun), as the journal's own
+// node hook does, without journaling the transition.
+type branchJournal struct{ r *journal.Run }
+
+func (b branchJournal) WrapNode(next hooks.NodeFunc) hooks.NodeFunc {
+	return func(ctx context.Context, n hooks.Node) (string, error) {
+		return next(journal.WithRun(ctx, b.r), n)
+	}
+}
+
+// hookList is the hooks of runHooks, in order; the journal, when the run
+// has one, is last.
+func (p *Pipeline) hookList(st *state.State, tracer *trace.Tracer, cfg runConfig) []any {
 	limits := llm.Budget{MaxModelCalls: p.Config.Limits.MaxModelCalls, MaxTokens: p.Config.Limits.MaxTokens, MaxCostUSD: p.Config.Limits.MaxCostUSD}
 	j, tp := cfg.journal, cfg.telemetry
 	var hs []any
@@ -202,7 +234,7 @@ func (p *Pipeline) runHooks(st *state.State, tracer *trace.Tracer, cfg runConfig
 	if j != nil {
 		hs = append(hs, j)
 	}
-	return hooks.NewSet(hs...)
+	return hs
 }
 
 // budgetHook refuses a model call, other than a finalizer's, once the

@@ -80,6 +80,8 @@ type Pipeline struct {
 	kinds  map[string]string
 	tools  *tools.Registry
 	steps  int
+	// fans is true when the graph has a fan-out.
+	fans bool
 	// notices are what Build completed in the pipeline's templates.
 	notices []Notice
 	// closers stop what the tools started (Close).
@@ -148,6 +150,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 
 	g := graph.New[*state.State]()
 	kinds := map[string]string{}
+	builtNodes := map[string]nodekind.Node{}
 	prompts := make([]nodePrompts, len(p.Nodes))
 	for i, n := range p.Nodes {
 		newNode, err := opts.Registry.Constructor(n.Type)
@@ -189,6 +192,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		}
 		g.AddNode(n.ID, built.Node, built.Routes...)
 		kinds[n.ID] = n.Type
+		builtNodes[n.ID] = built.Node
 		prompts[i] = nodePrompts{templates: compiled.Templates(), notes: built.Notes}
 	}
 	notices, err := checkPrompts(p, prompts)
@@ -196,6 +200,10 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		return nil, err
 	}
 	for _, e := range p.Edges {
+		if fan, ok, _ := e.FanOut(); ok {
+			g.AddFanOut(e.From, fan...)
+			continue
+		}
 		targets, _ := e.Targets()
 		for _, route := range slices.Sorted(maps.Keys(targets)) { // the plain edge ("") sorts first
 			g.AddRoute(e.From, route, targets[route])
@@ -205,12 +213,15 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	if err != nil {
 		return nil, locateGraphError(p, err)
 	}
+	if err := checkBranches(p, compiled, builtNodes); err != nil {
+		return nil, err
+	}
 	steps := p.Limits.MaxSteps
 	if opts.MaxSteps > 0 {
 		steps = opts.MaxSteps
 	}
 	built = true
-	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps, notices: notices, closers: closers}, nil
+	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps, fans: len(compiled.FanOuts()) > 0, notices: notices, closers: closers}, nil
 }
 
 // Close stops what the pipeline's tools started, such as the MCP server
@@ -381,12 +392,67 @@ func locateOneGraphError(p *config.Pipeline, ge *graph.Error) *config.Error {
 	case errors.Is(ge, graph.ErrNoStart):
 		key = "edges"
 		msg = "no edge from START: add {from: START, to: <first node>}"
+	case errors.Is(ge, graph.ErrNoFork):
+		key = "edges"
+		msg = ge.Err.Error()
+	case errors.Is(ge, graph.ErrBranchNoJoin), errors.Is(ge, graph.ErrBranchesDiverge), errors.Is(ge, graph.ErrNestedFanOut):
+		key = fanOutKey(p, ge.Node)
+		msg = fmt.Sprintf("fan-out from %s: %v", ge.Node, ge.Err)
+	case errors.Is(ge, graph.ErrBranchEntered):
+		if key = edgeInto(p, ge.Node, ge.Target); key == "" {
+			key = fanOutKey(p, ge.Node)
+		}
+		msg = ge.Err.Error()
+	case errors.Is(ge, graph.ErrJoinNoBranches):
+		key = fmt.Sprintf("nodes[%d]", nodeIndex(p, ge.Node))
+		if ge.Target != "" {
+			key = edgeInto(p, ge.Target, ge.Node)
+		}
+		msg = ge.Err.Error()
 	default:
 		if i := nodeIndex(p, ge.Node); i >= 0 {
 			key = fmt.Sprintf("nodes[%d]", i)
 		}
 	}
 	return p.Errorf(key, ge, "%s", msg)
+}
+
+// fanOutKey is the key of the fan-out edge from node from ("edges[i].to"),
+// or "".
+func fanOutKey(p *config.Pipeline, from string) string {
+	for i, e := range p.Edges {
+		if _, ok, _ := e.FanOut(); ok && e.From == from {
+			return fmt.Sprintf("edges[%d].to", i)
+		}
+	}
+	return ""
+}
+
+// edgeInto is the key of an edge from node from that leads to node to
+// (by its plain edge, a route or a fan-out), or "".
+func edgeInto(p *config.Pipeline, from, to string) string {
+	for i, e := range p.Edges {
+		if e.From != from {
+			continue
+		}
+		if fan, ok, _ := e.FanOut(); ok {
+			if slices.Contains(fan, to) {
+				return fmt.Sprintf("edges[%d].to", i)
+			}
+			continue
+		}
+		targets, _ := e.Targets()
+		for _, route := range slices.Sorted(maps.Keys(targets)) {
+			if targets[route] != to {
+				continue
+			}
+			if route == "" {
+				return fmt.Sprintf("edges[%d].to", i)
+			}
+			return fmt.Sprintf("edges[%d].to.%s", i, route)
+		}
+	}
+	return ""
 }
 
 // nodeIndex returns the position of node id in p, or -1.
@@ -452,20 +518,27 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 	obs := graph.ObserverFunc(func(ctx context.Context, e graph.Event) {
 		switch e.Kind {
 		case graph.EventNodeStart:
-			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindNodeStart, Data: map[string]any{"type": p.kinds[e.Node], "step": e.Step}})
+			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindNodeStart, Data: branchData(e, map[string]any{"type": p.kinds[e.Node], "step": e.Step})})
 		case graph.EventNodeEnd:
-			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindNodeEnd, ElapsedMS: float64(e.Elapsed.Microseconds()) / 1000, Data: map[string]any{"step": e.Step}})
+			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindNodeEnd, ElapsedMS: float64(e.Elapsed.Microseconds()) / 1000, Data: branchData(e, map[string]any{"step": e.Step})})
 		case graph.EventRoute:
-			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindRoute, Data: map[string]any{"route": routeName(e.Route), "to": e.To}})
+			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindRoute, Data: branchData(e, map[string]any{"route": routeName(e.Route), "to": e.To})})
+		case graph.EventFork:
+			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindRoute, Text: fmt.Sprintf("fan-out to %s, joined at %s", strings.Join(e.Branches, ", "), e.To),
+				Data: branchData(e, map[string]any{"route": "fan-out", "to": strings.Join(e.Branches, ", "), "branches": e.Branches, "join": e.To})})
 		case graph.EventError:
 			// A failed model call was reported where it failed, with its
 			// timing; reporting it again here would print it twice.
 			if !errors.Is(e.Err, llm.ErrModel) {
-				tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindError, Text: e.Err.Error()})
+				tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindError, Text: e.Err.Error(), Data: branchData(e, nil)})
 			}
 		}
 	})
-	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithObserver(obs), graph.WithNodeWrap(p.nodeWrap(st.Hooks()))}
+	var branchHooks *hooks.Set
+	if p.fans {
+		branchHooks = p.branchNodeHooks(st, tracer, cfg)
+	}
+	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithMaxParallel(p.Config.Limits.MaxParallel), graph.WithObserver(obs), graph.WithExecWrap(p.execWrap(st.Hooks(), branchHooks))}
 	gres, err := p.graph.Run(ctx, st, gopts...)
 	res := &Result{State: st, Steps: gres.Steps, Duration: time.Since(began)}
 	if err != nil {
@@ -491,13 +564,33 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 	return res, nil
 }
 
-// nodeWrap runs each node execution in its call scope (hooks.NodeScope)
-// through the run's node hooks.
-func (p *Pipeline) nodeWrap(set *hooks.Set) graph.NodeWrap {
-	return func(ctx context.Context, step int, node string, run func(context.Context) (string, error)) (string, error) {
-		fn := set.WrapNode(func(ctx context.Context, _ hooks.Node) (string, error) { return run(ctx) })
-		return fn(hooks.WithScope(ctx, hooks.NodeScope(step, node)), hooks.Node{ID: node, Kind: p.kinds[node], Step: step})
+// execWrap runs each node execution in its call scope through the run's
+// node hooks (set; branch for the executions on parallel branches). The
+// scope is the execution's (hooks.NodeScope); on a parallel branch, it is
+// "branch ", the branch's id, then "/" and the execution's scope within
+// the branch ("branch 3.2/1:b"), so that a resumed run replays each
+// branch's calls to that branch, whatever order branches finish in.
+func (p *Pipeline) execWrap(set, branch *hooks.Set) graph.ExecWrap {
+	return func(ctx context.Context, x graph.Exec, run func(context.Context) (string, error)) (string, error) {
+		hs, scope := set, hooks.NodeScope(x.Step, x.Node)
+		if x.Branch != "" {
+			hs, scope = branch, "branch "+x.Branch+"/"+scope
+		}
+		fn := hs.WrapNode(func(ctx context.Context, _ hooks.Node) (string, error) { return run(ctx) })
+		return fn(hooks.WithScope(ctx, scope), hooks.Node{ID: x.Node, Kind: p.kinds[x.Node], Step: x.Step})
 	}
+}
+
+// branchData adds e's branch, when it ran on one, to an event's data.
+func branchData(e graph.Event, data map[string]any) map[string]any {
+	if e.Branch == "" {
+		return data
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["branch"] = e.Branch
+	return data
 }
 
 // classify sets st's failure kind from err unless a node set one.

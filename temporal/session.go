@@ -341,7 +341,20 @@ func (g gate) WrapTool(next hooks.ToolFunc) hooks.ToolFunc {
 func (s *session) admit(ctx context.Context, kind journal.Kind) (context.Context, func(error), error) {
 	if j := journal.From(ctx); j != nil {
 		if _, _, unused := j.Stats(); unused > 0 {
-			return ctx, func(error) {}, nil
+			// It passes, but counts as busy until it is done: a parallel
+			// branch's call that the journal does not hold is made live,
+			// and the Advance must wait for its entry rather than report
+			// the run paused without it (the next Advance, on a worker
+			// that lacks the entry, would make the call again).
+			s.mu.Lock()
+			s.busy++
+			s.mu.Unlock()
+			return ctx, func(error) {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				s.busy--
+				s.signalLocked()
+			}, nil
 		}
 	}
 	s.mu.Lock()

@@ -258,12 +258,22 @@ func (c *pipeCache) sharable(cfg *config.Pipeline, m threadMeta) bool {
 // takeLocked takes a reference on e, taking it off the idle lists.
 func (c *pipeCache) takeLocked(e *pipeEntry) {
 	e.refs++
+	c.unlistLocked(e)
+}
+
+// listOf is the idle list an entry with no reference waits on: idle for
+// a shared entry, checked for one that is not.
+func (c *pipeCache) listOf(e *pipeEntry) *list.List {
+	if e.shared {
+		return c.idle
+	}
+	return c.checked
+}
+
+// unlistLocked takes e off its idle list, if it is on one.
+func (c *pipeCache) unlistLocked(e *pipeEntry) {
 	if e.elem != nil {
-		if e.shared {
-			c.idle.Remove(e.elem)
-		} else {
-			c.checked.Remove(e.elem)
-		}
+		c.listOf(e).Remove(e.elem)
 		e.elem = nil
 	}
 }
@@ -282,11 +292,7 @@ func (c *pipeCache) release(e *pipeEntry) {
 	}
 	if e.refs == 0 && ready && c.entries[e.key] == e && e.err == nil {
 		e.since = time.Now()
-		if e.shared {
-			e.elem = c.idle.PushBack(e)
-		} else {
-			e.elem = c.checked.PushBack(e)
-		}
+		e.elem = c.listOf(e).PushBack(e)
 	}
 	for c.idle.Len() > c.maxIdle {
 		evicted = append(evicted, c.evictLocked(c.idle.Front().Value.(*pipeEntry)))
@@ -301,14 +307,7 @@ func (c *pipeCache) release(e *pipeEntry) {
 // evictLocked drops an idle entry and returns its pipeline, to close
 // outside the lock.
 func (c *pipeCache) evictLocked(e *pipeEntry) *planner.Pipeline {
-	if e.elem != nil {
-		if e.shared {
-			c.idle.Remove(e.elem)
-		} else {
-			c.checked.Remove(e.elem)
-		}
-		e.elem = nil
-	}
+	c.unlistLocked(e)
 	c.dropLocked(e)
 	p := e.p
 	e.p = nil
@@ -369,14 +368,7 @@ func (c *pipeCache) close() {
 	c.mu.Lock()
 	c.closed = true
 	for _, e := range c.entries {
-		if e.elem != nil {
-			if e.shared {
-				c.idle.Remove(e.elem)
-			} else {
-				c.checked.Remove(e.elem)
-			}
-			e.elem = nil
-		}
+		c.unlistLocked(e)
 		ps = append(ps, e.p)
 		e.p = nil
 	}

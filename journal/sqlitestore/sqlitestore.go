@@ -270,37 +270,22 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	if ver == 0 && app == 0 && objects == 0 {
-		if err := s.lockWrite(ctx); err != nil {
-			return s.fail("open", err)
-		}
-		defer s.unlockWrite()
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return s.fail("open", err)
-		}
-		defer func() { _ = tx.Rollback() }()
-		// Another process may have created it meanwhile.
-		if ver, app, objects, err = s.identity(ctx, tx); err != nil {
-			return err
-		}
-		if ver == 0 && app == 0 && objects == 0 {
-			if _, err := tx.ExecContext(ctx, schema); err != nil {
-				return s.fail("create schema", err)
-			}
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {
-				return s.fail("create schema", err)
-			}
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
-				return s.fail("create schema", err)
-			}
-			if err := s.initStore(ctx, tx); err != nil {
+		created := false
+		err := s.writeTx(ctx, "create schema", func(tx *sql.Tx) error {
+			// Another process may have created it meanwhile.
+			if ver, app, objects, err = s.identity(ctx, tx); err != nil || ver != 0 || app != 0 || objects != 0 {
 				return err
 			}
-			if err := tx.Commit(); err != nil {
-				return s.fail("create schema", err)
+			for _, stmt := range []string{schema, fmt.Sprintf("PRAGMA application_id = %d", applicationID), fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)} {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return s.fail("create schema", err)
+				}
 			}
-			s.checkpoint(ctx)
-			return nil
+			created = true
+			return s.initStore(ctx, tx)
+		})
+		if err != nil || created {
+			return err
 		}
 	}
 	switch {
@@ -352,20 +337,28 @@ func (s *Store) readStore(ctx context.Context) error {
 	if !errors.Is(err, sql.ErrNoRows) && !strings.Contains(err.Error(), "no such table") {
 		return s.fail("open", err)
 	}
+	return s.writeTx(ctx, "open", func(tx *sql.Tx) error { return s.initStore(ctx, tx) })
+}
+
+// writeTx runs f in a write transaction under the write lock and commits
+// it, then checkpoints the write-ahead log into the file. Errors of the
+// lock, the transaction and the commit are reported as op's; f's as it
+// returns them.
+func (s *Store) writeTx(ctx context.Context, op string, f func(*sql.Tx) error) error {
 	if err := s.lockWrite(ctx); err != nil {
-		return s.fail("open", err)
+		return s.fail(op, err)
 	}
 	defer s.unlockWrite()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return s.fail("open", err)
+		return s.fail(op, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := s.initStore(ctx, tx); err != nil {
+	if err := f(tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return s.fail("open", err)
+		return s.fail(op, err)
 	}
 	s.checkpoint(ctx)
 	return nil

@@ -5,6 +5,7 @@ import (
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/nodes/compose"
 	"github.com/planner-engine/planner/nodes/flow"
 	"github.com/planner-engine/planner/nodes/general"
 	"github.com/planner-engine/planner/nodes/join"
@@ -38,6 +39,8 @@ func NodeKinds() *nodekind.Registry {
 		nodekind.Kind{Name: "join", Summary: "where parallel branches (an edge to a list of nodes) meet: waits for all, the first, any or k of them and merges them (collect, vote, first, concat)", New: join.New},
 		nodekind.Kind{Name: "llm", Summary: "one prompt, one model call; the reply as text or as JSON checked against a JSON Schema (retried with the errors), into the answer or vars", New: general.NewLLM, Templates: general.LLMTemplates()},
 		nodekind.Kind{Name: "tool", Summary: "calls a named tool with a templated input; the output into a var (route failed on a failed call, if asked)", New: general.NewTool, Templates: general.ToolTemplates()},
+		nodekind.Kind{Name: "subgraph", Summary: "runs another pipeline (a file or an inline graph) with a templated question and vars; its answer into the answer or a var", New: compose.NewSubgraph, Templates: compose.SubgraphTemplates()},
+		nodekind.Kind{Name: "map", Summary: "runs a pipeline once per item of a list in state, with bounded concurrency; the answers, in item order, into a var", New: compose.NewMap, Templates: compose.MapTemplates()},
 		nodekind.Kind{Name: "lats", Summary: "LATS: Monte-Carlo tree search over ReAct trajectories with UCT, values, rollouts and reflections", New: nodes.NewLATS, Templates: nodes.LATSTemplates()},
 	)
 }

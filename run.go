@@ -59,6 +59,10 @@ func (p *Pipeline) Graph() *graph.Compiled[*state.State] { return p.built.Graph(
 // read-only.
 func (p *Pipeline) Kinds() map[string]string { return p.built.Kinds() }
 
+// Nested returns the pipelines the pipeline's subgraph and map nodes run,
+// for drawing: p.Graph().Mermaid(p.Kinds(), p.Nested()...).
+func (p *Pipeline) Nested() []graph.Nested { return p.built.Nested() }
+
 // Tools returns the registry of the pipeline's tools.
 func (p *Pipeline) Tools() *tools.Registry { return p.built.Tools() }
 

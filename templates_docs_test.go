@@ -1,7 +1,10 @@
 package planner_test
 
 import (
+	"context"
+	"errors"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/nodekind"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/tools/calc"
 	"github.com/stretchr/testify/assert"
@@ -62,10 +66,16 @@ func TestDocsPromptFieldsMatchTheDeclarations(t *testing.T) {
 func TestKindsCompileTheTemplatesTheyDeclare(t *testing.T) {
 	reg, err := tools.NewRegistry([]tools.Tool{calc.New()})
 	require.NoError(t, err)
+	// The settings a kind cannot do without.
+	needs := map[string]map[string]any{
+		"subgraph": {"pipeline": "child.yaml"},
+		"map":      {"pipeline": "child.yaml", "over": "var:items"},
+	}
 	for _, k := range planner.NodeKinds().Kinds() {
 		t.Run(k.Name, func(t *testing.T) {
 			set := &nodekind.TemplateSet{}
-			_, err := k.New(nodekind.Env{Tools: reg, Compiled: set}, nodekind.Spec{ID: "n", Type: k.Name})
+			env := nodekind.Env{Tools: reg, Compiled: set, Subgraphs: noSubgraphs{}}
+			_, err := k.New(env, nodekind.Spec{ID: "n", Type: k.Name, Settings: maps.Clone(needs[k.Name])})
 			require.NoError(t, err)
 			var compiled, declared []string
 			for _, tm := range set.Templates() {
@@ -76,7 +86,10 @@ func TestKindsCompileTheTemplatesTheyDeclare(t *testing.T) {
 			}
 			assert.Equal(t, declared, compiled)
 
-			settings := map[string]any{}
+			settings := maps.Clone(needs[k.Name])
+			if settings == nil {
+				settings = map[string]any{}
+			}
 			for _, s := range k.Templates {
 				text := "{{.Question}}"
 				for _, f := range s.Extra {
@@ -92,11 +105,27 @@ func TestKindsCompileTheTemplatesTheyDeclare(t *testing.T) {
 				block[key] = text
 			}
 			set = &nodekind.TemplateSet{}
-			_, err = k.New(nodekind.Env{Tools: reg, Compiled: set}, nodekind.Spec{ID: "n", Type: k.Name, Settings: settings})
+			env.Compiled = set
+			_, err = k.New(env, nodekind.Spec{ID: "n", Type: k.Name, Settings: settings})
 			require.NoError(t, err)
 			for _, tm := range set.Templates() {
 				assert.Empty(t, tm.Completed(), "%s uses every field", tm.Setting())
 			}
 		})
 	}
+}
+
+// noSubgraphs builds every subgraph as an empty one that is never run.
+type noSubgraphs struct{}
+
+func (noSubgraphs) Subgraph(string, string, map[string]any) (nodekind.Subgraph, error) {
+	return noSubgraph{}, nil
+}
+
+type noSubgraph struct{}
+
+func (noSubgraph) Name() string { return "none" }
+
+func (noSubgraph) RunNested(context.Context, *state.State, state.Task, map[string]string, string) (*state.State, error) {
+	return nil, errors.New("not run")
 }

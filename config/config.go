@@ -38,6 +38,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -660,4 +661,47 @@ func (p *Pipeline) NodeLine(i int, key string) int {
 		}
 	}
 	return p.Line(fmt.Sprintf("nodes[%d]", i))
+}
+
+// Sub decodes an inline pipeline written under key of p (a node's
+// `graph:` block, key "nodes[3].graph") and checks it as Load checks a
+// file. Its errors name p's file and the lines under key; relative paths
+// resolve against p's folder. An inline pipeline has no name of its own
+// (name is its position, key, unless it sets one) and may leave out
+// llm, which the caller then takes from p.
+func (p *Pipeline) Sub(key string, raw map[string]any) (*Pipeline, error) {
+	key = strings.ToLower(key)
+	sub := &Pipeline{File: p.File, lines: lineIndex{}}
+	prefix := key + "."
+	for k, line := range p.lines {
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			sub.lines[rest] = line
+		}
+	}
+	sub.lines[""] = p.lines.find(key)
+	if _, ok := raw["name"]; !ok {
+		raw = maps.Clone(raw)
+		raw["name"] = key
+	}
+	var md mapstructure.Metadata
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		Result:     sub,
+		Metadata:   &md,
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(), toolShorthandHook),
+	})
+	if err != nil {
+		return nil, p.Errorf(key, err, "%s: %v", key, err)
+	}
+	if err := dec.Decode(raw); err != nil {
+		return nil, p.Errorf(key, err, "%s: %v", key, err)
+	}
+	if len(md.Unused) > 0 {
+		sort.Strings(md.Unused)
+		bad := md.Unused[0]
+		return nil, sub.Errorf(bad, nil, "%s: unknown key %q (check the spelling; known keys: %s)", key, bad, knownAt(""))
+	}
+	if err := sub.check(); err != nil {
+		return nil, err
+	}
+	return sub, nil
 }

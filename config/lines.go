@@ -82,7 +82,8 @@ func (l lineIndex) find(key string) int {
 		}
 		key = key[:cut]
 	}
-	return 0
+	// An inline pipeline (Pipeline.Sub) keeps the line of its block under "".
+	return l[""]
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

@@ -14,6 +14,9 @@ type Set struct {
 	model    []ModelHook
 	provider []ProviderHook
 	tool     []ToolHook
+	// nested is the Set of node executions nested inside a node's
+	// (WithNested); nil for s itself.
+	nested *Set
 }
 
 // NewSet returns the Set of hs, in order. Each value joins every chain
@@ -58,6 +61,28 @@ func (s *Set) With(hs ...any) *Set {
 		out.add(h)
 	}
 	return out
+}
+
+// WithNested returns a copy of s whose Nested is nested: the hooks of the
+// node executions that run inside one of s's (a subgraph's nodes, a map
+// item's, a parallel branch's), which may differ from the run's own (the
+// journal does not journal their transitions, for one).
+func (s *Set) WithNested(nested *Set) *Set {
+	out := &Set{}
+	if s != nil {
+		*out = *s
+	}
+	out.nested = nested
+	return out
+}
+
+// Nested returns the hooks of node executions nested inside s's (see
+// WithNested): the Set given to WithNested, or s itself when none was.
+func (s *Set) Nested() *Set {
+	if s == nil || s.nested == nil {
+		return s
+	}
+	return s.nested
 }
 
 // Len returns how many hooks of each chain s holds.

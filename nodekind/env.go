@@ -49,6 +49,10 @@ type Env struct {
 	// line's). Nil means none: a node that needs one fails with a setting
 	// error naming the setting and the fix.
 	Keywords keyword.Indexer
+	// Subgraphs builds the pipelines that a node runs inside itself (the
+	// `subgraph` and `map` kinds). Nil when the caller builds nodes
+	// outside a pipeline: such a node fails with a setting error.
+	Subgraphs SubgraphBuilder
 	// prefix is the path of the settings block being built ("react."); see
 	// Nested.
 	prefix string
@@ -72,6 +76,27 @@ type TemplateSet struct {
 
 // Templates returns the recorded templates in compilation order.
 func (s *TemplateSet) Templates() []*Template { return s.list }
+
+// SubgraphBuilder builds the pipeline a node runs inside itself: a
+// pipeline file (path, relative to the node's pipeline) or an inline
+// pipeline (the mapping written under the node's setting key). Errors name
+// the file and line at fault.
+type SubgraphBuilder interface {
+	Subgraph(key, path string, inline map[string]any) (Subgraph, error)
+}
+
+// Subgraph is a built pipeline that runs nested inside a node's execution.
+type Subgraph interface {
+	// RunNested runs the pipeline on task, on a fresh state that starts
+	// with vars, inside the node execution of ctx, on behalf of the run of
+	// parent: its model and tool calls pass parent's hooks (budgets, usage,
+	// journal, spans, audit) and are journaled under the scope of ctx,
+	// then label ("sub", "item 3"), so that a resumed run replays them to
+	// the same place. It returns the nested run's state, also on error.
+	RunNested(ctx context.Context, parent *state.State, task state.Task, vars map[string]string, label string) (*state.State, error)
+	// Name is the pipeline's name.
+	Name() string
+}
 
 // Built is a constructed node with the non-default routes it may return.
 type Built struct {

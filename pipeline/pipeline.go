@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -71,6 +72,9 @@ type Options struct {
 	// recall tool's word search. Nil gives nodes none; a node that needs
 	// one then fails to build with a setting error.
 	Keywords keyword.Indexer
+	// nest is what a parent Build passes to the pipelines of its subgraph
+	// and map nodes.
+	nest nesting
 }
 
 // Pipeline is a built, runnable pipeline. It is safe to run concurrently.
@@ -80,8 +84,11 @@ type Pipeline struct {
 	kinds  map[string]string
 	tools  *tools.Registry
 	steps  int
-	// fans is true when the graph has a fan-out.
-	fans bool
+	// fans is true when the graph has a fan-out; nests when a node runs
+	// a pipeline inside itself (subgraph, map).
+	fans, nests bool
+	// inner are the pipelines nodes run inside themselves, by node id.
+	inner map[string]nodekind.Subgraph
 	// notices are what Build completed in the pipeline's templates.
 	notices []Notice
 	// closers stop what the tools started (Close).
@@ -109,6 +116,11 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		}
 	}()
 	var ts []tools.Tool
+	if opts.nest.files == nil && p.File != "" {
+		if abs, err := filepath.Abs(p.File); err == nil {
+			opts.nest.files = []string{abs}
+		}
+	}
 	for i, spec := range p.Tools {
 		if opts.Tools == nil {
 			return nil, p.Errorf(fmt.Sprintf("tools[%d]", i), nil, "tools are listed but no tool factory is configured")
@@ -133,9 +145,12 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 			ts = append(ts, t)
 		}
 	}
-	reg, err := tools.NewRegistry(ts, opts.ToolOptions...)
-	if err != nil {
-		return nil, p.Errorf("tools", err, "%v", err)
+	reg := opts.nest.tools
+	if reg == nil {
+		var err error
+		if reg, err = tools.NewRegistry(ts, opts.ToolOptions...); err != nil {
+			return nil, p.Errorf("tools", err, "%v", err)
+		}
 	}
 
 	base := OverrideLLM(p.LLM, opts.LLM)
@@ -148,9 +163,11 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		defModel = m
 	}
 
+	subs := &subgraphs{ctx: ctx, parent: p, opts: opts, tools: reg, closers: &closers}
 	g := graph.New[*state.State]()
 	kinds := map[string]string{}
 	builtNodes := map[string]nodekind.Node{}
+	inner := map[string]nodekind.Subgraph{}
 	prompts := make([]nodePrompts, len(p.Nodes))
 	for i, n := range p.Nodes {
 		newNode, err := opts.Registry.Constructor(n.Type)
@@ -181,18 +198,32 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 			}
 		}
 		compiled := &nodekind.TemplateSet{}
-		built, err := newNode(nodekind.Env{Model: model, Tools: reg, BaseDir: p.Dir(), Compiled: compiled, Keywords: opts.Keywords}, nodekind.Spec{ID: n.ID, Type: n.Type, Settings: settings})
+		built, err := newNode(nodekind.Env{Model: model, Tools: reg, BaseDir: p.Dir(), Compiled: compiled, Keywords: opts.Keywords, Subgraphs: subs.forNode(i)}, nodekind.Spec{ID: n.ID, Type: n.Type, Settings: settings})
 		if err != nil {
 			var se *config.SettingError
+			var inner *config.Error
+			if errors.As(err, &inner) && inner.File == p.File && inner.Line > 0 {
+				// An inline subgraph's own error, at its line in this file.
+				return nil, err
+			}
 			line := p.NodeLine(i, "")
 			if errors.As(err, &se) {
 				line = settingLine(p, i, se.Key)
 			}
 			return nil, &config.Error{File: p.File, Line: line, Key: fmt.Sprintf("nodes[%d]", i), Msg: fmt.Sprintf("node %q (%s): %v", n.ID, n.Type, err), Err: fmt.Errorf("%w: %w", config.ErrInvalid, err)}
 		}
-		g.AddNode(n.ID, built.Node, built.Routes...)
+		// Every node can route on its own outcome (failed, incomplete)
+		// when an edge maps it.
+		var extra []string
+		if _, join := built.Node.(graph.Joiner[*state.State]); !join {
+			extra = outcomeRoutes(p, n.ID, built.Routes)
+		}
+		g.AddNode(n.ID, withOutcomes(built.Node, n.ID, extra), append(slices.Clone(built.Routes), extra...)...)
 		kinds[n.ID] = n.Type
 		builtNodes[n.ID] = built.Node
+		if r, ok := built.Node.(innerRunner); ok {
+			inner[n.ID] = r.Inner()
+		}
 		prompts[i] = nodePrompts{templates: compiled.Templates(), notes: built.Notes}
 	}
 	notices, err := checkPrompts(p, prompts)
@@ -221,7 +252,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		steps = opts.MaxSteps
 	}
 	built = true
-	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps, fans: len(compiled.FanOuts()) > 0, notices: notices, closers: closers}, nil
+	return &Pipeline{Config: p, graph: compiled, kinds: kinds, tools: reg, steps: steps, fans: len(compiled.FanOuts()) > 0, nests: subs.built > 0, inner: inner, notices: notices, closers: closers}, nil
 }
 
 // Close stops what the pipeline's tools started, such as the MCP server
@@ -515,28 +546,11 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 	tracer.Emit(trace.Event{Kind: trace.KindRunStart, Text: fmt.Sprintf("pipeline %s: %s", p.Config.Name, textutil.Clip(textutil.OneLine(task.Question), 120)),
 		Data: map[string]any{"pipeline": p.Config.Name, "task_id": task.ID, "question": task.Question}})
 	p.emitNotices(tracer)
-	obs := graph.ObserverFunc(func(ctx context.Context, e graph.Event) {
-		switch e.Kind {
-		case graph.EventNodeStart:
-			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindNodeStart, Data: branchData(e, map[string]any{"type": p.kinds[e.Node], "step": e.Step})})
-		case graph.EventNodeEnd:
-			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindNodeEnd, ElapsedMS: float64(e.Elapsed.Microseconds()) / 1000, Data: branchData(e, map[string]any{"step": e.Step})})
-		case graph.EventRoute:
-			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindRoute, Data: branchData(e, map[string]any{"route": routeName(e.Route), "to": e.To})})
-		case graph.EventFork:
-			tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindRoute, Text: fmt.Sprintf("fan-out to %s, joined at %s", strings.Join(e.Branches, ", "), e.To),
-				Data: branchData(e, map[string]any{"route": "fan-out", "to": strings.Join(e.Branches, ", "), "branches": e.Branches, "join": e.To})})
-		case graph.EventError:
-			// A failed model call was reported where it failed, with its
-			// timing; reporting it again here would print it twice.
-			if !errors.Is(e.Err, llm.ErrModel) {
-				tracer.Emit(trace.Event{Node: e.Node, Kind: trace.KindError, Text: e.Err.Error(), Data: branchData(e, nil)})
-			}
-		}
-	})
+	obs := p.observer(tracer, "")
 	var branchHooks *hooks.Set
-	if p.fans {
+	if p.fans || p.nests {
 		branchHooks = p.branchNodeHooks(st, tracer, cfg)
+		st.SetHooks(st.Hooks().WithNested(branchHooks))
 	}
 	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithMaxParallel(p.Config.Limits.MaxParallel), graph.WithObserver(obs), graph.WithExecWrap(p.execWrap(st.Hooks(), branchHooks))}
 	gres, err := p.graph.Run(ctx, st, gopts...)

@@ -322,11 +322,11 @@ func (s *Server) pipelineGraph(w http.ResponseWriter, r *http.Request) {
 	g, kinds := p.Graph(), p.Kinds()
 	switch format {
 	case "svg":
-		s.writeBody(w, r, http.StatusOK, "image/svg+xml", []byte(renderSVG(p.Name(), g.Nodes(), g.Edges(), kinds)))
+		s.writeBody(w, r, http.StatusOK, "image/svg+xml", []byte(renderSVG(p.Name(), g.Nodes(), g.Edges(), kinds, p.Nested())))
 	case "mermaid":
-		s.writeBody(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(g.Mermaid(kinds)))
+		s.writeBody(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(g.Mermaid(kinds, p.Nested()...)))
 	case "dot":
-		s.writeBody(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(g.DOT(p.Name(), kinds)))
+		s.writeBody(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(g.DOT(p.Name(), kinds, p.Nested()...)))
 	default:
 		type edge struct {
 			From  string `json:"from"`

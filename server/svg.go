@@ -21,9 +21,14 @@ const (
 // renderSVG draws a pipeline's graph as a self-contained SVG: nodes in
 // layers by their distance from START, top to bottom, END last; forward
 // edges straight, edges back up (cycles) curved on the right; route labels
-// at the middle of their edge. Each node is a <g class="node"
+// at the middle of their edge; fan-out edges bold blue, labelled fork;
+// a node that runs a pipeline inside itself (nested) names it. Each node is a <g class="node"
 // data-node="ID" id="node-ID">, so a page can highlight the running node.
-func renderSVG(name string, nodes []string, edges []graph.Edge, kinds map[string]string) string {
+func renderSVG(name string, nodes []string, edges []graph.Edge, kinds map[string]string, nested []graph.Nested) string {
+	runs := map[string]string{}
+	for _, n := range nested {
+		runs[n.Node] = n.Label
+	}
 	depth := map[string]int{graph.START: 0}
 	queue := []string{graph.START}
 	for len(queue) > 0 {
@@ -52,6 +57,9 @@ func renderSVG(name string, nodes []string, edges []graph.Edge, kinds map[string
 		layers[depth[id]] = append(layers[depth[id]], id)
 	}
 	label := func(id string) string {
+		if r := runs[id]; r != "" {
+			return id + " (" + r + ")"
+		}
 		if k := kinds[id]; k != "" && k != id {
 			return id + " (" + k + ")"
 		}
@@ -92,8 +100,13 @@ func renderSVG(name string, nodes []string, edges []graph.Edge, kinds map[string
 		x2, y2 := to.x+to.w/2, to.y
 		var lx, ly float64
 		if depth[e.To] > depth[e.From] {
-			fmt.Fprintf(&b, `<path class="edge" data-from="%s" data-to="%s" d="M%.1f,%.1f L%.1f,%.1f" stroke="#555" fill="none" marker-end="url(#arrow)"/>`+"\n",
-				esc(e.From), esc(e.To), x1, y1, x2, y2)
+			class, stroke := "edge", `stroke="#555"`
+			if e.FanOut {
+				// A fork: one of the branches that run in parallel.
+				class, stroke = "edge fork", `stroke="#1f5fbf" stroke-width="2.5"`
+			}
+			fmt.Fprintf(&b, `<path class="%s" data-from="%s" data-to="%s" d="M%.1f,%.1f L%.1f,%.1f" %s fill="none" marker-end="url(#arrow)"/>`+"\n",
+				class, esc(e.From), esc(e.To), x1, y1, x2, y2, stroke)
 			lx, ly = (x1+x2)/2, (y1+y2)/2
 		} else { // back up (a cycle) or sideways: around the right side
 			sx, sy := from.x+from.w, from.y+svgBoxH/2
@@ -103,7 +116,9 @@ func renderSVG(name string, nodes []string, edges []graph.Edge, kinds map[string
 				esc(e.From), esc(e.To), sx, sy, cx, sy, cx, ey, ex, ey)
 			lx, ly = cx-10, (sy+ey)/2
 		}
-		if e.Route != "" {
+		if e.FanOut {
+			fmt.Fprintf(&b, `<text class="route" x="%.1f" y="%.1f" fill="#1f5fbf" text-anchor="middle">fork</text>`+"\n", lx, ly)
+		} else if e.Route != "" {
 			fmt.Fprintf(&b, `<text class="route" x="%.1f" y="%.1f" fill="#a33" text-anchor="middle">%s</text>`+"\n", lx, ly, esc(e.Route))
 		}
 	}

@@ -57,7 +57,7 @@ func listParadigms(c *cobra.Command, dir, format string) error {
 		}
 		listed++
 		if format == "mermaid" {
-			fmt.Fprintf(out, "%%%% %s (%s): %s\n%s", p.Name(), path, textutil.OneLine(p.Config().Description), p.Graph().Mermaid(p.Kinds()))
+			fmt.Fprintf(out, "%%%% %s (%s): %s\n%s", p.Name(), path, textutil.OneLine(p.Config().Description), p.Graph().Mermaid(p.Kinds(), p.Nested()...))
 			return
 		}
 		writeParadigm(out, path, p)

@@ -84,9 +84,9 @@ func newGraphCmd() *cobra.Command {
 			}()
 			switch format {
 			case "dot":
-				fmt.Fprint(c.OutOrStdout(), p.Graph().DOT(p.Name(), p.Kinds()))
+				fmt.Fprint(c.OutOrStdout(), p.Graph().DOT(p.Name(), p.Kinds(), p.Nested()...))
 			case "mermaid":
-				fmt.Fprint(c.OutOrStdout(), p.Graph().Mermaid(p.Kinds()))
+				fmt.Fprint(c.OutOrStdout(), p.Graph().Mermaid(p.Kinds(), p.Nested()...))
 			default:
 				return &usageError{cmd: "graph", err: fmt.Errorf("--format must be dot or mermaid, got %q", format)}
 			}

@@ -45,7 +45,7 @@ func Layers() []Layer {
 			"executor", "pipeline", "eval/suite",
 		}},
 		{"plan-step executors, the small node kinds, the simulator", []string{
-			"executor/steps", "nodes", "nodes/join", "nodes/flow", "nodes/general", "eval/sim",
+			"executor/steps", "nodes", "nodes/join", "nodes/flow", "nodes/general", "nodes/compose", "eval/sim",
 		}},
 		{"the planner and re-planner nodes", []string{"planner", "replanner"}},
 		{"the public Go API: Engine, Pipeline, Run, the registry of every node kind", []string{"."}},

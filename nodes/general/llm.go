@@ -103,6 +103,10 @@ type LLMSettings struct {
 	Temperature *float64 `mapstructure:"temperature"`
 	// MaxTokens caps the completion; 0 uses the model default.
 	MaxTokens int `mapstructure:"max_tokens"`
+	// Role names what the call does ("sort", "merge", "classify"), as
+	// llm.CallMeta.Role: traces, usage by role and models that play roles
+	// (the sim) read it. Default none.
+	Role string `mapstructure:"role"`
 }
 
 const llmSystem = "You are a careful, concise assistant. Follow the instructions exactly."
@@ -122,6 +126,7 @@ Reply again with the corrected JSON value only.`
 // the model, and stores the reply (checked against its schema, if any).
 type LLM struct {
 	id, kind   string
+	role       string
 	model      llm.Model
 	system     string
 	prompt     *nodekind.Template
@@ -138,7 +143,7 @@ func NewLLM(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return nodekind.Built{}, err
 	}
-	n := &LLM{id: spec.ID, kind: spec.Type, model: env.Model, maxRetries: DefaultMaxRetries}
+	n := &LLM{id: spec.ID, kind: spec.Type, role: s.Role, model: env.Model, maxRetries: DefaultMaxRetries}
 	tspec, defPrompt := llmSpec(), llmPrompt
 	if s.Schema != nil {
 		sch, err := compileSchema(spec.ID, s.Schema)
@@ -214,7 +219,7 @@ func (n *LLM) Run(ctx context.Context, st *state.State) (string, error) {
 		return "", err
 	}
 	msgs := llm.Prompt(n.system, user)
-	caller := llm.CallMeta{Node: n.id, Kind: n.kind}
+	caller := llm.CallMeta{Node: n.id, Kind: n.kind, Role: n.role}
 	tr := trace.From(ctx)
 	for attempt := 1; ; attempt++ {
 		text, _, err := n.model.Call(ctx, st, caller, msgs, n.opts...)

@@ -32,6 +32,7 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
@@ -55,6 +56,12 @@ const (
 	// MergeConcat joins the non-empty values, in branch declaration
 	// order, with Settings.Separator.
 	MergeConcat = "concat"
+	// MergeBest takes the value of the branch whose score (Settings.Score,
+	// an expression) is highest; ties go to the earliest branch.
+	MergeBest = "best"
+	// MergeJudge asks the model which branch's value is best
+	// (Settings.Prompt, a template with {{.Extra.Candidates}}).
+	MergeJudge = "judge"
 )
 
 // Wait modes (Settings.Wait); a positive integer k is a quorum.
@@ -92,6 +99,14 @@ type Settings struct {
 	// Separator joins the values of concat. Default DefaultSeparator
 	// (a blank line).
 	Separator *string `mapstructure:"separator"`
+	// Score is the expression merge: best ranks branches by (expr-lang,
+	// over ScoreEnv: value, vars, question, branch; a number, higher is
+	// better). An expression that fails on a branch scores it -Inf.
+	// Required with merge: best, and only there.
+	Score string `mapstructure:"score"`
+	// Prompt replaces the judge's prompt of merge: judge (a template over
+	// the run state and {{.Extra.Candidates}}, the numbered values).
+	Prompt string `mapstructure:"prompt"`
 }
 
 // Node is a `join` node. It implements graph.Joiner: the graph runs its
@@ -104,12 +119,16 @@ type Node struct {
 	fromVar string // "" for the answer
 	intoVar string // "" for the answer
 	sep     string
+	score   *scorer
+	// model and judgePrompt serve merge: judge.
+	model       llm.Model
+	judgePrompt *nodekind.Template
 }
 
 var _ graph.Joiner[*state.State] = (*Node)(nil)
 
 // New builds a `join` node.
-func New(_ nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
+func New(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	var s Settings
 	if err := config.Decode(spec.Settings, &s); err != nil {
 		return nodekind.Built{}, err
@@ -121,8 +140,29 @@ func New(_ nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	if n.merge == "" {
 		n.merge = MergeConcat
 	}
-	if !slices.Contains([]string{MergeCollect, MergeVote, MergeFirst, MergeConcat}, n.merge) {
-		return nodekind.Built{}, &config.SettingError{Key: "merge", Err: fmt.Errorf("%w: want collect, vote, first or concat, got %q", config.ErrSettings, n.merge)}
+	if !slices.Contains([]string{MergeCollect, MergeVote, MergeFirst, MergeConcat, MergeBest, MergeJudge}, n.merge) {
+		return nodekind.Built{}, &config.SettingError{Key: "merge", Err: fmt.Errorf("%w: want collect, vote, first, concat, best or judge, got %q", config.ErrSettings, n.merge)}
+	}
+	switch {
+	case n.merge == MergeBest && s.Score == "":
+		return nodekind.Built{}, config.SettingErrorf("score", "merge: best ranks branches by an expression: set score: (e.g. 'len(value)')")
+	case n.merge != MergeBest && s.Score != "":
+		return nodekind.Built{}, config.SettingErrorf("score", "applies only with merge: best")
+	case n.merge == MergeBest:
+		sc, err := compileScore(s.Score)
+		if err != nil {
+			return nodekind.Built{}, err
+		}
+		n.score = sc
+	case n.merge != MergeJudge && s.Prompt != "":
+		return nodekind.Built{}, config.SettingErrorf("prompt", "applies only with merge: judge")
+	}
+	if n.merge == MergeJudge {
+		t, err := env.Template(judgeSpec(), s.Prompt, "", judgePrompt)
+		if err != nil {
+			return nodekind.Built{}, err
+		}
+		n.model, n.judgePrompt = env.Model, t
 	}
 	var err error
 	if n.fromVar, err = target(s.From); err != nil {
@@ -251,6 +291,13 @@ func (n *Node) Merge(ctx context.Context, st *state.State, branches []graph.Bran
 				merged = v
 				break
 			}
+		}
+	case MergeBest:
+		merged = n.best(ctx, st, ok)
+	case MergeJudge:
+		var err error
+		if merged, err = n.judge(ctx, st, ok); err != nil {
+			return "", fmt.Errorf("join %q: judge: %w", n.id, err)
 		}
 	case MergeVote:
 		vals := make([]string, len(ok))

@@ -7,6 +7,8 @@ import (
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes/join"
 	"github.com/planner-engine/planner/state"
@@ -42,7 +44,8 @@ func TestWaitSettings(t *testing.T) {
 
 func TestSettingErrorsNameTheKey(t *testing.T) {
 	for key, settings := range map[string]map[string]any{
-		"merge": {"merge": "best"},
+		"merge": {"merge": "most"},
+		"score": {"merge": "best"},
 		"from":  {"from": "note:x"},
 		"into":  {"into": "var:1bad"},
 	} {
@@ -89,4 +92,41 @@ func TestMergeSkipsFailedBranchesAndRecordsNoValueAsPartial(t *testing.T) {
 
 	_, err = n.Run(context.Background(), st)
 	assert.Error(t, err, "a join never runs as a plain node")
+}
+
+func TestMergeBestTakesTheHighestScore(t *testing.T) {
+	n, err := build(t, map[string]any{"merge": "best", "score": "-abs(len(fromJSON(value)) - 3)"})
+	require.NoError(t, err)
+	st := state.NewState(state.Task{})
+	_, err = n.Merge(context.Background(), st, []graph.Branch[*state.State]{
+		branch(0, "[1, 2]", 1, nil), branch(1, "not json", 2, nil), branch(2, "[1, 2, 3]", 3, nil), branch(3, "[3, 2, 1]", 4, nil),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "[1, 2, 3]", st.Answer, "the highest score; a tie goes to the earliest branch")
+
+	for _, bad := range []map[string]any{
+		{"merge": "best", "score": "value +"},
+		{"merge": "best", "score": "value"}, // a string, not a number
+		{"merge": "vote", "score": "1"},
+	} {
+		_, err := build(t, bad)
+		var se *config.SettingError
+		require.ErrorAs(t, err, &se, "%v", bad)
+		assert.Equal(t, "score", se.Key)
+	}
+}
+
+func TestMergeJudgeAsksTheModel(t *testing.T) {
+	rec := &llmtest.Recorder{Model: llmtest.Replies("the best is none", "2")}
+	b, err := join.New(nodekind.Env{Model: llm.Model{LLM: rec}}, nodekind.Spec{ID: "j", Type: "join", Settings: map[string]any{"merge": "judge"}})
+	require.NoError(t, err)
+	n := b.Node.(*join.Node)
+	st := state.NewState(state.Task{Question: "Capital of France?"})
+	_, err = n.Merge(context.Background(), st, []graph.Branch[*state.State]{branch(0, "Lyon", 1, nil), branch(1, "Paris", 2, nil)})
+	require.NoError(t, err)
+	assert.Equal(t, "Paris", st.Answer)
+	reqs := rec.Requests()
+	require.Len(t, reqs, 2, "a reply without a candidate's number is sent back once")
+	assert.Contains(t, reqs[0].Text(), "1. Lyon\n2. Paris")
+	assert.Contains(t, llmtest.LastText(reqs[1].Messages), "one number from 1 to 2")
 }

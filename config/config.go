@@ -43,6 +43,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -68,6 +69,11 @@ type Pipeline struct {
 	Nodes []Node `mapstructure:"nodes"`
 	// Edges join nodes; START and END are the virtual entry and exit.
 	Edges []Edge `mapstructure:"edges"`
+	// Extensions are the top-level keys that start with "x-": blocks the
+	// pipeline defines once and refers to with YAML anchors and aliases
+	// (x-sort: &sort {...}, then {id: a, <<: *sort}). planner ignores
+	// them otherwise; any other unknown top-level key is an error.
+	Extensions map[string]any `mapstructure:",remain"`
 
 	// File is the path the pipeline was loaded from.
 	File  string `mapstructure:"-"`
@@ -575,6 +581,11 @@ func toolShorthandHook(from, to reflect.Type, data any) (any, error) {
 }
 
 func (p *Pipeline) check() error {
+	for _, k := range slices.Sorted(maps.Keys(p.Extensions)) {
+		if !strings.HasPrefix(k, "x-") {
+			return p.Errorf(k, nil, "unknown key %q at top level (check the spelling; known keys: %s; a block kept for YAML anchors needs a name starting with x-)", k, knownAt(""))
+		}
+	}
 	if strings.TrimSpace(p.Name) == "" {
 		return p.Errorf("name", nil, "missing required key \"name\"")
 	}

@@ -74,6 +74,7 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 		{"react_cot_sc", demo, verify.ExactMatch{}},
 		{"cot_sc_react", demo, verify.ExactMatch{}},
 		{"ensemble", demo, verify.ExactMatch{}},
+		{"map_reduce", demo, verify.ExactMatch{}},
 	}
 	for _, tc := range cases {
 		for _, task := range tc.tasks {

@@ -56,17 +56,18 @@ type subgraphs struct {
 // forNode returns the SubgraphBuilder of the constructor of node i, whose
 // setting keys are under nodes[i].
 func (s *subgraphs) forNode(i int) nodekind.SubgraphBuilder {
-	return nodeSubgraphs{s: s, prefix: fmt.Sprintf("nodes[%d].", i)}
+	return nodeSubgraphs{s: s, prefix: fmt.Sprintf("nodes[%d].", i), node: s.parent.Nodes[i].ID}
 }
 
 // nodeSubgraphs is the SubgraphBuilder of one node's constructor.
 type nodeSubgraphs struct {
 	s      *subgraphs
 	prefix string
+	node   string
 }
 
 func (n nodeSubgraphs) Subgraph(key, path string, inline map[string]any) (nodekind.Subgraph, error) {
-	return n.s.subgraph(n.prefix+key, key, path, inline)
+	return n.s.subgraph(n.node, n.prefix+key, key, path, inline)
 }
 
 // subgraph builds the pipeline of a subgraph or map node. An inline pipeline (the
@@ -75,7 +76,7 @@ func (n nodeSubgraphs) Subgraph(key, path string, inline map[string]any) (nodeki
 // parent's folder) keeps its own llm block and tools, and takes the
 // parent's llm block only when it has none. A command-line model (--llm)
 // applies to all of them.
-func (s *subgraphs) subgraph(key, setting, path string, inline map[string]any) (nodekind.Subgraph, error) {
+func (s *subgraphs) subgraph(node, key, setting, path string, inline map[string]any) (nodekind.Subgraph, error) {
 	depth := len(s.opts.nest.files)
 	if depth >= MaxNesting {
 		return nil, fmt.Errorf("%w: subgraphs nest deeper than %d levels", ErrSubgraphCycle, MaxNesting)
@@ -96,6 +97,9 @@ func (s *subgraphs) subgraph(key, setting, path string, inline map[string]any) (
 		}
 		if sub.LLM.Provider == "" {
 			sub.LLM = s.parent.LLM
+		}
+		if _, named := inline["name"]; !named {
+			sub.Name = s.parent.Name + "/" + node
 		}
 		opts.nest.tools = s.tools
 		cfg = sub

@@ -36,6 +36,7 @@ func NodeKinds() *nodekind.Registry {
 		nodekind.Kind{Name: "tot", Summary: "Tree of Thoughts: BFS (beam) or DFS (threshold, backtracking) with concurrent proposal and valuation", New: nodes.NewToT, Templates: nodes.ToTTemplates()},
 		nodekind.Kind{Name: "router", Summary: "follows one of its routes: the first expression over the run state that holds, or an LLM classification into its labels", New: flow.NewRouter, Templates: flow.RouterTemplates()},
 		nodekind.Kind{Name: "set", Summary: "assigns vars from expressions over the run state", New: flow.NewSet},
+		nodekind.Kind{Name: "human", Summary: "waits for a person: an approval (route rejected on a no) or free text into a var, as tool approvals wait (thread saved, exit 3, resume --approve/--deny/--input)", New: flow.NewHuman, Templates: flow.HumanTemplates()},
 		nodekind.Kind{Name: "join", Summary: "where parallel branches (an edge to a list of nodes) meet: waits for all, the first, any or k of them and merges them (collect, vote, first, concat)", New: join.New},
 		nodekind.Kind{Name: "llm", Summary: "one prompt, one model call; the reply as text or as JSON checked against a JSON Schema (retried with the errors), into the answer or vars", New: general.NewLLM, Templates: general.LLMTemplates()},
 		nodekind.Kind{Name: "tool", Summary: "calls a named tool with a templated input; the output into a var (route failed on a failed call, if asked)", New: general.NewTool, Templates: general.ToolTemplates()},

@@ -279,3 +279,35 @@ func TestResumeWithKeptRequestsDiffsTheDivergence(t *testing.T) {
 	assert.Contains(t, out.Error, "+++ actual call")
 	assert.NotContains(t, out.Error, "--keep-requests", "no advice to do what was done")
 }
+
+// The human node waits like an approval: for text (resume --input), then
+// for a decision on the draft (resume --deny sends it to the rewrite).
+func TestHumanNodeWaitsForTextThenForAnApproval(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "threads.db")
+	config := filepath.Join(repoRoot, "examples", "pipelines", "human_review.yaml")
+	script := "scripted:" + filepath.Join(repoRoot, "examples", "scripts", "human_review_demo.yaml")
+	r := cli(t, "run", "--config", config, "--llm", script, "--thread", "rev", "--store", store, "--no-input", "-q", "a short city report")
+	require.Equal(t, exitWaiting, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "waits for a person's answer (node ask)")
+	assert.Contains(t, r.stdout, "Which city should this cover? (a short city report)")
+	assert.Contains(t, r.stdout, `--input "TEXT"`)
+
+	r = cli(t, "resume", "rev", "--store", store, "--approve")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "waits for text from a person (node ask): answer with --input TEXT")
+
+	r = cli(t, "resume", "rev", "--store", store, "--input", "Pisa", "--no-input", "-q")
+	require.Equal(t, exitWaiting, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "waits for a person's approval (node review)")
+	assert.Contains(t, r.stdout, "Answer so far: Pisa has a leaning tower.")
+
+	r = cli(t, "resume", "rev", "--store", store, "--input", "x")
+	assert.Equal(t, exitUsage, r.code, "text is no answer to an approval")
+
+	r = cli(t, "resume", "rev", "--store", store, "--deny", "it is too short", "--json", "-q")
+	require.Equal(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	var out runOutput
+	r.lastJSON(t, &out)
+	assert.Equal(t, "Pisa's bell tower has leaned since the twelfth century.", out.Answer)
+	assert.Equal(t, 2, out.Usage.ModelCalls, "the draft is replayed, the rewrite made")
+}

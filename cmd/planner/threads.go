@@ -17,6 +17,7 @@ import (
 	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
+	"github.com/planner-engine/planner/nodes/flow"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/server"
 	"github.com/planner-engine/planner/trace"
@@ -115,8 +116,15 @@ func (a *cliApprover) ask(ctx context.Context, ap journal.Approval) (journal.Dec
 		a.reader = bufio.NewReader(a.in)
 	}
 	for {
-		fmt.Fprintf(a.out, "\n? approve the call of %s (node %s)?\n  input: %s\n  [y] run it   [n] deny   [n REASON] deny and tell the model why: ",
-			trace.Printable(ap.Tool), trace.Printable(ap.Node), trace.Printable(textutil.Clip(ap.Input, 2000)))
+		switch ap.Tool {
+		case flow.HumanInput:
+			fmt.Fprintf(a.out, "\n? node %s asks:\n%s\n  your answer (one line; empty to decline): ", trace.Printable(ap.Node), trace.Printable(textutil.Clip(ap.Input, 4000)))
+		case flow.HumanApproval:
+			fmt.Fprintf(a.out, "\n? node %s asks for your approval:\n%s\n  [y] approve   [n] reject   [n REASON] reject and say why: ", trace.Printable(ap.Node), trace.Printable(textutil.Clip(ap.Input, 4000)))
+		default:
+			fmt.Fprintf(a.out, "\n? approve the call of %s (node %s)?\n  input: %s\n  [y] run it   [n] deny   [n REASON] deny and tell the model why: ",
+				trace.Printable(ap.Tool), trace.Printable(ap.Node), trace.Printable(textutil.Clip(ap.Input, 2000)))
+		}
 		type line struct {
 			s   string
 			err error
@@ -133,6 +141,9 @@ func (a *cliApprover) ask(ctx context.Context, ap journal.Approval) (journal.Dec
 		case l = <-got:
 		}
 		answer := strings.TrimSpace(l.s)
+		if ap.Tool == flow.HumanInput && l.err == nil {
+			return journal.Decision{Approved: answer != "", Reason: answer, By: "terminal"}, nil
+		}
 		verb, reason, _ := strings.Cut(answer, " ")
 		switch strings.ToLower(verb) {
 		case "y", "yes":
@@ -157,7 +168,7 @@ func isTerminalReader(r io.Reader) bool {
 }
 
 type resumeFlags struct {
-	store, as, deny, traceFile string
+	store, as, deny, input, traceFile string
 	approve, json, quiet       bool
 	verbose, noInput           bool
 	keepRequests               bool
@@ -185,7 +196,8 @@ Exit codes as run's: 0 complete, 1 failed, 2 usage, 3 waiting for approval, 4 in
   planner resume galileo   # a done thread replays its journal: the same answer, no model call
   planner resume galileo --from 1 --as galileo-b   # fork: checkpoint 1 replayed, the rest live
   planner resume mythread --approve   # needs a thread waiting for approval
-  planner resume mythread --deny "do not email customers"   # needs a thread waiting for approval`,
+  planner resume mythread --deny "do not email customers"   # needs a thread waiting for approval
+  planner resume mythread --input "ship it on Monday"   # answers a human node (ask: text)`,
 		Args: exactArgs(1, "a thread name"),
 		RunE: func(c *cobra.Command, args []string) error { return resumeThread(c, p, f, args[0]) },
 	}
@@ -193,6 +205,7 @@ Exit codes as run's: 0 complete, 1 failed, 2 usage, 3 waiting for approval, 4 in
 	storeFlag(c, &f.store)
 	fl.BoolVar(&f.approve, "approve", false, "approve the tool call the thread waits for")
 	fl.StringVar(&f.deny, "deny", "", "deny the tool call the thread waits for, with this reason (shown to the model)")
+	fl.StringVar(&f.input, "input", "", "answer the human node the thread waits for (ask: text) with this text")
 	fl.Int64Var(&f.from, "from", -1, "fork from this checkpoint (with --as)")
 	fl.StringVar(&f.as, "as", "", "name of the new thread forked with --from")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON object on the last stdout line")
@@ -209,8 +222,17 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 	usage := func(format string, args ...any) error {
 		return &usageError{cmd: "resume", err: fmt.Errorf(format, args...)}
 	}
-	if f.approve && c.Flags().Changed("deny") {
-		return usage("--approve and --deny exclude each other")
+	answers := 0
+	for _, set := range []bool{f.approve, c.Flags().Changed("deny"), c.Flags().Changed("input")} {
+		if set {
+			answers++
+		}
+	}
+	if answers > 1 {
+		return usage("--approve, --deny and --input exclude each other")
+	}
+	if c.Flags().Changed("input") && strings.TrimSpace(f.input) == "" {
+		return usage("--input needs the text to answer with")
 	}
 	if c.Flags().Changed("deny") && strings.TrimSpace(f.deny) == "" {
 		return usage("--deny needs a reason (it is shown to the model)")
@@ -245,13 +267,23 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 	rf := &runFlags{config: meta.Config, llm: meta.LLM, suite: meta.Suite, task: meta.Task, reference: meta.Reference,
 		maxSteps: meta.MaxSteps, timeout: meta.Timeout, json: f.json, quiet: f.quiet, verbose: f.verbose, traceFile: f.traceFile,
 		thread: th.Name, store: f.store, noInput: f.noInput, resume: true, opened: store, audit: meta.Audit, keepRequests: f.keepRequests}
-	if f.approve || c.Flags().Changed("deny") {
+	if answers > 0 {
 		if th.Status != journal.StatusWaiting || th.Pending == nil {
 			return usage("thread %q is %s, not waiting for an approval", th.Name, th.Status)
 		}
+		textWanted := th.Pending.Tool == flow.HumanInput
+		switch {
+		case c.Flags().Changed("input") && !textWanted:
+			return usage("thread %q waits for an approval of %s, not for text: answer with --approve or --deny REASON", th.Name, th.Pending.Tool)
+		case f.approve && textWanted:
+			return usage("thread %q waits for text from a person (node %s): answer with --input TEXT, or decline with --deny REASON", th.Name, th.Pending.Node)
+		}
 		d := journal.Decision{Approved: f.approve, Reason: strings.TrimSpace(f.deny), By: "resume --deny"}
-		if f.approve {
+		switch {
+		case f.approve:
 			d.By = "resume --approve"
+		case c.Flags().Changed("input"):
+			d = journal.Decision{Approved: true, Reason: strings.TrimSpace(f.input), By: "resume --input"}
 		}
 		rf.decision = &d
 	}
@@ -459,8 +491,18 @@ func reportThread(c *cobra.Command, f *runFlags, res *planner.Result, label stri
 			}
 			fmt.Fprintln(out, string(b))
 		} else {
-			fmt.Fprintf(out, "\nThread %s waits for approval of %s (node %s) with input:\n  %s\nDecide with:  %s --approve\n         or:  %s --deny \"REASON\"\n",
-				f.thread, trace.Printable(res.Pending.Tool), trace.Printable(res.Pending.Node), trace.Printable(sc.String(textutil.Clip(res.Pending.Input, 2000))), hint, hint)
+			pending := trace.Printable(sc.String(textutil.Clip(res.Pending.Input, 2000)))
+			switch res.Pending.Tool {
+			case flow.HumanInput:
+				fmt.Fprintf(out, "\nThread %s waits for a person's answer (node %s):\n  %s\nAnswer with:  %s --input \"TEXT\"\n    decline:  %s --deny \"REASON\"\n",
+					f.thread, trace.Printable(res.Pending.Node), pending, hint, hint)
+			case flow.HumanApproval:
+				fmt.Fprintf(out, "\nThread %s waits for a person's approval (node %s):\n  %s\nDecide with:  %s --approve\n         or:  %s --deny \"REASON\"\n",
+					f.thread, trace.Printable(res.Pending.Node), pending, hint, hint)
+			default:
+				fmt.Fprintf(out, "\nThread %s waits for approval of %s (node %s) with input:\n  %s\nDecide with:  %s --approve\n         or:  %s --deny \"REASON\"\n",
+					f.thread, trace.Printable(res.Pending.Tool), trace.Printable(res.Pending.Node), pending, hint, hint)
+			}
 		}
 		return &waitingError{runErr}
 	}

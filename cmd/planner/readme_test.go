@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -52,7 +53,8 @@ import (
 //     name openai, marked `# needs OPENAI_API_KEY` for readers, run
 //     offline; a command marked as needing anything else (`# needs
 //     network`) is skipped.
-//   - It must exit 0 and print something; run must print a complete,
+//   - It must exit 0, or the code a `# exits N` comment names (3 for a
+//     run that waits for a person), and print something; run must print a complete,
 //     non-empty answer, and the answer of the demo task when the sim model
 //     plays one.
 
@@ -73,6 +75,9 @@ type example struct {
 	stdoutFile string
 	// needs is what the `# needs X` comment names, "" when none.
 	needs string
+	// exit is the exit code a `# exits N` comment names (a run that
+	// waits for a person exits 3), 0 when none.
+	exit int
 }
 
 // exampleGroup is examples that run in order in one scratch folder.
@@ -202,6 +207,9 @@ func parseExample(where, line string) (ex example, ok bool, err error) {
 		return example{}, false, nil
 	}
 	ex = example{where: where, text: line}
+	if m := regexp.MustCompile(`\bexits (\d+)`).FindStringSubmatch(comment); m != nil {
+		ex.exit, _ = strconv.Atoi(m[1])
+	}
 	if m := regexp.MustCompile(`\bneeds (\S+)`).FindStringSubmatch(comment); m != nil {
 		ex.needs = m[1]
 	}
@@ -614,8 +622,11 @@ func runExample(t *testing.T, ex example, scratch string) {
 		in.stdin = string(b)
 	}
 	res := execPlanner(t, in)
-	require.Equal(t, 0, res.code, "%s\nexit code %d\nstdout:\n%s\nstderr:\n%s", label, res.code, res.stdout, res.stderr)
+	require.Equal(t, ex.exit, res.code, "%s\nexit code %d\nstdout:\n%s\nstderr:\n%s", label, res.code, res.stdout, res.stderr)
 	require.NotEmpty(t, strings.TrimSpace(res.stdout), "%s prints nothing", label)
+	if ex.exit != 0 {
+		return
+	}
 	if ex.stdoutFile != "" {
 		require.NoError(t, os.WriteFile(filepath.Join(scratch, ex.stdoutFile), []byte(res.stdout), 0o600))
 	}

@@ -197,7 +197,7 @@ Exit codes as run's: 0 complete, 1 failed, 2 usage, 3 waiting for approval, 4 in
   planner resume galileo --from 1 --as galileo-b   # fork: checkpoint 1 replayed, the rest live
   planner resume mythread --approve   # needs a thread waiting for approval
   planner resume mythread --deny "do not email customers"   # needs a thread waiting for approval
-  planner resume mythread --input "ship it on Monday"   # answers a human node (ask: text)`,
+  planner resume mythread --input "ship it on Monday"   # needs a thread waiting for a human node (ask: text)`,
 		Args: exactArgs(1, "a thread name"),
 		RunE: func(c *cobra.Command, args []string) error { return resumeThread(c, p, f, args[0]) },
 	}

@@ -118,7 +118,7 @@ func TestKindsCompileTheTemplatesTheyDeclare(t *testing.T) {
 // noSubgraphs builds every subgraph as an empty one that is never run.
 type noSubgraphs struct{}
 
-func (noSubgraphs) Subgraph(string, string, map[string]any) (nodekind.Subgraph, error) {
+func (noSubgraphs) Subgraph(string, string, map[string]any, []string) (nodekind.Subgraph, error) {
 	return noSubgraph{}, nil
 }
 

@@ -79,10 +79,12 @@ func (s *TemplateSet) Templates() []*Template { return s.list }
 
 // SubgraphBuilder builds the pipeline a node runs inside itself: a
 // pipeline file (path, relative to the node's pipeline) or an inline
-// pipeline (the mapping written under the node's setting key). Errors name
-// the file and line at fault.
+// pipeline (the mapping written under the node's setting key). inputs
+// are the vars the node gives each nested run when it starts, which the
+// nested pipeline's templates and expressions may read. Errors name the
+// file and line at fault.
 type SubgraphBuilder interface {
-	Subgraph(key, path string, inline map[string]any) (Subgraph, error)
+	Subgraph(key, path string, inline map[string]any, inputs []string) (Subgraph, error)
 }
 
 // Subgraph is a built pipeline that runs nested inside a node's execution.

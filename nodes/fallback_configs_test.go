@@ -1,8 +1,8 @@
 package nodes_test
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"

@@ -70,6 +70,16 @@ func buildYAML(t *testing.T, yaml string, m llms.Model) *pipeline.Pipeline {
 	return buildConfig(t, path, m)
 }
 
+// buildYAMLErr builds yaml as buildYAML does and returns the error.
+func buildYAMLErr(t *testing.T, yaml string) (*pipeline.Pipeline, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(yaml), 0o644))
+	cfg, err := config.Load(path)
+	require.NoError(t, err)
+	return pipeline.Build(context.Background(), cfg, pipeline.Options{Registry: planner.NodeKinds(), Tools: builtin.Factory{}, Keywords: search.Keywords{}})
+}
+
 // buildConfig builds the pipeline file at path with the default node kinds,
 // the built-in tools and model m.
 func buildConfig(t *testing.T, path string, m llms.Model) *pipeline.Pipeline {

@@ -6,6 +6,7 @@ import (
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/pipeline"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
@@ -25,7 +26,7 @@ nodes:
   - {id: draft, type: cot, output: "var:draft"}
   - id: check
     type: direct
-    prompt: "{{.Question}} Draft answer: {{.Vars.draft}}. Unused: [{{.Vars.nothing}}]"
+    prompt: "{{.Question}} Draft answer: {{.Vars.draft}}."
 edges:
   - {from: START, to: draft}
   - {from: draft, to: check}
@@ -55,4 +56,21 @@ func TestOutputVarNeedsAValidName(t *testing.T) {
 	_, err := nodes.NewDirect(nodekind.Env{}, nodekind.Spec{ID: "d", Type: "direct", Settings: map[string]any{"output": "vars:x"}})
 	requireSettingError(t, err, "output")
 	assert.ErrorContains(t, err, `"var:<name>"`, "the error lists the forms")
+}
+
+// A template that reads a var nothing writes is a load error at its line.
+func TestAVarNothingWritesIsALoadError(t *testing.T) {
+	_, err := buildYAMLErr(t, `name: vars
+nodes:
+  - {id: draft, type: cot, output: "var:draft"}
+  - id: check
+    type: direct
+    prompt: "{{.Question}} Draft answer: {{.Vars.drfat}}."
+edges:
+  - {from: START, to: draft}
+  - {from: draft, to: check}
+  - {from: check, to: END}
+`)
+	require.ErrorIs(t, err, pipeline.ErrUnknownVar)
+	assert.ErrorContains(t, err, `p.yaml:6: node "check" (direct): setting "prompt" reads var "drfat", which nothing in this pipeline writes (vars written: draft)`)
 }

@@ -39,6 +39,8 @@ type nesting struct {
 	// tools, when set, is the registry an inline pipeline shares with its
 	// parent instead of building its own.
 	tools *tools.Registry
+	// inputs are the vars a nested pipeline's runs start with.
+	inputs []string
 }
 
 // subgraphs is the nodekind.SubgraphBuilder of one Build: it builds the
@@ -66,8 +68,8 @@ type nodeSubgraphs struct {
 	node   string
 }
 
-func (n nodeSubgraphs) Subgraph(key, path string, inline map[string]any) (nodekind.Subgraph, error) {
-	return n.s.subgraph(n.node, n.prefix+key, key, path, inline)
+func (n nodeSubgraphs) Subgraph(key, path string, inline map[string]any, inputs []string) (nodekind.Subgraph, error) {
+	return n.s.subgraph(n.node, n.prefix+key, key, path, inline, inputs)
 }
 
 // subgraph builds the pipeline of a subgraph or map node. An inline pipeline (the
@@ -76,13 +78,13 @@ func (n nodeSubgraphs) Subgraph(key, path string, inline map[string]any) (nodeki
 // parent's folder) keeps its own llm block and tools, and takes the
 // parent's llm block only when it has none. A command-line model (--llm)
 // applies to all of them.
-func (s *subgraphs) subgraph(node, key, setting, path string, inline map[string]any) (nodekind.Subgraph, error) {
+func (s *subgraphs) subgraph(node, key, setting, path string, inline map[string]any, inputs []string) (nodekind.Subgraph, error) {
 	depth := len(s.opts.nest.files)
 	if depth >= MaxNesting {
 		return nil, fmt.Errorf("%w: subgraphs nest deeper than %d levels", ErrSubgraphCycle, MaxNesting)
 	}
 	opts := s.opts
-	opts.nest = nesting{files: slices.Clone(s.opts.nest.files)}
+	opts.nest = nesting{files: slices.Clone(s.opts.nest.files), inputs: inputs}
 	var cfg *config.Pipeline
 	switch {
 	case inline != nil && path != "":

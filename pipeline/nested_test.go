@@ -171,6 +171,9 @@ func TestNestedValidationErrorsNameTheLine(t *testing.T) {
 		{"missing file", map[string]string{
 			"parent.yaml": "name: a\nnodes:\n  - id: s\n    type: map\n    over: var:x\n    pipeline: gone.yaml\nedges:\n  - {from: START, to: s}\n  - {from: s, to: END}\n",
 		}, []string{"parent.yaml:3:", "gone.yaml"}, pipeline.ErrSubgraph},
+		{"inline reads a var its parent does not pass", map[string]string{
+			"parent.yaml": "name: a\nnodes:\n  - id: s\n    type: map\n    over: var:x\n    vars: {topic: \"t\"}\n    graph:\n      nodes:\n        - id: x\n          type: direct\n          prompt: \"{{.Vars.topic}} {{.Vars.item}} {{.Vars.index}} {{.Vars.other}}\"\n      edges: [{from: START, to: x}, {from: x, to: END}]\nedges:\n  - {from: START, to: s}\n  - {from: s, to: END}\n",
+		}, []string{"parent.yaml:11:", `reads var "other"`, "vars written: index, item, topic"}, pipeline.ErrUnknownVar},
 		{"map without over", map[string]string{
 			"parent.yaml": "name: a\nnodes:\n  - id: s\n    type: map\n    graph: {nodes: [{id: x, type: direct}], edges: [{from: START, to: x}, {from: x, to: END}]}\nedges:\n  - {from: START, to: s}\n  - {from: s, to: END}\n",
 		}, []string{"parent.yaml:3:", `setting "over"`}, config.ErrSettings},

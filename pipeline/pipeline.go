@@ -230,6 +230,9 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	if err != nil {
 		return nil, err
 	}
+	if err := checkVars(p, builtNodes, prompts, opts.nest.inputs, reg); err != nil {
+		return nil, err
+	}
 	for _, e := range p.Edges {
 		if fan, ok, _ := e.FanOut(); ok {
 			g.AddFanOut(e.From, fan...)

@@ -169,10 +169,10 @@ func isTerminalReader(r io.Reader) bool {
 
 type resumeFlags struct {
 	store, as, deny, input, traceFile string
-	approve, json, quiet       bool
-	verbose, noInput           bool
-	keepRequests               bool
-	from                       int64
+	approve, json, quiet              bool
+	verbose, noInput                  bool
+	keepRequests                      bool
+	from                              int64
 }
 
 func newResumeCmd(p process) *cobra.Command {

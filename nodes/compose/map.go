@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,7 +154,8 @@ func NewMap(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	default:
 		return nodekind.Built{}, config.SettingErrorf("on_item_failure", "want fail or keep, got %q", s.OnItemFailure)
 	}
-	if n.sub, err = s.build(env); err != nil {
+	inputs := append(slices.Sorted(maps.Keys(n.vars)), "item", "index")
+	if n.sub, err = s.build(env, inputs); err != nil {
 		return nodekind.Built{}, err
 	}
 	return nodekind.Built{Node: n}, nil
@@ -160,6 +163,14 @@ func NewMap(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 
 // WritesVars returns the var the node writes (pipeline.VarWriter).
 func (n *Map) WritesVars() []string { return []string{n.into} }
+
+// ReadsVars returns the var the node maps over (pipeline.VarReader).
+func (n *Map) ReadsVars() []string {
+	if n.overVar == "" {
+		return nil
+	}
+	return []string{n.overVar}
+}
 
 // Inner returns the pipeline the node runs per item, for drawing.
 func (n *Map) Inner() nodekind.Subgraph { return n.sub }

@@ -53,11 +53,11 @@ type Source struct {
 }
 
 // build builds the pipeline s names.
-func (s Source) build(env nodekind.Env) (nodekind.Subgraph, error) {
+func (s Source) build(env nodekind.Env, inputs []string) (nodekind.Subgraph, error) {
 	if env.Subgraphs == nil {
 		return nil, config.SettingErrorf("pipeline", "subgraphs can only be built inside a pipeline")
 	}
-	return env.Subgraphs.Subgraph("graph", s.Pipeline, s.Graph)
+	return env.Subgraphs.Subgraph("graph", s.Pipeline, s.Graph, inputs)
 }
 
 // inputs are compiled var templates of a nested run.
@@ -143,7 +143,7 @@ func NewSubgraph(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 		}
 	}
 	n.export = s.Export
-	if n.sub, err = s.build(env); err != nil {
+	if n.sub, err = s.build(env, slices.Sorted(maps.Keys(n.vars))); err != nil {
 		return nodekind.Built{}, err
 	}
 	return nodekind.Built{Node: n}, nil

@@ -136,6 +136,15 @@ func NewTool(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	return b, nil
 }
 
+// WritesVars returns the var the output goes into, when it goes into
+// one (pipeline.VarWriter).
+func (n *Tool) WritesVars() []string {
+	if n.out.kind != outVar {
+		return nil
+	}
+	return []string{n.out.name}
+}
+
 // Run renders the input, calls the tool and stores its output.
 func (n *Tool) Run(ctx context.Context, st *state.State) (string, error) {
 	input, err := n.input.Render(st, nil)

@@ -240,6 +240,15 @@ func (n *Node) Needs(branches int) int {
 // cannot leave the branch; the pipeline reports such writes.
 func (n *Node) TakesVar() string { return n.fromVar }
 
+// WritesVars returns the var the merged value goes into (into:
+// var:NAME), none when it goes into the answer (pipeline.VarWriter).
+func (n *Node) WritesVars() []string {
+	if n.intoVar == "" {
+		return nil
+	}
+	return []string{n.intoVar}
+}
+
 // Run implements graph.Node; the graph never calls it on a join (it calls
 // Merge), so it fails.
 func (n *Node) Run(context.Context, *state.State) (string, error) {

@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -231,4 +232,56 @@ func TestTelemetryJournaledAndFailedRuns(t *testing.T) {
 	assert.Equal(t, "provider", spanAttrs(run)[telemetry.KeyFailure].AsString())
 	assert.Equal(t, codes.Error, chat.Status.Code)
 	assert.Equal(t, "provider_error", spanAttrs(chat)[telemetry.KeyErrorType].AsString())
+}
+
+// A fan-out's branch spans nest under a "parallel" span, and the nodes of
+// a map's nested runs under the map node's span.
+func TestTelemetryNestsBranchesAndNestedRuns(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "spans.yaml")
+	require.NoError(t, os.WriteFile(config, []byte(`name: spans
+nodes:
+  - {id: items, type: set, assign: {qs: 'toJSON(["x", "y"])'}}
+  - id: each
+    type: map
+    over: var:qs
+    graph:
+      nodes: [{id: say, type: direct}]
+      edges: [{from: START, to: say}, {from: say, to: END}]
+  - {id: a, type: direct, output: "var:v"}
+  - {id: b, type: direct, output: "var:v"}
+  - {id: j, type: join, from: "var:v", merge: concat}
+edges:
+  - {from: START, to: items}
+  - {from: items, to: each}
+  - {from: each, to: [a, b]}
+  - {from: a, to: j}
+  - {from: b, to: j}
+  - {from: j, to: END}
+`), 0o600))
+	script := filepath.Join(dir, "script.yaml")
+	require.NoError(t, os.WriteFile(script, []byte("strict: false\nreplies:\n  - {node: say, text: one}\n  - {node: say, text: two}\n  - {node: a, text: A}\n  - {node: b, text: B}\n"), 0o600))
+	spans := spanRun(t, config, script, "q")
+	byName := map[string][]tracetest.SpanStub{}
+	byID := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		byName[s.Name] = append(byName[s.Name], s)
+		byID[s.SpanContext.SpanID().String()] = s
+	}
+	parentName := func(s tracetest.SpanStub) string { return byID[s.Parent.SpanID().String()].Name }
+	require.Len(t, byName["parallel each"], 1)
+	par := byName["parallel each"][0]
+	assert.Equal(t, "invoke_agent spans", parentName(par))
+	pa := spanAttrs(par)
+	assert.Equal(t, []string{"a", "b"}, pa[telemetry.KeyBranches].AsStringSlice())
+	assert.Equal(t, "j", pa[telemetry.KeyJoin].AsString())
+	for _, n := range []string{"node a", "node b"} {
+		require.Len(t, byName[n], 1, n)
+		assert.Equal(t, "parallel each", parentName(byName[n][0]), n)
+	}
+	require.Len(t, byName["node say"], 2)
+	for _, s := range byName["node say"] {
+		assert.Equal(t, "node each", parentName(s), "a map item's node nests under the map node")
+	}
+	assert.Equal(t, "invoke_agent spans", parentName(byName["node j"][0]), "the join runs on the main line")
 }

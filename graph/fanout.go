@@ -282,8 +282,13 @@ func (g *Graph[S]) checkFanOuts() (map[string]fanOut, Errors) {
 // step of branch, or START) to its join and returns them, in declaration
 // order, once the join is satisfied or can no longer be; the steps of
 // the branches that succeeded are added to steps, in branch order.
-func (r *runner[S]) fork(ctx context.Context, state S, from string, step int, branch string, limit int, steps *[]string, f fanOut) ([]Branch[S], error) {
+func (r *runner[S]) fork(ctx context.Context, state S, from string, step int, branch string, limit int, steps *[]string, f fanOut) (out []Branch[S], err error) {
 	r.emit(ctx, Event{Kind: EventFork, Step: step, Node: from, Branch: branch, Branches: f.targets, To: f.join})
+	if r.cfg.forkWrap != nil {
+		var done func(error)
+		ctx, done = r.cfg.forkWrap(ctx, Fork{From: from, Step: step, Branch: branch, Branches: slices.Clone(f.targets), Join: f.join})
+		defer func() { done(err) }()
+	}
 	forker, _ := any(state).(Forker[S]) // Compile checked S
 	n := len(f.targets)
 	need := min(max(r.c.nodes[f.join].join.Needs(n), 1), n)
@@ -294,7 +299,7 @@ func (r *runner[S]) fork(ctx context.Context, state S, from string, step int, br
 	if branch != "" {
 		prefix = branch + "/"
 	}
-	out := make([]Branch[S], n)
+	out = make([]Branch[S], n)
 	done := make(chan int, n)
 	for i, t := range f.targets {
 		out[i] = Branch[S]{ID: prefix + strconv.Itoa(step) + "." + strconv.Itoa(i+1), Index: i, Start: t, State: forker.Fork()}

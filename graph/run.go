@@ -70,6 +70,32 @@ type runConfig struct {
 	maxParallel int
 	observers   []Observer
 	wrap        ExecWrap
+	forkWrap    ForkWrap
+}
+
+// Fork is one fan-out of a run, as a ForkWrap sees it.
+type Fork struct {
+	// From is the node (or START) whose route fans out; Step its
+	// execution's number and Branch the branch it ran in ("" on the main
+	// line).
+	From   string
+	Step   int
+	Branch string
+	// Branches are the branches' first nodes; Join the join node.
+	Branches []string
+	Join     string
+}
+
+// ForkWrap wraps every fan-out of a run: it returns the context its
+// branches run in and a function called with the fan-out's outcome once
+// the join is satisfied or failed. The pipeline opens a span there, so
+// that the branches' spans nest under it.
+type ForkWrap func(ctx context.Context, f Fork) (context.Context, func(err error))
+
+// WithForkWrap wraps every fan-out of the run in w. Optional. Default:
+// none.
+func WithForkWrap(w ForkWrap) RunOption {
+	return func(c *runConfig) { c.forkWrap = w }
 }
 
 // NodeWrap wraps every node execution of a run: it is given the

@@ -556,6 +556,19 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 		st.SetHooks(st.Hooks().WithNested(branchHooks))
 	}
 	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithMaxParallel(p.Config.Limits.MaxParallel), graph.WithObserver(obs), graph.WithExecWrap(p.execWrap(st.Hooks(), branchHooks))}
+	if tp := cfg.telemetry; tp != nil && p.fans {
+		// Each fan-out's branches nest under a span of their own.
+		gopts = append(gopts, graph.WithForkWrap(func(ctx context.Context, f graph.Fork) (context.Context, func(error)) {
+			ctx, span := tp.StartParallel(ctx, f.From, f.Branches, f.Join)
+			return ctx, func(err error) {
+				class := ""
+				if err != nil {
+					class = failureClass(err)
+				}
+				span.EndNode("", class, err)
+			}
+		}))
+	}
 	gres, err := p.graph.Run(ctx, st, gopts...)
 	res := &Result{State: st, Steps: gres.Steps, Duration: time.Since(began)}
 	if err != nil {

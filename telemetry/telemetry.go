@@ -65,6 +65,10 @@ var (
 	KeyNodeID          = attribute.Key("planner.node.id")
 	KeyNodeType        = attribute.Key("planner.node.type")
 	KeyStep            = attribute.Key("planner.step")
+	// KeyBranches are a parallel span's branches (their first nodes) and
+	// KeyJoin its join node.
+	KeyBranches = attribute.Key("planner.parallel.branches")
+	KeyJoin     = attribute.Key("planner.parallel.join")
 	KeyRoute           = attribute.Key("planner.route")
 	KeyCachedTokens    = attribute.Key("planner.cached_input_tokens")
 	KeyTokensEstimated = attribute.Key("planner.usage.estimated")
@@ -294,6 +298,17 @@ func (st *Provider) StartNode(ctx context.Context, id, kind string, step int) (c
 	}
 	return st.start(ctx, "node "+id, oteltrace.SpanKindInternal,
 		KeyNodeID.String(id), KeyNodeType.String(kind), KeyStep.Int(step))
+}
+
+// StartParallel starts the span of one fan-out, "parallel {from}" (from
+// is the node whose route fans out, or START): the parent of its
+// branches' node spans, ended once its join is satisfied or failed.
+func (st *Provider) StartParallel(ctx context.Context, from string, branches []string, join string) (context.Context, Span) {
+	if st == nil {
+		return ctx, Span{}
+	}
+	return st.start(ctx, "parallel "+from, oteltrace.SpanKindInternal,
+		KeyNodeID.String(from), KeyBranches.StringSlice(branches), KeyJoin.String(join))
 }
 
 // Chat describes one model call for StartChat.

@@ -37,8 +37,19 @@ const MaxStreamHold = 8 << 10
 // A Stream is for one text and one goroutine at a time; it is not safe
 // for concurrent use. A Stream of a nil *Scrubber passes text through.
 type Stream struct {
-	s       *Scrubber
-	pending string
+	s *Scrubber
+	// buf holds the text received; its first off bytes were shown, and
+	// the rest is the text held back (pending). A Builder's bytes never
+	// change once written, so pending is a view, not a copy, and scrubbed
+	// text that String returns as is stays valid.
+	buf strings.Builder
+	off int
+	// noCut counts the first cuts of the held text (after its first byte,
+	// its second, ...) that are no cut however the text continues: each
+	// follows a key-shape byte or precedes a byte that starts no
+	// character. Cuts are looked for after them only, so a long held word
+	// is scanned once, not at each Write.
+	noCut int
 }
 
 // NewStream returns a Stream that scrubs one text with s.
@@ -50,39 +61,65 @@ func (st *Stream) Write(chunk string) string {
 	if st.s == nil {
 		return chunk
 	}
-	st.pending += chunk
-	c := st.s.streamCut(st.pending)
+	st.buf.WriteString(chunk)
+	text := st.pending()
+	st.noCut = noCuts(text, st.noCut)
+	c := st.s.streamCut(text, st.noCut)
 	if c == 0 {
 		return ""
 	}
-	out := st.s.String(st.pending[:c])
-	st.pending = st.pending[c:]
+	out := st.s.String(text[:c])
+	st.off += c
+	st.noCut = max(st.noCut-c, 0)
+	if st.off >= st.buf.Len()/2 {
+		// Most of buf was shown: keep only what is held back, copied
+		// once per as many bytes shown.
+		rest := st.pending()
+		st.buf.Reset()
+		st.buf.WriteString(rest)
+		st.off = 0
+	}
 	return out
 }
+
+// pending returns the text Write holds back.
+func (st *Stream) pending() string { return st.buf.String()[st.off:] }
 
 // Flush ends the text: it returns the scrubbed rest that Write held back
 // and empties the Stream, which can then take a new text.
 func (st *Stream) Flush() string {
-	if st.s == nil || st.pending == "" {
+	if st.s == nil || st.Pending() == 0 {
 		return ""
 	}
-	out := st.s.String(st.pending)
-	st.pending = ""
+	out := st.s.String(st.pending())
+	st.buf.Reset()
+	st.off, st.noCut = 0, 0
 	return out
 }
 
 // Pending returns how many bytes Write holds back.
-func (st *Stream) Pending() int { return len(st.pending) }
+func (st *Stream) Pending() int { return st.buf.Len() - st.off }
+
+// noCuts returns how many of the first cuts of text are no cut whatever
+// follows (see Stream.noCut), given that the first known are.
+func noCuts(text string, known int) int {
+	for c := known + 1; c <= len(text); c++ {
+		if !isTokenByte(text[c-1]) && (c == len(text) || utf8.RuneStart(text[c])) {
+			return c - 1
+		}
+	}
+	return len(text)
+}
 
 // streamCut returns how much of text, from its start, can be scrubbed
 // and shown now: a cut that no secret or pattern match can cross, however
-// text continues.
-func (s *Scrubber) streamCut(text string) int {
+// text continues. Its first noCut cuts are known to be none (noCuts).
+func (s *Scrubber) streamCut(text string, noCut int) int {
 	c := len(text)
 	if p := s.partialSecret(text); p >= 0 {
 		c = p
 	}
-	c = s.straddleFree(text, prevCut(text, c))
+	c = s.straddleFree(text, prevCut(text, c, noCut), noCut)
 	if c == 0 && len(text) > MaxStreamHold+s.longest() {
 		// One word too long to wait for: cut it, keeping back what may
 		// start a literal secret and never splitting one.
@@ -93,7 +130,7 @@ func (s *Scrubber) streamCut(text string) int {
 		for c > 0 && !utf8.RuneStart(text[c]) {
 			c--
 		}
-		c = s.straddleFree(text, c)
+		c = s.straddleFree(text, c, noCut)
 	}
 	return c
 }
@@ -129,7 +166,8 @@ func (s *Scrubber) partialSecret(text string) int {
 
 // straddleFree moves the cut c back until no complete literal secret in
 // text crosses it, each time to a cut that prevCut allows, and returns it.
-func (s *Scrubber) straddleFree(text string, c int) int {
+// The first noCut cuts of text are none.
+func (s *Scrubber) straddleFree(text string, c, noCut int) int {
 	for moved := true; moved && c > 0; {
 		moved = false
 		for _, sec := range s.secrets {
@@ -139,7 +177,7 @@ func (s *Scrubber) straddleFree(text string, c int) int {
 			}
 			lo, hi := max(0, c-n+1), min(len(text), c+n-1)
 			if i := strings.Index(text[lo:hi], sec.value); i >= 0 && lo+i < c {
-				c, moved = prevCut(text, lo+i), true
+				c, moved = prevCut(text, lo+i, noCut), true
 				break
 			}
 		}
@@ -150,13 +188,17 @@ func (s *Scrubber) straddleFree(text string, c int) int {
 // prevCut returns the greatest cut at most c after which text can be
 // scrubbed in two parts as in one: 0, or a cut after a byte that is in no
 // key shape or bearer token and at the start of a character, not within
-// the spaces after a "bearer".
-func prevCut(text string, c int) int {
-	for ; c > 0; c-- {
+// the spaces after a "bearer". The first noCut cuts of text are known to
+// be none (noCuts), and are not looked at again.
+func prevCut(text string, c, noCut int) int {
+	for ; c > noCut; c-- {
 		if b := text[c-1]; isTokenByte(b) || c < len(text) && !utf8.RuneStart(text[c]) {
 			continue
 		}
 		if isSpaceByte(text[c-1]) && endsWithBearer(text[:c]) {
+			// So do the cuts after the other spaces since "bearer": go on
+			// from the cut after its "r".
+			c = len(strings.TrimRight(text[:c], spaces)) + 1
 			continue
 		}
 		return c
@@ -167,7 +209,7 @@ func prevCut(text string, c int) int {
 // endsWithBearer reports whether text ends with "bearer" (in any case) at
 // the start of a word, then one or more spaces.
 func endsWithBearer(text string) bool {
-	t := strings.TrimRight(text, "\t\n\f\r ")
+	t := strings.TrimRight(text, spaces)
 	const word = "bearer"
 	if len(t) < len(word) || !strings.EqualFold(t[len(t)-len(word):], word) {
 		return false
@@ -176,6 +218,9 @@ func endsWithBearer(text string) bool {
 	return i == 0 || !isWordByte(t[i-1])
 }
 
-// isSpaceByte reports whether c is in \s, the spaces bearerToken allows
-// after "bearer".
-func isSpaceByte(c byte) bool { return strings.IndexByte("\t\n\f\r ", c) >= 0 }
+// spaces are the bytes of \s, the spaces bearerToken allows after
+// "bearer".
+const spaces = "\t\n\f\r "
+
+// isSpaceByte reports whether c is in \s.
+func isSpaceByte(c byte) bool { return strings.IndexByte(spaces, c) >= 0 }

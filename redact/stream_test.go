@@ -104,3 +104,22 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkStreamLongWord streams a 1 MB word (a base64 blob, which a
+// Stream holds back up to MaxStreamHold, then cuts) in 1-byte chunks.
+func BenchmarkStreamLongWord(b *testing.B) {
+	s := redact.New(redact.WithEnviron([]string{"PLANNER_TEST_API_KEY=plain value, with spaces: 0123456789!"}))
+	word := strings.Repeat("QUJDRA", (1<<20)/6)
+	b.SetBytes(int64(len(word)))
+	for b.Loop() {
+		st := s.NewStream()
+		n := 0
+		for i := range len(word) {
+			n += len(st.Write(word[i : i+1]))
+		}
+		n += len(st.Flush())
+		if n != len(word) {
+			b.Fatalf("streamed %d bytes, want %d", n, len(word))
+		}
+	}
+}

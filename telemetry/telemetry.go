@@ -45,30 +45,30 @@ const (
 // conventions' (semconv v1.32.0 where it has them); planner.* are the
 // engine's own.
 var (
-	KeyOperationName   = semconv.GenAIOperationNameKey
-	KeyAgentName       = semconv.GenAIAgentNameKey
-	KeySystem          = semconv.GenAISystemKey
-	KeyProviderName    = attribute.Key("gen_ai.provider.name") // semconv v1.37; gen_ai.system before
-	KeyRequestModel    = semconv.GenAIRequestModelKey
-	KeyInputTokens     = semconv.GenAIUsageInputTokensKey
-	KeyOutputTokens    = semconv.GenAIUsageOutputTokensKey
-	KeyFinishReasons   = semconv.GenAIResponseFinishReasonsKey
-	KeyToolName        = semconv.GenAIToolNameKey
-	KeyToolCallID      = semconv.GenAIToolCallIDKey
-	KeyErrorType       = semconv.ErrorTypeKey
-	KeyInputMessages   = attribute.Key("gen_ai.input.messages")
-	KeyOutputMessages  = attribute.Key("gen_ai.output.messages")
-	KeyToolArguments   = attribute.Key("gen_ai.tool.call.arguments")
-	KeyToolResult      = attribute.Key("gen_ai.tool.call.result")
-	KeyRunID           = attribute.Key("planner.run_id")
-	KeyTaskID          = attribute.Key("planner.task_id")
-	KeyNodeID          = attribute.Key("planner.node.id")
-	KeyNodeType        = attribute.Key("planner.node.type")
-	KeyStep            = attribute.Key("planner.step")
+	KeyOperationName  = semconv.GenAIOperationNameKey
+	KeyAgentName      = semconv.GenAIAgentNameKey
+	KeySystem         = semconv.GenAISystemKey
+	KeyProviderName   = attribute.Key("gen_ai.provider.name") // semconv v1.37; gen_ai.system before
+	KeyRequestModel   = semconv.GenAIRequestModelKey
+	KeyInputTokens    = semconv.GenAIUsageInputTokensKey
+	KeyOutputTokens   = semconv.GenAIUsageOutputTokensKey
+	KeyFinishReasons  = semconv.GenAIResponseFinishReasonsKey
+	KeyToolName       = semconv.GenAIToolNameKey
+	KeyToolCallID     = semconv.GenAIToolCallIDKey
+	KeyErrorType      = semconv.ErrorTypeKey
+	KeyInputMessages  = attribute.Key("gen_ai.input.messages")
+	KeyOutputMessages = attribute.Key("gen_ai.output.messages")
+	KeyToolArguments  = attribute.Key("gen_ai.tool.call.arguments")
+	KeyToolResult     = attribute.Key("gen_ai.tool.call.result")
+	KeyRunID          = attribute.Key("planner.run_id")
+	KeyTaskID         = attribute.Key("planner.task_id")
+	KeyNodeID         = attribute.Key("planner.node.id")
+	KeyNodeType       = attribute.Key("planner.node.type")
+	KeyStep           = attribute.Key("planner.step")
 	// KeyBranches are a parallel span's branches (their first nodes) and
 	// KeyJoin its join node.
-	KeyBranches = attribute.Key("planner.parallel.branches")
-	KeyJoin     = attribute.Key("planner.parallel.join")
+	KeyBranches        = attribute.Key("planner.parallel.branches")
+	KeyJoin            = attribute.Key("planner.parallel.join")
 	KeyRoute           = attribute.Key("planner.route")
 	KeyCachedTokens    = attribute.Key("planner.cached_input_tokens")
 	KeyTokensEstimated = attribute.Key("planner.usage.estimated")

@@ -3,11 +3,13 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
@@ -245,5 +247,31 @@ edges:
 			assert.Equal(t, tc.replayed, tr.Replayed, "the finished calls are replayed")
 			assert.Equal(t, int32(res.State.Usage.ModelCalls-tc.calls), healthy.calls.Load(), "only the unfinished calls are made")
 		})
+	}
+}
+
+// merge: first journals its winner: a resumed run, whose branches all
+// replay at once, takes the branch the first run took.
+func TestMergeFirstTakesTheJournaledWinnerOnResume(t *testing.T) {
+	yaml := fanYAML(", wait: all, merge: first", []string{"say 1", "say 2", "say 3"}, nil)
+	// Live, the third branch finishes first.
+	live := &sayer{delay: map[string]time.Duration{"1": 40 * time.Millisecond, "2": 40 * time.Millisecond}}
+	p, _, err := buildWith(t, yaml, live)
+	require.NoError(t, err)
+	for i := range 5 {
+		store := memstore.New()
+		th := pipeline.Thread{Store: store, Name: fmt.Sprintf("first%d", i)}
+		res, _, err := p.RunThread(context.Background(), state.Task{Question: "q"}, nil, th)
+		require.NoError(t, err)
+		require.Equal(t, "3", res.State.Answer)
+		// Resumed with the opposite delays: were it live, the first branch
+		// would win; replayed, the journal says the third did.
+		slow := &sayer{delay: map[string]time.Duration{"2": 40 * time.Millisecond, "3": 40 * time.Millisecond}}
+		q, _, err := buildWith(t, yaml, slow)
+		require.NoError(t, err)
+		res, tr, err := q.RunThread(context.Background(), state.Task{Question: "q"}, nil, th)
+		require.NoError(t, err)
+		assert.Equal(t, "3", res.State.Answer)
+		assert.Zero(t, tr.Live)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/graph"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
@@ -86,6 +88,48 @@ func (n *Node) best(ctx context.Context, st *state.State, ok []graph.Branch[*sta
 		return ""
 	}
 	return n.value(ok[bestAt])
+}
+
+// FirstJournalTool is the name under which a journaled run records the
+// branch a merge: first took (journal.Run.Tool), so that a resumed run
+// takes it again.
+const FirstJournalTool = "join.first"
+
+// first takes the value of the first branch, in completion order, that
+// has one. In a journaled run the winner's index is journaled: a resumed
+// run takes the recorded branch when it succeeded again.
+func (n *Node) first(ctx context.Context, ok []graph.Branch[*state.State]) (string, error) {
+	sort.SliceStable(ok, func(i, j int) bool { return ok[i].Rank < ok[j].Rank })
+	pick := -1
+	for _, b := range ok {
+		if n.value(b) != "" {
+			pick = b.Index
+			break
+		}
+	}
+	if j := journal.From(ctx); j != nil {
+		res, err := j.Tool(ctx, n.id, FirstJournalTool, "winner", func(context.Context) (journal.ToolResult, error) {
+			return journal.ToolResult{Output: strconv.Itoa(pick)}, nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("journaling the winner: %w", err)
+		}
+		if k, err := strconv.Atoi(res.Output); err == nil {
+			pick = k
+		}
+	}
+	for _, b := range ok {
+		if b.Index == pick {
+			return n.value(b), nil
+		}
+	}
+	// The recorded winner did not succeed this time: the first that did.
+	for _, b := range ok {
+		if v := n.value(b); v != "" {
+			return v, nil
+		}
+	}
+	return "", nil
 }
 
 // judgePrompt is the default prompt of merge: judge.

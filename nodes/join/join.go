@@ -49,9 +49,9 @@ const (
 	// to the value of the earliest branch. Empty values do not vote.
 	MergeVote = "vote"
 	// MergeFirst takes the value of the first branch to succeed, in
-	// completion order: it may differ from run to run, and a resumed
-	// run, which replays its finished branches at once, may take another
-	// branch's value than the run it resumes did.
+	// completion order: it may differ from run to run. A journaled run
+	// records which branch won, so that a resumed run, which replays its
+	// finished branches at once, takes the same one.
 	MergeFirst = "first"
 	// MergeConcat joins the non-empty values, in branch declaration
 	// order, with Settings.Separator.
@@ -294,12 +294,9 @@ func (n *Node) Merge(ctx context.Context, st *state.State, branches []graph.Bran
 		}
 		merged = strings.Join(parts, n.sep)
 	case MergeFirst:
-		sort.SliceStable(ok, func(i, j int) bool { return ok[i].Rank < ok[j].Rank })
-		for _, b := range ok {
-			if v := n.value(b); v != "" {
-				merged = v
-				break
-			}
+		var err error
+		if merged, err = n.first(ctx, ok); err != nil {
+			return "", fmt.Errorf("join %q: %w", n.id, err)
 		}
 	case MergeBest:
 		merged = n.best(ctx, st, ok)

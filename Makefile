@@ -5,7 +5,7 @@ PKGS        ?= ./...
 # Configs for the demo comparison: every shipped config except those built for
 # another suite (tot_game24 verifies Game of 24 answers; run it with make run-game24;
 # react_fever and react_hotpotqa are paper-faithful ReAct over a Wikipedia page dump).
-RUN_CONFIGS ?= $(filter-out configs/tot_game24.yaml configs/react_fever.yaml configs/react_hotpotqa.yaml,$(wildcard configs/*.yaml))
+RUN_CONFIGS ?= $(filter-out configs/tot_game24.yaml configs/react_fever.yaml configs/react_hotpotqa.yaml configs/got.yaml,$(wildcard configs/*.yaml))
 GAME24      ?= ../shared/data/game24/24.csv
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 

@@ -79,3 +79,52 @@ func BenchmarkFanOut64Instant(b *testing.B) { benchRun(b, wideYAML(64), &sayer{}
 
 // BenchmarkChain64Instant: see BenchmarkFanOut64Instant.
 func BenchmarkChain64Instant(b *testing.B) { benchRun(b, chainYAML(64), &sayer{}) }
+
+// mapYAMLOf maps n items through an inline one-node graph, all at once.
+func mapYAMLOf(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("%q", fmt.Sprint(i))
+	}
+	return fmt.Sprintf(`name: mapbench
+llm: {provider: fake}
+nodes:
+  - {id: items, type: set, assign: {qs: 'toJSON([%s])'}}
+  - id: each
+    type: map
+    over: var:qs
+    max_parallel: %d
+    graph:
+      nodes: [{id: say, type: direct, prompt: "say {{.Question}}"}]
+      edges: [{from: START, to: say}, {from: say, to: END}]
+edges:
+  - {from: START, to: items}
+  - {from: items, to: each}
+  - {from: each, to: END}
+`, strings.Join(items, ", "), n)
+}
+
+// BenchmarkMap64Instant runs 64 map items of one node each with an
+// instant model: per op / 64 is the engine's cost of a map item (a nested
+// run), against BenchmarkChain64Instant's plain sequential step.
+func BenchmarkMap64Instant(b *testing.B) { benchRun(b, mapYAMLOf(64), &sayer{}) }
+
+// BenchmarkMap64x100ms runs 64 map items, each one 100 ms model call, all
+// at once: x-critical-path is the wall over the 100 ms critical path.
+func BenchmarkMap64x100ms(b *testing.B) {
+	m := &llmtest.Latency{Delay: 100 * time.Millisecond, Model: &sayer{}}
+	p, _, err := buildWith(b, mapYAMLOf(64), m)
+	require.NoError(b, err)
+	var total time.Duration
+	n := 0
+	for b.Loop() {
+		began := time.Now()
+		if _, err := p.Run(context.Background(), state.Task{Question: "q"}, nil); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(began)
+		n++
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(n)/1000, "wall-ms")
+	b.ReportMetric(float64(total)/float64(n)/float64(100*time.Millisecond), "x-critical-path")
+}

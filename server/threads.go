@@ -299,7 +299,9 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 type DecisionRequest struct {
 	// Approve runs the call (true) or denies it (false). Required.
 	Approve *bool `json:"approve"`
-	// Reason says why it was denied; the model is shown it.
+	// Reason says why it was denied; the model is shown it. For a
+	// `human` node that asks for text (pending tool "human_input"), an
+	// approval's Reason is the person's answer.
 	Reason string `json:"reason,omitempty"`
 	// By says who decided; it is journaled. Default "api".
 	By string `json:"by,omitempty"`

@@ -69,6 +69,11 @@ type Pipeline struct {
 	Nodes []Node `mapstructure:"nodes"`
 	// Edges join nodes; START and END are the virtual entry and exit.
 	Edges []Edge `mapstructure:"edges"`
+	// Inputs names the vars the pipeline expects to start with when it
+	// runs as a subgraph or a map's per-item pipeline (the parent passes
+	// them with vars:), so that the load-time check of var references
+	// accepts them when the file is built on its own. Optional.
+	Inputs []string `mapstructure:"inputs"`
 	// Extensions are the top-level keys that start with "x-": blocks the
 	// pipeline defines once and refers to with YAML anchors and aliases
 	// (x-sort: &sort {...}, then {id: a, <<: *sort}). planner ignores

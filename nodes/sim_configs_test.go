@@ -55,6 +55,8 @@ func game24Task(t *testing.T, nums ...int) suite.Task {
 func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) {
 	demo := demoTasks(t, "demo-01", "demo-21", "demo-29")
 	g24 := []suite.Task{game24Task(t, 4, 5, 6, 10), game24Task(t, 1, 1, 4, 6)}
+	sorting, err := suite.Sorting(16, 2)
+	require.NoError(t, err)
 	cases := []struct {
 		config string
 		tasks  []suite.Task
@@ -75,6 +77,7 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 		{"cot_sc_react", demo, verify.ExactMatch{}},
 		{"ensemble", demo, verify.ExactMatch{}},
 		{"map_reduce", demo, verify.ExactMatch{}},
+		{"got", sorting, verify.Sorting{}},
 	}
 	for _, tc := range cases {
 		for _, task := range tc.tasks {

@@ -212,7 +212,7 @@ func (p *Pipeline) hookList(st *state.State, tracer *trace.Tracer, cfg runConfig
 	if tp != nil {
 		// Node and tool spans open outside everything; a model call's span
 		// opens once its budget admitted it, inside the program's hooks.
-		hs = append(hs, nodeSpanHook{tp: tp, kinds: p.kinds}, toolSpanHook{tp: tp})
+		hs = append(hs, nodeSpanHook{tp: tp}, toolSpanHook{tp: tp})
 	}
 	hs = append(hs, budgetHook{st: st, limits: limits, shared: cfg.shared, tracer: tracer})
 	if cfg.audit != nil {

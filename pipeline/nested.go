@@ -24,6 +24,9 @@ import (
 // through others.
 var ErrSubgraphCycle = errors.New("subgraph cycle")
 
+// ErrNestingDepth means subgraphs nest deeper than MaxNesting levels.
+var ErrNestingDepth = errors.New("subgraphs nest too deep")
+
 // ErrSubgraph means a subgraph's pipeline could not be built.
 var ErrSubgraph = errors.New("subgraph does not build")
 
@@ -41,6 +44,8 @@ type nesting struct {
 	tools *tools.Registry
 	// inputs are the vars a nested pipeline's runs start with.
 	inputs []string
+	// depth is how many subgraphs the pipeline is nested in.
+	depth int
 }
 
 // subgraphs is the nodekind.SubgraphBuilder of one Build: it builds the
@@ -79,12 +84,11 @@ func (n nodeSubgraphs) Subgraph(key, path string, inline map[string]any, inputs 
 // parent's llm block only when it has none. A command-line model (--llm)
 // applies to all of them.
 func (s *subgraphs) subgraph(node, key, setting, path string, inline map[string]any, inputs []string) (nodekind.Subgraph, error) {
-	depth := len(s.opts.nest.files)
-	if depth >= MaxNesting {
-		return nil, fmt.Errorf("%w: subgraphs nest deeper than %d levels", ErrSubgraphCycle, MaxNesting)
+	if s.opts.nest.depth >= MaxNesting {
+		return nil, &config.SettingError{Key: setting, Err: fmt.Errorf("%w: more than %d levels, inline graphs and files alike", ErrNestingDepth, MaxNesting)}
 	}
 	opts := s.opts
-	opts.nest = nesting{files: slices.Clone(s.opts.nest.files), inputs: inputs}
+	opts.nest = nesting{files: slices.Clone(s.opts.nest.files), inputs: inputs, depth: s.opts.nest.depth + 1}
 	var cfg *config.Pipeline
 	switch {
 	case inline != nil && path != "":
@@ -111,7 +115,7 @@ func (s *subgraphs) subgraph(node, key, setting, path string, inline map[string]
 		}
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return nil, config.SettingErrorf("pipeline", "%v", err)
+			return nil, &config.SettingError{Key: "pipeline", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
 		}
 		if i := slices.Index(opts.nest.files, abs); i >= 0 {
 			chain := append(slices.Clone(opts.nest.files[i:]), abs)
@@ -152,8 +156,9 @@ func (p *Pipeline) Name() string { return p.Config.Name }
 // own; their model and tool calls pass parent's hooks, so the parent's
 // budgets, usage, journal, audit and spans see them. Its trace events go
 // to the tracer of ctx with their node named label/node. p's limits on
-// steps and parallel branches apply to its graph; the run's timeout and
-// budgets are the parent's.
+// steps, parallel branches and time apply to its graph; its budgets
+// (max_model_calls, max_tokens, max_cost_usd) do not: the run's, the
+// parent's, count every nested call.
 func (p *Pipeline) RunNested(ctx context.Context, parent *state.State, task state.Task, vars map[string]string, label string) (*state.State, error) {
 	st := state.NewState(task)
 	hs := parent.Hooks()
@@ -164,25 +169,20 @@ func (p *Pipeline) RunNested(ctx context.Context, parent *state.State, task stat
 		}
 	}
 	node := hs.Nested()
-	scope := hooks.Scope(ctx) + "/" + label + "/"
-	tracer := trace.From(ctx)
-	wrap := func(ctx context.Context, x graph.Exec, run func(context.Context) (string, error)) (string, error) {
-		s := hooks.NodeScope(x.Step, x.Node)
-		if x.Branch != "" {
-			s = "branch " + x.Branch + "/" + s
-		}
-		fn := node.WrapNode(func(ctx context.Context, _ hooks.Node) (string, error) { return run(ctx) })
-		return fn(hooks.WithScope(ctx, scope+s), hooks.Node{ID: x.Node, Kind: p.kinds[x.Node], Step: x.Step})
+	if t := p.Config.Limits.Timeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
 	}
+	tracer := trace.From(ctx)
+	wrap := p.execWrap(node, node, hooks.Scope(ctx)+"/"+label+"/")
 	_, err := p.graph.Run(ctx, st, graph.WithMaxSteps(p.steps), graph.WithMaxParallel(p.Config.Limits.MaxParallel),
 		graph.WithObserver(p.observer(tracer, label+"/")), graph.WithExecWrap(wrap))
 	if err != nil {
 		classify(st, err)
 		return st, fmt.Errorf("subgraph %s (%s): %w", p.Config.Name, label, err)
 	}
-	if !st.Done {
-		st.SetPartial(st.Answer, "the subgraph ended without a node setting the answer", state.FailureBudget)
-	}
+	unanswered(st, "the subgraph")
 	return st, nil
 }
 

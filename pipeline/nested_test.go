@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal/memstore"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/llmtest"
 	"github.com/planner-engine/planner/nodes/compose"
 	"github.com/planner-engine/planner/pipeline"
@@ -94,6 +95,14 @@ func TestMapItemFailurePolicies(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `["a!","","c!"]`, res.State.Answer)
 	assert.Equal(t, []string{state.FailureError}, res.State.Incidents)
+
+	// A spent budget is the run's end, not an item's failure: keep does
+	// not keep it.
+	spent := strings.Replace(keep, "llm: {provider: fake}", "llm: {provider: fake}\nlimits: {max_model_calls: 1}", 1)
+	p, _, err = buildWith(t, spent, &sayer{})
+	require.NoError(t, err)
+	_, err = p.Run(context.Background(), state.Task{Question: "q"}, nil)
+	require.ErrorIs(t, err, llm.ErrBudgetExceeded)
 }
 
 // writeFiles writes files into a new folder and returns it.

@@ -69,7 +69,7 @@ func withOutcomes(n nodekind.Node, id string, routes []string) nodekind.Node {
 func (o *outcomeNode) Run(ctx context.Context, st *state.State) (string, error) {
 	route, err := o.Node.Run(ctx, st)
 	switch {
-	case err != nil && o.failed && recoverable(ctx, err):
+	case err != nil && o.failed && !Fatal(ctx, err):
 		kind := failureClass(err)
 		st.NoteIncident(kind)
 		trace.From(ctx).Emit(trace.Event{Node: o.id, Kind: trace.KindError, Text: err.Error(), Data: map[string]any{"route": RouteFailed, "failure": kind}})
@@ -82,20 +82,6 @@ func (o *outcomeNode) Run(ctx context.Context, st *state.State) (string, error) 
 	return route, err
 }
 
-// recoverable reports whether a node's error err may be routed on: not
-// the run's own end, a wait, a spent budget, or a failed join.
-func recoverable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	for _, fatal := range []error{context.Canceled, context.DeadlineExceeded, journal.ErrWaiting, llm.ErrBudgetExceeded} {
-		if errors.Is(err, fatal) {
-			return false
-		}
-	}
-	return true
-}
-
 func describeIncomplete(st *state.State) string {
 	switch {
 	case !st.Done:
@@ -104,4 +90,21 @@ func describeIncomplete(st *state.State) string {
 		return st.Reason
 	}
 	return "marked incomplete"
+}
+
+// Fatal reports whether a node's error err must end the run rather than
+// be routed on or kept as one failed part (a `failed` route, a map item
+// kept as empty): the run's own end (its context is done, or err is a
+// cancellation or a timeout), a wait for a person (journal.ErrWaiting),
+// or a spent budget (llm.ErrBudgetExceeded).
+func Fatal(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	for _, fatal := range []error{context.Canceled, context.DeadlineExceeded, journal.ErrWaiting, llm.ErrBudgetExceeded} {
+		if errors.Is(err, fatal) {
+			return true
+		}
+	}
+	return false
 }

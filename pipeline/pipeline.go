@@ -230,7 +230,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 	if err != nil {
 		return nil, err
 	}
-	if err := checkVars(p, builtNodes, prompts, opts.nest.inputs, reg); err != nil {
+	if err := checkVars(p, builtNodes, prompts, append(slices.Clone(p.Inputs), opts.nest.inputs...), reg); err != nil {
 		return nil, err
 	}
 	for _, e := range p.Edges {
@@ -555,7 +555,7 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 		branchHooks = p.branchNodeHooks(st, tracer, cfg)
 		st.SetHooks(st.Hooks().WithNested(branchHooks))
 	}
-	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithMaxParallel(p.Config.Limits.MaxParallel), graph.WithObserver(obs), graph.WithExecWrap(p.execWrap(st.Hooks(), branchHooks))}
+	gopts := []graph.RunOption{graph.WithMaxSteps(p.steps), graph.WithMaxParallel(p.Config.Limits.MaxParallel), graph.WithObserver(obs), graph.WithExecWrap(p.execWrap(st.Hooks(), branchHooks, ""))}
 	if tp := cfg.telemetry; tp != nil && p.fans {
 		// Each fan-out's branches nest under a span of their own.
 		gopts = append(gopts, graph.WithForkWrap(func(ctx context.Context, f graph.Fork) (context.Context, func(error)) {
@@ -586,9 +586,7 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 			Data: map[string]any{"failure": st.Failure, "error": err.Error()}})
 		return res, fmt.Errorf("%w: %w", ErrRun, err)
 	}
-	if !st.Done {
-		st.SetPartial(st.Answer, "the graph ended without a node setting the answer", state.FailureBudget)
-	}
+	unanswered(st, "the graph")
 	tracer.Emit(trace.Event{Kind: trace.KindRunEnd, Text: fmt.Sprintf("done in %s", res.Duration.Round(time.Millisecond)),
 		Data: map[string]any{"answer": st.Answer, "complete": st.Complete, "steps": len(gres.Steps)}})
 	return res, nil
@@ -600,11 +598,15 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 // "branch ", the branch's id, then "/" and the execution's scope within
 // the branch ("branch 3.2/1:b"), so that a resumed run replays each
 // branch's calls to that branch, whatever order branches finish in.
-func (p *Pipeline) execWrap(set, branch *hooks.Set) graph.ExecWrap {
+//
+// prefix goes before every scope: "" for the run's own graph, the node
+// execution's scope and the nested run's label for a nested run
+// ("3:each/item 2/").
+func (p *Pipeline) execWrap(set, branch *hooks.Set, prefix string) graph.ExecWrap {
 	return func(ctx context.Context, x graph.Exec, run func(context.Context) (string, error)) (string, error) {
-		hs, scope := set, hooks.NodeScope(x.Step, x.Node)
+		hs, scope := set, prefix+hooks.NodeScope(x.Step, x.Node)
 		if x.Branch != "" {
-			hs, scope = branch, "branch "+x.Branch+"/"+scope
+			hs, scope = branch, prefix+"branch "+x.Branch+"/"+hooks.NodeScope(x.Step, x.Node)
 		}
 		fn := hs.WrapNode(func(ctx context.Context, _ hooks.Node) (string, error) { return run(ctx) })
 		return fn(hooks.WithScope(ctx, scope), hooks.Node{ID: x.Node, Kind: p.kinds[x.Node], Step: x.Step})
@@ -655,4 +657,12 @@ func routeName(r string) string {
 		return "default"
 	}
 	return r
+}
+
+// unanswered marks a run (or nested run) whose graph, what, ended without
+// a node setting the final answer: its answer so far, incomplete.
+func unanswered(st *state.State, what string) {
+	if !st.Done {
+		st.SetPartial(st.Answer, what+" ended without a node setting the answer", state.FailureBudget)
+	}
 }

@@ -16,13 +16,12 @@ import (
 // nodeSpanHook opens an OpenTelemetry span per node execution. A node
 // that stops to wait for approval ends its span without an error.
 type nodeSpanHook struct {
-	tp    *telemetry.Provider
-	kinds map[string]string
+	tp *telemetry.Provider
 }
 
 func (h nodeSpanHook) WrapNode(next hooks.NodeFunc) hooks.NodeFunc {
 	return func(ctx context.Context, n hooks.Node) (string, error) {
-		ctx, span := h.tp.StartNode(ctx, n.ID, h.kinds[n.ID], n.Step)
+		ctx, span := h.tp.StartNode(ctx, n.ID, n.Kind, n.Step)
 		route, err := next(ctx, n)
 		class := ""
 		if err != nil {

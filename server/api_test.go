@@ -374,3 +374,27 @@ func TestValidateRefusesMCP(t *testing.T) {
 	_, err := os.Stat(marker)
 	assert.True(t, os.IsNotExist(err), "no command ran")
 }
+
+// Validating a posted pipeline never loads another file: a subgraph or a
+// map naming a pipeline file, at any depth, is refused at its line.
+func TestValidateRefusesNestedPipelineFiles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct {
+		yaml string
+		line int
+	}{
+		{"name: x\nnodes:\n  - id: s\n    type: subgraph\n    pipeline: /etc/passwd\nedges:\n  - {from: START, to: s}\n  - {from: s, to: END}\n", 5},
+		{"name: x\nnodes:\n  - id: s\n    type: subgraph\n    graph:\n      nodes:\n        - id: m\n          type: map\n          over: var:x\n          pipeline: ../../secret.yaml\n      edges: [{from: START, to: m}, {from: m, to: END}]\nedges:\n  - {from: START, to: s}\n  - {from: s, to: END}\n", 10},
+	} {
+		r := e.do("POST", "/api/pipelines/validate", map[string]string{"yaml": tc.yaml})
+		require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+		var res server.ValidateResult
+		r.json(t, &res)
+		assert.False(t, res.OK)
+		require.Len(t, res.Errors, 1)
+		assert.Equal(t, tc.line, res.Errors[0].Line, "%+v", res.Errors)
+		assert.Contains(t, res.Errors[0].Message, "a pipeline file run by a subgraph or map is not validated by the server")
+		assert.NotContains(t, res.Errors[0].Message, "root:", "nothing of the file is shown")
+	}
+}

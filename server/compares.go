@@ -22,12 +22,12 @@ import (
 // suiteTask is a task of a suite.
 type suiteTask = suite.Task
 
-// defaultTasks is the default TaskLoader: the demo suite for "demo", else
-// the suite file (under Root) in its detected format.
+// defaultTasks is the default TaskLoader: a built-in suite ("demo",
+// "sorting", ...: suite.Builtin), else the suite file (under Root) in its
+// detected format.
 func (s *Server) defaultTasks(ctx context.Context, name string) ([]suite.Task, suite.Format, error) {
-	if name == "demo" {
-		tasks, err := suite.Demo()
-		return tasks, suite.FormatJSONL, err
+	if tasks, format, ok, err := suite.Builtin(name); ok {
+		return tasks, format, err
 	}
 	path, err := s.localPath(name)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -241,6 +242,14 @@ func (s *Server) validate(ctx context.Context, req validateRequest) ValidateResu
 				"(building it would start the MCP server); check the file with planner validate", i))
 		}
 	}
+	// A subgraph or map naming a pipeline file would load a file the
+	// confinement below does not see, and start its tools.
+	for i, n := range cfg.Nodes {
+		if key := nestedFileKey(fmt.Sprintf("nodes[%d]", i), n.Settings); key != "" {
+			return bad(cfg.Errorf(key, nil, "%s: a pipeline file run by a subgraph or map is not validated by the server "+
+				"(it would load and build another file); inline it with graph:, or check the file with planner validate", key))
+		}
+	}
 	scratch, err := os.MkdirTemp("", "planner-validate-")
 	if err != nil {
 		return bad(err)
@@ -343,4 +352,32 @@ func (s *Server) pipelineGraph(w http.ResponseWriter, r *http.Request) {
 		}
 		s.writeJSON(w, r, http.StatusOK, map[string]any{"name": p.Name(), "nodes": nodes, "edges": edges, "start": graph.START, "end": graph.END})
 	}
+}
+
+// nestedFileKey returns the key of the first setting named pipeline (a
+// nested pipeline file) in settings or a mapping or list inside them,
+// prefix naming settings; "" when there is none.
+func nestedFileKey(prefix string, settings map[string]any) string {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		key := prefix + "." + k
+		switch v := settings[k].(type) {
+		case string:
+			if k == "pipeline" && strings.TrimSpace(v) != "" {
+				return key
+			}
+		case map[string]any:
+			if found := nestedFileKey(key, v); found != "" {
+				return found
+			}
+		case []any:
+			for j, e := range v {
+				if m, ok := e.(map[string]any); ok {
+					if found := nestedFileKey(fmt.Sprintf("%s[%d]", key, j), m); found != "" {
+						return found
+					}
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -1,11 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +17,7 @@ import (
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/pipeline"
 )
 
 // maxChecked bounds the configs the cache remembers as loadable without
@@ -137,7 +142,7 @@ func (c *pipeCache) get(ctx context.Context, m threadMeta, keep bool) (lease, er
 	if err != nil {
 		return lease{}, err
 	}
-	key := pipeKey{path: m.Config, sum: sha256.Sum256(raw), llm: m.LLM, maxSteps: m.MaxSteps, timeout: m.Timeout}
+	key := pipeKey{path: m.Config, sum: configSum(m.Config, raw), llm: m.LLM, maxSteps: m.MaxSteps, timeout: m.Timeout}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -388,4 +393,70 @@ func (c *pipeCache) stats() (cached int, loads int64) {
 		}
 	}
 	return cached, c.loads.Load()
+}
+
+// configSum is the SHA-256 of a config file's content raw and, when it
+// runs pipeline files as subgraphs or maps, of theirs (recursively, to
+// the nesting limit): editing a nested file changes the key, so a cached
+// pipeline is never served with a stale nested pipeline.
+func configSum(path string, raw []byte) [sha256.Size]byte {
+	if !bytes.Contains(raw, []byte("pipeline")) {
+		return sha256.Sum256(raw)
+	}
+	h := sha256.New()
+	seen := map[string]bool{}
+	var add func(path string, raw []byte, depth int)
+	add = func(path string, raw []byte, depth int) {
+		h.Write(raw)
+		if depth >= pipeline.MaxNesting || !bytes.Contains(raw, []byte("pipeline")) {
+			return
+		}
+		cfg, err := config.Parse(path, raw, os.LookupEnv)
+		if err != nil {
+			return // the load reports it
+		}
+		for _, n := range cfg.Nodes {
+			for _, f := range nestedFiles(n.Settings) {
+				if !filepath.IsAbs(f) {
+					f = filepath.Join(cfg.Dir(), f)
+				}
+				if seen[f] {
+					continue
+				}
+				seen[f] = true
+				fmt.Fprintf(h, "\x00%s\x00", f)
+				if b, err := os.ReadFile(f); err == nil {
+					add(f, b, depth+1)
+				}
+			}
+		}
+	}
+	add(path, raw, 0)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// nestedFiles returns the values of the settings named pipeline (nested
+// pipeline files) in settings, at any depth.
+func nestedFiles(settings map[string]any) []string {
+	var out []string
+	for k, v := range settings {
+		switch v := v.(type) {
+		case string:
+			if k == "pipeline" && strings.TrimSpace(v) != "" {
+				out = append(out, strings.TrimSpace(v))
+			}
+		case map[string]any:
+			out = append(out, nestedFiles(v)...)
+		case []any:
+			for _, e := range v {
+				if m, ok := e.(map[string]any); ok {
+					out = append(out, nestedFiles(m)...)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -7,7 +7,8 @@
 // The scorers judge a predicted answer against a reference: normalised exact
 // match and token F1 as in HotpotQA's official evaluation, numeric equality
 // with a tolerance, a Game of 24 verifier with exact rational arithmetic,
-// multiple-choice labels, and containment. Every scorer first reads the
+// multiple-choice labels, containment, and sorted lists of integers (the
+// Graph of Thoughts sorting task, with the paper's error count). Every scorer first reads the
 // final answer out of the prediction with Extract, so callers may
 // pass either raw model text or a clean answer.
 package verify
@@ -332,6 +333,7 @@ func (Choice) pick(tokens []string, labels []string) []string {
 //	numeric           numeric equality, default tolerance (Numeric)
 //	numeric:<tol>     numeric equality with tolerance tol, e.g. numeric:0.01
 //	game24            Game of 24 verifier (Game24)
+//	sorting           sorted list of integers, element by element (Sorting)
 //	choice:<a|b|...>  one of the labels, e.g. choice:SUPPORTS|REFUTES|NOT ENOUGH INFO
 //
 // Names are case-insensitive; labels keep their spelling. An unknown or
@@ -350,6 +352,10 @@ func ByName(name string) (Scorer, error) {
 	case "game24":
 		if !hasArg {
 			return Game24{}, nil
+		}
+	case "sorting":
+		if !hasArg {
+			return Sorting{}, nil
 		}
 	case "numeric":
 		if !hasArg {
@@ -375,7 +381,7 @@ func ByName(name string) (Scorer, error) {
 		}
 		return Choice{Labels: labels}, nil
 	}
-	return nil, fmt.Errorf("%w: %q (known: em, contains, numeric, numeric:<tolerance>, game24, choice:<a|b|...>)", ErrUnknownScorer, name)
+	return nil, fmt.Errorf("%w: %q (known: em, contains, numeric, numeric:<tolerance>, game24, sorting, choice:<a|b|...>)", ErrUnknownScorer, name)
 }
 
 // Summary aggregates results for a report.

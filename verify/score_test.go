@@ -191,6 +191,8 @@ func TestByNameBuildsScorers(t *testing.T) {
 		{"numeric:0.01", Numeric{Tolerance: 0.01}},
 		{"numeric:0", Numeric{Tolerance: -1}},
 		{"game24", Game24{}},
+		{"sorting", Sorting{}},
+		{"Sorting", Sorting{}},
 		{"choice:SUPPORTS|REFUTES|NOT ENOUGH INFO", Choice{Labels: []string{"SUPPORTS", "REFUTES", "NOT ENOUGH INFO"}}},
 		{" choice: yes | no ", Choice{Labels: []string{"yes", "no"}}},
 	}
@@ -204,7 +206,7 @@ func TestByNameBuildsScorers(t *testing.T) {
 }
 
 func TestByNameRejectsUnknownNames(t *testing.T) {
-	for _, name := range []string{"", "f1", "em:x", "numeric:abc", "numeric:-1", "choice", "choice:", "choice:only", "game24:5"} {
+	for _, name := range []string{"", "f1", "em:x", "numeric:abc", "numeric:-1", "choice", "choice:", "choice:only", "game24:5", "sorting:32"} {
 		_, err := ByName(name)
 		assert.ErrorIs(t, err, ErrUnknownScorer, name)
 	}

@@ -88,8 +88,8 @@ run, so running the command again attaches to the runs still going instead of st
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.suite, "suite", "demo", "task suite: demo, or a file path")
-	fl.StringVar(&f.format, "format", "auto", "suite format: auto, jsonl, gsm8k, game24, hotpotqa, parallelqa")
+	fl.StringVar(&f.suite, "suite", "demo", "task suite: demo, sorting (sorting32, sorting64), or a file path")
+	fl.StringVar(&f.format, "format", "auto", "suite format: auto, jsonl, gsm8k, game24, hotpotqa, parallelqa, sorting")
 	fl.IntVar(&f.limit, "limit", 0, "use only the first N tasks, N at least 1 (after --slice; default all)")
 	fl.StringVar(&f.slice, "slice", "", "task range a:b (0-based, end exclusive), e.g. 900:1000")
 	fl.StringArrayVar(&f.configs, "config", nil, "pipeline YAML (repeat for each config)")
@@ -98,7 +98,7 @@ run, so running the command again attaches to the runs still going instead of st
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time limit per run, more than 0s")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed (recorded with results; seeds the sim model's faults)")
 	fl.StringVar(&f.out, "out", defaultRunFolder, "run folder for results.db, traces and reports, used as given; by default one per comparison, named from the suite, model, seed and a hash of the rest")
-	fl.StringVar(&f.scorer, "scorer", "", "scorer: em, contains, numeric, numeric:TOL, game24, choice:A|B (default: the suite format's)")
+	fl.StringVar(&f.scorer, "scorer", "", "scorer: em, contains, numeric, numeric:TOL, game24, sorting, choice:A|B (default: the suite format's)")
 	fl.BoolVar(&f.json, "json", false, "print report.json to stdout instead of the table")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	fl.Float64Var(&f.maxCostUSD, "max-cost-usd", 0, "stop the comparison once its runs have spent this many US dollars (priced from the price table; 0: no bound)")
@@ -127,11 +127,11 @@ func loadSuite(c *cobra.Command, f *compareFlags) ([]suite.Task, verify.Scorer, 
 	var tasks []suite.Task
 	format := suite.FormatJSONL
 	var err error
-	if f.suite == "demo" {
-		var all []suite.Task
-		if all, err = suite.Demo(); err != nil {
-			return nil, nil, err
+	if all, bf, ok, berr := suite.Builtin(f.suite); ok {
+		if berr != nil {
+			return nil, nil, berr
 		}
+		format = bf
 		tasks, err = suite.Select(all, opts...)
 	} else {
 		ff, perr := suite.ParseFormat(f.format)
@@ -194,7 +194,7 @@ func (f *compareFlags) selection() string {
 	if f.limit > 0 {
 		parts = append(parts, fmt.Sprintf("limit %d", f.limit))
 	}
-	if f.suite != "demo" {
+	if !suite.IsBuiltin(f.suite) {
 		parts = append(parts, "format "+f.format)
 	}
 	return strings.Join(parts, ", ")

@@ -177,7 +177,7 @@ planner resume NAME --approve or --deny REASON.`,
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "override limits.max_steps (node executions per run)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "whole-run time limit (default: the pipeline's limits.timeout, else "+config.DefaultTimeout.String()+"; negative: none)")
 	fl.StringVar(&f.reference, "reference", "", "reference answer (used by evaluators such as Reflexion's exact match)")
-	fl.StringVar(&f.suite, "suite", "", "run a task of this suite: demo, or a suite file (as compare's --suite); with --task, or matched by its question")
+	fl.StringVar(&f.suite, "suite", "", "run a task of this suite: demo, sorting, sorting32, sorting64, or a suite file (as compare's --suite); with --task, or matched by its question")
 	fl.StringVar(&f.task, "task", "", "id of the --suite task to run (default suite: demo); the question may then be left out")
 	fl.StringVar(&f.thread, "thread", "", "journal the run as thread NAME: it survives Ctrl-C and crashes (planner resume NAME), and can wait for approvals")
 	storeFlag(c, &f.store)

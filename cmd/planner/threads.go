@@ -141,7 +141,7 @@ func (a *cliApprover) ask(ctx context.Context, ap journal.Approval) (journal.Dec
 		case l = <-got:
 		}
 		answer := strings.TrimSpace(l.s)
-		if ap.Tool == flow.HumanInput && l.err == nil {
+		if ap.Tool == flow.HumanInput && (l.err == nil || answer != "") {
 			return journal.Decision{Approved: answer != "", Reason: answer, By: "terminal"}, nil
 		}
 		verb, reason, _ := strings.Cut(answer, " ")

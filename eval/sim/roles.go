@@ -127,36 +127,46 @@ func hash64(parts ...string) uint64 {
 
 // draw picks the fault for a call (or ""), deterministically from the
 // seed, the task, the caller, the prompt and how often this exact request
-// was seen before (so a retried request draws again).
-func (m *Model) draw(c call) string {
+// was seen before (so a retried request draws again). It also returns the
+// draw's 64 random bits, from which a fault's details are chosen (which
+// element a sort error drops); they are 0 when the profile has no faults.
+func (m *Model) draw(c call) (string, uint64) {
 	if len(m.profile.Faults) == 0 {
-		return ""
+		return "", 0
 	}
 	key := hash64(c.task.ID, c.caller.Node, c.caller.Role, c.stepID, c.prompt)
 	m.mu.Lock()
 	attempt := m.attempts[key]
 	m.attempts[key] = attempt + 1
 	m.mu.Unlock()
-	u := float64(hash64(strconv.FormatUint(m.seed, 10), strconv.FormatUint(key, 16), strconv.Itoa(attempt))>>11) / float64(1<<53)
+	bits := hash64(strconv.FormatUint(m.seed, 10), strconv.FormatUint(key, 16), strconv.Itoa(attempt))
+	u := float64(bits>>11) / float64(1<<53)
 	acc := 0.0
 	for _, f := range FaultKinds() {
 		acc += m.profile.Faults[f]
 		if u < acc {
 			if applicable(f, c) {
-				return f
+				return f, bits
 			}
-			return ""
+			return "", bits
 		}
 	}
-	return ""
+	return "", bits
 }
 
 // applicable says whether a fault makes sense for the role: action faults
 // only where the model is choosing actions; an early wrong answer where the
 // model commits to an answer or a judgement (a premature wrong leaf for the
-// ToT proposer, a flipped value or verdict for evaluators and judges).
+// ToT proposer, a flipped value or verdict for evaluators and judges); a
+// sort error only where the model sorts or merges a list that is not empty.
 func applicable(f string, c call) bool {
 	switch f {
+	case FaultSortError:
+		switch roleOf(c) {
+		case roleSort, roleMerge:
+			return len(sortedReply(c)) > 0
+		}
+		return false
 	case FaultMalformedAction, FaultFullwidthColon, FaultInventedObservation, FaultUnknownTool, FaultRepeatedAction:
 		return roleOf(c) == roleReAct && len(c.opts.Tools) == 0
 	case FaultEarlyWrongAnswer:
@@ -196,6 +206,8 @@ const (
 	roleReflect
 	roleValue
 	roleSummarize
+	roleSort
+	roleMerge
 )
 
 func roleOf(c call) role {
@@ -225,6 +237,10 @@ func roleOf(c call) role {
 		return roleSummarize
 	case "worker":
 		return roleWorker
+	case "sort":
+		return roleSort
+	case "merge":
+		return roleMerge
 	}
 	switch c.caller.Kind {
 	case "react", "execute":
@@ -295,6 +311,8 @@ func (m *Model) respond(c call, fault string) *llms.ContentChoice {
 		return m.value(c, fault)
 	case roleSummarize:
 		return m.summarize(c)
+	case roleSort, roleMerge:
+		return m.sortList(c, fault)
 	}
 	return m.answer(c, fault)
 }

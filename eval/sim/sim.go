@@ -9,10 +9,16 @@
 // (numbered sub-questions derived from the gold steps) and sub-question
 // solver (which needs the earlier answers in its prompt), and Reflexion's
 // judge (PASS / FAIL against the gold answer, never revealing it) and
-// self-reflection (a lesson naming the gold plan). It injects faults at
-// seeded rates, where they make sense for the role, and sleeps per a
-// latency model. It exists so that comparisons, recovery paths and
-// parallel speed can be exercised offline.
+// self-reflection (a lesson naming the gold plan), and the Graph of
+// Thoughts list roles of llm nodes (role: sort and role: merge): sort
+// replies with the last JSON list of integers of the last user message,
+// sorted ascending, and merge with the last two such lists merged into one
+// sorted list, reading the lists from the prompt rather than the gold
+// solution. It injects faults at seeded rates, where they make sense for
+// the role (a sort error, one dropped, duplicated or swapped element, only
+// in sort and merge replies), and sleeps per a latency model. It exists so
+// that comparisons, recovery paths and parallel speed can be exercised
+// offline.
 //
 // The simulator is given the suite's tasks with their gold solutions
 // (WithTasks) and plays the one whose id the call's llm.CallMeta names. The
@@ -78,12 +84,18 @@ const (
 	FaultEmptyReply          = "empty_reply"
 	FaultHTTP429             = "http_429"
 	FaultHTTP500             = "http_500"
+	// FaultSortError puts one error into the list a sort or merge role
+	// replies with: an element dropped, an element duplicated, or two
+	// adjacent unequal elements swapped. It applies to those roles only.
+	FaultSortError = "sort_error"
 )
 
-// FaultKinds lists every fault kind in a fixed order.
+// FaultKinds lists every fault kind in a fixed order. A draw walks the
+// profile's rates in this order, so a kind added at the end leaves the
+// draws of the others as they were.
 func FaultKinds() []string {
 	return []string{FaultMalformedAction, FaultFullwidthColon, FaultInventedObservation, FaultUnknownTool,
-		FaultRepeatedAction, FaultEarlyWrongAnswer, FaultEmptyReply, FaultHTTP429, FaultHTTP500}
+		FaultRepeatedAction, FaultEarlyWrongAnswer, FaultEmptyReply, FaultHTTP429, FaultHTTP500, FaultSortError}
 }
 
 // Latency is the simulated time of one call: Base + PerPromptToken*prompt
@@ -251,6 +263,9 @@ type call struct {
 	msgs     []llms.MessageContent
 	opts     llms.CallOptions
 	progress int
+	// bits are the fault draw's random bits, which choose a fault's
+	// details (draw).
+	bits uint64
 }
 
 // GenerateContent answers in the calling role's format.
@@ -266,7 +281,8 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	c.prompt = llm.MessagesText(msgs, "Observation: ")
 	c.progress = progress(c)
 
-	fault := m.draw(c)
+	fault, bits := m.draw(c)
+	c.bits = bits
 	m.mu.Lock()
 	m.calls++
 	if fault != "" {

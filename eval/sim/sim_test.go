@@ -118,7 +118,11 @@ func TestFaultsAreInjectedAtTheirSeededRates(t *testing.T) {
 			require.NoError(t, err)
 			httpErrs := 0
 			for _, task := range tasks {
-				_, err := m.GenerateContent(ctxFor(task, "react"), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Question: "+task.Question+"\nObservation: [search] 130\n")})
+				ctx := ctxFor(task, "react")
+				if fault == sim.FaultSortError { // only a sort or merge role sorts
+					ctx = llm.WithCallMeta(context.Background(), llm.CallMeta{Node: "sort", Kind: "llm", Role: "sort", TaskID: task.ID})
+				}
+				_, err := m.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Question: "+task.Question+"\nObservation: [search] 130\nSort [3, 1, 2]")})
 				if err != nil {
 					httpErrs++
 					class, _ := middleware.Classify(err)

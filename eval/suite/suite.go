@@ -1,6 +1,8 @@
 // Package suite loads evaluation suites into Task values, each an
 // agent.Task with the gold solution a perfect agent would follow where the
-// suite has one: the built-in demo suite (Demo), the project's own JSONL
+// suite has one: the built-in demo suite (Demo), the built-in sorting
+// suites of the Graph of Thoughts paper, generated in code (Sorting;
+// Builtin resolves the built-in suites' names), the project's own JSONL
 // format and the public GSM8K, Game of 24 (Tree of Thoughts), HotpotQA and
 // ParallelQA (LLMCompiler) files, with slicing and limits, and names the
 // scorer each format is judged by.
@@ -92,7 +94,7 @@ const (
 
 // Formats lists every format name ParseFormat accepts, auto first.
 func Formats() []Format {
-	return []Format{FormatAuto, FormatJSONL, FormatGSM8K, FormatGame24, FormatHotpotQA, FormatParallelQA}
+	return []Format{FormatAuto, FormatJSONL, FormatGSM8K, FormatGame24, FormatHotpotQA, FormatParallelQA, FormatSorting}
 }
 
 // ParseFormat reads a format name, case-insensitively; "" means auto.
@@ -118,16 +120,18 @@ func formatList() string {
 }
 
 // DefaultScorer returns the scorer a format's tasks are judged by: numeric
-// for GSM8K, the Game of 24 verifier for Game of 24, and normalised exact
-// match with F1 for HotpotQA, ParallelQA and JSONL. FormatAuto and unknown
-// names give an error wrapping ErrUnknownFormat; resolve auto with Detect
-// first.
+// for GSM8K, the Game of 24 verifier for Game of 24, the sorted-list
+// scorer verify.Sorting for FormatSorting, and normalised exact match with
+// F1 for HotpotQA, ParallelQA and JSONL. FormatAuto and unknown names give
+// an error wrapping ErrUnknownFormat; resolve auto with Detect first.
 func DefaultScorer(f Format) (verify.Scorer, error) {
 	switch f {
 	case FormatGSM8K:
 		return verify.Numeric{}, nil
 	case FormatGame24:
 		return verify.Game24{}, nil
+	case FormatSorting:
+		return verify.Sorting{}, nil
 	case FormatJSONL, FormatHotpotQA, FormatParallelQA:
 		return verify.ExactMatch{}, nil
 	case FormatAuto:
@@ -255,7 +259,7 @@ func loadData(ctx context.Context, path string, data []byte, format Format, o op
 	src := source{ctx: ctx, path: path, data: data}
 	var tasks []Task
 	switch format {
-	case FormatJSONL:
+	case FormatJSONL, FormatSorting:
 		tasks, err = src.jsonl()
 	case FormatGSM8K:
 		tasks, err = src.gsm8k()

@@ -403,6 +403,7 @@ func TestDefaultScorerMatchesFormat(t *testing.T) {
 		{FormatGame24, verify.Game24{}},
 		{FormatHotpotQA, verify.ExactMatch{}},
 		{FormatParallelQA, verify.ExactMatch{}},
+		{FormatSorting, verify.Sorting{}},
 	}
 	for _, tt := range tests {
 		got, err := DefaultScorer(tt.format)

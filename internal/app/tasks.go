@@ -22,11 +22,12 @@ var ErrNoSuchTask = errors.New("no such task")
 // else.
 var ErrSimNeedsTask = errors.New("the sim model plays only tasks of a suite with gold solutions")
 
-// LoadSuite loads the suite named name: DemoSuite, or a suite file in any
-// format suite.Load detects.
+// LoadSuite loads the suite named name: a built-in suite (DemoSuite or
+// another of suite.BuiltinNames, such as "sorting"), or a suite file in
+// any format suite.Load detects.
 func LoadSuite(ctx context.Context, name string) ([]suite.Task, error) {
-	if name == DemoSuite {
-		return suite.Demo()
+	if tasks, _, ok, err := suite.Builtin(name); ok {
+		return tasks, err
 	}
 	return suite.Load(ctx, name)
 }

@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
@@ -132,6 +135,11 @@ func NewMap(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	if n.question, err = env.Template(mapSpec("question"), s.Question, "", "{{.Extra.Item}}"); err != nil {
 		return nodekind.Built{}, err
 	}
+	for _, reserved := range []string{"item", "index"} {
+		if _, ok := s.Vars[reserved]; ok {
+			return nodekind.Built{}, config.SettingErrorf("vars."+reserved, "each item's run gets the var %s itself; choose another name", reserved)
+		}
+	}
 	if n.vars, err = compileInputs(env, s.Vars, mapSpec("")); err != nil {
 		return nodekind.Built{}, err
 	}
@@ -220,28 +228,40 @@ func parseItems(raw string) []string {
 	return out
 }
 
+// job is one item's nested run, rendered before any starts.
+type job struct {
+	task state.Task
+	vars map[string]string
+}
+
 // Run runs the nested pipeline once per item, at most MaxParallel at a
-// time, and stores the answers in item order.
+// time, items starting in order, and stores the answers in item order.
+// Every item's question and vars are rendered before the first starts,
+// and Run returns only once every item it started has ended.
 func (n *Map) Run(ctx context.Context, st *state.State) (string, error) {
 	items, err := n.items(st)
 	if err != nil {
 		return "", err
 	}
-	trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindRoute, Text: fmt.Sprintf("map over %d items with %s", len(items), n.sub.Name()),
+	jobs := make([]job, len(items))
+	for i, item := range items {
+		task, vars, err := nestedInput(st, n.question, n.vars, map[string]any{"Item": item, "Index": i + 1})
+		if err != nil {
+			return "", fmt.Errorf("map %q: item %d: %w", n.id, i+1, err)
+		}
+		vars["item"], vars["index"] = item, strconv.Itoa(i+1)
+		jobs[i] = job{task: task, vars: vars}
+	}
+	tr := trace.From(ctx)
+	tr.Emit(trace.Event{Node: n.id, Kind: trace.KindRoute, Text: fmt.Sprintf("map over %d items with %s", len(items), n.sub.Name()),
 		Data: map[string]any{"route": "map", "items": len(items), "to": n.sub.Name()}})
-	answers := make([]string, len(items))
+	children := make([]*state.State, len(items))
 	errs := make([]error, len(items))
 	ictx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sem := make(chan struct{}, n.parallel)
 	var wg sync.WaitGroup
-	for i, item := range items {
-		extra := map[string]any{"Item": item, "Index": i + 1}
-		task, vars, err := nestedInput(st, n.question, n.vars, extra)
-		if err != nil {
-			return "", err
-		}
-		vars["item"], vars["index"] = item, strconv.Itoa(i+1)
+	for i, j := range jobs {
 		// Items start in order, as slots free up.
 		select {
 		case sem <- struct{}{}:
@@ -253,29 +273,48 @@ func (n *Map) Run(ctx context.Context, st *state.State) (string, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			child, err := n.sub.RunNested(ictx, st, task, vars, "item "+strconv.Itoa(i+1))
-			if err != nil {
-				errs[i] = err
-				if !n.keep {
-					cancel(&ItemError{Node: n.id, Item: i + 1, Items: len(items), Err: err})
+			defer func() {
+				// A nested run's nodes' panics are errors already; this is
+				// a hook's or an observer's, which would end the process.
+				if p := recover(); p != nil {
+					errs[i] = fmt.Errorf("map %q: item %d panicked: %v", n.id, i+1, p)
+					cancel(&ItemError{Node: n.id, Item: i + 1, Items: len(items), Err: errs[i]})
 				}
-				return
+			}()
+			child, err := n.sub.RunNested(ictx, st, j.task, j.vars, "item "+strconv.Itoa(i+1))
+			children[i], errs[i] = child, err
+			// Only a part's own failure may be kept; the run's end (a
+			// spent budget, a wait for a person, cancellation) ends the
+			// node whatever the policy.
+			if err != nil && (!n.keep || fatal(ictx, err)) {
+				cancel(&ItemError{Node: n.id, Item: i + 1, Items: len(items), Err: err})
 			}
-			answers[i] = child.Answer
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return "", context.Cause(ctx)
 	}
-	if cause := context.Cause(ictx); cause != nil && !errors.Is(cause, context.Canceled) {
+	if cause := context.Cause(ictx); cause != nil {
+		var ie *ItemError
+		if errors.As(cause, &ie) && fatal(context.Background(), ie.Err) {
+			// The run's own end: return it as it is (a wait stays a wait).
+			return "", ie.Err
+		}
 		return "", cause
 	}
-	for i, err := range errs {
-		if err != nil {
+	answers := make([]string, len(items))
+	for i, child := range children {
+		switch {
+		case errs[i] != nil:
 			st.NoteIncident(state.FailureError)
-			trace.From(ctx).Emit(trace.Event{Node: n.id, Kind: trace.KindError, Text: fmt.Sprintf("item %d of %d failed, kept as empty: %v", i+1, len(items), err),
+			tr.Emit(trace.Event{Node: n.id, Kind: trace.KindError, Text: fmt.Sprintf("item %d of %d failed, kept as empty: %v", i+1, len(items), errs[i]),
 				Data: map[string]any{"item": i + 1}})
+		case child != nil:
+			answers[i] = child.Answer
+			if !child.Complete {
+				st.NoteIncident(cmp.Or(child.Failure, state.FailureBudget))
+			}
 		}
 	}
 	raw, err := json.Marshal(answers)
@@ -286,4 +325,20 @@ func (n *Map) Run(ctx context.Context, st *state.State) (string, error) {
 		return "", fmt.Errorf("map %q: into var:%s: %w (map fewer items, or have each answer be shorter)", n.id, n.into, err)
 	}
 	return "", nil
+}
+
+// fatal reports whether an item's error is the run's end, never kept as
+// one failed item: the run's context is done, or err is a cancellation,
+// a timeout, a wait for a person or a spent budget. (pipeline.Fatal, which
+// this package may not import, decides the outcome routes alike.)
+func fatal(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	for _, f := range []error{context.Canceled, context.DeadlineExceeded, journal.ErrWaiting, llm.ErrBudgetExceeded} {
+		if errors.Is(err, f) {
+			return true
+		}
+	}
+	return false
 }

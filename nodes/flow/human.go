@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -26,6 +27,10 @@ const (
 // RouteRejected is the route a `human` node takes when the person
 // rejects (approve) or declines to answer (text).
 const RouteRejected = "rejected"
+
+// ErrNoDecision means a `human` node got no decision back: the run's
+// hooks have no approval hook (the node ran outside a pipeline).
+var ErrNoDecision = errors.New("human node: no decision")
 
 // Kinds of question (HumanSettings.Ask).
 const (
@@ -143,7 +148,7 @@ func (n *Human) Run(ctx context.Context, st *state.State) (string, error) {
 	}
 	d := res.Decision
 	if d == nil {
-		return "", fmt.Errorf("human %q: no decision came back (the run has no approval hook)", n.id)
+		return "", fmt.Errorf("%w: node %q: the run has no approval hook (run it in a pipeline)", ErrNoDecision, n.id)
 	}
 	answer := strings.TrimSpace(d.Reason)
 	tr := trace.From(ctx)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,6 +100,7 @@ const FirstJournalTool = "join.first"
 // has one. In a journaled run the winner's index is journaled: a resumed
 // run takes the recorded branch when it succeeded again.
 func (n *Node) first(ctx context.Context, ok []graph.Branch[*state.State]) (string, error) {
+	ok = slices.Clone(ok) // the caller's order (declaration) stays
 	sort.SliceStable(ok, func(i, j int) bool { return ok[i].Rank < ok[j].Rank })
 	pick := -1
 	for _, b := range ok {

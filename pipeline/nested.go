@@ -177,7 +177,7 @@ func (p *Pipeline) RunNested(ctx context.Context, parent *state.State, task stat
 	tracer := trace.From(ctx)
 	wrap := p.execWrap(node, node, hooks.Scope(ctx)+"/"+label+"/")
 	_, err := p.graph.Run(ctx, st, graph.WithMaxSteps(p.steps), graph.WithMaxParallel(p.Config.Limits.MaxParallel),
-		graph.WithObserver(p.observer(tracer, label+"/")), graph.WithExecWrap(wrap))
+		graph.WithObserver(p.observer(tracer, displayPrefix(hooks.Scope(ctx))+label+"/")), graph.WithExecWrap(wrap))
 	if err != nil {
 		classify(st, err)
 		return st, fmt.Errorf("subgraph %s (%s): %w", p.Config.Name, label, err)
@@ -241,4 +241,22 @@ func (p *Pipeline) Nested() []graph.Nested {
 		out = append(out, graph.Nested{Node: id, Label: label, Graph: sub.graph, Kinds: sub.kinds, Nested: sub.Nested()})
 	}
 	return out
+}
+
+// displayPrefix is what goes before the node ids of a nested run's trace
+// events for the node execution whose scope is scope: nothing for a node
+// of the run's own graph ("3:each"), and the path of nested runs and
+// branches it is in, without step numbers, for a node that is itself in
+// a nested run ("3:each/item 1/2:sub" gives "item 1/sub/").
+func displayPrefix(scope string) string {
+	parts := strings.Split(scope, "/")
+	var b strings.Builder
+	for _, part := range parts[1:] {
+		if _, node, ok := strings.Cut(part, ":"); ok && !strings.HasPrefix(part, "branch ") {
+			part = node
+		}
+		b.WriteString(part)
+		b.WriteByte('/')
+	}
+	return b.String()
 }

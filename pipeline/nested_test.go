@@ -284,3 +284,38 @@ func TestMergeFirstTakesTheJournaledWinnerOnResume(t *testing.T) {
 		assert.Zero(t, tr.Live)
 	}
 }
+
+func TestNestedTraceNamesCarryTheirPath(t *testing.T) {
+	yaml := `name: deep
+llm: {provider: fake}
+nodes:
+  - {id: items, type: set, assign: {qs: 'toJSON(["a", "b"])'}}
+  - id: each
+    type: map
+    over: var:qs
+    graph:
+      nodes:
+        - id: inner
+          type: subgraph
+          graph:
+            nodes: [{id: say, type: direct, prompt: "say {{.Question}}"}]
+            edges: [{from: START, to: say}, {from: say, to: END}]
+      edges: [{from: START, to: inner}, {from: inner, to: END}]
+edges:
+  - {from: START, to: items}
+  - {from: items, to: each}
+  - {from: each, to: END}
+`
+	p, _, err := buildWith(t, yaml, &sayer{})
+	require.NoError(t, err)
+	rec := &trace.Recorder{}
+	_, err = p.Run(context.Background(), state.Task{Question: "q"}, trace.New("run", rec))
+	require.NoError(t, err)
+	var nested []string
+	for _, e := range rec.OfKind(trace.KindNodeStart) {
+		if strings.Contains(e.Node, "/") {
+			nested = append(nested, e.Node)
+		}
+	}
+	assert.ElementsMatch(t, []string{"item 1/inner", "item 2/inner", "item 1/inner/sub/say", "item 2/inner/sub/say"}, nested)
+}

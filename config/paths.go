@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,7 +118,7 @@ func (p *Pipeline) MapPaths(fn func(s PathSetting) (string, error)) error {
 // toolTop says settings are a tools entry's own (where toolPathKeys
 // apply); model says they are an llm block (where script is a path).
 func (p *Pipeline) mapSettings(prefix string, settings map[string]any, toolTop, model bool, visit func(key, name, value string, walked bool) (string, error)) error {
-	for _, k := range sortedKeys(settings) {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		key := prefix + "." + k
 		name := strings.ToLower(k)
 		switch v := settings[k].(type) {
@@ -145,14 +146,4 @@ func (p *Pipeline) mapSettings(prefix string, settings map[string]any, toolTop, 
 		}
 	}
 	return nil
-}
-
-// sortedKeys returns m's keys, sorted, so that walks are deterministic.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -171,8 +172,12 @@ func (c ToolRetrieval) resolve() (retrievalSettings, error) {
 	if s.method == "" {
 		s.method = retrieve.MethodBM25
 	}
-	if !slices.Contains(retrieve.Methods(), s.method) {
-		return s, config.SettingErrorf(key("method"), "want one of %s, got %q", strings.Join(quoted(retrieve.Methods()), ", "), s.method)
+	if methods := retrieve.Methods(); !slices.Contains(methods, s.method) {
+		want := make([]string, len(methods))
+		for i, m := range methods {
+			want[i] = strconv.Quote(m)
+		}
+		return s, config.SettingErrorf(key("method"), "want one of %s, got %q", strings.Join(want, ", "), s.method)
 	}
 	switch c.FirstCall {
 	case "", FirstCallRetrieve:
@@ -187,14 +192,6 @@ func (c ToolRetrieval) resolve() (retrievalSettings, error) {
 		}
 	}
 	return s, nil
-}
-
-func quoted(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fmt.Sprintf("%q", s)
-	}
-	return out
 }
 
 // toolRetrieval is a loop's tool retrieval: its settings, the tools

@@ -199,26 +199,42 @@ func (c *messageCache) encode(msgs []llms.MessageContent) ([]*encodedMessage, er
 		}
 		c.mu.Unlock()
 	}
+	// The messages encoded here that the cache keeps, added to it at the
+	// end, under one lock.
+	var added []int
+	var err error
 	for i := range msgs {
 		if out[i] != nil {
 			continue
 		}
 		rec := cassette.NewRequest(msgs[i:i+1], nil).Messages[0]
-		b, err := json.Marshal(&rec)
-		if err != nil {
-			return nil, err
+		var b []byte
+		if b, err = json.Marshal(&rec); err != nil {
+			break
 		}
 		out[i] = &encodedMessage{role: rec.Role, json: b, short: rec.Role + ":" + shortDigest(b)}
 		if c != nil && keys[i] != 0 {
-			c.mu.Lock()
+			added = append(added, i)
+		}
+	}
+	if len(added) > 0 {
+		fresh := make([]cachedMessage, len(added))
+		for j, i := range added {
+			fresh[j] = cachedMessage{msg: llms.MessageContent{Role: msgs[i].Role, Parts: slices.Clone(msgs[i].Parts)}, enc: out[i]}
+		}
+		c.mu.Lock()
+		for j, i := range added {
 			if c.bytes > maxCacheBytes {
 				clear(c.m)
 				c.bytes = 0
 			}
-			c.m[keys[i]] = cachedMessage{msg: llms.MessageContent{Role: msgs[i].Role, Parts: slices.Clone(msgs[i].Parts)}, enc: out[i]}
-			c.bytes += len(b)
-			c.mu.Unlock()
+			c.m[keys[i]] = fresh[j]
+			c.bytes += len(out[i].json)
 		}
+		c.mu.Unlock()
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -458,12 +474,21 @@ func (e Entry) Usage() (u hooks.Usage, ok bool) {
 	return rec.Usage.usage(), true
 }
 
-// messageText is a message's content on one line, cut to 400 characters:
-// its texts, tool calls and tool results.
+// A divergence's message shows a request's text on one line, cut to
+// shownChars characters. Only about its first readBytes bytes are read:
+// ample for shownChars characters once runs of white space are folded.
+const (
+	shownChars = 400
+	readBytes  = 4000
+)
+
+// messageText is a message's content on one line, cut to shownChars
+// characters: its texts, tool calls and tool results. Parts past the
+// first readBytes bytes are left out.
 func messageText(m cassette.Message) string {
 	var b strings.Builder
 	for _, p := range m.Parts {
-		if b.Len() > 4000 {
+		if b.Len() > readBytes {
 			break
 		}
 		if b.Len() > 0 {
@@ -480,12 +505,14 @@ func messageText(m cassette.Message) string {
 			fmt.Fprintf(&b, "[%s]", p.Type)
 		}
 	}
-	return textutil.Clip(textutil.OneLine(b.String()), 400)
+	return textutil.Clip(textutil.OneLine(b.String()), shownChars)
 }
 
+// oneLine is b's first readBytes bytes on one line, cut to shownChars
+// characters.
 func oneLine(b []byte) string {
-	if len(b) > 4000 {
-		b = b[:4000]
+	if len(b) > readBytes {
+		b = b[:readBytes]
 	}
-	return textutil.Clip(textutil.OneLine(string(b)), 400)
+	return textutil.Clip(textutil.OneLine(string(b)), shownChars)
 }

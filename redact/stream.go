@@ -38,18 +38,19 @@ const MaxStreamHold = 8 << 10
 // for concurrent use. A Stream of a nil *Scrubber passes text through.
 type Stream struct {
 	s *Scrubber
-	// buf holds the text received; its first off bytes were shown, and
-	// the rest is the text held back (pending). A Builder's bytes never
-	// change once written, so pending is a view, not a copy, and scrubbed
-	// text that String returns as is stays valid.
+	// buf holds the text held back after its first off bytes, which were
+	// shown (buf is empty when nothing is held back). A Builder's bytes
+	// never change once written, so the held text is a view of buf, not a
+	// copy, and what String returns as is (a part of it) stays valid.
 	buf strings.Builder
 	off int
-	// noCut counts the first cuts of the held text (after its first byte,
-	// its second, ...) that are no cut however the text continues: each
-	// follows a key-shape byte or precedes a byte that starts no
-	// character. Cuts are looked for after them only, so a long held word
-	// is scanned once, not at each Write.
-	noCut int
+	// The first noHeld cuts of the held text (after its first byte, its
+	// second, ...) are known to be no cut however it continues; cuts are
+	// looked for after them only, so a long held word is scanned once,
+	// not at each Write. The first noCut of them (noCut <= noHeld) are no
+	// cut wherever the text is cut before them too (noCuts), and stay
+	// known when a word too long to hold is cut.
+	noCut, noHeld int
 }
 
 // NewStream returns a Stream that scrubs one text with s.
@@ -61,23 +62,41 @@ func (st *Stream) Write(chunk string) string {
 	if st.s == nil {
 		return chunk
 	}
-	st.buf.WriteString(chunk)
-	text := st.pending()
-	st.noCut = noCuts(text, st.noCut)
-	c := st.s.streamCut(text, st.noCut)
-	if c == 0 {
-		return ""
+	text := chunk
+	if st.buf.Len() > 0 {
+		st.buf.WriteString(chunk)
+		text = st.pending()
 	}
-	out := st.s.String(text[:c])
-	st.off += c
-	st.noCut = max(st.noCut-c, 0)
-	if st.off >= st.buf.Len()/2 {
-		// Most of buf was shown: keep only what is held back, copied
-		// once per as many bytes shown.
-		rest := st.pending()
+	c := st.cut(text)
+	out := ""
+	if c > 0 {
+		out = st.s.String(text[:c])
+		if c <= st.noHeld {
+			// A word too long to hold was cut: what is known of its rest
+			// stays known.
+			st.noCut = max(noCuts(text, st.noCut)-c, 0)
+		} else {
+			st.noCut = 0
+		}
+		st.noHeld = st.noCut
+	}
+	switch {
+	case st.buf.Len() == 0:
+		// Nothing was held back: text is chunk, and buf takes its rest.
+		st.buf.WriteString(text[c:])
+	case st.off+c == st.buf.Len():
 		st.buf.Reset()
-		st.buf.WriteString(rest)
 		st.off = 0
+	default:
+		st.off += c
+		if st.off >= st.buf.Len()/2 {
+			// Most of buf was shown: keep only what is held back, which
+			// costs a copy of at most as many bytes as were shown.
+			rest := st.pending()
+			st.buf.Reset()
+			st.buf.WriteString(rest)
+			st.off = 0
+		}
 	}
 	return out
 }
@@ -93,7 +112,7 @@ func (st *Stream) Flush() string {
 	}
 	out := st.s.String(st.pending())
 	st.buf.Reset()
-	st.off, st.noCut = 0, 0
+	st.off, st.noCut, st.noHeld = 0, 0, 0
 	return out
 }
 
@@ -101,7 +120,8 @@ func (st *Stream) Flush() string {
 func (st *Stream) Pending() int { return st.buf.Len() - st.off }
 
 // noCuts returns how many of the first cuts of text are no cut whatever
-// follows (see Stream.noCut), given that the first known are.
+// follows and wherever text is cut before them (see Stream.noCut), given
+// that the first known are.
 func noCuts(text string, known int) int {
 	for c := known + 1; c <= len(text); c++ {
 		if !isTokenByte(text[c-1]) && (c == len(text) || utf8.RuneStart(text[c])) {
@@ -111,15 +131,25 @@ func noCuts(text string, known int) int {
 	return len(text)
 }
 
-// streamCut returns how much of text, from its start, can be scrubbed
-// and shown now: a cut that no secret or pattern match can cross, however
-// text continues. Its first noCut cuts are known to be none (noCuts).
-func (s *Scrubber) streamCut(text string, noCut int) int {
+// cut returns how much of text, the held text, from its start, can be
+// scrubbed and shown now: a cut that no secret or pattern match can
+// cross, however text continues.
+func (st *Stream) cut(text string) int {
+	s := st.s
 	c := len(text)
 	if p := s.partialSecret(text); p >= 0 {
 		c = p
 	}
-	c = s.straddleFree(text, prevCut(text, c, noCut), noCut)
+	if from := c; from > st.noHeld {
+		if c = prevCut(text, from, st.noHeld); c == 0 {
+			// None of the first from cuts is one: remember it, so that
+			// the next Write looks after them only.
+			st.noHeld = from
+		}
+	} else {
+		c = 0
+	}
+	c = s.straddleFree(text, c, st.noHeld)
 	if c == 0 && len(text) > MaxStreamHold+s.longest() {
 		// One word too long to wait for: cut it, keeping back what may
 		// start a literal secret and never splitting one.
@@ -130,7 +160,7 @@ func (s *Scrubber) streamCut(text string, noCut int) int {
 		for c > 0 && !utf8.RuneStart(text[c]) {
 			c--
 		}
-		c = s.straddleFree(text, c, noCut)
+		c = s.straddleFree(text, c, st.noHeld)
 	}
 	return c
 }

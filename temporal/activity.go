@@ -198,8 +198,8 @@ func defaultPolicy(timeout time.Duration) Policy {
 // The Advance heartbeats while it waits (the activity's HeartbeatTimeout),
 // so a worker that dies, or never got the task, is found out in seconds.
 func (a *Activities) Advance(ctx context.Context, in AdvanceInput) (*AdvanceOutput, error) {
-	legacy(ctx, &in)
-	s, err := a.session(ctx, in)
+	chain := legacy(ctx, &in)
+	s, err := a.session(ctx, in, chain)
 	if err != nil {
 		return nil, err
 	}
@@ -208,24 +208,29 @@ func (a *Activities) Advance(ctx context.Context, in AdvanceInput) (*AdvanceOutp
 
 // legacy turns the input of a workflow of an earlier version (no Thread:
 // the whole journal in Entries) into a resend of that journal, kept under
-// the activity's workflow execution.
-func legacy(ctx context.Context, in *AdvanceInput) {
+// the activity's workflow execution, and returns the chain digests of its
+// first 0, 1, ... entries (nil for the input of a workflow of this
+// version).
+func legacy(ctx context.Context, in *AdvanceInput) []string {
 	if in.Thread != "" {
-		return
+		return nil
 	}
 	in.Thread = "legacy"
 	if activity.IsActivity(ctx) {
 		we := activity.GetInfo(ctx).WorkflowExecution
 		in.Thread += "/" + we.ID + "/" + we.RunID
 	}
-	in.Base, in.Digest, in.From = len(in.Entries), chainOf("", in.Entries), 0
+	chain := extendChain([]string{""}, in.Entries)
+	in.Base, in.Digest, in.From = len(in.Entries), chain[len(in.Entries)], 0
+	return chain
 }
 
 // session returns the session that advances the run of in: the worker's
 // own when its journal is the workflow's, else one rebuilt from the
 // journal (the worker's, completed by in.Resent). It fails with a
-// BehindError when the worker lacks entries or the run's input.
-func (a *Activities) session(ctx context.Context, in AdvanceInput) (*session, error) {
+// BehindError when the worker lacks entries or the run's input. legacy
+// is the chain of in.Entries that legacy returned, if any.
+func (a *Activities) session(ctx context.Context, in AdvanceInput, legacy []string) (*session, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -243,7 +248,7 @@ func (a *Activities) session(ctx context.Context, in AdvanceInput) (*session, er
 	if run == nil {
 		return nil, behindError(Behind{})
 	}
-	entries, err := rebuildJournal(old, in)
+	entries, chain, err := rebuildJournal(old, in, legacy)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +258,7 @@ func (a *Activities) session(ctx context.Context, in AdvanceInput) (*session, er
 	}
 	r := *run
 	r.Continued = nil
-	s := newSession(in.Thread, r, l.pol, entries, in.Events)
+	s := newSession(in.Thread, r, l.pol, entries, chain, in.Events)
 	var approver journal.Approver = s
 	if in.Decision != nil && in.Pending != nil {
 		approver = journal.Decide(*in.Pending, *in.Decision, approver)
@@ -273,49 +278,54 @@ func (a *Activities) session(ctx context.Context, in AdvanceInput) (*session, er
 }
 
 // rebuildJournal returns the journal of in's run, the workflow's Base
-// entries: the first ones from old (the worker's stale session, if any)
-// and the rest from in.Resent (or in.Entries, from a workflow of an
-// earlier version). It fails with a BehindError when they are not at hand.
-func rebuildJournal(old *session, in AdvanceInput) ([]journal.Entry, error) {
+// entries, and the chain digests of its first 0 to Base entries: the
+// first ones from old (the worker's stale session, if any) and the rest
+// from in.Resent (or in.Entries, from a workflow of an earlier version,
+// whose chain legacy holds when legacy made it). It fails with a
+// BehindError when they are not at hand.
+func rebuildJournal(old *session, in AdvanceInput, legacy []string) ([]journal.Entry, []string, error) {
 	var resent []journal.Entry
 	switch {
 	case len(in.Resent) > 0:
 		if err := unpack(in.Resent, &resent); err != nil {
-			return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), "journal", err)
+			return nil, nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), "journal", err)
 		}
+	case in.Entries != nil && legacy != nil:
+		return in.Entries, legacy, nil // legacy made in.Base and in.Digest of them
 	case in.Entries != nil:
 		resent = in.Entries
 	case in.Base == 0:
-		return nil, nil
+		return nil, []string{""}, nil
 	default:
 		if old != nil {
-			if entries, ok := old.prefix(in.Base); ok && chainOf("", entries) == in.Digest {
-				return entries, nil
+			if entries, chain, ok := old.prefix(in.Base); ok && chain[in.Base] == in.Digest {
+				return entries, chain, nil
 			}
-			return nil, behindError(old.held(in.Base))
+			return nil, nil, behindError(old.held(in.Base))
 		}
-		return nil, behindError(Behind{})
+		return nil, nil, behindError(Behind{})
 	}
-	var entries []journal.Entry
+	entries, chain := []journal.Entry(nil), []string{""}
 	if in.From > 0 {
-		prefix, ok := []journal.Entry(nil), false
+		ok := false
 		if old != nil {
-			prefix, ok = old.prefix(in.From)
+			entries, chain, ok = old.prefix(in.From)
 		}
 		if !ok {
-			return nil, behindError(Behind{})
+			return nil, nil, behindError(Behind{})
 		}
-		entries = prefix
 	}
 	entries = append(entries, resent...)
-	if len(entries) != in.Base || chainOf("", entries) != in.Digest {
-		if in.From > 0 {
-			return nil, behindError(Behind{})
+	if len(entries) == in.Base {
+		if chain = extendChain(chain, resent); chain[in.Base] == in.Digest {
+			return entries, chain, nil
 		}
-		err := fmt.Errorf("%w: the workflow sent %d journal entries whose digest is not the one it holds for %d", journal.ErrCorrupt, len(entries), in.Base)
-		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), "journal", err)
 	}
-	return entries, nil
+	if in.From > 0 {
+		return nil, nil, behindError(Behind{})
+	}
+	err := fmt.Errorf("%w: the workflow sent %d journal entries whose digest is not the one it holds for %d", journal.ErrCorrupt, len(entries), in.Base)
+	return nil, nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), "journal", err)
 }
 
 // behindError is the Advance's error for a worker that lacks the run's

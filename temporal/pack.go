@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/planner-engine/planner/journal"
 )
@@ -43,12 +44,15 @@ func compactJSON(b []byte) []byte {
 	return buf.Bytes()
 }
 
-// chainOf returns the chain digest of entries, extending prev.
-func chainOf(prev string, entries []journal.Entry) string {
+// extendChain appends to chain, the chain digests of a journal's first
+// 0, 1, ... entries (at least [""], for none), those of the journal
+// extended with entries, and returns it.
+func extendChain(chain []string, entries []journal.Entry) []string {
+	chain = slices.Grow(chain, len(entries))
 	for _, e := range entries {
-		prev = chainDigest(prev, e)
+		chain = append(chain, chainDigest(chain[len(chain)-1], e))
 	}
-	return prev
+	return chain
 }
 
 // pack returns v as gzip-compressed JSON: how journals and trace events
@@ -100,7 +104,3 @@ func compacted(entries []journal.Entry) []journal.Entry {
 	}
 	return out
 }
-
-// JournalDigest returns the chain digest of a journal's entries, as an
-// AdvanceInput's Digest holds it for its Base entries.
-func JournalDigest(entries []journal.Entry) string { return chainOf("", entries) }

@@ -99,15 +99,14 @@ type approvalWait struct {
 }
 
 // newSession returns the session of thread key for run, whose journal so
-// far is entries and whose workflow has counted events trace events.
-func newSession(key string, run RunInput, pol Policy, entries []journal.Entry, events int) *session {
+// far is entries, with chain[i] the chain digest of its first i entries
+// (len(entries)+1 of them), and whose workflow has counted events trace
+// events.
+func newSession(key string, run RunInput, pol Policy, entries []journal.Entry, chain []string, events int) *session {
 	s := &session{key: key, run: run, policy: pol, exited: make(chan struct{}), wake: make(chan struct{}),
 		calls: map[int]context.CancelCauseFunc{}, evMark: -1, evBase: events, used: time.Now()}
 	s.entries = append(make([]journal.Entry, 0, len(entries)+16), entries...)
-	s.chain = make([]string, 1, len(entries)+17)
-	for _, e := range entries {
-		s.chain = append(s.chain, chainDigest(s.chain[len(s.chain)-1], e))
-	}
+	s.chain = append(make([]string, 0, len(chain)+16), chain...)
 	if len(entries) == 0 {
 		s.evMark = 0 // nothing to replay
 	}
@@ -204,15 +203,16 @@ func (s *session) usable(base int, digest string) bool {
 	return !s.broken && base < len(s.chain) && s.chain[base] == digest
 }
 
-// prefix returns the session's first n journal entries, or false when it
+// prefix returns the session's first n journal entries and the chain
+// digests of their first 0 to n (chain[n] is theirs), or false when it
 // has fewer.
-func (s *session) prefix(n int) ([]journal.Entry, bool) {
+func (s *session) prefix(n int) (entries []journal.Entry, chain []string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if n > len(s.entries) {
-		return nil, false
+		return nil, nil, false
 	}
-	return append([]journal.Entry(nil), s.entries[:n]...), true
+	return append([]journal.Entry(nil), s.entries[:n]...), append([]string(nil), s.chain[:n+1]...), true
 }
 
 // held returns how many of the first base entries the session holds and

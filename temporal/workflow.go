@@ -108,9 +108,10 @@ type wfRun struct {
 	in RunInput
 	// thread is the key the workers keep the run under.
 	thread string
-	// entries is the run's journal and digest its chain digest.
+	// entries is the run's journal, and chain[i] the chain digest of its
+	// first i entries (chain[len(entries)] is the journal's).
 	entries []journal.Entry
-	digest  string
+	chain   []string
 	// events are the latest trace events (at least MaxEvents when there
 	// are that many), and eventCount counts every event reported.
 	events     []trace.Event
@@ -132,7 +133,7 @@ func startRun(ctx workflow.Context, in RunInput) (*wfRun, error) {
 	info := workflow.GetInfo(ctx)
 	c := in.Continued
 	in.Continued = nil
-	w := &wfRun{in: in, progress: Progress{Status: StatusRunning, Executions: 1}, pol: defaultPolicy(in.Timeout)}
+	w := &wfRun{in: in, progress: Progress{Status: StatusRunning, Executions: 1}, pol: defaultPolicy(in.Timeout), chain: []string{""}}
 	if c == nil {
 		w.thread = info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
 		return w, nil
@@ -145,13 +146,16 @@ func startRun(ctx workflow.Context, in RunInput) (*wfRun, error) {
 	if err := unpack(c.Events, &w.events); err != nil {
 		return nil, fmt.Errorf("temporal: the events the run continued with: %w", err)
 	}
-	w.digest = chainOf("", w.entries)
-	if len(w.entries) != c.Entries || w.digest != c.Digest {
+	w.chain = extendChain(w.chain, w.entries)
+	if len(w.entries) != c.Entries || w.digest() != c.Digest {
 		return nil, fmt.Errorf("temporal: the journal the run continued with: %w: %d entries, %d expected, or another digest", journal.ErrCorrupt, len(w.entries), c.Entries)
 	}
 	w.progress.Entries = len(w.entries)
 	return w, nil
 }
+
+// digest returns the chain digest of the run's journal.
+func (w *wfRun) digest() string { return w.chain[len(w.entries)] }
 
 // latest returns the last MaxEvents of evs.
 func latest(evs []trace.Event) []trace.Event {
@@ -181,7 +185,7 @@ func (w *wfRun) advance(ctx workflow.Context, queue string, pending *journal.App
 		queue = ModelQueue(queue)
 	}
 	actx := workflow.WithActivityOptions(ctx, activityOptions(queue, w.pol, w.heartbeat()))
-	in := AdvanceInput{Thread: w.thread, Seq: w.progress.Advances + 1, Base: len(w.entries), Digest: w.digest, Events: w.eventCount,
+	in := AdvanceInput{Thread: w.thread, Seq: w.progress.Advances + 1, Base: len(w.entries), Digest: w.digest(), Events: w.eventCount,
 		Kind: w.kind, Pending: pending, Decision: decision}
 	if len(w.entries) == 0 {
 		run := w.in
@@ -195,7 +199,7 @@ func (w *wfRun) advance(ctx workflow.Context, queue string, pending *journal.App
 			return out, err
 		}
 		from := 0
-		if try == 0 && b.Have > 0 && b.Have <= len(w.entries) && chainOf("", w.entries[:b.Have]) == b.Digest {
+		if try == 0 && b.Have > 0 && b.Have <= len(w.entries) && w.chain[b.Have] == b.Digest {
 			from = b.Have
 		}
 		packed, err := pack(w.entries[from:])
@@ -224,9 +228,7 @@ func isBehind(err error, b *Behind) bool {
 func (w *wfRun) absorb(out AdvanceOutput) {
 	w.progress.Advances++
 	w.advances++
-	for _, e := range out.Entries {
-		w.digest = chainDigest(w.digest, e)
-	}
+	w.chain = extendChain(w.chain, out.Entries)
 	w.entries = append(w.entries, out.Entries...)
 	w.progress.Entries = len(w.entries)
 	w.events = append(w.events, out.Events...)
@@ -279,7 +281,7 @@ func (w *wfRun) continueAsNew(ctx workflow.Context, approvals workflow.ReceiveCh
 		return err
 	}
 	next := w.in
-	next.Continued = &Continued{Thread: w.thread, Journal: j, Entries: len(w.entries), Digest: w.digest, Events: evs, EventCount: w.eventCount,
+	next.Continued = &Continued{Thread: w.thread, Journal: j, Entries: len(w.entries), Digest: w.digest(), Events: evs, EventCount: w.eventCount,
 		Advances: w.progress.Advances, Executions: w.progress.Executions, Policy: w.pol, Kind: w.kind, Decisions: decisions}
 	workflow.GetLogger(ctx).Info("continuing as new", "advances", w.progress.Advances, "entries", len(w.entries), "executions", w.progress.Executions)
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)

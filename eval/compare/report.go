@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/planner-engine/planner/eval/stats"
 	"github.com/planner-engine/planner/internal/textutil"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -172,6 +173,12 @@ type ConfigSummary struct {
 	LatencyP50MS float64 `json:"latency_p50_ms"`
 	// LatencyP95MS is the 95th percentile run latency in milliseconds.
 	LatencyP95MS float64 `json:"latency_p95_ms"`
+	// SuccessCI is the 95% Wilson score interval of SuccessRate; nil when
+	// nothing was scored.
+	SuccessCI *stats.Interval `json:"success_ci,omitempty"`
+	// VsBaseline compares the config with the comparison's first config
+	// task by task (the first config against itself: all ties).
+	VsBaseline *PairedSummary `json:"vs_baseline,omitempty"`
 	// Failures counts unsuccessful runs by failure kind.
 	Failures map[string]int `json:"failures"`
 	// Recovered counts the successful runs that met each kind of fault or
@@ -185,6 +192,24 @@ type ConfigSummary struct {
 	// RecoveryEvents counts, by fault kind, the trace events of the
 	// successful runs (three parse failures fed back in one run count 3).
 	RecoveryEvents map[string]int `json:"recovery_events"`
+}
+
+// PairedSummary compares a config's success with the baseline's (the
+// comparison's first config) on the tasks both scored.
+type PairedSummary struct {
+	// Baseline is the baseline config's name; Tasks the tasks both
+	// scored.
+	Baseline string `json:"baseline"`
+	Tasks    int    `json:"tasks"`
+	// Wins counts tasks the config got right and the baseline wrong,
+	// Losses the reverse, Ties the tasks both got right or both wrong.
+	Wins   int `json:"wins"`
+	Ties   int `json:"ties"`
+	Losses int `json:"losses"`
+	// McNemarP is the two-sided exact McNemar test's p-value on the
+	// discordant tasks (Wins against Losses): the chance of a split at
+	// least this uneven if the two configs were equally good.
+	McNemarP float64 `json:"mcnemar_p"`
 }
 
 func (s ConfigSummary) mean(total int) float64 {
@@ -349,6 +374,28 @@ func columns() []column {
 			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.0f", s.LatencyP50MS) }},
 		{head: "p95 ms", field: "latency_p95_ms", doc: "95th percentile run latency in milliseconds",
 			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.0f", s.LatencyP95MS) }},
+		{head: "success 95% CI", field: "success_ci", doc: "the 95% Wilson score interval of success", left: true,
+			cell: func(s ConfigSummary) string {
+				if s.SuccessCI == nil {
+					return "-"
+				}
+				return fmt.Sprintf("%.3f-%.3f", s.SuccessCI.Lo, s.SuccessCI.Hi)
+			}},
+		{head: "vs first W/T/L", field: "vs_baseline", doc: "tasks this config won, tied and lost against the first config (right where it was wrong, both alike, wrong where it was right)", left: true,
+			cell: func(s ConfigSummary) string {
+				v := s.VsBaseline
+				if v == nil || v.Baseline == s.Config {
+					return "baseline"
+				}
+				return fmt.Sprintf("%d/%d/%d", v.Wins, v.Ties, v.Losses)
+			}},
+		{head: "McNemar p", field: "vs_baseline.mcnemar_p", doc: "two-sided exact McNemar p-value of the wins against the losses; below 0.05, a difference unlikely to be noise",
+			cell: func(s ConfigSummary) string {
+				if s.VsBaseline == nil || s.VsBaseline.Baseline == s.Config {
+					return "-"
+				}
+				return fmt.Sprintf("%.3g", s.VsBaseline.McNemarP)
+			}},
 	}
 }
 

@@ -194,11 +194,13 @@ func TestEveryOutputShowsTheSameColumnsWithPerTaskValues(t *testing.T) {
 		heads[i] = c.Column
 	}
 	assert.Equal(t, []string{"config", "success", "EM", "F1", "failures", "recovered", "calls/task", "tools/task",
-		"prompt tok/task", "compl tok/task", "cost $/task", "p50 ms", "p95 ms"}, heads)
+		"prompt tok/task", "compl tok/task", "cost $/task", "p50 ms", "p95 ms", "success 95% CI", "vs first W/T/L", "McNemar p"}, heads)
 
 	// react: two runs, 3+4 model calls, 900+1200 prompt and 60+80
 	// completion tokens, 2+2 tool calls; per task 3.5, 1050, 70, 2.0.
-	wantReact := []string{"react", "0.500", "0.500", "-", "parse:1", "-", "3.5", "2.0", "1050", "70", "0.00000", "30", "45"}
+	// Wilson 95% for 1 of 2: 0.5 ± 1.96·sqrt(0.25/2 + 1.96²/16) / (1 + 1.96²/2) = 0.095-0.905;
+	// react is the first config, the baseline of the paired columns.
+	wantReact := []string{"react", "0.500", "0.500", "-", "parse:1", "-", "3.5", "2.0", "1050", "70", "0.00000", "30", "45", "0.095-0.905", "baseline", "-"}
 	rows := htmlTable(t, out.html)
 	require.Len(t, rows, 3)
 	assert.Equal(t, heads, rows[0], "html headers")
@@ -209,7 +211,7 @@ func TestEveryOutputShowsTheSameColumnsWithPerTaskValues(t *testing.T) {
 	assert.Contains(t, out.markdown, mdHead+"\n")
 	assert.Equal(t, wantReact, textRow(t, out.markdown, "react "), "markdown")
 	assert.Equal(t, wantReact, textRow(t, out.table, "react "), "terminal")
-	assert.Regexp(t, `(?m)^config +success +EM +F1 +failures +recovered +calls/task +tools/task +prompt tok/task +compl tok/task +cost \$/task +p50 ms +p95 ms$`,
+	assert.Regexp(t, `(?m)^config +success +EM +F1 +failures +recovered +calls/task +tools/task +prompt tok/task +compl tok/task +cost \$/task +p50 ms +p95 ms +success 95% CI +vs first W/T/L +McNemar p$`,
 		out.table, "terminal headers")
 
 	// report.json: every column names a field of configs[i] that holds the

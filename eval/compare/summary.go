@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"github.com/planner-engine/planner/eval/stats"
 	"math"
 	"slices"
 	"sort"
@@ -122,9 +123,57 @@ func Summarize(records []Record, order []string) *Report {
 		sum := verify.Summarize(verdicts)
 		s.Scored, s.Correct, s.SuccessRate, s.EM = sum.Scored, sum.Correct, sum.Accuracy, sum.EM
 		s.F1, s.HasF1 = sum.F1, sum.WithF1 > 0
+		if s.Scored > 0 {
+			if ci, err := stats.Wilson(s.Correct, s.Scored, 0.95); err == nil {
+				s.SuccessCI = &ci
+			}
+		}
 		rep.Configs = append(rep.Configs, s)
 	}
+	if len(order) > 0 {
+		base := outcomes(by[order[0]])
+		for i := range rep.Configs {
+			rep.Configs[i].VsBaseline = paired(order[0], base, outcomes(by[order[i]]))
+		}
+	}
 	return rep
+}
+
+// outcomes maps the task ids of rs that were scored to whether the run
+// succeeded.
+func outcomes(rs []Record) map[string]bool {
+	out := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		if r.Scored {
+			out[r.TaskID] = Succeeded(r)
+		}
+	}
+	return out
+}
+
+// paired compares a config's outcomes with the baseline's on the tasks
+// both scored.
+func paired(baseline string, base, cfg map[string]bool) *PairedSummary {
+	p := &PairedSummary{Baseline: baseline, McNemarP: 1}
+	for id, ok := range cfg {
+		b, both := base[id]
+		if !both {
+			continue
+		}
+		p.Tasks++
+		switch {
+		case ok && !b:
+			p.Wins++
+		case !ok && b:
+			p.Losses++
+		default:
+			p.Ties++
+		}
+	}
+	if pv, err := stats.McNemarExact(p.Wins, p.Losses); err == nil {
+		p.McNemarP = pv
+	}
+	return p
 }
 
 // report builds the comparison's report from every result the store

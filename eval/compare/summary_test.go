@@ -1,6 +1,7 @@
 package compare_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/planner-engine/planner/eval/compare"
@@ -164,4 +165,35 @@ func TestSucceededNeedsAScoredCorrectAnswer(t *testing.T) {
 			assert.Equal(t, tt.want, compare.Succeeded(tt.rec))
 		})
 	}
+}
+
+// Every config gets a Wilson interval, and each one after the first a
+// task-by-task comparison with the first: wins, ties, losses and the exact
+// McNemar p-value of the discordant tasks.
+func TestSummarizePairsEachConfigWithTheFirst(t *testing.T) {
+	var records []compare.Record
+	// base right on t0..t3 (4 of 10); b right on t1..t9 (9 of 10): b wins
+	// t4..t9 (6), loses t0 (1), ties t1..t3 (both right), none both wrong.
+	for i := range 10 {
+		id := fmt.Sprintf("t%d", i)
+		records = append(records,
+			compare.Record{Config: "base", TaskID: id, Scored: true, Correct: i < 4},
+			compare.Record{Config: "b", TaskID: id, Scored: true, Correct: i >= 1})
+	}
+	rep := compare.Summarize(records, []string{"base", "b"})
+	require.Len(t, rep.Configs, 2)
+	b := rep.Configs[1].VsBaseline
+	require.NotNil(t, b)
+	// 2·P[X ≤ 1], X ~ Bin(7, ½) = 2·(1 + 7)/128
+	assert.InDelta(t, 0.125, b.McNemarP, 1e-12)
+	b.McNemarP = 0
+	assert.Equal(t, compare.PairedSummary{Baseline: "base", Tasks: 10, Wins: 6, Ties: 3, Losses: 1}, *b)
+	self := rep.Configs[0].VsBaseline
+	assert.Equal(t, compare.PairedSummary{Baseline: "base", Tasks: 10, Ties: 10, McNemarP: 1}, *self)
+	// Wilson 95% for 9 of 10, python3: from statistics import NormalDist; z=NormalDist().inv_cdf(.975);
+	// p=.9; n=10; c=(p+z*z/2/n)/(1+z*z/n); h=z*((p*(1-p)/n+z*z/4/n/n)**.5)/(1+z*z/n); print(c-h, c+h)
+	ci := rep.Configs[1].SuccessCI
+	require.NotNil(t, ci)
+	assert.InDelta(t, 0.5958499739, ci.Lo, 1e-6)
+	assert.InDelta(t, 0.9821237869, ci.Hi, 1e-6)
 }

@@ -21,7 +21,7 @@ const MaxChain = 10
 func Layers() []Layer {
 	return []Layer{
 		{"foundations: the graph runtime, the YAML schema, plans, verifiers, scrubbing, the tool contract", []string{
-			"graph", "config", "plan", "verify", "redact", "corpus", "tools", "tools/keyword", "hooks", "llm/middleware", "llm/usage",
+			"graph", "config", "plan", "verify", "eval/stats", "redact", "corpus", "tools", "tools/keyword", "hooks", "llm/middleware", "llm/usage",
 			"internal/par", "internal/textutil",
 			// test harnesses, imported by tests only
 			"internal/hostile", "internal/integrationlog", "internal/layout", "llm/llmtest", "server/browsertest",

@@ -25,6 +25,7 @@ const defaultRunFolder = "out/compare/<suite>-<model>-seed<N>-<hash>"
 
 type compareFlags struct {
 	suite, format, slice, llm, out, scorer string
+	baseline                               string
 	configs                                []string
 	limit, concurrency                     int
 	maxModelCalls, maxTokens               int
@@ -97,6 +98,7 @@ run, so running the command again attaches to the runs still going instead of st
 	fl.IntVar(&f.concurrency, "concurrency", 8, "runs in flight, at least 1")
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time limit per run, more than 0s")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed (recorded with results; seeds the sim model's faults)")
+	fl.StringVar(&f.baseline, "baseline", "", "the config (pipeline name) every other is compared with task by task: wins/ties/losses and McNemar p (default the first --config)")
 	fl.StringVar(&f.out, "out", defaultRunFolder, "run folder for results.db, traces and reports, used as given; by default one per comparison, named from the suite, model, seed and a hash of the rest")
 	fl.StringVar(&f.scorer, "scorer", "", "scorer: em, contains, numeric, numeric:TOL, game24, sorting, choice:A|B (default: the suite format's)")
 	fl.BoolVar(&f.json, "json", false, "print report.json to stdout instead of the table")
@@ -274,7 +276,7 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 		dir = filepath.Join("out", "compare", id.DirName())
 	}
 	opts := compare.Options{Configs: expanded, LLM: llmCfg, Concurrency: f.concurrency, Timeout: f.timeout,
-		Seed: f.seed, OutDir: dir, Scorer: sc, Suite: f.suite, Threads: f.threads, TaskDigests: digests,
+		Seed: f.seed, OutDir: dir, Scorer: sc, Baseline: f.baseline, Suite: f.suite, Threads: f.threads, TaskDigests: digests,
 		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
 	if !f.quiet && !f.json && isTerminal(c.ErrOrStderr()) { // its "\r" frames would litter a log
 		opts.Progress = c.ErrOrStderr()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
@@ -142,6 +143,9 @@ func loadConfigs(ctx context.Context, loader Loader, opts Options) (_ configs, e
 		}
 		c.names, c.prints = append(c.names, name), append(c.prints, fp)
 		c.models, c.specs = append(c.models, model), append(c.specs, ModelSpec(model))
+	}
+	if opts.Baseline != "" && !slices.Contains(c.names, opts.Baseline) {
+		return c, fmt.Errorf("%w: --baseline %q names no config of the comparison (its configs: %s)", ErrOptions, opts.Baseline, strings.Join(c.names, ", "))
 	}
 	return c, nil
 }

@@ -381,7 +381,7 @@ func columns() []column {
 				}
 				return fmt.Sprintf("%.3f-%.3f", s.SuccessCI.Lo, s.SuccessCI.Hi)
 			}},
-		{head: "vs first W/T/L", field: "vs_baseline", doc: "tasks this config won, tied and lost against the first config (right where it was wrong, both alike, wrong where it was right)", left: true,
+		{head: "vs baseline W/T/L", field: "vs_baseline", doc: "tasks this config won, tied and lost against the baseline (--baseline, default the first config): right where it was wrong, both alike, wrong where it was right", left: true,
 			cell: func(s ConfigSummary) string {
 				v := s.VsBaseline
 				if v == nil || v.Baseline == s.Config {

@@ -194,7 +194,7 @@ func TestEveryOutputShowsTheSameColumnsWithPerTaskValues(t *testing.T) {
 		heads[i] = c.Column
 	}
 	assert.Equal(t, []string{"config", "success", "EM", "F1", "failures", "recovered", "calls/task", "tools/task",
-		"prompt tok/task", "compl tok/task", "cost $/task", "p50 ms", "p95 ms", "success 95% CI", "vs first W/T/L", "McNemar p"}, heads)
+		"prompt tok/task", "compl tok/task", "cost $/task", "p50 ms", "p95 ms", "success 95% CI", "vs baseline W/T/L", "McNemar p"}, heads)
 
 	// react: two runs, 3+4 model calls, 900+1200 prompt and 60+80
 	// completion tokens, 2+2 tool calls; per task 3.5, 1050, 70, 2.0.
@@ -211,7 +211,7 @@ func TestEveryOutputShowsTheSameColumnsWithPerTaskValues(t *testing.T) {
 	assert.Contains(t, out.markdown, mdHead+"\n")
 	assert.Equal(t, wantReact, textRow(t, out.markdown, "react "), "markdown")
 	assert.Equal(t, wantReact, textRow(t, out.table, "react "), "terminal")
-	assert.Regexp(t, `(?m)^config +success +EM +F1 +failures +recovered +calls/task +tools/task +prompt tok/task +compl tok/task +cost \$/task +p50 ms +p95 ms +success 95% CI +vs first W/T/L +McNemar p$`,
+	assert.Regexp(t, `(?m)^config +success +EM +F1 +failures +recovered +calls/task +tools/task +prompt tok/task +compl tok/task +cost \$/task +p50 ms +p95 ms +success 95% CI +vs baseline W/T/L +McNemar p$`,
 		out.table, "terminal headers")
 
 	// report.json: every column names a field of configs[i] that holds the

@@ -101,6 +101,10 @@ type Options struct {
 	OutDir string
 	// Scorer judges answers. Default verify.ExactMatch.
 	Scorer verify.Scorer
+	// Baseline names the config (its pipeline's name) every other config
+	// is compared with task by task (ConfigSummary.VsBaseline). Default:
+	// the first config.
+	Baseline string
 	// Suite names the task suite in reports.
 	Suite string
 	// Progress receives a progress bar; nil shows none.

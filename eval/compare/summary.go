@@ -71,6 +71,12 @@ func Succeeded(r Record) bool { return r.Scored && r.Correct }
 // (a parse failure fed back, a provider retry...); RecoveryEvents adds up
 // those faults' events and RecoveredRuns counts the runs.
 func Summarize(records []Record, order []string) *Report {
+	return SummarizeAgainst(records, order, "")
+}
+
+// SummarizeAgainst is Summarize, comparing each config task by task with
+// the config named baseline (the first of order when "" or not in order).
+func SummarizeAgainst(records []Record, order []string, baseline string) *Report {
 	by := map[string][]Record{}
 	for _, r := range records {
 		by[r.Config] = append(by[r.Config], r)
@@ -131,9 +137,12 @@ func Summarize(records []Record, order []string) *Report {
 		rep.Configs = append(rep.Configs, s)
 	}
 	if len(order) > 0 {
-		base := outcomes(by[order[0]])
+		if !slices.Contains(order, baseline) {
+			baseline = order[0]
+		}
+		base := outcomes(by[baseline])
 		for i := range rep.Configs {
-			rep.Configs[i].VsBaseline = paired(order[0], base, outcomes(by[order[i]]))
+			rep.Configs[i].VsBaseline = paired(baseline, base, outcomes(by[order[i]]))
 		}
 	}
 	return rep
@@ -185,7 +194,7 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 		return nil, err
 	}
 	o := c.opts
-	rep := Summarize(mine, c.cfgs.names)
+	rep := SummarizeAgainst(mine, c.cfgs.names, o.Baseline)
 	for i := range rep.Configs {
 		rep.Configs[i].ModelSpec = o.Scrubber.String(c.cfgs.specs[i])
 		rep.Configs[i].NotRun = ran.notRun[i]

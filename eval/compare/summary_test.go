@@ -197,3 +197,23 @@ func TestSummarizePairsEachConfigWithTheFirst(t *testing.T) {
 	assert.InDelta(t, 0.5958499739, ci.Lo, 1e-6)
 	assert.InDelta(t, 0.9821237869, ci.Hi, 1e-6)
 }
+
+// A named baseline is the one every config is paired with.
+func TestSummarizeAgainstANamedBaseline(t *testing.T) {
+	var records []compare.Record
+	for i := range 4 {
+		id := fmt.Sprintf("t%d", i)
+		records = append(records,
+			compare.Record{Config: "a", TaskID: id, Scored: true, Correct: true},
+			compare.Record{Config: "b", TaskID: id, Scored: true, Correct: i == 0})
+	}
+	rep := compare.SummarizeAgainst(records, []string{"a", "b"}, "b")
+	a := *rep.Configs[0].VsBaseline
+	assert.InDelta(t, 0.25, a.McNemarP, 1e-12, "2·P[X ≤ 0], X ~ Bin(3, ½) = 2/8")
+	a.McNemarP = 0
+	assert.Equal(t, compare.PairedSummary{Baseline: "b", Tasks: 4, Wins: 3, Ties: 1}, a)
+	assert.Equal(t, "b", rep.Configs[1].VsBaseline.Baseline)
+	assert.Equal(t, 4, rep.Configs[1].VsBaseline.Ties)
+	unknown := compare.SummarizeAgainst(records, []string{"a", "b"}, "zzz")
+	assert.Equal(t, "a", unknown.Configs[1].VsBaseline.Baseline, "an unknown name falls back to the first config")
+}

@@ -203,3 +203,24 @@ func (env Env) Prompts(src PromptSources, spec TemplateSpec, defSystem, defPromp
 	}
 	return system, tmpl, nil
 }
+
+// VarSetting parses a setting (key) that names where a value goes or
+// comes from: "var:NAME", or, when answer is set, "answer" (or "") for the
+// run's answer, returned as "". Errors are *config.SettingError naming
+// key, with the forms it takes or why NAME is no valid var name.
+func VarSetting(key, s string, answer bool) (string, error) {
+	if answer && (s == "" || s == "answer") {
+		return "", nil
+	}
+	name, ok := strings.CutPrefix(s, "var:")
+	if !ok {
+		if answer {
+			return "", config.SettingErrorf(key, `want "answer" or "var:NAME", got %q`, s)
+		}
+		return "", config.SettingErrorf(key, `want "var:NAME", got %q`, s)
+	}
+	if err := state.CheckVarName(name); err != nil {
+		return "", &config.SettingError{Key: key, Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
+	}
+	return name, nil
+}

@@ -53,9 +53,14 @@ func benchRun(b *testing.B, yaml string, m llms.Model) {
 
 // BenchmarkFanOut64x100ms runs 64 branches, each one 100 ms model call:
 // the critical path is 100 ms; x-critical-path is the wall over it.
-func BenchmarkFanOut64x100ms(b *testing.B) {
+func BenchmarkFanOut64x100ms(b *testing.B) { benchCriticalPath(b, wideYAML(64)) }
+
+// benchCriticalPath runs yaml, whose graph's critical path is one 100 ms
+// model call, and reports its wall time and the wall over that path.
+func benchCriticalPath(b *testing.B, yaml string) {
+	b.Helper()
 	m := &llmtest.Latency{Delay: 100 * time.Millisecond, Model: &sayer{}}
-	p, _, err := buildWith(b, wideYAML(64), m)
+	p, _, err := buildWith(b, yaml, m)
 	require.NoError(b, err)
 	var total time.Duration
 	n := 0
@@ -111,20 +116,4 @@ func BenchmarkMap64Instant(b *testing.B) { benchRun(b, mapYAMLOf(64), &sayer{}) 
 
 // BenchmarkMap64x100ms runs 64 map items, each one 100 ms model call, all
 // at once: x-critical-path is the wall over the 100 ms critical path.
-func BenchmarkMap64x100ms(b *testing.B) {
-	m := &llmtest.Latency{Delay: 100 * time.Millisecond, Model: &sayer{}}
-	p, _, err := buildWith(b, mapYAMLOf(64), m)
-	require.NoError(b, err)
-	var total time.Duration
-	n := 0
-	for b.Loop() {
-		began := time.Now()
-		if _, err := p.Run(context.Background(), state.Task{Question: "q"}, nil); err != nil {
-			b.Fatal(err)
-		}
-		total += time.Since(began)
-		n++
-	}
-	b.ReportMetric(float64(total.Microseconds())/float64(n)/1000, "wall-ms")
-	b.ReportMetric(float64(total)/float64(n)/float64(100*time.Millisecond), "x-critical-path")
-}
+func BenchmarkMap64x100ms(b *testing.B) { benchCriticalPath(b, mapYAMLOf(64)) }

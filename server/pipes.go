@@ -77,6 +77,8 @@ type pipeCache struct {
 	closed  bool
 
 	loads atomic.Int64 // pipelines loaded, shared or not
+	// nested knows which pipeline files each config runs (see nestedMemo).
+	nested nestedMemo
 }
 
 func newPipeCache(ctx context.Context, e *planner.Engine, maxIdle int, ttl time.Duration) *pipeCache {
@@ -142,7 +144,7 @@ func (c *pipeCache) get(ctx context.Context, m threadMeta, keep bool) (lease, er
 	if err != nil {
 		return lease{}, err
 	}
-	key := pipeKey{path: m.Config, sum: configSum(m.Config, raw), llm: m.LLM, maxSteps: m.MaxSteps, timeout: m.Timeout}
+	key := pipeKey{path: m.Config, sum: c.nested.sum(m.Config, raw), llm: m.LLM, maxSteps: m.MaxSteps, timeout: m.Timeout}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -395,11 +397,55 @@ func (c *pipeCache) stats() (cached int, loads int64) {
 	return cached, c.loads.Load()
 }
 
-// configSum is the SHA-256 of a config file's content raw and, when it
-// runs pipeline files as subgraphs or maps, of theirs (recursively, to
-// the nesting limit): editing a nested file changes the key, so a cached
-// pipeline is never served with a stale nested pipeline.
-func configSum(path string, raw []byte) [sha256.Size]byte {
+// maxNestedMemo bounds nestedMemo's entries; past it the memo starts over.
+const maxNestedMemo = 1024
+
+// nestedMemo remembers the nested pipeline files of each config content
+// (by its path and content), so that a run's start parses a config's YAML
+// for them once per content, not once per run.
+type nestedMemo struct {
+	mu    sync.Mutex
+	files map[[sha256.Size]byte][]string
+}
+
+// of returns the nested pipeline files of the config at path holding raw,
+// resolved against its folder.
+func (m *nestedMemo) of(path string, raw []byte) []string {
+	if !bytes.Contains(raw, []byte("pipeline")) {
+		return nil
+	}
+	key := sha256.Sum256(append([]byte(path+"\x00"), raw...))
+	m.mu.Lock()
+	files, ok := m.files[key]
+	m.mu.Unlock()
+	if ok {
+		return files
+	}
+	if cfg, err := config.Parse(path, raw, os.LookupEnv); err == nil { // else the load reports it
+		for _, n := range cfg.Nodes {
+			for _, f := range nestedFiles(n.Settings) {
+				if !filepath.IsAbs(f) {
+					f = filepath.Join(cfg.Dir(), f)
+				}
+				files = append(files, f)
+			}
+		}
+	}
+	m.mu.Lock()
+	if m.files == nil || len(m.files) >= maxNestedMemo {
+		m.files = map[[sha256.Size]byte][]string{}
+	}
+	m.files[key] = files
+	m.mu.Unlock()
+	return files
+}
+
+// sum is the SHA-256 of a config file's content raw and, when it runs
+// pipeline files as subgraphs or maps, of theirs (recursively, to the
+// nesting limit): editing a nested file changes the key, so a cached
+// pipeline is never served with a stale nested pipeline. The nested files
+// are read on every call; which they are is parsed once per content.
+func (m *nestedMemo) sum(path string, raw []byte) [sha256.Size]byte {
 	if !bytes.Contains(raw, []byte("pipeline")) {
 		return sha256.Sum256(raw)
 	}
@@ -408,26 +454,17 @@ func configSum(path string, raw []byte) [sha256.Size]byte {
 	var add func(path string, raw []byte, depth int)
 	add = func(path string, raw []byte, depth int) {
 		h.Write(raw)
-		if depth >= pipeline.MaxNesting || !bytes.Contains(raw, []byte("pipeline")) {
+		if depth >= pipeline.MaxNesting {
 			return
 		}
-		cfg, err := config.Parse(path, raw, os.LookupEnv)
-		if err != nil {
-			return // the load reports it
-		}
-		for _, n := range cfg.Nodes {
-			for _, f := range nestedFiles(n.Settings) {
-				if !filepath.IsAbs(f) {
-					f = filepath.Join(cfg.Dir(), f)
-				}
-				if seen[f] {
-					continue
-				}
-				seen[f] = true
-				fmt.Fprintf(h, "\x00%s\x00", f)
-				if b, err := os.ReadFile(f); err == nil {
-					add(f, b, depth+1)
-				}
+		for _, f := range m.of(path, raw) {
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
+			fmt.Fprintf(h, "\x00%s\x00", f)
+			if b, err := os.ReadFile(f); err == nil {
+				add(f, b, depth+1)
 			}
 		}
 	}

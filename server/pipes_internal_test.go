@@ -20,11 +20,13 @@ func TestConfigSumCoversNestedPipelineFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(parent, raw, 0o600))
 	require.NoError(t, os.WriteFile(child, []byte("name: c\nnodes:\n  - id: m\n    type: map\n    over: var:x\n    pipeline: grandchild.yaml\nedges:\n  - {from: START, to: m}\n  - {from: m, to: END}\n"), 0o600))
 	require.NoError(t, os.WriteFile(grandchild, []byte("name: g\nnodes: [{id: a, type: direct}]\nedges: [{from: START, to: a}, {from: a, to: END}]\n"), 0o600))
-	before := configSum(parent, raw)
-	assert.Equal(t, before, configSum(parent, raw), "stable")
+	var m nestedMemo
+	before := m.sum(parent, raw)
+	assert.Equal(t, before, m.sum(parent, raw), "stable")
 	require.NoError(t, os.WriteFile(grandchild, []byte("name: g\nnodes: [{id: b, type: direct}]\nedges: [{from: START, to: b}, {from: b, to: END}]\n"), 0o600))
-	assert.NotEqual(t, before, configSum(parent, raw), "a nested file two levels down changed")
+	assert.NotEqual(t, before, m.sum(parent, raw), "a nested file two levels down changed")
+	assert.Len(t, m.files, 2, "each config's nested files were parsed once, and remembered")
 
 	plain := []byte("name: q\nnodes: [{id: a, type: direct}]\nedges: [{from: START, to: a}, {from: a, to: END}]\n")
-	assert.Equal(t, configSum(parent, plain), configSum(child, plain), "a config without nested files: its content alone")
+	assert.Equal(t, m.sum(parent, plain), m.sum(child, plain), "a config without nested files: its content alone")
 }

@@ -128,7 +128,7 @@ func NewMap(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 		return nodekind.Built{}, config.SettingErrorf("over", `name the list to map over: "var:NAME" or "sub_questions"`)
 	case s.Over == "sub_questions":
 	default:
-		if n.overVar, err = varTarget("over", s.Over, false); err != nil {
+		if n.overVar, err = nodekind.VarSetting("over", s.Over, false); err != nil {
 			return nodekind.Built{}, err
 		}
 	}
@@ -146,7 +146,7 @@ func NewMap(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	if s.Into == "" {
 		s.Into = "var:" + spec.ID
 	}
-	if n.into, err = varTarget("into", s.Into, false); err != nil {
+	if n.into, err = nodekind.VarSetting("into", s.Into, false); err != nil {
 		return nodekind.Built{}, err
 	}
 	switch {

@@ -91,25 +91,6 @@ func (in inputs) render(st *state.State, extra map[string]any) (map[string]strin
 	return out, nil
 }
 
-// varTarget parses "var:NAME" (or "answer", when answer is allowed, as
-// "") for the setting key.
-func varTarget(key, s string, answer bool) (string, error) {
-	if answer && (s == "" || s == "answer") {
-		return "", nil
-	}
-	name, ok := strings.CutPrefix(s, "var:")
-	if !ok {
-		if answer {
-			return "", config.SettingErrorf(key, `want "answer" or "var:NAME", got %q`, s)
-		}
-		return "", config.SettingErrorf(key, `want "var:NAME", got %q`, s)
-	}
-	if err := state.CheckVarName(name); err != nil {
-		return "", &config.SettingError{Key: key, Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
-	}
-	return name, nil
-}
-
 // Subgraph is the `subgraph` node.
 type Subgraph struct {
 	id       string
@@ -134,7 +115,7 @@ func NewSubgraph(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	if n.vars, err = compileInputs(env, s.Vars, nodekind.TemplateSpec{}); err != nil {
 		return nodekind.Built{}, err
 	}
-	if n.outVar, err = varTarget("output", s.Output, true); err != nil {
+	if n.outVar, err = nodekind.VarSetting("output", s.Output, true); err != nil {
 		return nodekind.Built{}, err
 	}
 	for i, name := range s.Export {

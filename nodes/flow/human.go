@@ -97,12 +97,9 @@ func NewHuman(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 		return nodekind.Built{}, config.SettingErrorf("ask", "want approve or text, got %q", s.Ask)
 	}
 	if s.Into != "" {
-		name, ok := strings.CutPrefix(s.Into, "var:")
-		if !ok {
-			return nodekind.Built{}, config.SettingErrorf("into", `want "var:NAME", got %q`, s.Into)
-		}
-		if err := state.CheckVarName(name); err != nil {
-			return nodekind.Built{}, &config.SettingError{Key: "into", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
+		name, err := nodekind.VarSetting("into", s.Into, false)
+		if err != nil {
+			return nodekind.Built{}, err
 		}
 		n.into = name
 	} else if n.text {

@@ -165,11 +165,11 @@ func New(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 		n.model, n.judgePrompt = env.Model, t
 	}
 	var err error
-	if n.fromVar, err = target(s.From); err != nil {
-		return nodekind.Built{}, &config.SettingError{Key: "from", Err: err}
+	if n.fromVar, err = nodekind.VarSetting("from", s.From, true); err != nil {
+		return nodekind.Built{}, err
 	}
-	if n.intoVar, err = target(s.Into); err != nil {
-		return nodekind.Built{}, &config.SettingError{Key: "into", Err: err}
+	if n.intoVar, err = nodekind.VarSetting("into", s.Into, true); err != nil {
+		return nodekind.Built{}, err
 	}
 	if n.merge == MergeCollect && n.intoVar == "" {
 		return nodekind.Built{}, &config.SettingError{Key: "into", Err: fmt.Errorf("%w: merge: collect stores a JSON list; name the var it goes into (into: var:NAME)", config.ErrSettings)}
@@ -209,21 +209,6 @@ func (n *Node) setQuorum(k int) error {
 	}
 	n.wait, n.quorum = strconv.Itoa(k), k
 	return nil
-}
-
-// target reads "answer" (or "") as "" and "var:NAME" as NAME.
-func target(s string) (string, error) {
-	switch {
-	case s == "" || s == "answer":
-		return "", nil
-	case strings.HasPrefix(s, "var:"):
-		name := strings.TrimPrefix(s, "var:")
-		if err := state.CheckVarName(name); err != nil {
-			return "", fmt.Errorf("%w: %w", config.ErrSettings, err)
-		}
-		return name, nil
-	}
-	return "", fmt.Errorf("%w: want \"answer\" or \"var:NAME\", got %q", config.ErrSettings, s)
 }
 
 // Needs implements graph.Joiner: how many of n branches must succeed. A

@@ -34,7 +34,8 @@ type configs struct {
 	prints  []string     // their fingerprints (see fingerprint)
 	models  []config.LLM // the llm block each runs with
 	specs   []string     // their ModelSpecs
-	digests map[string]string
+	digests map[string]string            // Options.TaskDigests
+	byCfg   map[string]map[string]string // Options.ConfigTaskDigests
 }
 
 // job is one run to make: config cfg on task task, indexes into a
@@ -120,7 +121,7 @@ func loadConfigs(ctx context.Context, loader Loader, opts Options) (_ configs, e
 			}
 		}
 	}()
-	c.digests = opts.TaskDigests
+	c.digests, c.byCfg = opts.TaskDigests, opts.ConfigTaskDigests
 	paths := map[string]string{} // pipeline name -> config path
 	for _, path := range opts.Configs {
 		p, err := loader.LoadWith(ctx, path, opts.runLLM(), 0)
@@ -151,9 +152,13 @@ func loadConfigs(ctx context.Context, loader Loader, opts Options) (_ configs, e
 }
 
 // printOf is the fingerprint of config i's runs of task id: the config's,
-// with the task's digest (Options.TaskDigests) when it has one.
+// with the task's digest when it has one (Options.ConfigTaskDigests for
+// the config, else Options.TaskDigests).
 func (c *configs) printOf(i int, id string) string {
-	d := c.digests[id]
+	d := c.byCfg[c.names[i]][id]
+	if d == "" {
+		d = c.digests[id]
+	}
 	if d == "" {
 		return c.prints[i]
 	}

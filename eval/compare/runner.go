@@ -123,6 +123,13 @@ type Options struct {
 	// (--llm scripted). A stored result is reused only for the same
 	// digest, so editing a task's replies runs it again. Default: none.
 	TaskDigests map[string]string
+	// ConfigTaskDigests holds, by config (pipeline name) and then task id,
+	// a digest of what that config's runs of the task depend on besides
+	// the task, the config and the model spec: the replies recorded for
+	// that config (a suite's per-config "replies"). Where it has a digest
+	// for a (config, task) it is used in place of TaskDigests'. Default:
+	// none.
+	ConfigTaskDigests map[string]map[string]string
 	// Threads journals each run as a thread (package journal) in the run
 	// folder's threads.db, named by ThreadName: a comparison stopped in
 	// the middle of long runs resumes inside them, without repeating

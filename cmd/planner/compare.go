@@ -24,10 +24,10 @@ import (
 const defaultRunFolder = "out/compare/<suite>-<model>-seed<N>-<hash>"
 
 type compareFlags struct {
-	suite, format, slice, llm, out, scorer string
-	baseline                               string
-	configs                                []string
-	limit, concurrency                     int
+	suite, format, slice, out, scorer string
+	baseline                          string
+	configs, llms                     []string
+	limit, concurrency, repeats       int
 	maxModelCalls, maxTokens               int
 	maxCostUSD                             float64
 	timeout                                time.Duration
@@ -94,7 +94,8 @@ run, so running the command again attaches to the runs still going instead of st
 	fl.IntVar(&f.limit, "limit", 0, "use only the first N tasks, N at least 1 (after --slice; default all)")
 	fl.StringVar(&f.slice, "slice", "", "task range a:b (0-based, end exclusive), e.g. 900:1000")
 	fl.StringArrayVar(&f.configs, "config", nil, "pipeline YAML (repeat for each config)")
-	fl.StringVar(&f.llm, "llm", "", "model for every config (e.g. sim:noisy, openai:gpt-4o-mini, scripted for each task's own replies); default: each config's llm block")
+	fl.StringArrayVar(&f.llms, "llm", nil, "model for every config (e.g. sim:noisy, openai:gpt-4o-mini, scripted for each task's own replies); repeat it to compare several models, a row per (config, model); default: each config's llm block")
+	fl.IntVar(&f.repeats, "repeats", 1, "run each (config, model, task) N times, repeat r with seed --seed + r; reports then give intervals over tasks with their repeats, pass@k and pass^k (raising it later runs only the new repeats)")
 	fl.IntVar(&f.concurrency, "concurrency", 8, "runs in flight, at least 1")
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time limit per run, more than 0s")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed (recorded with results; seeds the sim model's faults)")
@@ -168,6 +169,8 @@ func checkCompareFlags(c *cobra.Command, f *compareFlags) error {
 	switch {
 	case c.Flags().Changed("limit") && f.limit < 1:
 		err = fmt.Errorf("--limit must be at least 1 (the number of tasks to use; leave it out for all), got %d", f.limit)
+	case f.repeats < 1:
+		err = fmt.Errorf("--repeats must be at least 1 (runs of each config on each task), got %d", f.repeats)
 	case f.concurrency < 1:
 		err = fmt.Errorf("--concurrency must be at least 1 (the number of runs in flight), got %d", f.concurrency)
 	case f.timeout <= 0:
@@ -247,16 +250,26 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 		return err
 	}
 	var llmCfg config.LLM
-	if f.llm != "" {
-		if llmCfg, err = app.ParseSpec(f.llm); err != nil {
-			return &usageError{cmd: "compare", err: err}
+	var models []config.LLM
+	for _, spec := range f.llms {
+		m, err := app.ParseSpec(spec)
+		if err != nil {
+			return &usageError{cmd: "compare", err: fmt.Errorf("--llm %s: %w", spec, err)}
 		}
-		if llmCfg.Script != "" {
-			llmCfg.Script, _ = filepath.Abs(llmCfg.Script)
+		if m.Script != "" {
+			m.Script, _ = filepath.Abs(m.Script)
 		}
+		models = append(models, m)
+	}
+	if len(models) == 1 {
+		llmCfg, models = models[0], nil
 	}
 	var digests map[string]string
-	if app.PlaysTaskReplies(llmCfg) {
+	scriptedTasks := app.PlaysTaskReplies(llmCfg)
+	for _, m := range models {
+		scriptedTasks = scriptedTasks || app.PlaysTaskReplies(m)
+	}
+	if scriptedTasks {
 		if missing := app.WithoutReplies(tasks); len(missing) > 0 {
 			return &usageError{cmd: "compare", err: fmt.Errorf("--llm scripted without a file plays each task's own \"replies\"; %d of the %d tasks %s none (%s %s); "+
 				"give them replies, select tasks that have some (--slice, --limit), or pass a script: --llm scripted:FILE",
@@ -272,10 +285,10 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 	}
 	dir := f.out
 	if !c.Flags().Changed("out") {
-		id := compare.Identity{Suite: f.suite, Selection: f.selection(), Configs: expanded, LLM: llmCfg, Seed: f.seed}
+		id := compare.Identity{Suite: f.suite, Selection: f.selection(), Configs: expanded, LLM: llmCfg, LLMs: models, Seed: f.seed}
 		dir = filepath.Join("out", "compare", id.DirName())
 	}
-	opts := compare.Options{Configs: expanded, LLM: llmCfg, Concurrency: f.concurrency, Timeout: f.timeout,
+	opts := compare.Options{Configs: expanded, LLM: llmCfg, LLMs: models, Repeats: f.repeats, Concurrency: f.concurrency, Timeout: f.timeout,
 		Seed: f.seed, OutDir: dir, Scorer: sc, Baseline: f.baseline, Suite: f.suite, Threads: f.threads, TaskDigests: digests,
 		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
 	if !f.quiet && !f.json && isTerminal(c.ErrOrStderr()) { // its "\r" frames would litter a log

@@ -10,6 +10,7 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/internal/par"
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/llm"
@@ -28,7 +29,7 @@ type execution struct {
 	bar      *progressbar.ProgressBar // nil: no progress bar
 	budget   *llm.SharedBudget        // nil: no compare budget
 	results  chan Record              // to the writer (writeResults)
-	notRun   []atomic.Int64           // by config: runs the spent budget kept from starting
+	notRun   []atomic.Int64           // by entry: runs the spent budget kept from starting
 	cutShort atomic.Int64             // runs the budget refused a model call
 }
 
@@ -36,7 +37,7 @@ type execution struct {
 type ran struct {
 	jobs     int               // runs planned
 	wall     time.Duration     // from the first run's start to the last result stored
-	notRun   []int             // by config: runs the spent budget kept from starting
+	notRun   []int             // by entry: runs the spent budget kept from starting
 	cutShort int               // runs the budget refused a model call
 	budget   *llm.SharedBudget // nil: no compare budget
 }
@@ -66,7 +67,7 @@ func (c *comparison) execute(ctx context.Context, jobs []job) (_ ran, err error)
 		return ran{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		total := len(c.tasks) * len(c.cfgs.pipes)
+		total := c.runs()
 		return ran{}, fmt.Errorf("%w after %d of %d runs; they are saved in %s and a rerun resumes from them: %w",
 			ErrInterrupted, total-len(jobs)+stored, total, c.opts.OutDir, err)
 	}
@@ -81,7 +82,7 @@ func (c *comparison) execute(ctx context.Context, jobs []job) (_ ran, err error)
 // (unless Options.NoTraces) and the threads store (Options.Threads, for
 // runs in this process), none of them when there is nothing to run.
 func (c *comparison) start(ctx context.Context, jobs []job) (*execution, error) {
-	x := &execution{comparison: c, budget: c.opts.budget(), notRun: make([]atomic.Int64, len(c.cfgs.pipes))}
+	x := &execution{comparison: c, budget: c.opts.budget(), notRun: make([]atomic.Int64, len(c.cfgs.entries))}
 	if len(jobs) == 0 {
 		return x, nil
 	}
@@ -91,9 +92,9 @@ func (c *comparison) start(ctx context.Context, jobs []job) (*execution, error) 
 			progressbar.OptionOnCompletion(func() { fmt.Fprintln(c.opts.Progress) }))
 	}
 	if !c.opts.NoTraces {
-		keys := make([]traceKey, len(c.cfgs.names))
-		for i, name := range c.cfgs.names {
-			keys[i] = traceKey{config: name, model: c.cfgs.specs[i], slug: modelSlug(c.cfgs.models[i])}
+		keys := make([]traceKey, len(c.cfgs.entries))
+		for i, e := range c.cfgs.entries {
+			keys[i] = traceKey{config: e.name, model: e.spec, slug: modelSlug(e.model)}
 		}
 		traces, err := openTraces(c.opts.OutDir, keys)
 		if err != nil {
@@ -161,7 +162,7 @@ func (x *execution) runAll(ctx context.Context, jobs []job) (int, error) {
 // the resume).
 func (x *execution) do(ctx context.Context, j job) {
 	if x.budget.Exhausted() != nil {
-		x.notRun[j.cfg].Add(1)
+		x.notRun[j.e].Add(1)
 		if x.bar != nil {
 			_ = x.bar.Add(1)
 		}
@@ -182,9 +183,10 @@ func (x *execution) do(ctx context.Context, j job) {
 // reports ok false when ctx ended during the run, whose result is then
 // left for a resume.
 func (x *execution) runOne(ctx context.Context, j job) (rec Record, refused, ok bool) {
-	task, name, model := x.tasks[j.task], x.cfgs.names[j.cfg], x.cfgs.specs[j.cfg]
-	fp := x.cfgs.printOf(j.cfg, task.ID)
-	rec = Record{Config: name, TaskID: task.ID, Seed: x.opts.Seed, Model: model, Fingerprint: fp}
+	task, e := x.tasks[j.task], &x.cfgs.entries[j.e]
+	name, model, seed := e.name, e.spec, SeedOf(x.opts.Seed, j.rep)
+	fp := x.cfgs.printOf(j.e, task.ID)
+	rec = Record{Config: name, TaskID: task.ID, Seed: seed, Repeat: j.rep, Model: model, Fingerprint: fp}
 	faults, cut := &faultCounter{}, &budgetRefusals{}
 	sinks := scrubbed{s: x.opts.Scrubber, sinks: []trace.Sink{faults, cut}}
 	// The trace is kept in memory and appended to the config's trace file
@@ -199,7 +201,7 @@ func (x *execution) runOne(ctx context.Context, j job) (rec Record, refused, ok 
 		sinks.sinks = append(sinks.sinks, jsonl)
 	}
 	began := time.Now()
-	res, err := x.run(ctx, j, RunID(name, model, task.ID, x.opts.Seed, fp), fp, sinks)
+	res, err := x.run(ctx, j, RunID(name, model, task.ID, seed, fp), fp, sinks)
 	rec.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
 	if ctx.Err() != nil {
 		return rec, false, false
@@ -228,12 +230,17 @@ func (b *budgetRefusals) Emit(e trace.Event) {
 // the pipeline's Run within Options.Timeout, journaled as a thread when
 // the comparison has a threads store.
 func (x *execution) run(ctx context.Context, j job, id, fp string, sink trace.Sink) (*planner.Result, error) {
-	p, task := x.cfgs.pipes[j.cfg], x.tasks[j.task]
+	e, task := &x.cfgs.entries[j.e], x.tasks[j.task]
+	p, seed := e.pipes[j.rep], SeedOf(x.opts.Seed, j.rep)
 	if x.opts.RunFunc != nil {
 		// The run keeps to its time limit where it runs (RunSpec.Timeout):
 		// the wait here may include its time in a queue.
-		res, err := x.opts.RunFunc(ctx, RunSpec{ConfigPath: p.Config().File, Config: x.cfgs.names[j.cfg], Task: task, LLM: x.opts.runLLM(),
-			Seed: x.opts.Seed, Model: x.cfgs.specs[j.cfg], Fingerprint: fp, RunID: id, Timeout: x.opts.Timeout})
+		var override config.LLM
+		if x.opts.models()[j.e%x.cfgs.models].Provider != "" {
+			override = withSeed(e.model, seed)
+		}
+		res, err := x.opts.RunFunc(ctx, RunSpec{ConfigPath: p.Config().File, Config: e.name, Task: task, LLM: override,
+			Seed: seed, Repeat: j.rep, Model: e.spec, Fingerprint: fp, RunID: id, Timeout: x.opts.Timeout})
 		if res != nil {
 			for _, e := range res.Trace {
 				sink.Emit(e)
@@ -245,7 +252,7 @@ func (x *execution) run(ctx context.Context, j job, id, fp string, sink trace.Si
 	defer cancel()
 	opts := []planner.RunOption{planner.WithTask(task), planner.WithRunID(id), planner.WithTraceSink(sink)}
 	if x.threads != nil {
-		opts = append(opts, planner.WithThread(x.threads, ThreadName(x.cfgs.names[j.cfg], x.cfgs.specs[j.cfg], task.ID, x.opts.Seed, fp)),
+		opts = append(opts, planner.WithThread(x.threads, ThreadName(e.name, e.spec, task.ID, seed, fp)),
 			planner.WithApprover(journal.ApproverFunc(refuseApproval)))
 	}
 	if x.budget != nil {

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/state"
 )
 
@@ -26,24 +28,43 @@ type comparison struct {
 	store *Store
 }
 
-// configs are a comparison's pipelines, in the order of Options.Configs,
-// with what each one's runs are stored under.
+// configs are a comparison's entries: one per (config, model) pair, the
+// configs in the order of Options.Configs and, within each, the models in
+// the order of Options.LLMs, with what each one's runs are stored under.
 type configs struct {
-	pipes   []*planner.Pipeline
-	names   []string     // the pipelines' names
-	prints  []string     // their fingerprints (see fingerprint)
-	models  []config.LLM // the llm block each runs with
-	specs   []string     // their ModelSpecs
+	entries []entry
+	models  int // models per config (1 when each config runs with its own llm block)
 	digests map[string]string            // Options.TaskDigests
 	byCfg   map[string]map[string]string // Options.ConfigTaskDigests
 }
 
-// job is one run to make: config cfg on task task, indexes into a
-// comparison's configs and tasks.
-type job struct {
-	cfg  int
-	task int
+// entry is one row of a comparison: a config run with one model.
+type entry struct {
+	name  string     // the pipeline's name
+	label string     // name, or "name @ spec" when the comparison has several models
+	print string     // the fingerprint (see fingerprint)
+	model config.LLM // the llm block its runs use (seed aside)
+	spec  string     // model's ModelSpec
+	// pipes holds the pipeline each repeat runs, by repeat index. Repeats
+	// share one pipeline unless the model takes its seed when it is built
+	// (the simulator, llm.KindSimulated): each repeat then has a pipeline
+	// built with that repeat's seed.
+	pipes []*planner.Pipeline
 }
+
+// job is one run to make: entry e on task task, repeat rep, indexes into
+// a comparison's entries and tasks.
+type job struct {
+	e    int
+	task int
+	rep  int
+}
+
+// SeedOf is the seed of repeat rep (0-based) of a comparison seeded seed:
+// seed + rep. A run is fixed by its config, task, model and seed, so a
+// result stored for one comparison's repeat is the same run as another's
+// with that seed, and is reused.
+func SeedOf(seed uint64, rep int) uint64 { return seed + uint64(rep) }
 
 // open checks opts and tasks, fills in the defaults and the missing task
 // ids, loads the pipelines and opens the run folder's store. Close the
@@ -86,9 +107,7 @@ func (c *comparison) close() {
 	if c.store != nil {
 		_ = c.store.Close()
 	}
-	for _, p := range c.cfgs.pipes {
-		_ = p.Close()
-	}
+	c.cfgs.close()
 }
 
 // numberTasks returns a copy of tasks whose missing ids are filled in
@@ -109,80 +128,169 @@ func numberTasks(tasks []state.Task) ([]state.Task, map[string]int, error) {
 	return tasks, ids, nil
 }
 
-// loadConfigs loads every pipeline of opts.Configs with opts.runLLM() and
-// fingerprints it. Pipeline names must be unique. On an error it closes
-// the pipelines it loaded.
+// loadConfigs loads the pipelines of every (config, model) pair of opts
+// (for each repeat that needs its own, see entry.pipes) and fingerprints
+// them. Pipeline names must be unique. On an error it closes the
+// pipelines it loaded.
 func loadConfigs(ctx context.Context, loader Loader, opts Options) (_ configs, err error) {
-	var c configs
+	c := configs{digests: opts.TaskDigests, byCfg: opts.ConfigTaskDigests}
 	defer func() {
 		if err != nil {
-			for _, p := range c.pipes {
+			c.close()
+		}
+	}()
+	models := opts.models()
+	c.models = len(models)
+	paths := map[string]string{} // pipeline name -> config path
+	for _, path := range opts.Configs {
+		for mi, m := range models {
+			e, err := loadEntry(ctx, loader, path, m, opts)
+			c.entries = append(c.entries, e) // closed on error too
+			if err != nil {
+				return c, err
+			}
+			if mi > 0 {
+				continue
+			}
+			if prev, dup := paths[e.name]; dup {
+				return c, fmt.Errorf("%w: %s and %s are both named %q", ErrOptions, prev, path, e.name)
+			}
+			paths[e.name] = path
+		}
+	}
+	if len(models) > 1 {
+		specs := map[string]bool{}
+		for i := range c.entries {
+			e := &c.entries[i]
+			if specs[e.spec] && i < len(models) {
+				return c, fmt.Errorf("%w: the model %s is given twice", ErrOptions, e.spec)
+			}
+			specs[e.spec] = true
+			e.label = e.name + " @ " + e.spec
+		}
+	}
+	if opts.Baseline != "" && c.baseline(opts.Baseline) < 0 {
+		labels := make([]string, len(c.entries))
+		for i, e := range c.entries {
+			labels[i] = e.label
+		}
+		return c, fmt.Errorf("%w: --baseline %q names no config of the comparison (its configs: %s)", ErrOptions, opts.Baseline, strings.Join(labels, ", "))
+	}
+	return c, nil
+}
+
+// loadEntry loads the pipeline at path run with model m (zero: its own llm
+// block) for every repeat that needs its own (see entry.pipes).
+func loadEntry(ctx context.Context, loader Loader, path string, m config.LLM, opts Options) (entry, error) {
+	var e entry
+	p, err := loader.LoadWith(ctx, path, withSeed(m, opts.Seed), 0)
+	if err != nil {
+		return e, err
+	}
+	e.pipes = append(e.pipes, p)
+	e.name, e.label = p.Name(), p.Name()
+	if e.print, err = fingerprint(p.Config().File, m); err != nil {
+		return e, err
+	}
+	e.model = p.Config().LLM
+	if m.Provider != "" {
+		e.model = m
+	}
+	e.spec = ModelSpec(e.model)
+	seeded := opts.RunFunc == nil && loader.ModelKind(e.model.Provider) == llm.KindSimulated
+	for rep := 1; rep < opts.Repeats; rep++ {
+		if !seeded {
+			e.pipes = append(e.pipes, p)
+			continue
+		}
+		q, err := loader.LoadWith(ctx, path, withSeed(e.model, SeedOf(opts.Seed, rep)), 0)
+		if err != nil {
+			return e, err
+		}
+		e.pipes = append(e.pipes, q)
+	}
+	return e, nil
+}
+
+// withSeed is m with seed, or the zero block when m is (the pipeline runs
+// with its own llm block).
+func withSeed(m config.LLM, seed uint64) config.LLM {
+	if m.Provider != "" {
+		m.Seed = seed
+	}
+	return m
+}
+
+// close closes every distinct pipeline.
+func (c *configs) close() {
+	seen := map[*planner.Pipeline]bool{}
+	for _, e := range c.entries {
+		for _, p := range e.pipes {
+			if p != nil && !seen[p] {
+				seen[p] = true
 				_ = p.Close()
 			}
 		}
-	}()
-	c.digests, c.byCfg = opts.TaskDigests, opts.ConfigTaskDigests
-	paths := map[string]string{} // pipeline name -> config path
-	for _, path := range opts.Configs {
-		p, err := loader.LoadWith(ctx, path, opts.runLLM(), 0)
-		if err != nil {
-			return c, err
-		}
-		c.pipes = append(c.pipes, p)
-		name := p.Name()
-		if prev, dup := paths[name]; dup {
-			return c, fmt.Errorf("%w: %s and %s are both named %q", ErrOptions, prev, path, name)
-		}
-		paths[name] = path
-		fp, err := fingerprint(p.Config().File, opts.LLM)
-		if err != nil {
-			return c, err
-		}
-		model := p.Config().LLM
-		if opts.LLM.Provider != "" {
-			model = opts.LLM
-		}
-		c.names, c.prints = append(c.names, name), append(c.prints, fp)
-		c.models, c.specs = append(c.models, model), append(c.specs, ModelSpec(model))
 	}
-	if opts.Baseline != "" && !slices.Contains(c.names, opts.Baseline) {
-		return c, fmt.Errorf("%w: --baseline %q names no config of the comparison (its configs: %s)", ErrOptions, opts.Baseline, strings.Join(c.names, ", "))
+}
+
+// baseline returns the index of the entry that name selects (its label,
+// or its config name: the first entry of that config), or -1.
+func (c *configs) baseline(name string) int {
+	if i := slices.IndexFunc(c.entries, func(e entry) bool { return e.label == name }); i >= 0 {
+		return i
 	}
-	return c, nil
+	return slices.IndexFunc(c.entries, func(e entry) bool { return e.name == name })
 }
 
 // printOf is the fingerprint of config i's runs of task id: the config's,
 // with the task's digest when it has one (Options.ConfigTaskDigests for
 // the config, else Options.TaskDigests).
 func (c *configs) printOf(i int, id string) string {
-	d := c.byCfg[c.names[i]][id]
+	e := &c.entries[i]
+	d := c.byCfg[e.name][id]
 	if d == "" {
 		d = c.digests[id]
 	}
 	if d == "" {
-		return c.prints[i]
+		return e.print
 	}
-	sum := sha256.Sum256([]byte(c.prints[i] + "\x00" + d))
+	sum := sha256.Sum256([]byte(e.print + "\x00" + d))
 	return hex.EncodeToString(sum[:])[:16]
 }
 
-// plan returns the runs whose results the store does not hold yet, task
-// by task, each task's configs in order.
+// plan returns the runs whose results the store does not hold yet: repeat
+// by repeat, task by task, each task's entries in order.
 func (c *comparison) plan(ctx context.Context) ([]job, error) {
-	done, err := c.store.Done(ctx, c.opts.Seed)
+	done, err := c.store.Done(ctx, c.seeds())
 	if err != nil {
 		return nil, err
 	}
 	var jobs []job
-	for t, task := range c.tasks {
-		for i, name := range c.cfgs.names {
-			if !done[storeKey(name, task.ID, c.cfgs.printOf(i, task.ID), c.cfgs.specs[i])] {
-				jobs = append(jobs, job{cfg: i, task: t})
+	for rep := range c.opts.Repeats {
+		seed := SeedOf(c.opts.Seed, rep)
+		for t, task := range c.tasks {
+			for i, e := range c.cfgs.entries {
+				if !done[storeKey(e.name, task.ID, c.cfgs.printOf(i, task.ID), e.spec, seed)] {
+					jobs = append(jobs, job{e: i, task: t, rep: rep})
+				}
 			}
 		}
 	}
 	return jobs, nil
 }
+
+// seeds are the seeds of the comparison's repeats, in order.
+func (c *comparison) seeds() []uint64 {
+	out := make([]uint64, c.opts.Repeats)
+	for r := range out {
+		out[r] = SeedOf(c.opts.Seed, r)
+	}
+	return out
+}
+
+// runs is the number of runs the comparison holds when complete.
+func (c *comparison) runs() int { return len(c.tasks) * len(c.cfgs.entries) * c.opts.Repeats }
 
 // fingerprint identifies what a stored result was produced with: the
 // pipeline file's bytes and the llm override. Files the pipeline refers to
@@ -206,6 +314,6 @@ func fingerprint(path string, llm config.LLM) (string, error) {
 }
 
 // storeKey is the key under which the store says a result is done.
-func storeKey(config, taskID, fingerprint, model string) string {
-	return config + "\x00" + taskID + "\x00" + fingerprint + "\x00" + model
+func storeKey(config, taskID, fingerprint, model string, seed uint64) string {
+	return config + "\x00" + taskID + "\x00" + fingerprint + "\x00" + model + "\x00" + strconv.FormatUint(seed, 10)
 }

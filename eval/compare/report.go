@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -53,8 +54,15 @@ type Report struct {
 	TaskReplies bool `json:"task_replies"`
 	// Suite names the task suite.
 	Suite string `json:"suite"`
-	// Seed is the comparison's seed.
+	// Seed is the comparison's seed; repeat r ran with seed Seed + r.
 	Seed uint64 `json:"seed"`
+	// Repeats is how many times each (config, model, task) ran
+	// (Options.Repeats).
+	Repeats int `json:"repeats"`
+	// Models are the specs of the comparison's models, in order: one per
+	// model of a comparison of several (Options.LLMs), each config's own
+	// otherwise (distinct).
+	Models []string `json:"models"`
 	// Tasks is the number of tasks in the suite.
 	Tasks int `json:"tasks"`
 	// Ran counts runs executed by this invocation.
@@ -127,6 +135,13 @@ const FailureLegend = "Failure kinds: parse (unparseable model output), loop (re
 type ConfigSummary struct {
 	// Config is the pipeline name.
 	Config string `json:"config"`
+	// Label names the row where Config alone does not: "Config @ Model"
+	// in a comparison of several models; "" otherwise.
+	Label string `json:"label,omitempty"`
+	// Tasks counts the tasks the config ran; Repeats the most runs of one
+	// task.
+	Tasks   int `json:"tasks"`
+	Repeats int `json:"repeats"`
 	// ModelSpec is the full spec of the model the config ran with
 	// ("sim:noisy"); see Report.ModelSpec.
 	ModelSpec string `json:"model_spec"`
@@ -173,9 +188,23 @@ type ConfigSummary struct {
 	LatencyP50MS float64 `json:"latency_p50_ms"`
 	// LatencyP95MS is the 95th percentile run latency in milliseconds.
 	LatencyP95MS float64 `json:"latency_p95_ms"`
-	// SuccessCI is the 95% Wilson score interval of SuccessRate; nil when
-	// nothing was scored.
+	// SuccessCI is the 95% interval of SuccessRate (CI.Success): Wilson's
+	// score interval when each task ran once, else a bootstrap resampling
+	// tasks with their repeats; nil when nothing was scored.
 	SuccessCI *stats.Interval `json:"success_ci,omitempty"`
+	// CI holds the 95% intervals of the config's means (see Intervals).
+	CI Intervals `json:"ci"`
+	// PassAtK and PassHatK map k, from 1 to the fewest scored runs of a
+	// task, to the mean over tasks of pass@k (some of k runs succeeds;
+	// Chen et al. 2021) and pass^k (all k succeed; Yao et al. 2024); nil
+	// without repeats.
+	PassAtK  map[int]float64 `json:"pass_at_k,omitempty"`
+	PassHatK map[int]float64 `json:"pass_hat_k,omitempty"`
+	// CacheHits counts the model calls answered from the response cache
+	// (--cache) and CacheSavedUSD what they cost when made live, not paid
+	// again; CostUSD counts them as if live.
+	CacheHits     int     `json:"cache_hits,omitempty"`
+	CacheSavedUSD float64 `json:"cache_saved_usd,omitempty"`
 	// VsBaseline compares the config with the comparison's first config
 	// task by task (the first config against itself: all ties).
 	VsBaseline *PairedSummary `json:"vs_baseline,omitempty"`
@@ -194,23 +223,61 @@ type ConfigSummary struct {
 	RecoveryEvents map[string]int `json:"recovery_events"`
 }
 
-// PairedSummary compares a config's success with the baseline's (the
-// comparison's first config) on the tasks both scored.
+// Intervals are 95% confidence intervals of a config's means. Each is a
+// percentile bootstrap that resamples tasks, a task's repeats drawn
+// together (stats.BootstrapMeanClustered), except Success without repeats
+// (Wilson's). A nil interval had no values.
+type Intervals struct {
+	Success    *stats.Interval `json:"success,omitempty"`
+	EM         *stats.Interval `json:"em,omitempty"`
+	F1         *stats.Interval `json:"f1,omitempty"`
+	CostUSD    *stats.Interval `json:"cost_usd,omitempty"`
+	LatencyMS  *stats.Interval `json:"latency_ms,omitempty"`
+	Tokens     *stats.Interval `json:"tokens,omitempty"`
+	ModelCalls *stats.Interval `json:"model_calls,omitempty"`
+}
+
+// PairedSummary compares a config with the baseline (--baseline, default
+// the first config) task by task, on the tasks both ran.
 type PairedSummary struct {
-	// Baseline is the baseline config's name; Tasks the tasks both
-	// scored.
+	// Baseline is the baseline's name (its label in a comparison of
+	// several models); Self is true for the baseline's own row. Tasks
+	// counts the tasks both scored.
 	Baseline string `json:"baseline"`
+	Self     bool   `json:"self,omitempty"`
 	Tasks    int    `json:"tasks"`
-	// Wins counts tasks the config got right and the baseline wrong,
-	// Losses the reverse, Ties the tasks both got right or both wrong.
+	// Wins counts tasks the config did better on than the baseline (its
+	// success rate over the task's runs is higher: right where the
+	// baseline was wrong, without repeats), Losses the reverse, Ties the
+	// tasks both did alike.
 	Wins   int `json:"wins"`
 	Ties   int `json:"ties"`
 	Losses int `json:"losses"`
 	// McNemarP is the two-sided exact McNemar test's p-value on the
-	// discordant tasks (Wins against Losses): the chance of a split at
-	// least this uneven if the two configs were equally good.
+	// discordant tasks, a task counting as solved when more than half its
+	// runs succeeded (without repeats: Wins against Losses): the chance
+	// of a split at least this uneven if the two configs were equally
+	// good.
 	McNemarP float64 `json:"mcnemar_p"`
+	// SuccessDiff is the mean over common tasks of the config's success
+	// rate minus the baseline's, and SuccessDiffCI its 95% paired
+	// bootstrap interval (resampling tasks); an interval that excludes 0
+	// is a difference at the 5% level.
+	SuccessDiff   float64         `json:"success_diff"`
+	SuccessDiffCI *stats.Interval `json:"success_diff_ci,omitempty"`
+	// CostDiffUSD is the mean per-task cost difference (config minus
+	// baseline), with its paired bootstrap interval.
+	CostDiffUSD float64         `json:"cost_diff_usd"`
+	CostDiffCI  *stats.Interval `json:"cost_diff_ci,omitempty"`
+	// TasksToDetect is the number of tasks each config would need for a
+	// two-sided test at α = 0.05 to detect the observed difference of
+	// success rates with power 0.8 (stats.TasksToDetect, a conservative
+	// unpaired size); 0 when the rates are equal.
+	TasksToDetect int `json:"tasks_to_detect,omitempty"`
 }
+
+// name is the row's name in reports: its label, else its config.
+func (s ConfigSummary) name() string { return cmp.Or(s.Label, s.Config) }
 
 func (s ConfigSummary) mean(total int) float64 {
 	if s.Runs == 0 {
@@ -322,13 +389,22 @@ var notRunColumn = column{head: "not run", field: "not_run",
 	cell: func(s ConfigSummary) string { return strconv.Itoa(s.NotRun) }}
 
 // columns lists the columns of r's tables: those of every report
-// (columns), and cachedColumn and notRunColumn where r has such figures.
+// (columns); pass@k and pass^k where r has repeats (passColumns); and
+// cachedColumn, notRunColumn and cacheColumns where r has such figures.
 func (r *Report) columns() []column {
 	cols := columns()
-	var cached, notRun bool
+	var cached, notRun, cacheHits bool
 	for _, s := range r.Configs {
 		cached = cached || s.CachedPromptTokens > 0
 		notRun = notRun || s.NotRun > 0
+		cacheHits = cacheHits || s.CacheHits > 0
+	}
+	if r.Repeats > 1 {
+		i := slices.IndexFunc(cols, func(c column) bool { return c.field == "success_ci" })
+		cols = slices.Insert(cols, i+1, passColumns(r.Repeats)...)
+	}
+	if cacheHits {
+		cols = append(cols, cacheColumns...)
 	}
 	if cached {
 		i := slices.IndexFunc(cols, func(c column) bool { return c.field == "per_task.prompt_tokens" })
@@ -343,8 +419,8 @@ func (r *Report) columns() []column {
 // columns lists the columns every report's tables have, in order.
 func columns() []column {
 	return []column{
-		{head: "config", field: "config", doc: "the pipeline's name", left: true,
-			cell: func(s ConfigSummary) string { return s.Config }},
+		{head: "config", field: "config", doc: "the pipeline's name (with its model, label, in a comparison of several models)", left: true,
+			cell: func(s ConfigSummary) string { return s.name() }},
 		{head: "success", field: "success_rate", doc: "share of scored runs judged correct, 0 to 1",
 			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.3f", s.SuccessRate) }},
 		{head: "EM", field: "em", doc: "mean exact match over scored runs, 0 to 1",
@@ -374,33 +450,84 @@ func columns() []column {
 			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.0f", s.LatencyP50MS) }},
 		{head: "p95 ms", field: "latency_p95_ms", doc: "95th percentile run latency in milliseconds",
 			cell: func(s ConfigSummary) string { return fmt.Sprintf("%.0f", s.LatencyP95MS) }},
-		{head: "success 95% CI", field: "success_ci", doc: "the 95% Wilson score interval of success", left: true,
+		{head: "success 95% CI", field: "success_ci", doc: "the 95% interval of success: Wilson's score interval, or with repeats a bootstrap resampling tasks with their repeats", left: true,
 			cell: func(s ConfigSummary) string {
 				if s.SuccessCI == nil {
 					return "-"
 				}
 				return fmt.Sprintf("%.3f-%.3f", s.SuccessCI.Lo, s.SuccessCI.Hi)
 			}},
-		{head: "vs baseline W/T/L", field: "vs_baseline", doc: "tasks this config won, tied and lost against the baseline (--baseline, default the first config): right where it was wrong, both alike, wrong where it was right", left: true,
+		{head: "vs baseline W/T/L", field: "vs_baseline", doc: "tasks this config did better on, alike and worse on than the baseline (--baseline, default the first config): right where it was wrong, both alike, wrong where it was right (with repeats, by each task's success rate)", left: true,
 			cell: func(s ConfigSummary) string {
 				v := s.VsBaseline
-				if v == nil || v.Baseline == s.Config {
+				if v == nil || v.Self {
 					return "baseline"
 				}
 				return fmt.Sprintf("%d/%d/%d", v.Wins, v.Ties, v.Losses)
 			}},
-		{head: "McNemar p", field: "vs_baseline.mcnemar_p", doc: "two-sided exact McNemar p-value of the wins against the losses; below 0.05, a difference unlikely to be noise",
+		{head: "McNemar p", field: "vs_baseline.mcnemar_p", doc: "two-sided exact McNemar p-value of the tasks only this config solved against those only the baseline solved (with repeats, solved: more than half its runs succeeded); below 0.05, a difference unlikely to be noise",
 			cell: func(s ConfigSummary) string {
-				if s.VsBaseline == nil || s.VsBaseline.Baseline == s.Config {
+				if s.VsBaseline == nil || s.VsBaseline.Self {
 					return "-"
 				}
 				return fmt.Sprintf("%.3g", s.VsBaseline.McNemarP)
 			}},
+		{head: "Δsuccess 95% CI", field: "vs_baseline.success_diff_ci", doc: "mean per-task success difference from the baseline with its 95% paired bootstrap interval (resampling tasks); an interval that excludes 0 is a difference at the 5% level", left: true,
+			cell: func(s ConfigSummary) string {
+				v := s.VsBaseline
+				if v == nil || v.Self || v.SuccessDiffCI == nil {
+					return "-"
+				}
+				return fmt.Sprintf("%+.3f [%+.3f, %+.3f]", v.SuccessDiff, v.SuccessDiffCI.Lo, v.SuccessDiffCI.Hi)
+			}},
+		{head: "Δcost $/task 95% CI", field: "vs_baseline.cost_diff_ci", doc: "mean per-task cost difference from the baseline in US dollars, with its 95% paired bootstrap interval", left: true,
+			cell: func(s ConfigSummary) string {
+				v := s.VsBaseline
+				if v == nil || v.Self || v.CostDiffCI == nil {
+					return "-"
+				}
+				return estimated(s, fmt.Sprintf("%+.5f [%+.5f, %+.5f]", v.CostDiffUSD, v.CostDiffCI.Lo, v.CostDiffCI.Hi))
+			}},
+		{head: "tasks to detect", field: "vs_baseline.tasks_to_detect", doc: "tasks per config a comparison needs to detect the observed success difference from the baseline (two-sided α 0.05, power 0.8; conservative, unpaired); - when the rates are equal",
+			cell: func(s ConfigSummary) string {
+				v := s.VsBaseline
+				if v == nil || v.Self || v.TasksToDetect == 0 {
+					return "-"
+				}
+				return strconv.Itoa(v.TasksToDetect)
+			}},
 	}
 }
 
+// passColumns show pass@k and pass^k for k the report's repeats; reports
+// with repeats have them, after the success interval.
+func passColumns(k int) []column {
+	at := func(m map[int]float64) string {
+		v, ok := m[k]
+		if !ok {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", v)
+	}
+	return []column{
+		{head: fmt.Sprintf("pass@%d", k), field: fmt.Sprintf("pass_at_k.%d", k), doc: "mean over tasks of the chance that at least one of k runs succeeds (unbiased estimator, Chen et al. 2021)",
+			cell: func(s ConfigSummary) string { return at(s.PassAtK) }},
+		{head: fmt.Sprintf("pass^%d", k), field: fmt.Sprintf("pass_hat_k.%d", k), doc: "mean over tasks of the chance that all of k runs succeed (Yao et al. 2024): reliability",
+			cell: func(s ConfigSummary) string { return at(s.PassHatK) }},
+	}
+}
+
+// cacheColumns show the response cache's hits; reports where some call
+// was answered from the cache have them, at the end.
+var cacheColumns = []column{
+	{head: "cache hits", field: "cache_hits", doc: "model calls answered from the response cache (--cache); counted in every other column as if made live",
+		cell: func(s ConfigSummary) string { return strconv.Itoa(s.CacheHits) }},
+	{head: "cache saved $", field: "cache_saved_usd", doc: "what the calls answered from the response cache cost when they were made live, not paid again",
+		cell: func(s ConfigSummary) string { return estimated(s, fmt.Sprintf("%.5f", s.CacheSavedUSD)) }},
+}
+
 // PerTaskNote says what the tables' per-task figures are.
-const PerTaskNote = "Per task: the mean over the config's runs (each task runs once per config); " +
+const PerTaskNote = "Per task: the mean over the config's runs (each task runs once per config, or --repeats times); " +
 	"report.json also keeps the totals (model_calls, prompt_tokens, completion_tokens, tool_calls, cost_usd)."
 
 // EstimatedNote explains EstimatedMark.
@@ -459,6 +586,14 @@ func (r *Report) modelSpec() string {
 	return r.ModelSpec
 }
 
+// repeatsNote says how many repeats each run had, or "" for one.
+func (r *Report) repeatsNote() string {
+	if r.Repeats <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (repeats %d: seeds %d to %d)", r.Repeats, r.Seed, r.Seed+uint64(r.Repeats)-1)
+}
+
 // Banner is the line that says what produced the numbers.
 func (r *Report) Banner() string {
 	switch {
@@ -515,8 +650,8 @@ func (r *Report) WriteTable(w io.Writer) error { return r.WriteTableWidth(w, 0) 
 func (r *Report) WriteTableWidth(w io.Writer, width int) error {
 	var b strings.Builder
 	b.WriteString(wrap(r.Banner(), width) + "\n")
-	b.WriteString(wrap(fmt.Sprintf("suite %s: %d tasks, model %s, seed %d, %d runs (%d reused from an earlier run), %.1fs",
-		r.Suite, r.Tasks, r.modelSpec(), r.Seed, r.Ran+r.Reused, r.Reused, r.WallSeconds), width) + "\n")
+	b.WriteString(wrap(fmt.Sprintf("suite %s: %d tasks, model %s, seed %d%s, %d runs (%d reused from an earlier run), %.1fs",
+		r.Suite, r.Tasks, r.modelSpec(), r.Seed, r.repeatsNote(), r.Ran+r.Reused, r.Reused, r.WallSeconds), width) + "\n")
 	if line := r.Budget.Line(); line != "" {
 		b.WriteString(wrap(line, width) + "\n")
 	}
@@ -686,8 +821,8 @@ func wrap(s string, width int) string {
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Comparison report\n\n> %s\n\n", r.Banner())
-	fmt.Fprintf(&b, "- model: %s (--llm %s)\n- suite: %s (%d tasks)\n- seed: %d\n- wall time: %.1fs (%d runs, %d reused)\n- generated: %s\n",
-		r.Model, r.modelSpec(), r.Suite, r.Tasks, r.Seed, r.WallSeconds, r.Ran+r.Reused, r.Reused, r.GeneratedAt.Format(time.RFC3339))
+	fmt.Fprintf(&b, "- model: %s (--llm %s)\n- suite: %s (%d tasks)\n- seed: %d%s\n- wall time: %.1fs (%d runs, %d reused)\n- generated: %s\n",
+		r.Model, r.modelSpec(), r.Suite, r.Tasks, r.Seed, r.repeatsNote(), r.WallSeconds, r.Ran+r.Reused, r.Reused, r.GeneratedAt.Format(time.RFC3339))
 	if r.Dir != "" {
 		fmt.Fprintf(&b, "- run folder: %s\n", r.Dir)
 	}

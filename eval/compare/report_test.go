@@ -22,10 +22,10 @@ import (
 // sampleReport summarises a few hand-made records of two configs.
 func sampleReport(simulated, scripted bool) *compare.Report {
 	records := []compare.Record{
-		{Config: "react", Scored: true, Correct: true, EM: 1, ModelCalls: 3, PromptTokens: 900, CompletionTokens: 60, ToolCalls: 2, LatencyMS: 30},
-		{Config: "react", Scored: true, Failure: "parse", ModelCalls: 4, PromptTokens: 1200, CompletionTokens: 80, ToolCalls: 2, LatencyMS: 45},
-		{Config: "rewoo", Scored: true, Correct: true, EM: 1, Failure: "tool", ModelCalls: 2, PromptTokens: 700, CompletionTokens: 40, ToolCalls: 3, LatencyMS: 20},
-		{Config: "rewoo", Scored: true, Correct: true, EM: 1, ModelCalls: 2, PromptTokens: 650, CompletionTokens: 40, ToolCalls: 3, LatencyMS: 25},
+		{Config: "react", TaskID: "t1", Scored: true, Correct: true, EM: 1, ModelCalls: 3, PromptTokens: 900, CompletionTokens: 60, ToolCalls: 2, LatencyMS: 30},
+		{Config: "react", TaskID: "t2", Scored: true, Failure: "parse", ModelCalls: 4, PromptTokens: 1200, CompletionTokens: 80, ToolCalls: 2, LatencyMS: 45},
+		{Config: "rewoo", TaskID: "t1", Scored: true, Correct: true, EM: 1, Failure: "tool", ModelCalls: 2, PromptTokens: 700, CompletionTokens: 40, ToolCalls: 3, LatencyMS: 20},
+		{Config: "rewoo", TaskID: "t2", Scored: true, Correct: true, EM: 1, ModelCalls: 2, PromptTokens: 650, CompletionTokens: 40, ToolCalls: 3, LatencyMS: 25},
 	}
 	rep := compare.Summarize(records, []string{"react", "rewoo"})
 	rep.Simulated, rep.Scripted = simulated, scripted
@@ -194,13 +194,14 @@ func TestEveryOutputShowsTheSameColumnsWithPerTaskValues(t *testing.T) {
 		heads[i] = c.Column
 	}
 	assert.Equal(t, []string{"config", "success", "EM", "F1", "failures", "recovered", "calls/task", "tools/task",
-		"prompt tok/task", "compl tok/task", "cost $/task", "p50 ms", "p95 ms", "success 95% CI", "vs baseline W/T/L", "McNemar p"}, heads)
+		"prompt tok/task", "compl tok/task", "cost $/task", "p50 ms", "p95 ms", "success 95% CI", "vs baseline W/T/L", "McNemar p",
+		"Δsuccess 95% CI", "Δcost $/task 95% CI", "tasks to detect"}, heads)
 
 	// react: two runs, 3+4 model calls, 900+1200 prompt and 60+80
 	// completion tokens, 2+2 tool calls; per task 3.5, 1050, 70, 2.0.
 	// Wilson 95% for 1 of 2: 0.5 ± 1.96·sqrt(0.25/2 + 1.96²/16) / (1 + 1.96²/2) = 0.095-0.905;
 	// react is the first config, the baseline of the paired columns.
-	wantReact := []string{"react", "0.500", "0.500", "-", "parse:1", "-", "3.5", "2.0", "1050", "70", "0.00000", "30", "45", "0.095-0.905", "baseline", "-"}
+	wantReact := []string{"react", "0.500", "0.500", "-", "parse:1", "-", "3.5", "2.0", "1050", "70", "0.00000", "30", "45", "0.095-0.905", "baseline", "-", "-", "-", "-"}
 	rows := htmlTable(t, out.html)
 	require.Len(t, rows, 3)
 	assert.Equal(t, heads, rows[0], "html headers")
@@ -211,7 +212,7 @@ func TestEveryOutputShowsTheSameColumnsWithPerTaskValues(t *testing.T) {
 	assert.Contains(t, out.markdown, mdHead+"\n")
 	assert.Equal(t, wantReact, textRow(t, out.markdown, "react "), "markdown")
 	assert.Equal(t, wantReact, textRow(t, out.table, "react "), "terminal")
-	assert.Regexp(t, `(?m)^config +success +EM +F1 +failures +recovered +calls/task +tools/task +prompt tok/task +compl tok/task +cost \$/task +p50 ms +p95 ms +success 95% CI +vs baseline W/T/L +McNemar p$`,
+	assert.Regexp(t, `(?m)^config +success +EM +F1 +failures +recovered +calls/task +tools/task +prompt tok/task +compl tok/task +cost \$/task +p50 ms +p95 ms +success 95% CI +vs baseline W/T/L +McNemar p +Δsuccess 95% CI +Δcost \$/task 95% CI +tasks to detect$`,
 		out.table, "terminal headers")
 
 	// report.json: every column names a field of configs[i] that holds the
@@ -225,7 +226,13 @@ func TestEveryOutputShowsTheSameColumnsWithPerTaskValues(t *testing.T) {
 	require.Len(t, js.Configs, 2)
 	react := js.Configs[0]
 	for _, c := range cols {
-		var v any = react
+		// The baseline's row has no paired differences: they are looked
+		// up in the other config's.
+		cfg := react
+		if strings.HasPrefix(c.Field, "vs_baseline.") {
+			cfg = js.Configs[1]
+		}
+		var v any = cfg
 		for part := range strings.SplitSeq(c.Field, ".") {
 			m, ok := v.(map[string]any)
 			require.True(t, ok, "%s: %s is not an object", c.Column, c.Field)

@@ -84,6 +84,17 @@ type Options struct {
 	Configs []string
 	// LLM replaces every pipeline's llm block when Provider is set.
 	LLM config.LLM
+	// LLMs, when set, are several models every config runs with, each
+	// replacing the pipeline's llm block in turn: the report has a row per
+	// (config, model), on the same tasks and seeds. LLM is then ignored.
+	// Default: LLM alone.
+	LLMs []config.LLM
+	// Repeats runs each (config, model, task) this many times, repeat r
+	// with seed SeedOf(Seed, r), recorded with its result; the report's
+	// intervals then resample tasks with their repeats together, and it
+	// gives pass@k and pass^k. Raising Repeats and running again runs only
+	// the new repeats. Default 1; negative is invalid.
+	Repeats int
 	// Concurrency bounds runs in flight. 0 means the default, 4; negative
 	// is invalid.
 	Concurrency int
@@ -178,11 +189,14 @@ type RunSpec struct {
 	ConfigPath, Config string
 	// Task is the task to run.
 	Task state.Task
-	// LLM is the llm block that replaces the pipeline's (Options.LLM with
-	// the comparison's seed); zero when the pipeline runs with its own.
+	// LLM is the llm block that replaces the pipeline's (the run's model
+	// of Options.LLMs or Options.LLM, with the run's seed); zero when the
+	// pipeline runs with its own.
 	LLM config.LLM
-	// Seed is the comparison's seed.
+	// Seed is the run's seed: SeedOf(Options.Seed, Repeat).
 	Seed uint64
+	// Repeat is the run's repeat index, from 0 (Options.Repeats).
+	Repeat int
 	// Model is the run's model spec and Fingerprint its fingerprint, under
 	// which its result is stored; RunID is its trace run id (RunID).
 	Model, Fingerprint, RunID string
@@ -199,6 +213,8 @@ func (o Options) check(tasks []state.Task) error {
 		return fmt.Errorf("%w: need at least one config and an output folder", ErrOptions)
 	case len(tasks) == 0:
 		return fmt.Errorf("%w: no tasks to run", ErrOptions)
+	case o.Repeats < 0:
+		return fmt.Errorf("%w: repeats must be at least 1 (0 for the default), got %d", ErrOptions, o.Repeats)
 	case o.Concurrency < 0:
 		return fmt.Errorf("%w: concurrency must be at least 1 (0 for the default), got %d", ErrOptions, o.Concurrency)
 	case o.Timeout < 0:
@@ -222,6 +238,9 @@ func (o Options) withDefaults() Options {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
+	if o.Repeats == 0 {
+		o.Repeats = 1
+	}
 	if o.Scorer == nil {
 		o.Scorer = verify.ExactMatch{}
 	}
@@ -234,15 +253,14 @@ type noScrub struct{}
 
 func (noScrub) String(s string) string { return s }
 
-// runLLM is the llm block that replaces every pipeline's: LLM with the
-// comparison's seed (providers without random draws ignore it), or the
-// zero block when each pipeline runs with its own.
-func (o Options) runLLM() config.LLM {
-	c := o.LLM
-	if c.Provider != "" {
-		c.Seed = o.Seed
+// models are the llm blocks that replace the pipelines' own, one per
+// model of the comparison: LLMs, else LLM; a single zero block when each
+// pipeline runs with its own.
+func (o Options) models() []config.LLM {
+	if len(o.LLMs) > 0 {
+		return o.LLMs
 	}
-	return c
+	return []config.LLM{o.LLM}
 }
 
 // budget returns the comparison's shared budget, or nil when o sets none.
@@ -292,6 +310,9 @@ type Identity struct {
 	// LLM is the model override every config runs with; zero when each
 	// config uses its own llm block.
 	LLM config.LLM
+	// LLMs are the models of a comparison of several (Options.LLMs); LLM
+	// is then ignored.
+	LLMs []config.LLM
 	// Seed is the comparison's seed.
 	Seed uint64
 }
@@ -300,7 +321,8 @@ type Identity struct {
 // "<suite>-<model>-seed<seed>-<hash>", where <suite> is the suite file's
 // base name without extension ("demo" for the built-in suite), <model> the
 // override's ModelSpec made safe for a file name ("sim_noisy"; "own-llm"
-// when each config uses its own llm block) and <hash> 8 hex digits of
+// when each config uses its own llm block; the first model and how many
+// more, "sim_noisy+1", for several) and <hash> 8 hex digits of
 // everything in id. The same comparison always gets the same name, so
 // running a command again finds its results and resumes, while another
 // suite, selection, set of configs, model or seed gets a folder of its own.
@@ -311,12 +333,18 @@ func (id Identity) DirName() string {
 		Configs          []string
 		LLM              config.LLM
 		Seed             uint64
-	}{id.Suite, id.Selection, id.Configs, id.LLM, id.Seed})
+		LLMs             []config.LLM `json:",omitempty"`
+	}{id.Suite, id.Selection, id.Configs, id.LLM, id.Seed, id.LLMs})
 	h.Write(js)
 	base := filepath.Base(id.Suite)
 	suiteName := safeName(strings.TrimSuffix(base, filepath.Ext(base)))
 	model := "own-llm"
-	if id.LLM.Provider != "" {
+	switch {
+	case len(id.LLMs) > 1:
+		model = fmt.Sprintf("%s+%d", modelSlug(id.LLMs[0]), len(id.LLMs)-1)
+	case len(id.LLMs) == 1:
+		model = modelSlug(id.LLMs[0])
+	case id.LLM.Provider != "":
 		model = modelSlug(id.LLM)
 	}
 	return fmt.Sprintf("%s-%s-seed%d-%s", suiteName, model, id.Seed, hex.EncodeToString(h.Sum(nil))[:8])

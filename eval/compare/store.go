@@ -52,6 +52,20 @@ type Record struct {
 	// "traces/<model>/<config>.jsonl:<first line>-<last line>"; empty
 	// without one.
 	Trace string `json:"trace,omitempty"`
+	// Repeat is the run's repeat index (Options.Repeats): Seed minus the
+	// comparison's seed. It is not stored: a run is fixed by its seed.
+	Repeat int `json:"repeat"`
+	// CacheHits counts the run's model calls answered from the response
+	// cache (Options.Cache); CacheSavedUSD is what those calls cost when
+	// they were made live, which this run did not pay again. The run's
+	// CostUSD and tokens count every call, cached or not, so runs compare
+	// alike however many of their calls were cached.
+	CacheHits     int     `json:"cache_hits,omitempty"`
+	CacheSavedUSD float64 `json:"cache_saved_usd,omitempty"`
+	// Trajectory is the run's tool calls and plans (package
+	// eval/trajectory), read from its trace events, scored against the
+	// task's gold steps when a report is built; empty when not recorded.
+	Trajectory json.RawMessage `json:"trajectory,omitempty"`
 	// Faults counts the run's trace events by fault kind (FaultKind): the
 	// faults the engine met and worked around, such as a parse failure fed
 	// back or a provider retry. It is kept whatever the outcome; reports
@@ -129,7 +143,8 @@ func createSchema(ctx context.Context, db *sql.DB, path string) error {
 	}
 	// Columns added since: a table made by an earlier version gets them,
 	// empty for the results it holds.
-	for _, col := range []string{"cached_prompt_tokens INTEGER NOT NULL DEFAULT 0"} {
+	for _, col := range []string{"cached_prompt_tokens INTEGER NOT NULL DEFAULT 0", "cache_hits INTEGER NOT NULL DEFAULT 0",
+		"cache_saved_usd REAL NOT NULL DEFAULT 0", "trajectory TEXT NOT NULL DEFAULT ''"} {
 		name, _, _ := strings.Cut(col, " ")
 		var n int
 		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = ?`, name).Scan(&n); err != nil {
@@ -148,10 +163,11 @@ func createSchema(ctx context.Context, db *sql.DB, path string) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Done returns the keys (config, task id, fingerprint and model spec
-// joined by NUL bytes) already stored for seed.
-func (s *Store) Done(ctx context.Context, seed uint64) (map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, fingerprint, model FROM records WHERE seed = ?`, int64(seed))
+// Done returns the keys (config, task id, fingerprint, model spec and
+// seed joined by NUL bytes) already stored under one of seeds.
+func (s *Store) Done(ctx context.Context, seeds []uint64) (map[string]bool, error) {
+	in, args := seedsIn(seeds)
+	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, fingerprint, model, seed FROM records WHERE seed IN (`+in+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -159,12 +175,22 @@ func (s *Store) Done(ctx context.Context, seed uint64) (map[string]bool, error) 
 	out := map[string]bool{}
 	for rows.Next() {
 		var c, t, f, m string
-		if err := rows.Scan(&c, &t, &f, &m); err != nil {
+		var seed int64
+		if err := rows.Scan(&c, &t, &f, &m, &seed); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
-		out[storeKey(c, t, f, m)] = true
+		out[storeKey(c, t, f, m, uint64(seed))] = true
 	}
 	return out, rows.Err()
+}
+
+// seedsIn returns the placeholders and arguments of an IN list of seeds.
+func seedsIn(seeds []uint64) (string, []any) {
+	args := make([]any, len(seeds))
+	for i, s := range seeds {
+		args[i] = int64(s)
+	}
+	return strings.TrimSuffix(strings.Repeat("?,", len(seeds)), ","), args
 }
 
 // PutAll stores records in one transaction, replacing earlier ones with
@@ -181,7 +207,7 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 	}()
 	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO records (config, task_id, seed, fingerprint, model, answer, complete, correct, scored, em, f1, has_f1,
 		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace, faults,
-		cached_prompt_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		cached_prompt_tokens, cache_hits, cache_saved_usd, trajectory) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -197,7 +223,7 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 		}
 		_, err = stmt.ExecContext(ctx, r.Config, r.TaskID, int64(r.Seed), r.Fingerprint, r.Model, r.Answer, r.Complete, r.Correct, r.Scored, r.EM, r.F1, r.HasF1,
 			r.Failure, r.Error, r.ModelCalls, r.PromptTokens, r.CompletionTokens, r.ToolCalls, r.Estimated,
-			r.CostUSD, r.LatencyMS, r.Steps, r.Trace, faults, r.CachedPromptTokens)
+			r.CostUSD, r.LatencyMS, r.Steps, r.Trace, faults, r.CachedPromptTokens, r.CacheHits, r.CacheSavedUSD, string(r.Trajectory))
 		if err != nil {
 			return fmt.Errorf("%w: saving %s/%s: %w", ErrStore, r.Config, r.TaskID, err)
 		}
@@ -208,12 +234,13 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 	return nil
 }
 
-// All returns every record for seed, ordered by config, task id,
-// fingerprint and model spec.
-func (s *Store) All(ctx context.Context, seed uint64) ([]Record, error) {
+// All returns every record stored under one of seeds, ordered by config,
+// task id, fingerprint, model spec and seed.
+func (s *Store) All(ctx context.Context, seeds ...uint64) ([]Record, error) {
+	in, args := seedsIn(seeds)
 	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, seed, fingerprint, model, answer, complete, correct, scored, em, f1, has_f1,
 		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace, faults,
-		cached_prompt_tokens FROM records WHERE seed = ? ORDER BY config, task_id, fingerprint, model`, int64(seed))
+		cached_prompt_tokens, cache_hits, cache_saved_usd, trajectory FROM records WHERE seed IN (`+in+`) ORDER BY config, task_id, fingerprint, model, seed`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -222,11 +249,14 @@ func (s *Store) All(ctx context.Context, seed uint64) ([]Record, error) {
 	for rows.Next() {
 		var r Record
 		var seed64 int64
-		var faults string
+		var faults, traj string
 		if err := rows.Scan(&r.Config, &r.TaskID, &seed64, &r.Fingerprint, &r.Model, &r.Answer, &r.Complete, &r.Correct, &r.Scored, &r.EM, &r.F1, &r.HasF1,
 			&r.Failure, &r.Error, &r.ModelCalls, &r.PromptTokens, &r.CompletionTokens, &r.ToolCalls, &r.Estimated,
-			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace, &faults, &r.CachedPromptTokens); err != nil {
+			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace, &faults, &r.CachedPromptTokens, &r.CacheHits, &r.CacheSavedUSD, &traj); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
+		}
+		if traj != "" {
+			r.Trajectory = json.RawMessage(traj)
 		}
 		r.Seed = uint64(seed64)
 		if faults != "" {

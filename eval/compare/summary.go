@@ -1,15 +1,15 @@
 package compare
 
 import (
+	"cmp"
 	"context"
-	"github.com/planner-engine/planner/eval/stats"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/eval/stats"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/state"
@@ -77,112 +77,370 @@ func Summarize(records []Record, order []string) *Report {
 // SummarizeAgainst is Summarize, comparing each config task by task with
 // the config named baseline (the first of order when "" or not in order).
 func SummarizeAgainst(records []Record, order []string, baseline string) *Report {
-	by := map[string][]Record{}
-	for _, r := range records {
-		by[r.Config] = append(by[r.Config], r)
-	}
-	rep := &Report{}
-	for _, name := range order {
-		rs := by[name]
-		s := ConfigSummary{Config: name, Runs: len(rs), Failures: map[string]int{}, Recovered: map[string]int{}, RecoveryEvents: map[string]int{}}
-		lat := make([]float64, 0, len(rs))
-		verdicts := make([]verify.Result, len(rs))
-		for i, r := range rs {
-			verdicts[i] = verify.Result{Correct: r.Correct, EM: r.EM, F1: r.F1, HasF1: r.HasF1, Unscorable: !r.Scored}
-			if r.Complete {
-				s.Completed++
-			}
-			if Succeeded(r) {
-				met := map[string]bool{}
-				if r.Failure != "" {
-					met[r.Failure] = true
-				}
-				for kind, n := range r.Faults {
-					if n > 0 {
-						met[kind] = true
-						s.RecoveryEvents[kind] += n
-					}
-				}
-				for kind := range met {
-					s.Recovered[kind]++
-				}
-				if len(met) > 0 {
-					s.RecoveredRuns++
-				}
-			} else if r.Failure != "" {
-				s.Failures[r.Failure]++
-			}
-			s.ModelCalls += r.ModelCalls
-			s.PromptTokens += r.PromptTokens
-			s.CachedPromptTokens += r.CachedPromptTokens
-			s.CompletionTokens += r.CompletionTokens
-			s.ToolCalls += r.ToolCalls
-			s.CostUSD += r.CostUSD
-			s.Estimated = s.Estimated || r.Estimated
-			if r.Estimated {
-				s.EstimatedRuns++
-			}
-			lat = append(lat, r.LatencyMS)
+	rows := make([]Row, len(order))
+	base := 0
+	for i, name := range order {
+		rows[i] = Row{Config: name, Label: name}
+		if name == baseline {
+			base = i
 		}
-		sort.Float64s(lat)
-		s.LatencyP50MS, s.LatencyP95MS = percentile(lat, 50), percentile(lat, 95)
-		sum := verify.Summarize(verdicts)
-		s.Scored, s.Correct, s.SuccessRate, s.EM = sum.Scored, sum.Correct, sum.Accuracy, sum.EM
-		s.F1, s.HasF1 = sum.F1, sum.WithF1 > 0
-		if s.Scored > 0 {
-			if ci, err := stats.Wilson(s.Correct, s.Scored, 0.95); err == nil {
-				s.SuccessCI = &ci
+	}
+	return SummarizeRows(records, rows, base)
+}
+
+// Row is one row of a report: a config, run with one model.
+type Row struct {
+	// Config is the pipeline's name.
+	Config string
+	// Model is the model's spec; "" matches a record of any model.
+	Model string
+	// Label names the row in reports: Config, or "Config @ Model" in a
+	// comparison of several models.
+	Label string
+}
+
+// matches reports whether r is one of row's runs.
+func (row Row) matches(r Record) bool {
+	return r.Config == row.Config && (row.Model == "" || r.Model == row.Model)
+}
+
+// SummarizeRows is Summarize over rows, in order, comparing each with
+// rows[baseline] task by task (ConfigSummary.VsBaseline; the first row
+// when baseline is out of range). A task run several times (repeats)
+// counts once in every per-task statistic: its runs are averaged, and
+// intervals resample tasks with their repeats together.
+func SummarizeRows(records []Record, rows []Row, baseline int) *Report {
+	rep := &Report{}
+	byRow := make([][]Record, len(rows))
+	for _, r := range records {
+		for i, row := range rows {
+			if row.matches(r) {
+				byRow[i] = append(byRow[i], r)
+				break
 			}
+		}
+	}
+	for i, row := range rows {
+		s := summarizeRow(byRow[i])
+		s.Config, s.Label = row.Config, row.Label
+		if s.Label == row.Config {
+			s.Label = ""
 		}
 		rep.Configs = append(rep.Configs, s)
+		rep.Repeats = max(rep.Repeats, s.Repeats)
 	}
-	if len(order) > 0 {
-		if !slices.Contains(order, baseline) {
-			baseline = order[0]
+	if len(rows) > 0 {
+		if baseline < 0 || baseline >= len(rows) {
+			baseline = 0
 		}
-		base := outcomes(by[baseline])
+		base := perTask(byRow[baseline])
 		for i := range rep.Configs {
-			rep.Configs[i].VsBaseline = paired(baseline, base, outcomes(by[order[i]]))
+			rep.Configs[i].VsBaseline = paired(rep.Configs[baseline].name(), base, perTask(byRow[i]), i == baseline)
 		}
 	}
 	return rep
 }
 
-// outcomes maps the task ids of rs that were scored to whether the run
-// succeeded.
-func outcomes(rs []Record) map[string]bool {
-	out := make(map[string]bool, len(rs))
-	for _, r := range rs {
-		if r.Scored {
-			out[r.TaskID] = Succeeded(r)
+// bootstrapResamples and bootstrapSeed fix the reports' bootstrap
+// intervals: the same results always give the same intervals.
+const (
+	bootstrapResamples = 2000
+	bootstrapSeed      = 1
+)
+
+// summarizeRow aggregates one row's records.
+func summarizeRow(rs []Record) ConfigSummary {
+	s := ConfigSummary{Runs: len(rs), Failures: map[string]int{}, Recovered: map[string]int{}, RecoveryEvents: map[string]int{}}
+	lat := make([]float64, 0, len(rs))
+	verdicts := make([]verify.Result, len(rs))
+	for i, r := range rs {
+		verdicts[i] = verify.Result{Correct: r.Correct, EM: r.EM, F1: r.F1, HasF1: r.HasF1, Unscorable: !r.Scored}
+		if r.Complete {
+			s.Completed++
 		}
+		if Succeeded(r) {
+			met := map[string]bool{}
+			if r.Failure != "" {
+				met[r.Failure] = true
+			}
+			for kind, n := range r.Faults {
+				if n > 0 {
+					met[kind] = true
+					s.RecoveryEvents[kind] += n
+				}
+			}
+			for kind := range met {
+				s.Recovered[kind]++
+			}
+			if len(met) > 0 {
+				s.RecoveredRuns++
+			}
+		} else if r.Failure != "" {
+			s.Failures[r.Failure]++
+		}
+		s.ModelCalls += r.ModelCalls
+		s.PromptTokens += r.PromptTokens
+		s.CachedPromptTokens += r.CachedPromptTokens
+		s.CompletionTokens += r.CompletionTokens
+		s.ToolCalls += r.ToolCalls
+		s.CostUSD += r.CostUSD
+		s.CacheHits += r.CacheHits
+		s.CacheSavedUSD += r.CacheSavedUSD
+		s.Estimated = s.Estimated || r.Estimated
+		if r.Estimated {
+			s.EstimatedRuns++
+		}
+		lat = append(lat, r.LatencyMS)
+	}
+	sort.Float64s(lat)
+	s.LatencyP50MS, s.LatencyP95MS = percentile(lat, 50), percentile(lat, 95)
+	sum := verify.Summarize(verdicts)
+	s.Scored, s.Correct, s.SuccessRate, s.EM = sum.Scored, sum.Correct, sum.Accuracy, sum.EM
+	s.F1, s.HasF1 = sum.F1, sum.WithF1 > 0
+	tasks := perTask(rs)
+	s.Tasks = len(tasks.ids)
+	for _, g := range tasks.runs {
+		s.Repeats = max(s.Repeats, len(g))
+	}
+	s.CI = intervals(tasks)
+	s.SuccessCI = s.CI.Success
+	s.PassAtK, s.PassHatK = passAtK(tasks)
+	return s
+}
+
+// tasksOf are a row's runs grouped by task, tasks in id order, each
+// task's runs in repeat order.
+type tasksOf struct {
+	ids  []string
+	runs [][]Record
+	at   map[string]int // task id -> index
+}
+
+// perTask groups rs by task.
+func perTask(rs []Record) tasksOf {
+	t := tasksOf{at: map[string]int{}}
+	sorted := slices.Clone(rs)
+	slices.SortStableFunc(sorted, func(a, b Record) int {
+		return cmp.Or(strings.Compare(a.TaskID, b.TaskID), cmp.Compare(a.Repeat, b.Repeat))
+	})
+	for _, r := range sorted {
+		i, ok := t.at[r.TaskID]
+		if !ok {
+			i = len(t.ids)
+			t.at[r.TaskID] = i
+			t.ids = append(t.ids, r.TaskID)
+			t.runs = append(t.runs, nil)
+		}
+		t.runs[i] = append(t.runs[i], r)
+	}
+	return t
+}
+
+// success returns the task's success rate over its scored runs, and
+// whether it had any.
+func success(runs []Record) (float64, bool) {
+	n, c := 0, 0
+	for _, r := range runs {
+		if r.Scored {
+			n++
+			if Succeeded(r) {
+				c++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return float64(c) / float64(n), true
+}
+
+// meanOf is the mean of f over runs.
+func meanOf(runs []Record, f func(Record) float64) float64 {
+	sum := 0.0
+	for _, r := range runs {
+		sum += f(r)
+	}
+	return sum / float64(len(runs))
+}
+
+// intervals computes a row's 95% intervals. Success: Wilson's when each
+// task ran once, else a bootstrap that resamples tasks with their repeats
+// (stats.BootstrapMeanClustered); the means of EM, F1, cost, latency,
+// tokens and calls: the same clustered bootstrap (with one run per task,
+// a plain bootstrap).
+func intervals(t tasksOf) Intervals {
+	var ci Intervals
+	var success, em, f1, cost, lat, tok, calls [][]float64
+	repeated := false
+	for _, runs := range t.runs {
+		repeated = repeated || len(runs) > 1
+		var sg, eg, fg []float64
+		for _, r := range runs {
+			if r.Scored {
+				sg, eg = append(sg, b2f(Succeeded(r))), append(eg, r.EM)
+				if r.HasF1 {
+					fg = append(fg, r.F1)
+				}
+			}
+		}
+		success, em, f1 = appendGroup(success, sg), appendGroup(em, eg), appendGroup(f1, fg)
+		cost = append(cost, values(runs, func(r Record) float64 { return r.CostUSD }))
+		lat = append(lat, values(runs, func(r Record) float64 { return r.LatencyMS }))
+		tok = append(tok, values(runs, func(r Record) float64 { return float64(r.PromptTokens + r.CompletionTokens) }))
+		calls = append(calls, values(runs, func(r Record) float64 { return float64(r.ModelCalls) }))
+	}
+	boot := func(groups [][]float64) *stats.Interval {
+		iv, err := stats.BootstrapMeanClustered(groups, 0.95, bootstrapResamples, bootstrapSeed)
+		if err != nil {
+			return nil // no values
+		}
+		return &iv
+	}
+	if !repeated {
+		n, c := 0, 0
+		for _, g := range success {
+			n++
+			c += int(g[0])
+		}
+		if n > 0 {
+			if iv, err := stats.Wilson(c, n, 0.95); err == nil {
+				ci.Success = &iv
+			}
+		}
+	} else {
+		ci.Success = boot(success)
+	}
+	ci.EM, ci.F1, ci.CostUSD, ci.LatencyMS, ci.Tokens, ci.ModelCalls = boot(em), boot(f1), boot(cost), boot(lat), boot(tok), boot(calls)
+	return ci
+}
+
+// appendGroup appends g to groups unless it is empty.
+func appendGroup(groups [][]float64, g []float64) [][]float64 {
+	if len(g) == 0 {
+		return groups
+	}
+	return append(groups, g)
+}
+
+// values is f of each run.
+func values(runs []Record, f func(Record) float64) []float64 {
+	out := make([]float64, len(runs))
+	for i, r := range runs {
+		out[i] = f(r)
 	}
 	return out
 }
 
-// paired compares a config's outcomes with the baseline's on the tasks
-// both scored.
-func paired(baseline string, base, cfg map[string]bool) *PairedSummary {
-	p := &PairedSummary{Baseline: baseline, McNemarP: 1}
-	for id, ok := range cfg {
-		b, both := base[id]
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// passAtK returns, for k from 1 to the fewest scored runs of any task
+// (when at least 2), the mean over tasks of pass@k and pass^k
+// (stats.PassAtK, stats.PassHatK); nil without repeats.
+func passAtK(t tasksOf) (at, hat map[int]float64) {
+	type nc struct{ n, c int }
+	var per []nc
+	least := math.MaxInt
+	for _, runs := range t.runs {
+		var x nc
+		for _, r := range runs {
+			if r.Scored {
+				x.n++
+				if Succeeded(r) {
+					x.c++
+				}
+			}
+		}
+		if x.n > 0 {
+			per = append(per, x)
+			least = min(least, x.n)
+		}
+	}
+	if len(per) == 0 || least < 2 {
+		return nil, nil
+	}
+	at, hat = map[int]float64{}, map[int]float64{}
+	for k := 1; k <= least; k++ {
+		for _, x := range per {
+			a, _ := stats.PassAtK(x.n, x.c, k) // 1 <= k <= n: no error
+			h, _ := stats.PassHatK(x.n, x.c, k)
+			at[k] += a / float64(len(per))
+			hat[k] += h / float64(len(per))
+		}
+	}
+	return at, hat
+}
+
+// paired compares a row's tasks with the baseline's on the tasks both
+// scored. A task's outcome is its success rate over its scored runs (0 or
+// 1 without repeats): the row wins a task whose rate is higher than the
+// baseline's. McNemar's test counts a task as solved when more than half
+// its runs succeeded. The paired bootstrap intervals resample the common
+// tasks (each task's mean over its runs on each side).
+func paired(baseline string, base, cfg tasksOf, self bool) *PairedSummary {
+	p := &PairedSummary{Baseline: baseline, McNemarP: 1, Self: self}
+	var a, b, ca, cb []float64
+	discordantWins, discordantLosses := 0, 0
+	for i, id := range cfg.ids {
+		j, both := base.at[id]
 		if !both {
 			continue
 		}
-		p.Tasks++
-		switch {
-		case ok && !b:
-			p.Wins++
-		case !ok && b:
-			p.Losses++
-		default:
-			p.Ties++
+		x, okx := success(cfg.runs[i])
+		y, oky := success(base.runs[j])
+		if okx && oky {
+			p.Tasks++
+			switch {
+			case x > y:
+				p.Wins++
+			case x < y:
+				p.Losses++
+			default:
+				p.Ties++
+			}
+			switch {
+			case x > 0.5 && y <= 0.5:
+				discordantWins++
+			case x <= 0.5 && y > 0.5:
+				discordantLosses++
+			}
+			a, b = append(a, x), append(b, y)
 		}
+		ca = append(ca, meanOf(cfg.runs[i], func(r Record) float64 { return r.CostUSD }))
+		cb = append(cb, meanOf(base.runs[j], func(r Record) float64 { return r.CostUSD }))
 	}
-	if pv, err := stats.McNemarExact(p.Wins, p.Losses); err == nil {
+	if pv, err := stats.McNemarExact(discordantWins, discordantLosses); err == nil {
 		p.McNemarP = pv
 	}
+	if self {
+		return p
+	}
+	if d, err := stats.PairedBootstrap(a, b, 0.95, bootstrapResamples, bootstrapSeed); err == nil {
+		p.SuccessDiff, p.SuccessDiffCI = d.MeanDiff, &d.Diff
+		if n, err := stats.TasksToDetect(mean(b), mean(a), 0.05, 0.8); err == nil {
+			p.TasksToDetect = n
+		}
+	}
+	if d, err := stats.PairedBootstrap(ca, cb, 0.95, bootstrapResamples, bootstrapSeed); err == nil {
+		p.CostDiffUSD, p.CostDiffCI = d.MeanDiff, &d.Diff
+	}
 	return p
+}
+
+// mean is the mean of xs (0 for none).
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
 
 // report builds the comparison's report from every result the store
@@ -194,11 +452,17 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 		return nil, err
 	}
 	o := c.opts
-	rep := SummarizeAgainst(mine, c.cfgs.names, o.Baseline)
+	rows := make([]Row, len(c.cfgs.entries))
+	for i, e := range c.cfgs.entries {
+		rows[i] = Row{Config: e.name, Model: e.spec, Label: e.label}
+	}
+	rep := SummarizeRows(mine, rows, max(0, c.cfgs.baseline(o.Baseline)))
 	for i := range rep.Configs {
-		rep.Configs[i].ModelSpec = o.Scrubber.String(c.cfgs.specs[i])
+		rep.Configs[i].ModelSpec = o.Scrubber.String(c.cfgs.entries[i].spec)
+		rep.Configs[i].Label = o.Scrubber.String(rep.Configs[i].Label)
 		rep.Configs[i].NotRun = ran.notRun[i]
 	}
+	rep.Repeats = o.Repeats
 	rep.Budget = budgetSummary(ran)
 	c.describeModel(rep, loader)
 	rep.Dir = o.OutDir
@@ -209,29 +473,30 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 	if rep.Budget != nil {
 		rep.Ran -= rep.Budget.NotRun
 	}
-	rep.Reused = len(c.tasks)*len(c.cfgs.pipes) - ran.jobs
+	rep.Reused = c.runs() - ran.jobs
 	rep.WallSeconds = ran.wall.Seconds()
 	rep.GeneratedAt = time.Now().UTC()
 	return rep, nil
 }
 
-// records returns the stored results of this comparison (its configs,
-// tasks, fingerprints and model specs, under its seed), scrubbed and
-// judged.
+// records returns the stored results of this comparison (its entries,
+// tasks, fingerprints and model specs, under its repeats' seeds), with
+// their repeat index, scrubbed and judged.
 func (c *comparison) records(ctx context.Context) ([]Record, error) {
-	all, err := c.store.All(ctx, c.opts.Seed)
+	all, err := c.store.All(ctx, c.seeds()...)
 	if err != nil {
 		return nil, err
 	}
-	cfg := make(map[string]int, len(c.cfgs.names)) // config name -> index
-	for i, name := range c.cfgs.names {
-		cfg[name] = i
+	entry := make(map[[2]string]int, len(c.cfgs.entries)) // (config name, model spec) -> index
+	for i, e := range c.cfgs.entries {
+		entry[[2]string{e.name, e.spec}] = i
 	}
 	var mine []Record
 	for _, r := range all {
 		t, isTask := c.ids[r.TaskID]
-		i, isConfig := cfg[r.Config]
-		if isTask && isConfig && c.cfgs.printOf(i, r.TaskID) == r.Fingerprint && c.cfgs.specs[i] == r.Model {
+		i, isEntry := entry[[2]string{r.Config, r.Model}]
+		if isTask && isEntry && c.cfgs.printOf(i, r.TaskID) == r.Fingerprint {
+			r.Repeat = int(r.Seed - c.opts.Seed)
 			mine = append(mine, judge(scrubRecord(c.opts.Scrubber, r), c.tasks[t], c.opts.Scorer))
 		}
 	}
@@ -261,21 +526,26 @@ func budgetSummary(ran ran) *BudgetSummary {
 // replies.
 func (c *comparison) describeModel(rep *Report, loader Loader) {
 	o := c.opts
-	rep.ModelSpec = o.Scrubber.String(ModelSpec(o.LLM))
-	provider := o.LLM.Provider
-	if provider == "" {
-		var distinct []string
-		for _, s := range c.cfgs.specs {
-			if !slices.Contains(distinct, s) {
-				distinct = append(distinct, s)
-			}
+	var distinct, labels []string
+	simulated, scriptedRuns, taskReplies := false, false, true
+	for _, e := range c.cfgs.entries {
+		if slices.Contains(distinct, e.spec) {
+			continue
 		}
-		rep.ModelSpec = o.Scrubber.String(strings.Join(distinct, ", "))
-		provider = c.cfgs.pipes[0].Config().LLM.Provider
+		distinct = append(distinct, e.spec)
+		labels = append(labels, loader.ModelLabel(e.model.Provider))
+		kind := loader.ModelKind(e.model.Provider)
+		simulated = simulated || kind == llm.KindSimulated
+		scriptedRuns = scriptedRuns || kind == llm.KindScripted
+		taskReplies = taskReplies && scripted.PlaysTaskReplies(e.model)
 	}
-	rep.Model = o.Scrubber.String(loader.ModelLabel(provider))
-	kind := loader.ModelKind(provider)
-	rep.Simulated = kind == llm.KindSimulated
-	rep.Scripted = kind == llm.KindScripted
-	rep.TaskReplies = rep.Scripted && slices.IndexFunc(c.cfgs.models, func(m config.LLM) bool { return !scripted.PlaysTaskReplies(m) }) < 0
+	rep.ModelSpec = o.Scrubber.String(strings.Join(distinct, ", "))
+	rep.Models = make([]string, len(distinct))
+	for i, d := range distinct {
+		rep.Models[i] = o.Scrubber.String(d)
+	}
+	rep.Model = o.Scrubber.String(strings.Join(slices.Compact(labels), "; "))
+	rep.Simulated = simulated
+	rep.Scripted = scriptedRuns
+	rep.TaskReplies = scriptedRuns && taskReplies
 }

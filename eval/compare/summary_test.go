@@ -186,10 +186,20 @@ func TestSummarizePairsEachConfigWithTheFirst(t *testing.T) {
 	require.NotNil(t, b)
 	// 2·P[X ≤ 1], X ~ Bin(7, ½) = 2·(1 + 7)/128
 	assert.InDelta(t, 0.125, b.McNemarP, 1e-12)
-	b.McNemarP = 0
+	// The paired difference: 0.9 - 0.4; its bootstrap interval resamples
+	// the ten per-task differences (six +1, one -1, three 0: standard
+	// error about 0.21), so it holds 0.5 and excludes 0.
+	assert.InDelta(t, 0.5, b.SuccessDiff, 1e-12)
+	require.NotNil(t, b.SuccessDiffCI)
+	assert.True(t, b.SuccessDiffCI.Contains(0.5) && b.SuccessDiffCI.Lo > 0 && b.SuccessDiffCI.Hi < 1, "%+v", *b.SuccessDiffCI)
+	// Fleiss's size for 0.4 against 0.9, python3: from statistics import NormalDist as N; import math;
+	// za=N().inv_cdf(.975); zb=N().inv_cdf(.8); pb=.65
+	// math.ceil((za*math.sqrt(2*pb*(1-pb))+zb*math.sqrt(.4*.6+.9*.1))**2/.25) == 14
+	assert.Equal(t, 14, b.TasksToDetect)
+	b.McNemarP, b.SuccessDiff, b.SuccessDiffCI, b.CostDiffCI, b.TasksToDetect = 0, 0, nil, nil, 0
 	assert.Equal(t, compare.PairedSummary{Baseline: "base", Tasks: 10, Wins: 6, Ties: 3, Losses: 1}, *b)
 	self := rep.Configs[0].VsBaseline
-	assert.Equal(t, compare.PairedSummary{Baseline: "base", Tasks: 10, Ties: 10, McNemarP: 1}, *self)
+	assert.Equal(t, compare.PairedSummary{Baseline: "base", Self: true, Tasks: 10, Ties: 10, McNemarP: 1}, *self)
 	// Wilson 95% for 9 of 10, python3: from statistics import NormalDist; z=NormalDist().inv_cdf(.975);
 	// p=.9; n=10; c=(p+z*z/2/n)/(1+z*z/n); h=z*((p*(1-p)/n+z*z/4/n/n)**.5)/(1+z*z/n); print(c-h, c+h)
 	ci := rep.Configs[1].SuccessCI
@@ -210,8 +220,11 @@ func TestSummarizeAgainstANamedBaseline(t *testing.T) {
 	rep := compare.SummarizeAgainst(records, []string{"a", "b"}, "b")
 	a := *rep.Configs[0].VsBaseline
 	assert.InDelta(t, 0.25, a.McNemarP, 1e-12, "2·P[X ≤ 0], X ~ Bin(3, ½) = 2/8")
-	a.McNemarP = 0
+	assert.InDelta(t, 0.75, a.SuccessDiff, 1e-12, "1 - 1/4")
+	assert.Equal(t, 6, a.TasksToDetect, "Fleiss's size for 0.25 against 1, as in the test above")
+	a.McNemarP, a.SuccessDiff, a.SuccessDiffCI, a.CostDiffCI, a.TasksToDetect = 0, 0, nil, nil, 0
 	assert.Equal(t, compare.PairedSummary{Baseline: "b", Tasks: 4, Wins: 3, Ties: 1}, a)
+	assert.True(t, rep.Configs[1].VsBaseline.Self)
 	assert.Equal(t, "b", rep.Configs[1].VsBaseline.Baseline)
 	assert.Equal(t, 4, rep.Configs[1].VsBaseline.Ties)
 	unknown := compare.SummarizeAgainst(records, []string{"a", "b"}, "zzz")

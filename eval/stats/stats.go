@@ -1,24 +1,32 @@
 // Package stats provides the small set of statistics needed to compare agent
 // configurations honestly on a task suite: confidence intervals for success
 // rates and means (Wilson, percentile bootstrap, task-clustered bootstrap),
-// paired comparisons (paired bootstrap, exact McNemar test), the pass@k and
-// pass^k estimators, and a sample-size rule of thumb.
+// paired comparisons (paired bootstrap, its task-clustered form for repeated
+// runs, exact McNemar test), an always-valid confidence sequence for
+// sequential stopping, the pass@k and pass^k estimators, and a sample-size
+// rule of thumb.
 //
 // Every function is pure and deterministic: resampling takes an explicit seed
 // and uses math/rand/v2's PCG generator, so the same inputs and seed always
 // give the same result. Invalid inputs are reported with errors that wrap one
 // of the sentinel values below (test with errors.Is).
 //
-// Only the standard library is used. gonum is in the module graph (through
-// gonum.org/v1/plot) but not required directly by go.mod, so importing it
-// would need a go.mod change; the normal quantile comes from math.Erfcinv
-// and the binomial tail is summed directly.
+// The normal quantile and the binomial tail come from gonum's stat/distuv;
+// the bootstrap resampling and the confidence sequence, which gonum lacks,
+// are implemented here.
+//
+// For sequential comparisons, ConfidenceSequence gives an interval for a
+// mean that is valid at every sample size at once, so it may be checked
+// after every task ("stop once a configuration is shown beaten") without
+// inflating the error rate.
 package stats
 
 import (
 	"errors"
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Sentinel errors. Returned errors wrap one of these with %w.
@@ -65,9 +73,10 @@ func checkLevel(level float64) error {
 }
 
 // normalQuantile returns the p-quantile of the standard normal distribution,
-// z with Φ(z) = p, for p in (0, 1). It uses Φ⁻¹(p) = -√2·erfc⁻¹(2p).
+// z with Φ(z) = p, for p in (0, 1), from gonum's distuv.UnitNormal. Callers
+// validate p first: distuv panics for p outside [0, 1].
 func normalQuantile(p float64) float64 {
-	return -math.Sqrt2 * math.Erfcinv(2*p)
+	return distuv.UnitNormal.Quantile(p)
 }
 
 // twoSidedZ returns z_{1-(1-level)/2}, the critical value of a two-sided
@@ -133,34 +142,12 @@ func McNemarExact(b, c int) (float64, error) {
 	return math.Min(1, 2*binomCDFHalf(min(b, c), n)), nil
 }
 
-// binomCDFHalf returns P[X ≤ k] for X ~ Binomial(n, 1/2), 0 ≤ k ≤ n.
-//
-// For k ≤ n/2 the terms C(n,i)/2ⁿ increase with i, so the sum is evaluated
-// as t_k · (1 + r_k + r_k·r_{k-1} + …) with t_k from math.Lgamma and the
-// exact term ratios t_{i-1}/t_i = i/(n-i+1); this needs one Lgamma call and
-// neither underflows nor overflows for large n. For k > n/2 the complement
-// (by symmetry P[X ≥ k+1] = P[X ≤ n-k-1]) is used.
+// binomCDFHalf returns P[X ≤ k] for X ~ Binomial(n, 1/2), 0 ≤ k ≤ n, from
+// gonum's distuv.Binomial, which evaluates it as the regularized incomplete
+// beta function I_{1/2}(n-k, k+1): no binomial coefficients or powers of 2
+// are formed, so it neither underflows nor overflows for large n.
 func binomCDFHalf(k, n int) float64 {
-	if k >= n {
-		return 1
-	}
-	if 2*k > n {
-		return 1 - binomCDFHalf(n-k-1, n)
-	}
-	nf, kf := float64(n), float64(k)
-	lgN, _ := math.Lgamma(nf + 1)
-	lgK, _ := math.Lgamma(kf + 1)
-	lgNK, _ := math.Lgamma(nf - kf + 1)
-	logTk := lgN - lgK - lgNK - nf*math.Ln2
-	sum, rel := 1.0, 1.0
-	for i := k; i >= 1; i-- {
-		rel *= float64(i) / float64(n-i+1)
-		sum += rel
-		if rel < 1e-18*sum {
-			break
-		}
-	}
-	return math.Exp(logTk) * sum
+	return distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(k))
 }
 
 // PassAtK returns the unbiased pass@k estimator of Chen et al. (2021),

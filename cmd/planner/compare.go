@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/internal/textutil"
+	"github.com/planner-engine/planner/llm/respcache"
 	"github.com/planner-engine/planner/verify"
 	"github.com/spf13/cobra"
 )
@@ -25,6 +26,7 @@ const defaultRunFolder = "out/compare/<suite>-<model>-seed<N>-<hash>"
 
 type compareFlags struct {
 	suite, format, slice, out, scorer string
+	cache                             string
 	baseline                          string
 	configs, llms                     []string
 	limit, concurrency, repeats       int
@@ -107,6 +109,7 @@ run, so running the command again attaches to the runs still going instead of st
 	fl.Float64Var(&f.maxCostUSD, "max-cost-usd", 0, "stop the comparison once its runs have spent this many US dollars (priced from the price table; 0: no bound)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "stop the comparison once its runs have used this many prompt plus completion tokens (0: no bound)")
 	fl.IntVar(&f.maxModelCalls, "max-model-calls", 0, "stop the comparison once its runs have made this many model calls (0: no bound)")
+	fl.StringVar(&f.cache, "cache", "", "answer model calls from a response cache in this folder, shared by configs, models and re-runs (a sampled call hits only the same repeat); hits count as if live and are marked in traces and reports with what they saved (default: no cache)")
 	fl.BoolVar(&f.threads, "threads", false, "journal each run as a thread in the run folder's threads.db, so a stopped comparison resumes inside unfinished runs without repeating their model and tool calls")
 	f.temporal.add(c, "run each (config, task) as a Temporal workflow on the planner workers (planner worker) of this Temporal frontend, HOST:PORT")
 	return c
@@ -291,6 +294,11 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 	opts := compare.Options{Configs: expanded, LLM: llmCfg, LLMs: models, Repeats: f.repeats, Concurrency: f.concurrency, Timeout: f.timeout,
 		Seed: f.seed, OutDir: dir, Scorer: sc, Baseline: f.baseline, Suite: f.suite, Threads: f.threads, TaskDigests: digests,
 		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
+	if f.cache != "" {
+		if opts.Cache, err = respcache.Open(f.cache); err != nil {
+			return &usageError{cmd: "compare", err: fmt.Errorf("--cache: %w", err)}
+		}
+	}
 	if !f.quiet && !f.json && isTerminal(c.ErrOrStderr()) { // its "\r" frames would litter a log
 		opts.Progress = c.ErrOrStderr()
 	}

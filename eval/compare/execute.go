@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/respcache"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/schollz/progressbar/v3"
@@ -201,8 +202,16 @@ func (x *execution) runOne(ctx context.Context, j job) (rec Record, refused, ok 
 		sinks.sinks = append(sinks.sinks, jsonl)
 	}
 	began := time.Now()
-	res, err := x.run(ctx, j, RunID(name, model, task.ID, seed, fp), fp, sinks)
+	var cache *respcache.RunHook
+	if x.opts.Cache != nil && x.opts.RunFunc == nil {
+		cache = x.opts.Cache.ForRun(j.rep, sinks, cacheOptions(e, seed)...)
+	}
+	res, err := x.run(ctx, j, RunID(name, model, task.ID, seed, fp), fp, sinks, cache)
 	rec.LatencyMS = float64(time.Since(began).Microseconds()) / 1000
+	if cache != nil {
+		st := cache.Stats()
+		rec.CacheHits, rec.CacheSavedUSD = st.Hits, st.SavedUSD
+	}
 	if ctx.Err() != nil {
 		return rec, false, false
 	}
@@ -229,7 +238,7 @@ func (b *budgetRefusals) Emit(e trace.Event) {
 // events going to sink: through Options.RunFunc when set, else through
 // the pipeline's Run within Options.Timeout, journaled as a thread when
 // the comparison has a threads store.
-func (x *execution) run(ctx context.Context, j job, id, fp string, sink trace.Sink) (*planner.Result, error) {
+func (x *execution) run(ctx context.Context, j job, id, fp string, sink trace.Sink, cache *respcache.RunHook) (*planner.Result, error) {
 	e, task := &x.cfgs.entries[j.e], x.tasks[j.task]
 	p, seed := e.pipes[j.rep], SeedOf(x.opts.Seed, j.rep)
 	if x.opts.RunFunc != nil {
@@ -258,7 +267,27 @@ func (x *execution) run(ctx context.Context, j job, id, fp string, sink trace.Si
 	if x.budget != nil {
 		opts = append(opts, planner.WithSharedBudget(x.budget))
 	}
+	if cache != nil {
+		opts = append(opts, planner.WithRunHooks(cache))
+	}
 	return p.Run(ctx, "", opts...)
+}
+
+// cacheOptions are the response cache's settings for a run of e with
+// seed: the model's settings that its calls do not carry (its spec,
+// endpoint, default temperature and max tokens), and for an offline model,
+// which answers from who calls rather than from the request alone (the
+// simulator, a scripted model), the caller and the seed.
+func cacheOptions(e *entry, seed uint64) []respcache.RunOption {
+	m := e.model
+	opts := []respcache.RunOption{respcache.WithModelSettings("spec="+e.spec, "base_url="+m.BaseURL, fmt.Sprintf("max_tokens=%d", m.MaxTokens))}
+	if m.Temperature != nil {
+		opts = append(opts, respcache.WithModelTemperature(*m.Temperature))
+	}
+	if e.kind != llm.KindReal {
+		opts = append(opts, respcache.WithCaller(), respcache.WithModelSettings(fmt.Sprintf("seed=%d", seed)))
+	}
+	return opts
 }
 
 // refuseApproval answers a tool call that needs approval in a run

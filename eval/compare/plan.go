@@ -45,6 +45,7 @@ type entry struct {
 	print string     // the fingerprint (see fingerprint)
 	model config.LLM // the llm block its runs use (seed aside)
 	spec  string     // model's ModelSpec
+	kind  llm.Kind   // what kind of model it is
 	// pipes holds the pipeline each repeat runs, by repeat index. Repeats
 	// share one pipeline unless the model takes its seed when it is built
 	// (the simulator, llm.KindSimulated): each repeat then has a pipeline
@@ -197,7 +198,8 @@ func loadEntry(ctx context.Context, loader Loader, path string, m config.LLM, op
 		e.model = m
 	}
 	e.spec = ModelSpec(e.model)
-	seeded := opts.RunFunc == nil && loader.ModelKind(e.model.Provider) == llm.KindSimulated
+	e.kind = loader.ModelKind(e.model.Provider)
+	seeded := opts.RunFunc == nil && e.kind == llm.KindSimulated
 	for rep := 1; rep < opts.Repeats; rep++ {
 		if !seeded {
 			e.pipes = append(e.pipes, p)

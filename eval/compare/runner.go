@@ -55,6 +55,7 @@ import (
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/llm"
+	"github.com/planner-engine/planner/llm/respcache"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
@@ -166,6 +167,16 @@ type Options struct {
 	MaxModelCalls int
 	MaxTokens     int
 	MaxCostUSD    float64
+	// Cache, when set, answers model calls from a response cache shared by
+	// the comparison's runs, configs, models and invocations (package
+	// llm/respcache): a call made before with the same request (and, for
+	// a sampled call, the same repeat index) gets the stored reply without
+	// a provider request. Cached calls count in every figure as if made
+	// live (the reply's usage and cost as measured when it was), so runs
+	// compare alike; the hits are marked in the runs' traces, and counted
+	// with what they cost when live in Record.CacheHits and CacheSavedUSD.
+	// Runs of RunFunc do not use it. Default nil: no cache.
+	Cache *respcache.Cache
 	// RunFunc, when set, runs each (config, task) in place of the pipeline
 	// loaded in this process: `planner compare --temporal` submits each run
 	// to a Temporal workflow and waits for its result. It gets the run's

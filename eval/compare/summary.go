@@ -368,9 +368,11 @@ func passAtK(t tasksOf) (at, hat map[int]float64) {
 		for _, x := range per {
 			a, _ := stats.PassAtK(x.n, x.c, k) // 1 <= k <= n: no error
 			h, _ := stats.PassHatK(x.n, x.c, k)
-			at[k] += a / float64(len(per))
-			hat[k] += h / float64(len(per))
+			at[k] += a
+			hat[k] += h
 		}
+		at[k] /= float64(len(per))
+		hat[k] /= float64(len(per))
 	}
 	return at, hat
 }

@@ -230,3 +230,49 @@ func TestSummarizeAgainstANamedBaseline(t *testing.T) {
 	unknown := compare.SummarizeAgainst(records, []string{"a", "b"}, "zzz")
 	assert.Equal(t, "a", unknown.Configs[1].VsBaseline.Baseline, "an unknown name falls back to the first config")
 }
+
+// With repeats, a task counts once: pass@k and pass^k average over tasks,
+// wins and losses compare each task's success rate, and McNemar counts a
+// task as solved when most of its runs succeeded.
+func TestSummarizeWithRepeatsCountsEachTaskOnce(t *testing.T) {
+	runs := func(cfg, task string, outcomes ...bool) []compare.Record {
+		var out []compare.Record
+		for r, ok := range outcomes {
+			out = append(out, compare.Record{Config: cfg, TaskID: task, Repeat: r, Scored: true, Correct: ok})
+		}
+		return out
+	}
+	var records []compare.Record
+	records = append(records, runs("base", "t1", true, false, true)...)   // 2 of 3: solved
+	records = append(records, runs("base", "t2", false, false, false)...) // 0 of 3
+	records = append(records, runs("base", "t3", true, true, true)...)    // 3 of 3
+	records = append(records, runs("b", "t1", true, true, true)...)       // better than 2/3: a win, both solved
+	records = append(records, runs("b", "t2", true, true, false)...)      // a win, only b solved
+	records = append(records, runs("b", "t3", true, true, true)...)       // a tie
+	rep := compare.Summarize(records, []string{"base", "b"})
+	base, b := rep.Configs[0], rep.Configs[1]
+	assert.Equal(t, 3, base.Tasks)
+	assert.Equal(t, 3, base.Repeats)
+	assert.Equal(t, 3, rep.Repeats)
+	// pass@k = 1 - C(n-c,k)/C(n,k) per task (n=3): t1 (c=2): k=1 2/3, k=2 1, k=3 1;
+	// t2 (c=0): 0; t3 (c=3): 1. Means: k=1 (2/3+0+1)/3 = 5/9, k=2 and k=3 2/3.
+	assert.InDelta(t, 5.0/9, base.PassAtK[1], 1e-12)
+	assert.InDelta(t, 2.0/3, base.PassAtK[2], 1e-12)
+	assert.InDelta(t, 2.0/3, base.PassAtK[3], 1e-12)
+	// pass^k = C(c,k)/C(n,k): t1 k=1 2/3, k=2 1/3, k=3 0; t2 0; t3 1.
+	// Means: k=1 5/9, k=2 (1/3+1)/3 = 4/9, k=3 1/3.
+	assert.InDelta(t, 5.0/9, base.PassHatK[1], 1e-12)
+	assert.InDelta(t, 4.0/9, base.PassHatK[2], 1e-12)
+	assert.InDelta(t, 1.0/3, base.PassHatK[3], 1e-12)
+	v := b.VsBaseline
+	assert.Equal(t, []int{2, 1, 0}, []int{v.Wins, v.Ties, v.Losses})
+	// One discordant task (t2, solved by b only): 2·P[X ≤ 0], X ~ Bin(1, ½) = 1.
+	assert.InDelta(t, 1, v.McNemarP, 1e-12)
+	// Per-task differences 1/3, 2/3, 0: mean 1/3.
+	assert.InDelta(t, 1.0/3, v.SuccessDiff, 1e-12)
+	// Success over 9 runs each: 5/9 and 8/9; the interval is a bootstrap
+	// over the 3 tasks (not Wilson over 9 runs), so it holds the rate.
+	assert.InDelta(t, 5.0/9, base.SuccessRate, 1e-12)
+	require.NotNil(t, base.SuccessCI)
+	assert.True(t, base.SuccessCI.Contains(5.0/9))
+}

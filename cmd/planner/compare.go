@@ -30,12 +30,12 @@ type compareFlags struct {
 	baseline                          string
 	configs, llms                     []string
 	limit, concurrency, repeats       int
-	maxModelCalls, maxTokens               int
-	maxCostUSD                             float64
-	timeout                                time.Duration
-	seed                                   uint64
-	json, quiet, threads                   bool
-	temporal                               temporalFlags
+	maxModelCalls, maxTokens          int
+	maxCostUSD                        float64
+	timeout                           time.Duration
+	seed                              uint64
+	json, quiet, threads              bool
+	temporal                          temporalFlags
 }
 
 func newCompareCmd(p process) *cobra.Command {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner"
-	"github.com/planner-engine/planner/internal/par"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/internal/par"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
 	"github.com/planner-engine/planner/llm"

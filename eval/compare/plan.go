@@ -33,7 +33,7 @@ type comparison struct {
 // the order of Options.LLMs, with what each one's runs are stored under.
 type configs struct {
 	entries []entry
-	models  int // models per config (1 when each config runs with its own llm block)
+	models  int                          // models per config (1 when each config runs with its own llm block)
 	digests map[string]string            // Options.TaskDigests
 	byCfg   map[string]map[string]string // Options.ConfigTaskDigests
 }

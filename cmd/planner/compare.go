@@ -34,7 +34,7 @@ type compareFlags struct {
 	maxCostUSD                        float64
 	timeout                           time.Duration
 	seed                              uint64
-	json, quiet, threads              bool
+	json, quiet, threads, stop        bool
 	temporal                          temporalFlags
 }
 
@@ -109,6 +109,7 @@ run, so running the command again attaches to the runs still going instead of st
 	fl.Float64Var(&f.maxCostUSD, "max-cost-usd", 0, "stop the comparison once its runs have spent this many US dollars (priced from the price table; 0: no bound)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "stop the comparison once its runs have used this many prompt plus completion tokens (0: no bound)")
 	fl.IntVar(&f.maxModelCalls, "max-model-calls", 0, "stop the comparison once its runs have made this many model calls (0: no bound)")
+	fl.BoolVar(&f.stop, "stop-when-decided", false, "stop running a config once an always-valid interval of its success difference from the baseline lies below 0, checked after every paired run (tasks in an order drawn from the seed); its remaining runs are skipped and the report says after how many")
 	fl.StringVar(&f.cache, "cache", "", "answer model calls from a response cache in this folder, shared by configs, models and re-runs (a sampled call hits only the same repeat); hits count as if live and are marked in traces and reports with what they saved (default: no cache)")
 	fl.BoolVar(&f.threads, "threads", false, "journal each run as a thread in the run folder's threads.db, so a stopped comparison resumes inside unfinished runs without repeating their model and tool calls")
 	f.temporal.add(c, "run each (config, task) as a Temporal workflow on the planner workers (planner worker) of this Temporal frontend, HOST:PORT")
@@ -291,7 +292,7 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 		id := compare.Identity{Suite: f.suite, Selection: f.selection(), Configs: expanded, LLM: llmCfg, LLMs: models, Seed: f.seed}
 		dir = filepath.Join("out", "compare", id.DirName())
 	}
-	opts := compare.Options{Configs: expanded, LLM: llmCfg, LLMs: models, Repeats: f.repeats, Concurrency: f.concurrency, Timeout: f.timeout,
+	opts := compare.Options{Configs: expanded, LLM: llmCfg, LLMs: models, Repeats: f.repeats, StopWhenDecided: f.stop, Concurrency: f.concurrency, Timeout: f.timeout,
 		Seed: f.seed, OutDir: dir, Scorer: sc, Baseline: f.baseline, Suite: f.suite, Threads: f.threads, TaskDigests: digests,
 		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
 	if f.cache != "" {

@@ -1,10 +1,12 @@
 package compare
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +34,7 @@ type execution struct {
 	results  chan Record              // to the writer (writeResults)
 	notRun   []atomic.Int64           // by entry: runs the spent budget kept from starting
 	cutShort atomic.Int64             // runs the budget refused a model call
+	decider  *decider                 // nil: no stopping when decided
 }
 
 // ran is what executing a comparison's jobs did.
@@ -41,6 +44,7 @@ type ran struct {
 	notRun   []int             // by entry: runs the spent budget kept from starting
 	cutShort int               // runs the budget refused a model call
 	budget   *llm.SharedBudget // nil: no compare budget
+	stopped  []*Stopped        // by entry: what stopped it (Options.StopWhenDecided), nil if nothing
 }
 
 // execute runs jobs, at most Options.Concurrency at once, while one
@@ -72,9 +76,14 @@ func (c *comparison) execute(ctx context.Context, jobs []job) (_ ran, err error)
 		return ran{}, fmt.Errorf("%w after %d of %d runs; they are saved in %s and a rerun resumes from them: %w",
 			ErrInterrupted, total-len(jobs)+stored, total, c.opts.OutDir, err)
 	}
-	out := ran{jobs: len(jobs), wall: wall, notRun: make([]int, len(x.notRun)), cutShort: int(x.cutShort.Load()), budget: x.budget}
+	out := ran{jobs: len(jobs), wall: wall, notRun: make([]int, len(x.notRun)), cutShort: int(x.cutShort.Load()), budget: x.budget,
+		stopped: make([]*Stopped, len(x.notRun))}
 	for i := range x.notRun {
 		out.notRun[i] = int(x.notRun[i].Load())
+		out.stopped[i] = x.decider.result(i)
+		if out.stopped[i] != nil {
+			out.jobs -= out.stopped[i].Skipped
+		}
 	}
 	return out, nil
 }
@@ -84,6 +93,13 @@ func (c *comparison) execute(ctx context.Context, jobs []job) (_ ran, err error)
 // runs in this process), none of them when there is nothing to run.
 func (c *comparison) start(ctx context.Context, jobs []job) (*execution, error) {
 	x := &execution{comparison: c, budget: c.opts.budget(), notRun: make([]atomic.Int64, len(c.cfgs.entries))}
+	if c.opts.StopWhenDecided {
+		d, err := c.newDecider(ctx)
+		if err != nil {
+			return nil, err
+		}
+		x.decider = d
+	}
 	if len(jobs) == 0 {
 		return x, nil
 	}
@@ -112,6 +128,24 @@ func (c *comparison) start(ctx context.Context, jobs []job) (*execution, error) 
 		x.threads = ts
 	}
 	return x, nil
+}
+
+// newDecider returns the decider of Options.StopWhenDecided, fed the
+// results an earlier invocation stored, repeat by repeat.
+func (c *comparison) newDecider(ctx context.Context) (*decider, error) {
+	d, err := newDecider(len(c.cfgs.entries), max(0, c.cfgs.baseline(c.opts.Baseline)), c.opts.StopAlpha)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	stored, err := c.records(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(stored, func(a, b Record) int { return cmp.Compare(a.Repeat, b.Repeat) })
+	for _, r := range stored {
+		d.add(c.cfgs.entryOf(r), r)
+	}
+	return d, nil
 }
 
 // close closes the threads store and the trace files, and returns the
@@ -162,8 +196,11 @@ func (x *execution) runAll(ctx context.Context, jobs []job) (int, error) {
 // run, not stored: a rerun runs it) or ctx ends during it (it is left for
 // the resume).
 func (x *execution) do(ctx context.Context, j job) {
-	if x.budget.Exhausted() != nil {
-		x.notRun[j.e].Add(1)
+	spent := x.budget.Exhausted() != nil
+	if spent || (x.decider != nil && x.decider.skip(j.e)) {
+		if spent {
+			x.notRun[j.e].Add(1)
+		}
 		if x.bar != nil {
 			_ = x.bar.Add(1)
 		}
@@ -172,6 +209,9 @@ func (x *execution) do(ctx context.Context, j job) {
 	rec, refused, ok := x.runOne(ctx, j)
 	if !ok {
 		return
+	}
+	if x.decider != nil {
+		x.decider.add(j.e, rec)
 	}
 	if refused {
 		x.cutShort.Add(1)

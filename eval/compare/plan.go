@@ -236,6 +236,12 @@ func (c *configs) close() {
 	}
 }
 
+// entryOf returns the index of the entry r belongs to (its config and
+// model), or -1.
+func (c *configs) entryOf(r Record) int {
+	return slices.IndexFunc(c.entries, func(e entry) bool { return e.name == r.Config && e.spec == r.Model })
+}
+
 // baseline returns the index of the entry that name selects (its label,
 // or its config name: the first entry of that config), or -1.
 func (c *configs) baseline(name string) int {
@@ -262,16 +268,25 @@ func (c *configs) printOf(i int, id string) string {
 }
 
 // plan returns the runs whose results the store does not hold yet: repeat
-// by repeat, task by task, each task's entries in order.
+// by repeat, task by task (in an order drawn from the repeat's seed with
+// Options.StopWhenDecided), each task's entries in order.
 func (c *comparison) plan(ctx context.Context) ([]job, error) {
 	done, err := c.store.Done(ctx, c.seeds())
 	if err != nil {
 		return nil, err
 	}
 	var jobs []job
+	order := make([]int, len(c.tasks))
+	for t := range order {
+		order[t] = t
+	}
 	for rep := range c.opts.Repeats {
 		seed := SeedOf(c.opts.Seed, rep)
-		for t, task := range c.tasks {
+		if c.opts.StopWhenDecided {
+			order = shuffled(len(c.tasks), seed)
+		}
+		for _, t := range order {
+			task := c.tasks[t]
 			for i, e := range c.cfgs.entries {
 				if !done[storeKey(e.name, task.ID, c.cfgs.printOf(i, task.ID), e.spec, seed)] {
 					jobs = append(jobs, job{e: i, task: t, rep: rep})

@@ -200,6 +200,10 @@ type ConfigSummary struct {
 	// without repeats.
 	PassAtK  map[int]float64 `json:"pass_at_k,omitempty"`
 	PassHatK map[int]float64 `json:"pass_hat_k,omitempty"`
+	// Stopped says why the comparison stopped running the config
+	// (Options.StopWhenDecided): it was shown beaten by the baseline; nil
+	// when it was not.
+	Stopped *Stopped `json:"stopped,omitempty"`
 	// CacheHits counts the model calls answered from the response cache
 	// (--cache) and CacheSavedUSD what they cost when made live, not paid
 	// again; CostUSD counts them as if live.
@@ -406,6 +410,9 @@ func (r *Report) columns() []column {
 	if cacheHits {
 		cols = append(cols, cacheColumns...)
 	}
+	if slices.ContainsFunc(r.Configs, func(s ConfigSummary) bool { return s.Stopped != nil }) {
+		cols = slices.Insert(cols, 1, stoppedColumn)
+	}
 	if cached {
 		i := slices.IndexFunc(cols, func(c column) bool { return c.field == "per_task.prompt_tokens" })
 		cols = slices.Insert(cols, i+1, cachedColumn)
@@ -516,6 +523,18 @@ func passColumns(k int) []column {
 			cell: func(s ConfigSummary) string { return at(s.PassHatK) }},
 	}
 }
+
+// stoppedColumn says which configs the stopping rule stopped
+// (Options.StopWhenDecided); reports where it stopped any have it, after
+// the config.
+var stoppedColumn = column{head: "stopped", field: "stopped", left: true,
+	doc: "beaten by the baseline, shown by an always-valid interval of the success difference (--stop-when-decided): after how many paired runs, the interval, and the runs skipped (not counted in any other column)",
+	cell: func(s ConfigSummary) string {
+		if s.Stopped == nil {
+			return "-"
+		}
+		return fmt.Sprintf("after %d: [%+.2f, %+.2f], %d skipped", s.Stopped.Pairs, s.Stopped.Diff.Lo, s.Stopped.Diff.Hi, s.Stopped.Skipped)
+	}}
 
 // cacheColumns show the response cache's hits; reports where some call
 // was answered from the cache have them, at the end.

@@ -167,6 +167,23 @@ type Options struct {
 	MaxModelCalls int
 	MaxTokens     int
 	MaxCostUSD    float64
+	// StopWhenDecided stops running a config once it is shown beaten by
+	// the baseline: for each config an always-valid confidence sequence
+	// (stats.ConfidenceSequence, at level 1 - StopAlpha) follows its
+	// success minus the baseline's over the runs both made of the same
+	// task and repeat, checked after every such pair, and once it lies
+	// below zero the config's remaining runs are skipped (not stored; the
+	// report says how many, and on how many pairs the decision rests).
+	// Unlike a fixed-size test repeated after every task, the sequence
+	// keeps its error rate however often it is looked at. Runs go in an
+	// order of tasks drawn from the seed (a sequence assumes the pairs
+	// share one mean, which a suite sorted by difficulty breaks); results
+	// stored by an earlier invocation are fed first. It pays with a
+	// budget to spare (MaxCostUSD...) or costly models. Default false.
+	StopWhenDecided bool
+	// StopAlpha is the error rate of StopWhenDecided's decisions, in (0,
+	// 1). Default 0.05.
+	StopAlpha float64
 	// Cache, when set, answers model calls from a response cache shared by
 	// the comparison's runs, configs, models and invocations (package
 	// llm/respcache): a call made before with the same request (and, for
@@ -224,6 +241,8 @@ func (o Options) check(tasks []state.Task) error {
 		return fmt.Errorf("%w: need at least one config and an output folder", ErrOptions)
 	case len(tasks) == 0:
 		return fmt.Errorf("%w: no tasks to run", ErrOptions)
+	case o.StopAlpha < 0 || o.StopAlpha >= 1 || math.IsNaN(o.StopAlpha):
+		return fmt.Errorf("%w: the stopping rule's error rate must be in (0, 1) (0 for the default, 0.05), got %v", ErrOptions, o.StopAlpha)
 	case o.Repeats < 0:
 		return fmt.Errorf("%w: repeats must be at least 1 (0 for the default), got %d", ErrOptions, o.Repeats)
 	case o.Concurrency < 0:
@@ -251,6 +270,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Repeats == 0 {
 		o.Repeats = 1
+	}
+	if o.StopAlpha == 0 {
+		o.StopAlpha = 0.05
 	}
 	if o.Scorer == nil {
 		o.Scorer = verify.ExactMatch{}

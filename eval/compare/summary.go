@@ -463,6 +463,9 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 		rep.Configs[i].ModelSpec = o.Scrubber.String(c.cfgs.entries[i].spec)
 		rep.Configs[i].Label = o.Scrubber.String(rep.Configs[i].Label)
 		rep.Configs[i].NotRun = ran.notRun[i]
+		if ran.stopped != nil {
+			rep.Configs[i].Stopped = ran.stopped[i]
+		}
 	}
 	rep.Repeats = o.Repeats
 	rep.Budget = budgetSummary(ran)
@@ -476,6 +479,11 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 		rep.Ran -= rep.Budget.NotRun
 	}
 	rep.Reused = c.runs() - ran.jobs
+	for _, s := range rep.Configs {
+		if s.Stopped != nil {
+			rep.Reused -= s.Stopped.Skipped
+		}
+	}
 	rep.WallSeconds = ran.wall.Seconds()
 	rep.GeneratedAt = time.Now().UTC()
 	return rep, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 )
 
 // suiteTask is a task of a suite.
@@ -84,6 +85,11 @@ type comparison struct {
 	ended  time.Time
 	report *compare.Report
 	err    string
+
+	// tasks are the suite's tasks it runs, in order, and scorer judges
+	// their answers: the rows of its per-task grid (comparetasks.go).
+	tasks  []suite.Task
+	scorer verify.Scorer
 }
 
 // ConfigProgress tallies one config's finished runs.
@@ -210,6 +216,7 @@ func (s *Server) startCompare(w http.ResponseWriter, r *http.Request) {
 	if opts.LLM.Provider != "" {
 		cmp.model = compare.ModelSpec(opts.LLM)
 	}
+	cmp.tasks, cmp.scorer = tasks, opts.Scorer
 	s.mu.Lock()
 	switch {
 	case s.closed:

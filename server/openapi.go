@@ -144,6 +144,20 @@ func openAPIDoc() obj {
 			"started": obj{"type": "string", "format": "date-time"}, "ended": obj{"type": "string", "format": "date-time"},
 			"error": str("why it failed"), "report": str("report path once done"),
 		}, "id", "status", "done", "total", "per_config"),
+		"TaskGrid": obj{"type": "object", "description": "the per-task grid of a comparison (package eval/viewer's Data): tasks are the rows in suite order, columns one per config, " +
+			"runs the results stored so far (task and column index the two lists; events left out: fetch them with runs[].trace)", "properties": obj{
+			"title": str("what the grid shows"), "banner": str("what produced the numbers: SIMULATED, SCRIPTED or the model"),
+			"tasks":   arr(object(obj{"id": str("task id"), "question": str("the task"), "reference": str("expected answer")}, "id", "question")),
+			"columns": arr(object(obj{"config": str("pipeline name"), "model": str("model spec"), "label": str("column header")}, "config", "label")),
+			"runs": arr(obj{"type": "object", "properties": obj{
+				"task": integer("index into tasks"), "column": integer("index into columns"), "repeat": integer("repeat of the cell (0, 1, ...)"),
+				"answer": str("final answer"), "scored": boolean("judged"), "correct": boolean("judged correct"), "failure": str("failure kind"),
+				"cost_usd": obj{"type": "number"}, "latency_ms": obj{"type": "number"}, "model_calls": integer("model calls"), "tool_calls": integer("tool calls"),
+				"scores": obj{"type": "object", "additionalProperties": obj{"type": "number"}},
+				"trace":  str("the run's trace reference for GET /api/compares/{id}/trace (traces/<model>/<config>.jsonl:<first>-<last>); empty without traces"),
+				"events": arr(ref("TraceEvent")),
+			}, "required": []string{"task", "column", "repeat", "answer", "scored", "correct"}}),
+		}, "required": []string{"title", "banner", "tasks", "columns", "runs"}},
 		"CompareReport": obj{"type": "object", "description": "report.json as eval/compare writes it: banner, model, suite, configs[] with success_rate, em, f1, tokens, cost, latency, failures, recovered, columns", "additionalProperties": true},
 	}
 	id := pathParam("id", "run id")
@@ -211,6 +225,14 @@ func openAPIDoc() obj {
 			[]obj{pathParam("id", "comparison id"), queryParam("format", "json (default), md or html", obj{"type": "string", "enum": []string{"json", "md", "html"}})}, nil,
 			obj{"200": obj{"description": "the report", "content": obj{"application/json": obj{"schema": ref("CompareReport")}, "text/markdown": obj{"schema": obj{"type": "string"}}, "text/html": obj{"schema": obj{"type": "string"}}}},
 				"400": errResp("bad format"), "404": errResp("no such comparison"), "409": errResp("not finished")})},
+		"/api/compares/{id}/tasks": obj{"get": op("compareTasks", "A comparison's per-task grid: every task against every config, from the results stored so far (running or finished)",
+			[]obj{pathParam("id", "comparison id")}, nil,
+			obj{"200": jsonBody("the grid", ref("TaskGrid")), "404": errResp("no such comparison")})},
+		"/api/compares/{id}/trace": obj{"get": op("compareTrace", "The events of one run of a comparison, read from its run folder's traces/ (at most 5000 lines and 16 MiB)",
+			[]obj{pathParam("id", "comparison id"), {"name": "ref", "in": "query", "required": true, "description": "the run's trace reference from the grid (runs[].trace): traces/<model>/<config>.jsonl:<first>-<last>", "schema": obj{"type": "string"}}}, nil,
+			obj{"200": jsonBody("the run's events", object(obj{"ref": str("the reference"), "events": arr(ref("TraceEvent"))}, "ref", "events")),
+				"400": errResp("no ref, a ref outside the run folder's traces/ ('..', absolute), lines the file does not have, or a range over the limits"),
+				"404": errResp("no such comparison")})},
 	}
 	return obj{
 		"openapi": "3.1.0",

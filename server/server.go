@@ -455,6 +455,8 @@ func (s *Server) routes() []route {
 		{"GET", "/api/compares", s.listCompares},
 		{"GET", "/api/compares/{id}", s.getCompare},
 		{"GET", "/api/compares/{id}/report", s.compareReport},
+		{"GET", "/api/compares/{id}/tasks", s.compareTasks},
+		{"GET", "/api/compares/{id}/trace", s.compareTrace},
 	}
 }
 

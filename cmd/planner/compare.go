@@ -5,16 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
+	"github.com/planner-engine/planner/eval/score"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/llm/respcache"
+	"github.com/planner-engine/planner/llm/usage"
 	"github.com/planner-engine/planner/verify"
 	"github.com/spf13/cobra"
 )
@@ -26,7 +30,8 @@ const defaultRunFolder = "out/compare/<suite>-<model>-seed<N>-<hash>"
 
 type compareFlags struct {
 	suite, format, slice, out, scorer string
-	cache                             string
+	cache, judgeLLM, judgeCache       string
+	scores                            []string
 	baseline                          string
 	configs, llms                     []string
 	limit, concurrency, repeats       int
@@ -103,12 +108,15 @@ run, so running the command again attaches to the runs still going instead of st
 	fl.Uint64Var(&f.seed, "seed", 1, "seed (recorded with results; seeds the sim model's faults)")
 	fl.StringVar(&f.baseline, "baseline", "", "the config (pipeline name) every other is compared with task by task: wins/ties/losses and McNemar p (default the first --config)")
 	fl.StringVar(&f.out, "out", defaultRunFolder, "run folder for results.db, traces and reports, used as given; by default one per comparison, named from the suite, model, seed and a hash of the rest")
-	fl.StringVar(&f.scorer, "scorer", "", "scorer: em, contains, numeric, numeric:TOL, game24, sorting, choice:A|B (default: the suite format's)")
+	fl.StringVar(&f.scorer, "scorer", "", "the scorer that decides success: em, contains, numeric, numeric:TOL, game24, sorting, choice:A|B (default: the suite format's), or any --score spec (judge, code:FILE.star, exec:CMD), which then also gets its own column")
 	fl.BoolVar(&f.json, "json", false, "print report.json to stdout instead of the table")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	fl.Float64Var(&f.maxCostUSD, "max-cost-usd", 0, "stop the comparison once its runs have spent this many US dollars (priced from the price table; 0: no bound)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "stop the comparison once its runs have used this many prompt plus completion tokens (0: no bound)")
 	fl.IntVar(&f.maxModelCalls, "max-model-calls", 0, "stop the comparison once its runs have made this many model calls (0: no bound)")
+	fl.StringArrayVar(&f.scores, "score", nil, "a further scorer, its own column (repeatable): em, contains, numeric[:TOL], choice:A|B, game24, sorting, judge or judge:RUBRIC.tmpl (a model grades each answer against the reference; needs --judge-llm), code:FILE.star (def score(question, answer, reference)), exec:'COMMAND ARGS' (JSON in on stdin, out on stdout)")
+	fl.StringVar(&f.judgeLLM, "judge-llm", "", "the model judge scorers call (e.g. openai:gpt-4o), pinned apart from --llm; its calls are counted and costed apart from the runs'")
+	fl.StringVar(&f.judgeCache, "judge-cache", "", "the file judge verdicts are cached in (SQLite), shared by comparisons that name it (default: judge.db in the run folder)")
 	fl.BoolVar(&f.stop, "stop-when-decided", false, "stop running a config once an always-valid interval of its success difference from the baseline lies below 0, checked after every paired run (tasks in an order drawn from the seed); its remaining runs are skipped and the report says after how many")
 	fl.StringVar(&f.cache, "cache", "", "answer model calls from a response cache in this folder, shared by configs, models and re-runs (a sampled call hits only the same repeat); hits count as if live and are marked in traces and reports with what they saved (default: no cache)")
 	fl.BoolVar(&f.threads, "threads", false, "journal each run as a thread in the run folder's threads.db, so a stopped comparison resumes inside unfinished runs without repeating their model and tool calls")
@@ -153,7 +161,7 @@ func loadSuite(c *cobra.Command, f *compareFlags) ([]suite.Task, verify.Scorer, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if f.scorer != "" {
+	if f.scorer != "" && !f.scorerIsExtra() {
 		sc, err := verify.ByName(f.scorer)
 		if err != nil {
 			return nil, nil, &usageError{cmd: "compare", err: err}
@@ -165,6 +173,70 @@ func loadSuite(c *cobra.Command, f *compareFlags) ([]suite.Task, verify.Scorer, 
 		return nil, nil, err
 	}
 	return tasks, sc, nil
+}
+
+// scorerIsExtra reports whether --scorer names a scorer of package
+// eval/score that the built-in ones (verify.ByName) are not: a judge, a
+// Starlark or an external command.
+func (f *compareFlags) scorerIsExtra() bool {
+	kind, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(f.scorer)), ":")
+	return kind == "judge" || kind == "code" || kind == "exec"
+}
+
+// scorers builds the --score scorers, with --scorer's first when it is
+// not a built-in one, and says which one decides success ("" for the
+// built-in --scorer). The judge's model is --judge-llm, built by a's
+// providers; its verdicts are cached in --judge-cache or judge.db in dir.
+func (f *compareFlags) scorers(c *cobra.Command, a *app.App, dir string) ([]score.Scorer, string, error) {
+	specs := slices.Clone(f.scores)
+	success := ""
+	if f.scorerIsExtra() {
+		specs = append([]string{f.scorer}, specs...)
+	}
+	if len(specs) == 0 {
+		return nil, "", nil
+	}
+	if f.judgeLLM == "" && slices.ContainsFunc(specs, func(s string) bool {
+		kind, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), ":")
+		return kind == "judge"
+	}) {
+		return nil, "", &usageError{cmd: "compare", err: errors.New("a judge scorer needs the model that judges: add --judge-llm SPEC (e.g. --judge-llm openai:gpt-4o), pinned apart from --llm")}
+	}
+	opts := score.Options{JudgeCache: f.judgeCache}
+	if opts.JudgeCache == "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, "", err
+		}
+		opts.JudgeCache = filepath.Join(dir, "judge.db")
+	}
+	if f.judgeLLM != "" {
+		cfg, err := app.ParseSpec(f.judgeLLM)
+		if err != nil {
+			return nil, "", &usageError{cmd: "compare", err: fmt.Errorf("--judge-llm %s: %w", f.judgeLLM, err)}
+		}
+		m, err := a.Engine.Models().Model(c.Context(), cfg, "")
+		if err != nil {
+			return nil, "", &usageError{cmd: "compare", err: fmt.Errorf("--judge-llm %s: %w", f.judgeLLM, err)}
+		}
+		opts.JudgeModel, opts.JudgeModelName = m.LLM, compare.ModelSpec(cfg)
+		if m.Pricer != nil {
+			opts.Price = func(u usage.Usage) float64 {
+				usd, _ := m.Pricer.Cost(u.PromptTokens, u.CompletionTokens)
+				return usd
+			}
+		}
+	}
+	scs, err := score.ParseAll(c.Context(), specs, opts)
+	if err != nil {
+		if errors.Is(err, score.ErrBadSpec) {
+			err = &usageError{cmd: "compare", err: err}
+		}
+		return nil, "", err
+	}
+	if f.scorerIsExtra() {
+		success = scs[0].Name()
+	}
+	return scs, success, nil
 }
 
 // checkCompareFlags refuses numeric flags out of their range.
@@ -295,6 +367,10 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 	opts := compare.Options{Configs: expanded, LLM: llmCfg, LLMs: models, Repeats: f.repeats, StopWhenDecided: f.stop, Concurrency: f.concurrency, Timeout: f.timeout,
 		Seed: f.seed, OutDir: dir, Scorer: sc, Baseline: f.baseline, Suite: f.suite, Threads: f.threads, TaskDigests: digests,
 		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
+	if opts.Scorers, opts.SuccessScorer, err = f.scorers(c, a, dir); err != nil {
+		return err
+	}
+	defer func() { _ = score.Close(opts.Scorers...) }()
 	if f.cache != "" {
 		if opts.Cache, err = respcache.Open(f.cache); err != nil {
 			return &usageError{cmd: "compare", err: fmt.Errorf("--cache: %w", err)}

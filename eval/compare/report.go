@@ -76,6 +76,10 @@ type Report struct {
 	GeneratedAt time.Time `json:"generated_at"`
 	// Configs holds one summary per config, in the order given.
 	Configs []ConfigSummary `json:"configs"`
+	// Scorers says what each scorer of Options.Scorers did: its verdicts,
+	// its model calls and their cost (apart from the runs'), its cache
+	// hits and failures; nil without scorers.
+	Scorers []ScorerUsage `json:"scorers,omitempty"`
 	// Budget is what the compare budget (Options.MaxModelCalls,
 	// MaxTokens, MaxCostUSD) allowed and what this invocation's runs spent
 	// of it; nil without one.
@@ -200,6 +204,9 @@ type ConfigSummary struct {
 	// without repeats.
 	PassAtK  map[int]float64 `json:"pass_at_k,omitempty"`
 	PassHatK map[int]float64 `json:"pass_hat_k,omitempty"`
+	// Scores summarises each scorer's verdicts (Options.Scorers), by
+	// name; nil without scorers.
+	Scores map[string]*ScoreSummary `json:"scores,omitempty"`
 	// Stopped says why the comparison stopped running the config
 	// (Options.StopWhenDecided): it was shown beaten by the baseline; nil
 	// when it was not.
@@ -407,6 +414,7 @@ func (r *Report) columns() []column {
 		i := slices.IndexFunc(cols, func(c column) bool { return c.field == "success_ci" })
 		cols = slices.Insert(cols, i+1, passColumns(r.Repeats)...)
 	}
+	cols = append(cols, scorerColumns(scorerNames(r.Scorers))...)
 	if cacheHits {
 		cols = append(cols, cacheColumns...)
 	}
@@ -605,6 +613,15 @@ func (r *Report) modelSpec() string {
 	return r.ModelSpec
 }
 
+// scorerLines describe what each scorer of the comparison did.
+func (r *Report) scorerLines() []string {
+	lines := make([]string, len(r.Scorers))
+	for i, u := range r.Scorers {
+		lines[i] = u.Line()
+	}
+	return lines
+}
+
 // repeatsNote says how many repeats each run had, or "" for one.
 func (r *Report) repeatsNote() string {
 	if r.Repeats <= 1 {
@@ -672,6 +689,9 @@ func (r *Report) WriteTableWidth(w io.Writer, width int) error {
 	b.WriteString(wrap(fmt.Sprintf("suite %s: %d tasks, model %s, seed %d%s, %d runs (%d reused from an earlier run), %.1fs",
 		r.Suite, r.Tasks, r.modelSpec(), r.Seed, r.repeatsNote(), r.Ran+r.Reused, r.Reused, r.WallSeconds), width) + "\n")
 	if line := r.Budget.Line(); line != "" {
+		b.WriteString(wrap(line, width) + "\n")
+	}
+	for _, line := range r.scorerLines() {
 		b.WriteString(wrap(line, width) + "\n")
 	}
 	b.WriteString("\n")
@@ -848,6 +868,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if line := r.Budget.Line(); line != "" {
 		b.WriteString("\n> " + line + "\n")
 	}
+	for _, line := range r.scorerLines() {
+		b.WriteString("- " + line + "\n")
+	}
 	b.WriteString("\n")
 	cols := r.columns()
 	head, rows := r.cells()
@@ -931,7 +954,7 @@ func (r *Report) HTML() ([]byte, error) {
 	var out bytes.Buffer
 	err = pageTmpl.Execute(&out, map[string]any{
 		"R": r, "Banner": r.Banner(), "Spec": r.modelSpec(), "Scatter": template.HTML(scatter), "Latency": template.HTML(bars),
-		"Head": head, "Rows": rows, "Left": left, "Notes": notes, "Columns": r.Columns(), "BudgetLine": r.Budget.Line(),
+		"Head": head, "Rows": rows, "Left": left, "Notes": notes, "Columns": r.Columns(), "BudgetLine": r.Budget.Line(), "ScorerLines": r.scorerLines(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering report.html: %w", err)
@@ -1328,8 +1351,9 @@ dl.columns{display:grid;grid-template-columns:max-content max-content auto;gap:.
 <h1>Comparison report</h1>
 <div class="banner">{{.Banner}}</div>
 <p>Model: {{.R.Model}} (--llm {{.Spec}}) · suite: {{.R.Suite}} ({{.R.Tasks}} tasks) · seed {{.R.Seed}} · {{.R.Ran}} runs in {{printf "%.1f" .R.WallSeconds}} s, {{.R.Reused}} reused from an earlier run{{if .R.Dir}} · run folder {{.R.Dir}}{{end}}</p>
-{{if .BudgetLine}}<p class="banner">{{.BudgetLine}}</p>
-{{end}}<div class="table"><table><tr>{{range $i, $h := .Head}}<th{{if index $.Left $i}} class="l"{{end}}>{{$h}}</th>{{end}}</tr>
+{{if .BudgetLine}}<p class="banner">{{.BudgetLine}}</p>{{end}}
+{{range .ScorerLines}}<p>{{.}}</p>{{end}}
+<div class="table"><table><tr>{{range $i, $h := .Head}}<th{{if index $.Left $i}} class="l"{{end}}>{{$h}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $.Left $i}} class="l"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</table></div>
 <div class="notes">{{range .Notes}}<p>{{.}}</p>{{end}}</div>

@@ -49,11 +49,13 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/eval/score"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/respcache"
 	"github.com/planner-engine/planner/state"
@@ -113,6 +115,21 @@ type Options struct {
 	OutDir string
 	// Scorer judges answers. Default verify.ExactMatch.
 	Scorer verify.Scorer
+	// Scorers are further scorers (package eval/score: a model judge,
+	// Starlark code, an external command, the built-in ones), each a
+	// column of the report with its mean score, interval and pass rate.
+	// They judge every stored run when the report is built; a judge's
+	// verdicts are cached in its own file, so building it again costs
+	// nothing, and its calls are counted apart from the runs'
+	// (Report.Scorers). The caller closes them (score.Close). Default
+	// none.
+	Scorers []score.Scorer
+	// SuccessScorer names one of Scorers whose verdict (Pass) decides
+	// success in place of Scorer's, for answers no built-in scorer can
+	// judge (open-ended ones, with a judge). Success, the paired columns
+	// and the failure "wrong" then follow it; StopWhenDecided still
+	// follows Scorer. Default "": Scorer decides.
+	SuccessScorer string
 	// Baseline names the config (its pipeline's name) every other config
 	// is compared with task by task (ConfigSummary.VsBaseline). Default:
 	// the first config.
@@ -243,6 +260,8 @@ func (o Options) check(tasks []state.Task) error {
 		return fmt.Errorf("%w: no tasks to run", ErrOptions)
 	case o.StopAlpha < 0 || o.StopAlpha >= 1 || math.IsNaN(o.StopAlpha):
 		return fmt.Errorf("%w: the stopping rule's error rate must be in (0, 1) (0 for the default, 0.05), got %v", ErrOptions, o.StopAlpha)
+	case o.SuccessScorer != "" && !slices.ContainsFunc(o.Scorers, func(s score.Scorer) bool { return s.Name() == o.SuccessScorer }):
+		return fmt.Errorf("%w: the success scorer %q is not one of the comparison's scorers", ErrOptions, o.SuccessScorer)
 	case o.Repeats < 0:
 		return fmt.Errorf("%w: repeats must be at least 1 (0 for the default), got %d", ErrOptions, o.Repeats)
 	case o.Concurrency < 0:

@@ -66,6 +66,9 @@ type Record struct {
 	// eval/trajectory), read from its trace events, scored against the
 	// task's gold steps when a report is built; empty when not recorded.
 	Trajectory json.RawMessage `json:"trajectory,omitempty"`
+	// Scores holds the verdict of each scorer of Options.Scorers, by
+	// name, set when a report is built; nil without scorers.
+	Scores map[string]ScoreResult `json:"scores,omitempty"`
 	// Faults counts the run's trace events by fault kind (FaultKind): the
 	// faults the engine met and worked around, such as a parse failure fed
 	// back or a provider retry. It is kept whatever the outcome; reports

@@ -110,6 +110,12 @@ func (row Row) matches(r Record) bool {
 // counts once in every per-task statistic: its runs are averaged, and
 // intervals resample tasks with their repeats together.
 func SummarizeRows(records []Record, rows []Row, baseline int) *Report {
+	return summarizeRows(records, rows, baseline, nil)
+}
+
+// summarizeRows is SummarizeRows, with each config's summary of the
+// scorers named scorers (Record.Scores).
+func summarizeRows(records []Record, rows []Row, baseline int, scorers []string) *Report {
 	rep := &Report{}
 	byRow := make([][]Record, len(rows))
 	for _, r := range records {
@@ -122,6 +128,7 @@ func SummarizeRows(records []Record, rows []Row, baseline int) *Report {
 	}
 	for i, row := range rows {
 		s := summarizeRow(byRow[i])
+		s.Scores = scoreSummaries(scorers, perTask(byRow[i]))
 		s.Config, s.Label = row.Config, row.Label
 		if s.Label == row.Config {
 			s.Label = ""
@@ -458,7 +465,12 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 	for i, e := range c.cfgs.entries {
 		rows[i] = Row{Config: e.name, Model: e.spec, Label: e.label}
 	}
-	rep := SummarizeRows(mine, rows, max(0, c.cfgs.baseline(o.Baseline)))
+	usages, err := c.applyScorers(ctx, mine)
+	if err != nil {
+		return nil, err
+	}
+	rep := summarizeRows(mine, rows, max(0, c.cfgs.baseline(o.Baseline)), scorerNames(usages))
+	rep.Scorers = usages
 	for i := range rep.Configs {
 		rep.Configs[i].ModelSpec = o.Scrubber.String(c.cfgs.entries[i].spec)
 		rep.Configs[i].Label = o.Scrubber.String(rep.Configs[i].Label)

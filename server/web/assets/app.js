@@ -24,6 +24,9 @@
     replies: new Map(), // "call:attempt" -> {li, text, node}
     compare: null,     // id of the comparison shown
     compareTimer: 0,
+    tasksDone: -1,     // finished runs when the comparison's grid was drawn
+    tasks: null,       // the grid shown (GET /api/compares/{id}/tasks)
+    cell: null,        // [task, column] of the cell whose runs are shown
     approvalsSig: null, // the approvals listed
   };
 
@@ -632,6 +635,14 @@
     $('#compare-chart').replaceChildren();
     $('#compare-note').textContent = '';
     $('#compare-error').hidden = true;
+    state.tasksDone = -1;
+    state.tasks = null;
+    state.cell = null;
+    $('#compare-tasks-card').hidden = true;
+    $('#compare-grid thead').replaceChildren();
+    $('#compare-grid tbody').replaceChildren();
+    $('#compare-run').replaceChildren();
+    $('#compare-run').hidden = true;
     pollCompare(id);
   }
 
@@ -653,6 +664,10 @@
     bar.value = v.done;
     $('#compare-count').textContent = v.done + ' of ' + v.total + ' runs';
     if (v.error) { $('#compare-error').textContent = v.error; $('#compare-error').hidden = false; }
+    if (v.done !== state.tasksDone || v.status !== 'running') {
+      state.tasksDone = v.done;
+      loadTasks(id);
+    }
     if (v.status === 'running') {
       table('#compare-table', ['config', 'done', 'complete so far', 'failed'], (v.per_config || []).map((c) => [c.config, c.done, c.correct, c.failed]));
       state.compareTimer = setTimeout(() => pollCompare(id), 700);
@@ -689,6 +704,166 @@
     if (rep.scripted) notes.push('Scripted model: replies read from a script.');
     notes.push('Suite ' + rep.suite + ', ' + rep.tasks + ' tasks, model ' + (rep.model_spec || rep.model) + ', seed ' + rep.seed + (rep.dir ? ', folder ' + rep.dir : '') + '.');
     $('#compare-note').textContent = notes.join(' ');
+  }
+
+  // --- a comparison's tasks ---------------------------------------------
+  // The grid shows every task against every config; a click on a cell
+  // fetches its runs' traces and draws them as timelines. Everything
+  // shown is model output: it goes into the page as text only.
+  const MAX_EVENT_TEXT = 2000, MAX_EVENTS = 400;
+  const clip = (s, n) => { s = String(s || ''); return s.length > n ? s.slice(0, n) + ' … [' + (s.length - n) + ' more characters cut]' : s; };
+  const short = (s, n) => { s = String(s || '').replace(/\s+/g, ' ').trim(); return s.length > n ? s.slice(0, n - 1) + '…' : s; };
+  const ms = (x) => (x >= 1000 ? (x / 1000).toFixed(1) + ' s' : Math.round(x || 0) + ' ms');
+  const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+  // cellOutcome sums up a cell's runs: its mark (✓, ✗, —, k/n), its
+  // class and a key two cells share when they succeeded alike; null for a
+  // cell with no run (yet).
+  function cellOutcome(runs) {
+    if (!runs.length) return null;
+    const scored = runs.filter((r) => r.scored);
+    const ok = scored.filter((r) => r.correct).length;
+    if (!scored.length) return {mark: '—', cls: 'unscored', key: 'unscored'};
+    return {mark: runs.length === 1 ? (ok ? '✓' : '✗') : ok + '/' + scored.length,
+      cls: ok === scored.length ? 'ok' : ok === 0 ? 'bad' : 'mixed', key: (ok / scored.length).toFixed(6)};
+  }
+
+  async function loadTasks(id) {
+    let d;
+    try {
+      d = await api('GET', '/api/compares/' + encodeURIComponent(id) + '/tasks');
+    } catch (e) {
+      showError('The tasks of ' + id + ': ' + e.message);
+      return;
+    }
+    if (state.compare !== id) return;
+    state.tasks = d;
+    renderTasks(id, d);
+  }
+
+  function renderTasks(id, d) {
+    const cells = d.tasks.map(() => d.columns.map(() => []));
+    for (const r of d.runs || []) if (cells[r.task] && cells[r.task][r.column]) cells[r.task][r.column].push(r);
+    for (const row of cells) for (const runs of row) runs.sort((a, b) => a.repeat - b.repeat);
+    $('#compare-banner').textContent = d.banner || '';
+    const head = el('tr', {}, el('th', {class: 'task'}, 'task'));
+    d.columns.forEach((c, i) => {
+      const runs = cells.flatMap((row) => row[i]);
+      const scored = runs.filter((r) => r.scored);
+      head.append(el('th', {'data-col': i, title: c.model ? c.config + ' with ' + c.model : c.config}, c.label || c.config,
+        el('span', {class: 'count'}, scored.length ? scored.filter((r) => r.correct).length + '/' + scored.length + ' correct' : runs.length + ' runs')));
+    });
+    $('#compare-grid thead').replaceChildren(head);
+    let disagreeing = 0;
+    const rows = d.tasks.map((t, ti) => {
+      const disagree = new Set(cells[ti].map(cellOutcome).filter(Boolean).map((o) => o.key)).size > 1;
+      if (disagree) disagreeing++;
+      const tr = el('tr', {'data-task': t.id, 'data-disagree': String(disagree)},
+        el('th', {class: 'task'}, el('span', {class: 'id'}, t.id), el('span', {class: 'q', title: t.question}, short(t.question, 90))));
+      d.columns.forEach((c, ci) => {
+        const runs = cells[ti][ci];
+        const o = cellOutcome(runs);
+        if (!o) { tr.append(el('td', {class: 'cell none muted', 'data-col': ci}, '…')); return; }
+        const answers = runs.map((r) => r.answer || (r.failure ? '(' + r.failure + ')' : '(no answer)'));
+        const failures = runs.filter((r) => r.failure).map((r) => r.failure);
+        const selected = state.cell && state.cell[0] === ti && state.cell[1] === ci;
+        const td = el('td', {class: 'cell ' + o.cls + (selected ? ' selected' : ''), 'data-col': ci, 'data-outcome': o.mark, tabindex: 0, role: 'button',
+          title: answers.join('\n---\n')},
+          el('span', {class: 'mark'}, o.mark), ' ', el('span', {class: 'cell-answer'}, short(answers[0], 60)),
+          failures.length ? el('span', {class: 'failure'}, failures.join(', ')) : null,
+          el('span', {class: 'meta'}, (runs.length > 1 ? 'mean ' : '') + '$' + mean(runs.map((r) => r.cost_usd || 0)).toFixed(4) + ' · ' +
+            ms(mean(runs.map((r) => r.latency_ms || 0)))));
+        const open = () => {
+          for (const x of document.querySelectorAll('#compare-grid td.selected')) x.classList.remove('selected');
+          td.classList.add('selected');
+          state.cell = [ti, ci];
+          showCell(id, d, ti, ci, runs);
+        };
+        td.addEventListener('click', open);
+        td.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); open(); } });
+        tr.append(td);
+      });
+      return tr;
+    });
+    $('#compare-grid tbody').replaceChildren(...rows);
+    $('#compare-disagree-count').textContent = '(' + disagreeing + ')';
+    $('#compare-tasks-card').hidden = false;
+    applyTaskFilters();
+  }
+
+  function applyTaskFilters() {
+    const d = state.tasks;
+    if (!d) return;
+    const q = $('#compare-filter').value.trim().toLowerCase();
+    const only = $('#compare-disagree').checked;
+    let n = 0;
+    for (const tr of document.querySelectorAll('#compare-grid tbody tr')) {
+      const t = d.tasks.find((x) => x.id === tr.dataset.task) || {id: '', question: ''};
+      const hit = (!only || tr.dataset.disagree === 'true') && (!q || t.id.toLowerCase().includes(q) || (t.question || '').toLowerCase().includes(q));
+      tr.hidden = !hit;
+      if (hit) n++;
+    }
+    $('#compare-tasks-count').textContent = n + ' of ' + d.tasks.length + ' tasks';
+  }
+  $('#compare-disagree').addEventListener('change', applyTaskFilters);
+  $('#compare-filter').addEventListener('input', applyTaskFilters);
+
+  function usageText(u) {
+    let s = (u.prompt_tokens || 0) + ' in + ' + (u.completion_tokens || 0) + ' out tokens';
+    if (u.cached_prompt_tokens) s += ' (' + u.cached_prompt_tokens + ' cached)';
+    if (u.cost_usd) s += ' · $' + u.cost_usd.toFixed(4);
+    if (u.estimated) s += ' (estimated)';
+    return s;
+  }
+
+  // timeline draws a run's events in order, bounded like the tasks.html
+  // page: the first MAX_EVENTS events, each text cut at MAX_EVENT_TEXT.
+  function timeline(events) {
+    const t0 = events.length && events[0].time ? Date.parse(events[0].time) : NaN;
+    const ol = el('ol', {class: 'timeline'});
+    for (const e of events.slice(0, MAX_EVENTS)) {
+      const at = e.time ? Date.parse(e.time) - t0 : NaN;
+      ol.append(el('li', {class: 'ev ev-' + e.kind, 'data-kind': e.kind},
+        el('span', {class: 'seq'}, '#' + e.seq), el('span', {class: 'kind'}, e.kind),
+        e.node ? el('span', {class: 'node'}, e.node) : null,
+        Number.isFinite(at) ? el('span', {class: 'at'}, '+' + ms(at)) : null,
+        e.elapsed_ms ? el('span', {class: 'ms'}, Math.round(e.elapsed_ms) + ' ms') : null,
+        e.usage ? el('span', {class: 'usage'}, usageText(e.usage)) : null,
+        e.text ? el('div', {class: 'text'}, clip(e.text, MAX_EVENT_TEXT)) : null,
+        e.data ? el('details', {}, el('summary', {}, 'data'), el('pre', {}, clip(JSON.stringify(e.data), MAX_EVENT_TEXT))) : null));
+    }
+    const out = [ol];
+    if (events.length > MAX_EVENTS) out.push(el('p', {class: 'cut'}, (events.length - MAX_EVENTS) + ' more events not shown: the page shows a run\'s first ' + MAX_EVENTS + '.'));
+    return out;
+  }
+
+  async function showCell(id, d, ti, ci, runs) {
+    const t = d.tasks[ti];
+    const c = d.columns[ci];
+    const box = $('#compare-run');
+    const parts = runs.map((r) => {
+      const o = cellOutcome([r]);
+      const facts = [o.mark, '$' + (r.cost_usd || 0).toFixed(4), ms(r.latency_ms), r.model_calls + ' model calls', r.tool_calls + ' tool calls'];
+      if (r.failure) facts.push('failure: ' + r.failure);
+      for (const [k, v] of Object.entries(r.scores || {})) facts.push(k + ' ' + v);
+      const events = el('div', {class: 'events'}, el('p', {class: 'muted'}, r.trace ? 'Loading its trace…' : 'No trace: the comparison ran without traces.'));
+      return {r, events, div: el('div', {class: 'run ' + o.cls, 'data-repeat': r.repeat},
+        el('h3', {}, (runs.length > 1 ? 'Repeat ' + (r.repeat + 1) + ' · ' : 'Run · ') + facts.join(' · ')),
+        el('div', {class: 'answer-full'}, el('strong', {}, 'Answer: '), el('span', {class: 'answer-text'}, r.answer || '(none)')), events)};
+    });
+    box.replaceChildren(el('h3', {}, t.id + ' · ' + (c.label || c.config)), el('p', {class: 'question'}, t.question),
+      t.reference ? el('p', {}, el('strong', {}, 'Reference: '), t.reference) : null, ...parts.map((p) => p.div));
+    box.hidden = false;
+    for (const p of parts) {
+      if (!p.r.trace) continue;
+      try {
+        const tr = await api('GET', '/api/compares/' + encodeURIComponent(id) + '/trace?ref=' + encodeURIComponent(p.r.trace));
+        if (state.compare !== id) return;
+        p.events.replaceChildren(...timeline(tr.events || []));
+      } catch (e) {
+        p.events.replaceChildren(el('p', {class: 'error'}, 'Its trace: ' + e.message));
+      }
+    }
   }
 
   // barChart draws horizontal bars as inline SVG; max 0 scales to the

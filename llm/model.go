@@ -32,6 +32,11 @@ type CallMeta struct {
 	// StepID is the id of the plan step the call serves, when a plan-step
 	// executor runs it (see WithStep); else empty.
 	StepID string `json:"step_id,omitempty"`
+	// Pipeline is the name of the pipeline whose run makes the call (its
+	// config's name:, which a comparison calls the config), when the run
+	// names one (see WithPipeline); else empty. The pipeline a nested run
+	// (a subgraph) belongs to is the outer run's.
+	Pipeline string `json:"pipeline,omitempty"`
 }
 
 type metaKey struct{}
@@ -54,6 +59,17 @@ func WithStep(ctx context.Context, id string) context.Context {
 	m := CallMetaFrom(ctx)
 	m.StepID = id
 	return hooks.Branch(WithCallMeta(ctx, m), "step."+id)
+}
+
+// WithPipeline returns ctx whose model calls are made by a run of the
+// pipeline named name: Model.Call copies it into CallMeta.Pipeline. The
+// pipeline sets it for each run, so that offline models that play recorded
+// replies per config (the scripted model's per-task mode) know whose run
+// calls them.
+func WithPipeline(ctx context.Context, name string) context.Context {
+	m := CallMetaFrom(ctx)
+	m.Pipeline = name
+	return WithCallMeta(ctx, m)
 }
 
 // Run is the run a model call serves, as Call needs it: its task's id and
@@ -173,9 +189,10 @@ func EmptyReply(resp *llms.ContentResponse) bool {
 }
 
 // Call makes one model call on behalf of caller (whose Node, Kind and Role
-// it uses; the task id comes from run and the step id from ctx, see
-// WithStep) through run's hooks, and returns the first choice's content
-// as text; resp holds every choice (tool calls may be in any).
+// it uses; the task id comes from run, the step id and the pipeline name
+// from ctx, see WithStep and WithPipeline) through run's hooks, and
+// returns the first choice's content as text; resp holds every choice
+// (tool calls may be in any).
 //
 // The call passes run's ModelHooks (hooks.Set.WrapModel: budgets, usage,
 // trace events, spans, the program's own), then the metering (attempts,
@@ -202,7 +219,8 @@ func (m Model) Call(ctx context.Context, run Run, caller CallMeta, msgs []llms.M
 	if m.LLM == nil {
 		return "", nil, fmt.Errorf("%w: no model configured (set llm: in the pipeline or pass --llm)", ErrModel)
 	}
-	caller.StepID = CallMetaFrom(ctx).StepID
+	outer := CallMetaFrom(ctx)
+	caller.StepID, caller.Pipeline = outer.StepID, outer.Pipeline
 	caller.TaskID = ""
 	var set *hooks.Set
 	if run != nil {

@@ -538,6 +538,8 @@ func (p *Pipeline) Run(ctx context.Context, task state.Task, tracer *trace.Trace
 		defer cancel()
 	}
 	ctx = trace.WithTracer(ctx, tracer)
+	// The model calls name the pipeline whose run they serve (llm.CallMeta.Pipeline).
+	ctx = llm.WithPipeline(ctx, p.Config.Name)
 	ctx, span := p.startRunSpan(ctx, cfg.telemetry, task, tracer.RunID()) // OpenTelemetry (telemetry.go)
 	defer span.EndRun(st)
 	st.SetHooks(p.runHooks(st, tracer, cfg))

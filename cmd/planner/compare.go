@@ -341,6 +341,7 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 		llmCfg, models = models[0], nil
 	}
 	var digests map[string]string
+	var cfgDigests map[string]map[string]string
 	scriptedTasks := app.PlaysTaskReplies(llmCfg)
 	for _, m := range models {
 		scriptedTasks = scriptedTasks || app.PlaysTaskReplies(m)
@@ -351,7 +352,7 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 				"give them replies, select tasks that have some (--slice, --limit), or pass a script: --llm scripted:FILE",
 				len(missing), len(tasks), hasHave(len(missing)), idsWord(len(missing)), idList(missing, 5))}
 		}
-		if digests, err = app.ReplyDigests(tasks); err != nil {
+		if digests, cfgDigests, err = app.ConfigReplyDigests(tasks); err != nil {
 			return err
 		}
 	}
@@ -365,7 +366,7 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 		dir = filepath.Join("out", "compare", id.DirName())
 	}
 	opts := compare.Options{Configs: expanded, LLM: llmCfg, LLMs: models, Repeats: f.repeats, StopWhenDecided: f.stop, Concurrency: f.concurrency, Timeout: f.timeout,
-		Seed: f.seed, OutDir: dir, Scorer: sc, Baseline: f.baseline, Suite: f.suite, Threads: f.threads, TaskDigests: digests,
+		Seed: f.seed, OutDir: dir, Scorer: sc, Baseline: f.baseline, Suite: f.suite, Threads: f.threads, TaskDigests: digests, ConfigTaskDigests: cfgDigests,
 		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
 	if opts.Scorers, opts.SuccessScorer, err = f.scorers(c, a, dir); err != nil {
 		return err

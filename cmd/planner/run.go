@@ -332,7 +332,7 @@ func parseRunModel(proc process, f *runFlags, a *app.App, t chosenTask) (app.Mod
 			return model, &usageError{cmd: "run", err: err}
 		}
 	}
-	if app.PlaysTaskReplies(model.LLM) && (!t.found || len(t.known.Replies) == 0) {
+	if app.PlaysTaskReplies(model.LLM) && (!t.found || !t.known.HasReplies()) {
 		return model, &usageError{cmd: "run", err: app.TaskRepliesError(t.query, t.known, t.found)}
 	}
 	if f.record != "" && model.LLM.Provider == "replay" && samePath(model.LLM.Script, f.record) {
@@ -352,8 +352,14 @@ func settleTask(f *runFlags, a *app.App, t chosenTask, model app.ModelFlag, p *p
 	if simulated && (!t.found || t.known.Gold == nil) {
 		return loadedRun{}, &usageError{cmd: "run", err: app.SimTaskError(t.query, t.known, t.found)}
 	}
-	// Built at all, the per-task scripted model has the task's replies.
+	// Built at all, the per-task scripted model has the task's replies;
+	// they may be some configs' only.
 	taskReplies := app.PlaysTaskReplies(llmCfg)
+	if taskReplies && t.found {
+		if err := app.ConfigRepliesError(t.query, t.known, p.Name()); err != nil {
+			return loadedRun{}, &usageError{cmd: "run", err: err}
+		}
+	}
 	task := state.Task{Question: t.question}
 	// A task named with --suite/--task is run as the suite has it, for any
 	// model; a question matched against the demo suite only for the

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/planner-engine/planner/eval/stats"
+	"github.com/planner-engine/planner/eval/viewer"
 	"github.com/planner-engine/planner/internal/textutil"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -80,6 +81,9 @@ type Report struct {
 	// its model calls and their cost (apart from the runs'), its cache
 	// hits and failures; nil without scorers.
 	Scorers []ScorerUsage `json:"scorers,omitempty"`
+	// grid is the per-task viewer's data, written to tasks.html by
+	// WriteFiles; nil for a report built by Summarize.
+	grid *viewer.Data
 	// Budget is what the compare budget (Options.MaxModelCalls,
 	// MaxTokens, MaxCostUSD) allowed and what this invocation's runs spent
 	// of it; nil without one.
@@ -901,9 +905,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-// WriteFiles writes report.md, report.json and report.html into dir and
-// returns the HTML path.
+// WriteFiles writes report.md, report.json, report.html and, for a report
+// that Run built, the per-task viewer tasks.html (package eval/viewer)
+// into dir, and returns the path of report.html.
 func (r *Report) WriteFiles(dir string) (string, error) {
+	if r.grid != nil {
+		if _, err := viewer.WriteFile(dir, *r.grid); err != nil {
+			return "", fmt.Errorf("writing %s: %w", viewer.FileName, err)
+		}
+	}
 	var md bytes.Buffer
 	if err := r.WriteMarkdown(&md); err != nil {
 		return "", err
@@ -954,7 +964,7 @@ func (r *Report) HTML() ([]byte, error) {
 	var out bytes.Buffer
 	err = pageTmpl.Execute(&out, map[string]any{
 		"R": r, "Banner": r.Banner(), "Spec": r.modelSpec(), "Scatter": template.HTML(scatter), "Latency": template.HTML(bars),
-		"Head": head, "Rows": rows, "Left": left, "Notes": notes, "Columns": r.Columns(), "BudgetLine": r.Budget.Line(), "ScorerLines": r.scorerLines(),
+		"Head": head, "Rows": rows, "Left": left, "Notes": notes, "Columns": r.Columns(), "BudgetLine": r.Budget.Line(), "ScorerLines": r.scorerLines(), "Tasks": r.grid != nil,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering report.html: %w", err)
@@ -1353,6 +1363,7 @@ dl.columns{display:grid;grid-template-columns:max-content max-content auto;gap:.
 <p>Model: {{.R.Model}} (--llm {{.Spec}}) · suite: {{.R.Suite}} ({{.R.Tasks}} tasks) · seed {{.R.Seed}} · {{.R.Ran}} runs in {{printf "%.1f" .R.WallSeconds}} s, {{.R.Reused}} reused from an earlier run{{if .R.Dir}} · run folder {{.R.Dir}}{{end}}</p>
 {{if .BudgetLine}}<p class="banner">{{.BudgetLine}}</p>{{end}}
 {{range .ScorerLines}}<p>{{.}}</p>{{end}}
+{{if .Tasks}}<p><a href="tasks.html">Task by task</a>: every run's answer, verdict, cost and time, the tasks where the configs disagree, and each run's trace as a timeline.</p>{{end}}
 <div class="table"><table><tr>{{range $i, $h := .Head}}<th{{if index $.Left $i}} class="l"{{end}}>{{$h}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $.Left $i}} class="l"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</table></div>

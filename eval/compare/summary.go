@@ -471,6 +471,10 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 	}
 	rep := summarizeRows(mine, rows, max(0, c.cfgs.baseline(o.Baseline)), scorerNames(usages))
 	rep.Scorers = usages
+	defer func() { // once the report says what produced it
+		g := c.grid(rep, mine)
+		rep.grid = &g
+	}()
 	for i := range rep.Configs {
 		rep.Configs[i].ModelSpec = o.Scrubber.String(c.cfgs.entries[i].spec)
 		rep.Configs[i].Label = o.Scrubber.String(rep.Configs[i].Label)

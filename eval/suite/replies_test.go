@@ -50,7 +50,7 @@ func TestLoadJSONLReportsABadReplyWithItsLine(t *testing.T) {
 		{"negative times", `{"question": "q", "replies": [{"text": "x", "times": -1}]}`,
 			"record 1: bad suite record: replies: bad scripted reply 1 of 1: times must be positive"},
 		{"not an array", `{"question": "q", "replies": "Thought: x"}`,
-			"record 1: bad suite record: json: cannot unmarshal string"},
+			`record 1: bad suite record: replies: want a list of replies, which every config plays, or an object of such lists by config name ("*" for every config not named), not a string`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

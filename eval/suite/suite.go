@@ -9,7 +9,10 @@
 //
 // A JSONL task may also carry its own scripted model replies (Task.Replies),
 // such as a recorded run's raw model outputs, which --llm scripted plays
-// back: a suite of recorded runs is a regression suite.
+// back: a suite of recorded runs is a regression suite. The replies may
+// differ by config (Task.ConfigReplies): recorded runs of several
+// paradigms on the same tasks, each config's played back to its own runs,
+// so that they replay side by side in one comparison.
 //
 // A JSONL or demo task with a gold solution but no reference answer gets
 // the gold answer as its reference (agent.Task.Answer), so scorers, which
@@ -73,8 +76,14 @@ const (
 	// are ignored; a missing id becomes "<file stem>-<index>", a missing
 	// answer the gold solution's. "replies" is an array of the scripted
 	// model's replies (see scripted.ParseReplies: objects in a script's
-	// reply format, or strings, each a reply's text); a malformed reply is
-	// an error naming the line and the reply.
+	// reply format, or strings, each a reply's text), which every config
+	// plays, or an object whose keys are config (pipeline) names and
+	// whose values are such arrays, each the replies of that config's
+	// runs, with the key "*" for the replies of every config not named:
+	// {"cot": ["..."], "react": ["...", "..."], "*": ["..."]}. A malformed
+	// reply is an error naming the line, the config and the reply; so is
+	// an object with no key, an empty key, a key given twice, or a key
+	// whose value is not a non-empty array.
 	FormatJSONL Format = "jsonl"
 	// FormatGSM8K is GSM8K's JSON lines {"question","answer"}; see
 	// GSM8KGold for how the worked answer becomes a gold program.
@@ -489,20 +498,21 @@ func (s source) jsonl() ([]Task, error) {
 		index := len(tasks)
 		var rec struct {
 			Task
-			// Replies shadows Task.Replies: each is read by
-			// scripted.ParseReplies, which also takes strings.
-			Replies []json.RawMessage `json:"replies"`
+			// Replies shadows Task.Replies: a list or an object of lists
+			// by config, read by parseTaskReplies.
+			Replies json.RawMessage `json:"replies"`
 		}
 		if err := json.Unmarshal(line, &rec); err != nil {
 			return fmt.Errorf("%s:%d: record %d: %w: %w", s.path, lineNo, index, ErrBadRecord, err)
 		}
 		t := rec.Task
-		if len(rec.Replies) > 0 {
-			replies, err := scripted.ParseReplies(rec.Replies)
-			if err != nil {
-				return fmt.Errorf("%s:%d: record %d: %w: replies: %w", s.path, lineNo, index, ErrBadRecord, err)
+		var err error
+		if t.Replies, t.ConfigReplies, err = parseTaskReplies(rec.Replies); err != nil {
+			task := ""
+			if t.ID != "" {
+				task = fmt.Sprintf(" (task %q)", t.ID)
 			}
-			t.Replies = replies
+			return fmt.Errorf("%s:%d: record %d%s: %w: %w", s.path, lineNo, index, task, ErrBadRecord, err)
 		}
 		if strings.TrimSpace(t.Question) == "" {
 			return s.badRecord(lineNo, index, `missing "question"`)
@@ -520,6 +530,126 @@ func (s source) jsonl() ([]Task, error) {
 		return nil
 	})
 	return tasks, err
+}
+
+// parseTaskReplies reads a JSONL task's "replies": a list, the replies of
+// every config, or an object of lists by config name, whose key
+// scripted.AnyConfig holds the replies of every config not named. Absent
+// or null, it is no replies. Errors name the config and the reply.
+func parseTaskReplies(raw json.RawMessage) (all []scripted.Reply, byConfig map[string][]scripted.Reply, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil, nil
+	}
+	const want = `want a list of replies, which every config plays, or an object of such lists by config name ("*" for every config not named)`
+	switch raw[0] {
+	case '[':
+		var list []json.RawMessage
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, nil, fmt.Errorf("replies: %w", err)
+		}
+		if len(list) == 0 {
+			return nil, nil, nil
+		}
+		if all, err = scripted.ParseReplies(list); err != nil {
+			return nil, nil, fmt.Errorf("replies: %w", err)
+		}
+		return all, nil, nil
+	case '{':
+	default:
+		return nil, nil, fmt.Errorf("replies: %s, not %s", want, jsonKind(raw))
+	}
+	keys, values, err := objectMembers(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replies: %w", err)
+	}
+	if len(keys) == 0 {
+		return nil, nil, fmt.Errorf(`replies: the object names no config; %s, e.g. {"cot": ["..."], "react": ["..."]}`, want)
+	}
+	for i, key := range keys {
+		if strings.TrimSpace(key) == "" {
+			return nil, nil, fmt.Errorf(`replies: key %d of the object is empty; give a config's pipeline name (its name:), or "*" for every config not named`, i+1)
+		}
+		who := fmt.Sprintf("config %q", key)
+		if key == scripted.AnyConfig {
+			who = `"*" (every config not named)`
+		}
+		v := bytes.TrimSpace(values[i])
+		var list []json.RawMessage
+		if len(v) == 0 || v[0] != '[' {
+			return nil, nil, fmt.Errorf("replies for %s: want a list of that config's replies, not %s", who, jsonKind(v))
+		}
+		if err := json.Unmarshal(v, &list); err != nil {
+			return nil, nil, fmt.Errorf("replies for %s: %w", who, err)
+		}
+		if len(list) == 0 {
+			return nil, nil, fmt.Errorf("replies for %s: the list is empty; give the replies recorded for it, or remove the key", who)
+		}
+		replies, err := scripted.ParseReplies(list)
+		if err != nil {
+			return nil, nil, fmt.Errorf("replies for %s: %w", who, err)
+		}
+		if key == scripted.AnyConfig {
+			all = replies
+			continue
+		}
+		if byConfig == nil {
+			byConfig = map[string][]scripted.Reply{}
+		}
+		byConfig[key] = replies
+	}
+	return all, byConfig, nil
+}
+
+// objectMembers returns the keys of the JSON object raw and their raw
+// values, in order. A key given twice is an error.
+func objectMembers(raw json.RawMessage) (keys []string, values []json.RawMessage, err error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // the '{' the caller saw
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		key, _ := tok.(string) // object keys are strings
+		if seen[key] {
+			return nil, nil, fmt.Errorf("config %q is given twice; give each config's replies once", key)
+		}
+		seen[key] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, fmt.Errorf("config %q: %w", key, err)
+		}
+		keys, values = append(keys, key), append(values, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, err
+	}
+	return keys, values, nil
+}
+
+// jsonKind names the kind of JSON value raw starts, for messages.
+func jsonKind(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
 }
 
 // checkGold verifies a gold program's step ids are unique and that every

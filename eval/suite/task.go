@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"encoding/json"
+	"maps"
 	"strings"
 
 	"github.com/planner-engine/planner/llm/scripted"
@@ -13,7 +15,10 @@ import (
 // it, tests check it); agents see Task.Task.
 //
 // In JSON the state.Task fields, "gold" and "replies" sit side by side:
-// {"id","question","answer","tags","gold","replies"}.
+// {"id","question","answer","tags","gold","replies"}. "replies" is a list
+// (Replies) or, when some configs have replies of their own, an object of
+// lists by config name whose key "*" holds Replies (see MarshalJSON and
+// FormatJSONL).
 type Task struct {
 	state.Task
 	// Gold is the solution program a perfect agent would follow, when known.
@@ -21,9 +26,48 @@ type Task struct {
 	// Replies are the task's own scripted model replies, in order, when the
 	// suite has them: a recorded run's raw model outputs, which the
 	// scripted model's per-task mode (scripted.TaskModel, --llm scripted
-	// without a file) plays back to every run of the task. Like Gold, only
-	// evaluation code reads them.
+	// without a file) plays back to every run of the task whose config
+	// ConfigReplies does not name. Like Gold, only evaluation code reads
+	// them.
 	Replies []scripted.Reply `json:"replies,omitempty"`
+	// ConfigReplies are the replies recorded for single configs, by the
+	// config's pipeline name (its name:), in order: recorded runs of
+	// several paradigms on the same task, each played back to the runs of
+	// its own config. Nil when every config plays Replies. In JSON they
+	// are the "replies" object's keys other than "*".
+	ConfigReplies map[string][]scripted.Reply `json:"-"`
+}
+
+// TaskReplies returns t's replies as the scripted model's per-task mode
+// takes them (scripted.NewConfigTaskModel): Replies for every config,
+// ConfigReplies for single ones.
+func (t Task) TaskReplies() scripted.TaskReplies {
+	return scripted.TaskReplies{All: t.Replies, Configs: t.ConfigReplies}
+}
+
+// HasReplies reports whether t carries replies for any config.
+func (t Task) HasReplies() bool { return !t.TaskReplies().Empty() }
+
+// MarshalJSON writes t as FormatJSONL reads it: "replies" is a list when
+// only Replies are set, and an object of lists by config name, with
+// Replies under "*", when ConfigReplies are.
+func (t Task) MarshalJSON() ([]byte, error) {
+	type plain Task // without this method
+	rec := struct {
+		plain
+		Replies any `json:"replies,omitempty"`
+	}{plain: plain(t)}
+	switch {
+	case len(t.ConfigReplies) > 0:
+		byConfig := maps.Clone(t.ConfigReplies)
+		if len(t.Replies) > 0 {
+			byConfig[scripted.AnyConfig] = t.Replies
+		}
+		rec.Replies = byConfig
+	case len(t.Replies) > 0:
+		rec.Replies = t.Replies
+	}
+	return json.Marshal(rec)
 }
 
 // Gold is a task's gold solution: the tool calls a perfect agent would make,

@@ -45,51 +45,101 @@ func ParseSpec(spec string) (config.LLM, error) {
 func PlaysTaskReplies(cfg config.LLM) bool { return scripted.PlaysTaskReplies(cfg) }
 
 // WithoutReplies returns the ids of the tasks that carry no replies of
-// their own, in order: tasks the per-task mode cannot play.
+// their own for any config, in order: tasks the per-task mode cannot
+// play. A task with replies for some configs only is not among them; a
+// run of another config fails with scripted.ErrNoTaskReplies, naming the
+// configs that have some.
 func WithoutReplies(tasks []suite.Task) []string {
 	var ids []string
 	for _, t := range tasks {
-		if len(t.Replies) == 0 {
+		if !t.HasReplies() {
 			ids = append(ids, t.ID)
 		}
 	}
 	return ids
 }
 
-// ReplyDigests returns, by task id, a digest of each task's replies, for
-// the tasks that have some: what a comparison in the per-task mode
-// depends on besides the task itself (compare.Options.TaskDigests), so
-// that editing a task's replies runs it again.
+// ReplyDigests returns, by task id, a digest of the replies each task
+// holds for every config (suite.Task.Replies), for the tasks that have
+// some: what a comparison in the per-task mode depends on besides the
+// task itself (compare.Options.TaskDigests), so that editing a task's
+// replies runs it again. It leaves out the replies of single configs
+// (suite.Task.ConfigReplies); ConfigReplyDigests has both.
 func ReplyDigests(tasks []suite.Task) (map[string]string, error) {
 	out := map[string]string{}
 	for _, t := range tasks {
 		if len(t.Replies) == 0 {
 			continue
 		}
-		b, err := json.Marshal(t.Replies)
+		d, err := replyDigest(t.Replies)
 		if err != nil {
 			return nil, fmt.Errorf("digesting the replies of task %s: %w", t.ID, err)
 		}
-		sum := sha256.Sum256(b)
-		out[t.ID] = hex.EncodeToString(sum[:8])
+		out[t.ID] = d
 	}
 	return out, nil
 }
 
-// withScripted registers the scripted provider over the engine's own: with
-// a script (scripted:FILE) it is the engine's scripted model; without one
-// it plays each of tasks' own replies (scripted.TaskModel), one model
-// shared by every pipeline the App builds, so that all the model calls of
-// a run take their task's replies from one position. It fails when a
-// task's replies are malformed.
-func withScripted(tasks []suite.Task) (planner.Option, error) {
-	replies := map[string][]scripted.Reply{}
+// ConfigReplyDigests returns the digests of the tasks' replies that a
+// comparison in the per-task mode (--llm scripted) resumes by:
+// byTask, by task id, the digest of the replies every config plays
+// (suite.Task.Replies; ReplyDigests), for compare.Options.TaskDigests; and
+// byConfig, by config (pipeline) name and then task id, the digest of the
+// replies recorded for that config (suite.Task.ConfigReplies), for
+// compare.Options.ConfigTaskDigests, which a comparison uses in place of
+// byTask's for that config. Editing the replies a config plays for a task
+// runs that config on that task again, and no other. byConfig is nil when
+// no task has replies of single configs.
+func ConfigReplyDigests(tasks []suite.Task) (byTask map[string]string, byConfig map[string]map[string]string, err error) {
+	if byTask, err = ReplyDigests(tasks); err != nil {
+		return nil, nil, err
+	}
 	for _, t := range tasks {
-		if len(t.Replies) > 0 {
-			replies[t.ID] = t.Replies
+		for config, rs := range t.ConfigReplies {
+			if len(rs) == 0 {
+				continue
+			}
+			d, err := replyDigest(rs)
+			if err != nil {
+				return nil, nil, fmt.Errorf("digesting the replies of task %s for config %s: %w", t.ID, config, err)
+			}
+			if byConfig == nil {
+				byConfig = map[string]map[string]string{}
+			}
+			if byConfig[config] == nil {
+				byConfig[config] = map[string]string{}
+			}
+			byConfig[config][t.ID] = d
 		}
 	}
-	perTask, err := scripted.NewTaskModel(replies)
+	return byTask, byConfig, nil
+}
+
+// replyDigest is a short digest of replies' JSON.
+func replyDigest(replies []scripted.Reply) (string, error) {
+	b, err := json.Marshal(replies)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// withScripted registers the scripted provider over the engine's own: with
+// a script (scripted:FILE) it is the engine's scripted model; without one
+// it plays each of tasks' own replies (scripted.TaskModel), each run those
+// of its config where the task has replies by config, one model shared by
+// every pipeline the App builds, so that all the model calls of a run
+// take their task's replies from one position. It fails when a task's
+// replies are malformed.
+func withScripted(tasks []suite.Task) (planner.Option, error) {
+	replies := map[string]scripted.TaskReplies{}
+	for _, t := range tasks {
+		if t.HasReplies() {
+			replies[t.ID] = t.TaskReplies()
+		}
+	}
+	perTask, err := scripted.NewConfigTaskModel(replies)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +154,23 @@ func withScripted(tasks []suite.Task) (planner.Option, error) {
 		return perTask, nil
 	}
 	return planner.WithOfflineProvider(providerScripted, ScriptedLabel, build, llm.AsKind(llm.KindScripted)), nil
+}
+
+// ConfigRepliesError says why --llm scripted without a file cannot play
+// task t, a task of q's suite, with the config (pipeline) named config,
+// and what to pass instead; nil when t has replies for config (its own, or
+// every config's). It wraps ErrNoReplies.
+func ConfigRepliesError(q TaskQuery, t suite.Task, config string) error {
+	if rs, _ := t.TaskReplies().For(config); len(rs) > 0 {
+		return nil
+	}
+	have := t.TaskReplies().ConfigNames()
+	if len(have) == 0 {
+		return TaskRepliesError(q, t, true)
+	}
+	return fmt.Errorf("%w: without a file, the scripted model plays the \"replies\" the suite task being run has for its config, and task %s of the %s suite has none for config %s, only for %s; "+
+		"run one of those configs, give the task replies for %s (or for every config, under \"*\"), or pass a script: --llm scripted:FILE",
+		ErrNoReplies, t.ID, q.suiteName(), config, strings.Join(have, ", "), config)
 }
 
 // TaskRepliesError explains, in one line, why --llm scripted without a

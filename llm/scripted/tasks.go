@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/planner-engine/planner/config"
@@ -23,7 +25,8 @@ import (
 // middleware.ErrPermanent: the call would fail again, so it is not retried.
 var (
 	// ErrNoTaskReplies means a call's task has no replies of its own, or
-	// the call names no task at all.
+	// none for the config (pipeline) making the call, or the call names no
+	// task at all.
 	ErrNoTaskReplies = middleware.Permanent("scripted model: no replies for this task")
 	// ErrRepliesUsedUp means a run has used every reply of its task and
 	// calls the model again.
@@ -105,6 +108,63 @@ func checkTaskReply(r *Reply) error {
 	return r.prepareToolCalls()
 }
 
+// AnyConfig is the key of a task's replies, in a suite's per-config
+// "replies" object, that every config not named by a key of its own plays.
+const AnyConfig = "*"
+
+// TaskReplies are one task's recorded replies: those every config plays
+// and those recorded for single configs, such as the runs of several
+// paradigms on the same task. A run of the config (pipeline) named C plays
+// Configs[C] when Configs has C, else All.
+type TaskReplies struct {
+	// All are the replies of every config that Configs does not name (a
+	// suite's list of replies, or the AnyConfig key of its object); nil
+	// when only the configs Configs names have replies.
+	All []Reply
+	// Configs are the replies recorded for single configs, by pipeline
+	// name (the config's name:). Nil when every config plays All.
+	Configs map[string][]Reply
+}
+
+// For returns the replies a run of the config (pipeline) named config
+// plays, and which of t's keys holds them: config itself, or "" for All.
+// It returns nil when t has none for config.
+func (t TaskReplies) For(config string) (replies []Reply, key string) {
+	if rs, ok := t.Configs[config]; ok && len(rs) > 0 {
+		return rs, config
+	}
+	return t.All, ""
+}
+
+// Empty reports whether t holds no reply for any config.
+func (t TaskReplies) Empty() bool {
+	if len(t.All) > 0 {
+		return false
+	}
+	for _, rs := range t.Configs {
+		if len(rs) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ConfigNames returns, sorted, the names of the configs that have replies
+// of their own, followed by AnyConfig when every other config has some.
+func (t TaskReplies) ConfigNames() []string {
+	var names []string
+	for name, rs := range t.Configs {
+		if len(rs) > 0 {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	if len(t.All) > 0 {
+		names = append(names, AnyConfig)
+	}
+	return names
+}
+
 // TaskModel is the scripted model in per-task mode: every task of a suite
 // carries its own replies, such as the raw outputs of a recorded run, and
 // each run of a task is served its task's replies in order, from the
@@ -114,10 +174,17 @@ func checkTaskReply(r *Reply) error {
 // metadata names (llm.CallMeta.TaskID, which the engine sets from the
 // task being run).
 //
+// A task's replies may differ by config (TaskReplies, NewConfigTaskModel):
+// a run then plays those recorded for its own config, the pipeline its
+// call metadata names (llm.CallMeta.Pipeline, which the engine sets from
+// the pipeline being run), or those of every config when its config has
+// none of its own. So recorded runs of several paradigms on the same
+// tasks replay side by side.
+//
 // Where a run is in its task's replies is kept in the run's
 // tools.RunState, the per-run state a pipeline attaches to each run's
 // context: concurrent runs of the same task, with one config or several,
-// each start at their task's first reply and never share a position, and
+// each start at their replies' first and never share a position, and
 // the position is dropped with the run. A call whose context holds no
 // RunState (a model called outside a pipeline run) continues one position
 // per task that the TaskModel itself keeps.
@@ -131,35 +198,85 @@ func checkTaskReply(r *Reply) error {
 //
 // A TaskModel is safe for concurrent use.
 type TaskModel struct {
-	replies map[string][]Reply
+	replies map[string]TaskReplies
 	mu      sync.Mutex
-	loose   map[string]*cursor // by task id: the positions of calls outside any run
+	loose   map[looseKey]*cursor // the positions of calls outside any run
 }
+
+// looseKey names the replies a call outside any run takes its position in:
+// a task's, for one config or for all ("").
+type looseKey struct{ task, config string }
 
 var _ llms.Model = (*TaskModel)(nil)
 
-// NewTaskModel returns a model that plays replies, keyed by task id. The
-// replies are copied; a malformed one (negative times, tool call
-// arguments that are not JSON) fails with an error naming its task and
-// position, wrapping ErrBadReply.
+// NewTaskModel returns a model that plays replies, keyed by task id, to
+// every config's runs of the task. The replies are copied; a malformed one
+// (negative times, tool call arguments that are not JSON) fails with an
+// error naming its task and position, wrapping ErrBadReply.
 func NewTaskModel(replies map[string][]Reply) (*TaskModel, error) {
-	m := &TaskModel{replies: make(map[string][]Reply, len(replies)), loose: map[string]*cursor{}}
+	all := make(map[string]TaskReplies, len(replies))
 	for id, rs := range replies {
-		own := make([]Reply, len(rs))
-		for i, r := range rs {
-			r.ToolCalls = append([]ToolCall(nil), r.ToolCalls...)
-			if err := checkTaskReply(&r); err != nil {
-				return nil, fmt.Errorf("%w %d of task %q: %w", ErrBadReply, i+1, id, err)
+		all[id] = TaskReplies{All: rs}
+	}
+	return NewConfigTaskModel(all)
+}
+
+// NewConfigTaskModel returns a model that plays replies, keyed by task id,
+// each run of a task the replies of its config (TaskReplies.For). The
+// replies are copied; a malformed one (negative times, tool call
+// arguments that are not JSON) fails with an error naming its task, its
+// config (when it is one config's) and its position, wrapping ErrBadReply.
+func NewConfigTaskModel(replies map[string]TaskReplies) (*TaskModel, error) {
+	m := &TaskModel{replies: make(map[string]TaskReplies, len(replies)), loose: map[looseKey]*cursor{}}
+	for id, tr := range replies {
+		var own TaskReplies
+		var err error
+		if own.All, err = copyTaskReplies(tr.All, id, ""); err != nil {
+			return nil, err
+		}
+		if tr.Configs != nil {
+			own.Configs = make(map[string][]Reply, len(tr.Configs))
+		}
+		for config, rs := range tr.Configs {
+			if own.Configs[config], err = copyTaskReplies(rs, id, config); err != nil {
+				return nil, err
 			}
-			own[i] = r
 		}
 		m.replies[id] = own
 	}
 	return m, nil
 }
 
-// Tasks returns how many tasks have replies.
-func (m *TaskModel) Tasks() int { return len(m.replies) }
+// copyTaskReplies copies and checks the replies of task id, for config
+// ("" for every config).
+func copyTaskReplies(rs []Reply, id, config string) ([]Reply, error) {
+	if rs == nil {
+		return nil, nil
+	}
+	own := make([]Reply, len(rs))
+	for i, r := range rs {
+		r.ToolCalls = append([]ToolCall(nil), r.ToolCalls...)
+		if err := checkTaskReply(&r); err != nil {
+			if config != "" {
+				return nil, fmt.Errorf("%w %d of task %q for config %q: %w", ErrBadReply, i+1, id, config, err)
+			}
+			return nil, fmt.Errorf("%w %d of task %q: %w", ErrBadReply, i+1, id, err)
+		}
+		own[i] = r
+	}
+	return own, nil
+}
+
+// Tasks returns how many tasks have replies, for one config or more.
+func (m *TaskModel) Tasks() int {
+	n := 0
+	for _, tr := range m.replies {
+		if !tr.Empty() {
+			n++
+		}
+	}
+	return n
+}
 
 // cursor is a run's position in its task's replies.
 type cursor struct {
@@ -192,19 +309,24 @@ func (c *cursor) take(replies []Reply) (r Reply, idx, call int, ok bool) {
 type cursorKey struct {
 	model *TaskModel
 	task  string
+	// config is the key of the task's replies the run plays: its config's
+	// name, or "" for the replies of every config.
+	config string
 }
 
-// cursorFor returns the position of the run of ctx in task's replies.
-func (m *TaskModel) cursorFor(ctx context.Context, task string) *cursor {
+// cursorFor returns the position of the run of ctx in task's replies for
+// config ("" for those of every config).
+func (m *TaskModel) cursorFor(ctx context.Context, task, config string) *cursor {
 	if tools.RunStateFrom(ctx) != nil {
-		return tools.State(ctx, cursorKey{model: m, task: task}, func() *cursor { return &cursor{} })
+		return tools.State(ctx, cursorKey{model: m, task: task, config: config}, func() *cursor { return &cursor{} })
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.loose[task]
+	k := looseKey{task: task, config: config}
+	c := m.loose[k]
 	if c == nil {
 		c = &cursor{}
-		m.loose[task] = c
+		m.loose[k] = c
 	}
 	return c
 }
@@ -214,10 +336,12 @@ func (m *TaskModel) Call(ctx context.Context, prompt string, options ...llms.Cal
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
 }
 
-// GenerateContent serves the next reply of the calling run's task. It
-// fails with ErrNoTaskReplies when the call names no task or its task has
-// no replies, and with ErrRepliesUsedUp, naming the task and how many
-// replies it had, when the run has used them all.
+// GenerateContent serves the next reply of the calling run's task, for
+// the run's config. It fails with ErrNoTaskReplies when the call names no
+// task or its task has no replies for the run's config (naming the task,
+// the config and the configs that have some), and with ErrRepliesUsedUp,
+// naming the task and how many replies it had, when the run has used them
+// all.
 func (m *TaskModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -228,21 +352,49 @@ func (m *TaskModel) GenerateContent(ctx context.Context, msgs []llms.MessageCont
 		return nil, fmt.Errorf("%w: the call names no task; without a script the scripted model plays the replies of the suite task being run, "+
 			"found by its id (run a task of a suite, or give a script: scripted:FILE); %s", ErrNoTaskReplies, describe(caller, llm.MessagesText(msgs, "")))
 	}
-	replies, ok := m.replies[caller.TaskID]
-	if !ok || len(replies) == 0 {
-		return nil, fmt.Errorf("%w: task %q has none (give it \"replies\" in the suite, or use scripted:FILE)", ErrNoTaskReplies, caller.TaskID)
+	tr := m.replies[caller.TaskID]
+	replies, key := tr.For(caller.Pipeline)
+	if len(replies) == 0 {
+		return nil, noReplies(caller, tr)
 	}
-	c := m.cursorFor(ctx, caller.TaskID)
+	c := m.cursorFor(ctx, caller.TaskID, key)
 	c.resume(ctx, caller.TaskID, replies)
 	reply, idx, call, ok := c.take(replies)
 	if !ok {
-		return nil, fmt.Errorf("%w: task %q had %s, and this run has used them all: call %d has none; %s", ErrRepliesUsedUp, caller.TaskID,
-			textutil.Count(len(replies), "reply", "replies")+servedCalls(replies), call, describe(caller, llm.MessagesText(msgs, "")))
+		return nil, fmt.Errorf("%w: task %q had %s%s, and this run has used them all: call %d has none; %s", ErrRepliesUsedUp, caller.TaskID,
+			textutil.Count(len(replies), "reply", "replies")+servedCalls(replies), forConfig(key), call, describe(caller, llm.MessagesText(msgs, "")))
 	}
 	if reply.Error != "" {
 		return nil, fmt.Errorf("%w: %s", ErrScriptedFailure, reply.Error)
 	}
 	return respond(ctx, reply, opts, false, map[string]any{InfoTask: caller.TaskID, InfoReply: idx + 1})
+}
+
+// noReplies is the ErrNoTaskReplies error of a call whose task, tr's, has
+// no replies for the calling run's config.
+func noReplies(caller llm.CallMeta, tr TaskReplies) error {
+	have := tr.ConfigNames()
+	switch {
+	case len(have) == 0:
+		return fmt.Errorf("%w: task %q has none (give it \"replies\" in the suite, or use scripted:FILE)", ErrNoTaskReplies, caller.TaskID)
+	case caller.Pipeline == "":
+		return fmt.Errorf("%w: task %q has replies only for the configs %s, and the call names no config (pipeline); "+
+			"run the task with one of those configs, give the task replies for every config (a list, or the key %q), or use scripted:FILE",
+			ErrNoTaskReplies, caller.TaskID, strings.Join(have, ", "), AnyConfig)
+	default:
+		return fmt.Errorf("%w: task %q has none for config %q, only for the configs %s; "+
+			"record replies for %q under its name in the task's \"replies\" object (or under %q for every config), or use scripted:FILE",
+			ErrNoTaskReplies, caller.TaskID, caller.Pipeline, strings.Join(have, ", "), caller.Pipeline, AnyConfig)
+	}
+}
+
+// forConfig says whose replies key names, for messages: "" for every
+// config's.
+func forConfig(key string) string {
+	if key == "" {
+		return ""
+	}
+	return fmt.Sprintf(" for config %q", key)
 }
 
 // servedCalls says how many calls replies serve when a times setting makes

@@ -1,0 +1,47 @@
+package compare
+
+import (
+	"github.com/planner-engine/planner/eval/viewer"
+)
+
+// grid builds the per-task viewer's data (package eval/viewer) from the
+// comparison's judged records: a row per task, a column per entry, each
+// run with its trace's events read back from the run folder (none when
+// the trace is missing or over the viewer's limits: the page then says
+// the run has no events).
+func (c *comparison) grid(rep *Report, recs []Record) viewer.Data {
+	d := viewer.Data{Title: "planner comparison: " + rep.Suite, Banner: rep.Banner()}
+	for _, t := range c.tasks {
+		d.Tasks = append(d.Tasks, viewer.Task{ID: t.ID, Question: c.opts.Scrubber.String(t.Question), Reference: c.opts.Scrubber.String(t.Answer)})
+	}
+	for _, e := range c.cfgs.entries {
+		col := viewer.Column{Config: e.name, Label: e.label}
+		if c.cfgs.models > 1 {
+			col.Model = c.opts.Scrubber.String(e.spec)
+		}
+		d.Columns = append(d.Columns, col)
+	}
+	for _, r := range recs {
+		e := c.cfgs.entryOf(r)
+		if e < 0 {
+			continue
+		}
+		run := viewer.Run{Task: c.ids[r.TaskID], Column: e, Repeat: r.Repeat, Answer: r.Answer, Scored: r.Scored, Correct: Succeeded(r),
+			Failure: r.Failure, CostUSD: r.CostUSD, LatencyMS: r.LatencyMS, ModelCalls: r.ModelCalls, ToolCalls: r.ToolCalls, Trace: r.Trace}
+		for name, v := range r.Scores {
+			if v.Error == "" && !v.Unscorable {
+				if run.Scores == nil {
+					run.Scores = map[string]float64{}
+				}
+				run.Scores[name] = v.Score
+			}
+		}
+		if r.Trace != "" {
+			if events, err := viewer.ReadTrace(c.opts.OutDir, r.Trace); err == nil {
+				run.Events = events // scrubbed when they were written
+			}
+		}
+		d.Runs = append(d.Runs, run)
+	}
+	return d
+}

@@ -217,6 +217,7 @@ func (s *Server) startCompare(w http.ResponseWriter, r *http.Request) {
 		cmp.model = compare.ModelSpec(opts.LLM)
 	}
 	cmp.tasks, cmp.scorer = tasks, opts.Scorer
+	opts.Gold = suite.GoldOf(tasks)
 	s.mu.Lock()
 	switch {
 	case s.closed:

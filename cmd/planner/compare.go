@@ -368,6 +368,7 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 	opts := compare.Options{Configs: expanded, LLM: llmCfg, LLMs: models, Repeats: f.repeats, StopWhenDecided: f.stop, Concurrency: f.concurrency, Timeout: f.timeout,
 		Seed: f.seed, OutDir: dir, Scorer: sc, Baseline: f.baseline, Suite: f.suite, Threads: f.threads, TaskDigests: digests, ConfigTaskDigests: cfgDigests,
 		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
+	opts.Gold = suite.GoldOf(tasks)
 	if opts.Scorers, opts.SuccessScorer, err = f.scorers(c, a, dir); err != nil {
 		return err
 	}

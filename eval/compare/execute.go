@@ -3,6 +3,7 @@ package compare
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/eval/trajectory"
 	"github.com/planner-engine/planner/internal/par"
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/journal/sqlitestore"
@@ -228,8 +230,8 @@ func (x *execution) runOne(ctx context.Context, j job) (rec Record, refused, ok 
 	name, model, seed := e.name, e.spec, SeedOf(x.opts.Seed, j.rep)
 	fp := x.cfgs.printOf(j.e, task.ID)
 	rec = Record{Config: name, TaskID: task.ID, Seed: seed, Repeat: j.rep, Model: model, Fingerprint: fp}
-	faults, cut := &faultCounter{}, &budgetRefusals{}
-	sinks := scrubbed{s: x.opts.Scrubber, sinks: []trace.Sink{faults, cut}}
+	faults, cut, path := &faultCounter{}, &budgetRefusals{}, trajectory.NewCollector(trajectory.Options{})
+	sinks := scrubbed{s: x.opts.Scrubber, sinks: []trace.Sink{faults, cut, path}}
 	// The trace is kept in memory and appended to the config's trace file
 	// once the run is over, so file I/O neither delays the run nor counts in
 	// its latency, and an interrupted run leaves no partial trace behind.
@@ -259,6 +261,9 @@ func (x *execution) runOne(ctx context.Context, j job) (rec Record, refused, ok 
 		rec.Trace = x.traces.add(name, model, buf.bytes())
 	}
 	rec.Faults = faults.counts()
+	if b, err := json.Marshal(path.Trajectory()); err == nil {
+		rec.Trajectory = b
+	}
 	fill(&rec, res, err)
 	return judge(scrubRecord(x.opts.Scrubber, rec), task, x.opts.Scorer), cut.seen.Load(), true
 }

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/planner-engine/planner/eval/stats"
+	"github.com/planner-engine/planner/eval/trajectory"
 	"github.com/planner-engine/planner/eval/viewer"
 	"github.com/planner-engine/planner/internal/textutil"
 	"gonum.org/v1/plot"
@@ -208,6 +209,12 @@ type ConfigSummary struct {
 	// without repeats.
 	PassAtK  map[int]float64 `json:"pass_at_k,omitempty"`
 	PassHatK map[int]float64 `json:"pass_hat_k,omitempty"`
+	// Trajectory averages the runs' trajectory scores against their
+	// tasks' gold steps (Options.Gold; package eval/trajectory): tool
+	// recall and precision, order, steps used against gold steps, and
+	// for runs that made a plan, plan step and dependency recall; nil
+	// when no run was scored.
+	Trajectory *trajectory.Summary `json:"trajectory,omitempty"`
 	// Scores summarises each scorer's verdicts (Options.Scorers), by
 	// name; nil without scorers.
 	Scores map[string]*ScoreSummary `json:"scores,omitempty"`
@@ -418,6 +425,9 @@ func (r *Report) columns() []column {
 		i := slices.IndexFunc(cols, func(c column) bool { return c.field == "success_ci" })
 		cols = slices.Insert(cols, i+1, passColumns(r.Repeats)...)
 	}
+	if slices.ContainsFunc(r.Configs, func(s ConfigSummary) bool { return s.Trajectory != nil }) {
+		cols = append(cols, trajectoryColumns...)
+	}
 	cols = append(cols, scorerColumns(scorerNames(r.Scorers))...)
 	if cacheHits {
 		cols = append(cols, cacheColumns...)
@@ -534,6 +544,43 @@ func passColumns(k int) []column {
 		{head: fmt.Sprintf("pass^%d", k), field: fmt.Sprintf("pass_hat_k.%d", k), doc: "mean over tasks of the chance that all of k runs succeed (Yao et al. 2024): reliability",
 			cell: func(s ConfigSummary) string { return at(s.PassHatK) }},
 	}
+}
+
+// trajectoryColumns show how the runs' tool calls and plans match their
+// tasks' gold steps; reports where some run was scored have them.
+var trajectoryColumns = []column{
+	{head: "tool R/P", field: "trajectory.tool_recall", doc: "mean recall and precision of the gold steps' tools among the run's tool calls (repeated and failed calls lower precision)", left: true,
+		cell: func(s ConfigSummary) string {
+			if s.Trajectory == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f/%.2f", s.Trajectory.ToolRecall, s.Trajectory.ToolPrecision)
+		}},
+	{head: "order", field: "trajectory.order_lcs", doc: "mean longest common subsequence of the run's tool sequence and the gold one, over the gold steps",
+		cell: func(s ConfigSummary) string {
+			if s.Trajectory == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f", s.Trajectory.OrderLCS)
+		}},
+	{head: "steps/gold", field: "trajectory.steps_ratio", doc: "mean tool calls per gold step (1 is the gold solution's length)",
+		cell: func(s ConfigSummary) string {
+			if s.Trajectory == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f", s.Trajectory.StepsRatio)
+		}},
+	{head: "plan R/dep R", field: "trajectory.plan_recall", doc: "for runs that made a plan: mean recall of the gold steps among the final plan's steps, and of the gold dependencies among its dependencies", left: true,
+		cell: func(s ConfigSummary) string {
+			if s.Trajectory == nil || s.Trajectory.Planned == 0 {
+				return "-"
+			}
+			dep := "-"
+			if s.Trajectory.WithEdges > 0 {
+				dep = fmt.Sprintf("%.2f", s.Trajectory.DepRecall)
+			}
+			return fmt.Sprintf("%.2f/%s", s.Trajectory.PlanRecall, dep)
+		}},
 }
 
 // stoppedColumn says which configs the stopping rule stopped

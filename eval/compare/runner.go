@@ -56,6 +56,7 @@ import (
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/score"
+	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/respcache"
 	"github.com/planner-engine/planner/state"
@@ -115,6 +116,14 @@ type Options struct {
 	OutDir string
 	// Scorer judges answers. Default verify.ExactMatch.
 	Scorer verify.Scorer
+	// Gold holds the gold solutions of the tasks that have one, by task id
+	// (suite.Task.Gold). Each run's tool calls and plans are recorded from
+	// its trace events (package eval/trajectory, stored with the result)
+	// and, for a task with gold steps, scored against them when the
+	// report is built: tool recall and precision, order, steps used
+	// against gold steps, and for plan-based configs the recall of plan
+	// steps and dependencies (ConfigSummary.Trajectory). Default none.
+	Gold map[string]*suite.Gold
 	// Scorers are further scorers (package eval/score: a model judge,
 	// Starlark code, an external command, the built-in ones), each a
 	// column of the report with its mean score, interval and pass rate.

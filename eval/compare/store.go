@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planner-engine/planner/eval/trajectory"
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 )
 
@@ -66,6 +67,10 @@ type Record struct {
 	// eval/trajectory), read from its trace events, scored against the
 	// task's gold steps when a report is built; empty when not recorded.
 	Trajectory json.RawMessage `json:"trajectory,omitempty"`
+	// Path is the trajectory's score against the task's gold steps
+	// (Options.Gold), set when a report is built; nil when the task has
+	// none or the run recorded no trajectory.
+	Path *trajectory.Metrics `json:"path,omitempty"`
 	// Scores holds the verdict of each scorer of Options.Scorers, by
 	// name, set when a report is built; nil without scorers.
 	Scores map[string]ScoreResult `json:"scores,omitempty"`

@@ -3,6 +3,7 @@ package compare
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"math"
 	"slices"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/eval/stats"
+	"github.com/planner-engine/planner/eval/trajectory"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/scripted"
 	"github.com/planner-engine/planner/state"
@@ -129,6 +131,7 @@ func summarizeRows(records []Record, rows []Row, baseline int, scorers []string)
 	for i, row := range rows {
 		s := summarizeRow(byRow[i])
 		s.Scores = scoreSummaries(scorers, perTask(byRow[i]))
+		s.Trajectory = trajectories(byRow[i])
 		s.Config, s.Label = row.Config, row.Label
 		if s.Label == row.Config {
 			s.Label = ""
@@ -213,6 +216,41 @@ func summarizeRow(rs []Record) ConfigSummary {
 	s.SuccessCI = s.CI.Success
 	s.PassAtK, s.PassHatK = passAtK(tasks)
 	return s
+}
+
+// trajectories averages the trajectory metrics of rs (Record.Path), or
+// nil when none of them was scored against gold steps.
+func trajectories(rs []Record) *trajectory.Summary {
+	ms := make([]trajectory.Metrics, 0, len(rs))
+	for _, r := range rs {
+		if r.Path != nil {
+			ms = append(ms, *r.Path)
+		}
+	}
+	s := trajectory.Summarize(ms)
+	if s.Scored == 0 {
+		return nil
+	}
+	return &s
+}
+
+// scorePaths scores each record's trajectory against its task's gold
+// steps (Options.Gold), setting Record.Path; a record without a stored
+// trajectory (run by an earlier version) or whose task has no gold steps
+// is left unscored.
+func (c *comparison) scorePaths(recs []Record) {
+	for i := range recs {
+		g := c.opts.Gold[recs[i].TaskID]
+		if g == nil || len(g.Steps) == 0 || len(recs[i].Trajectory) == 0 {
+			continue
+		}
+		var t trajectory.Trajectory
+		if err := json.Unmarshal(recs[i].Trajectory, &t); err != nil {
+			continue // stored by this package: only a damaged store gets here
+		}
+		m := trajectory.ScoreGold(t, g)
+		recs[i].Path = &m
+	}
 }
 
 // tasksOf are a row's runs grouped by task, tasks in id order, each
@@ -465,6 +503,7 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 	for i, e := range c.cfgs.entries {
 		rows[i] = Row{Config: e.name, Model: e.spec, Label: e.label}
 	}
+	c.scorePaths(mine)
 	usages, err := c.applyScorers(ctx, mine)
 	if err != nil {
 		return nil, err

@@ -115,3 +115,15 @@ func answerFromGold(t *Task) {
 		t.Answer = t.Gold.Answer
 	}
 }
+
+// GoldOf maps the id of each task that has a gold solution to it, for
+// scoring runs' trajectories (compare.Options.Gold).
+func GoldOf(tasks []Task) map[string]*Gold {
+	out := make(map[string]*Gold, len(tasks))
+	for _, t := range tasks {
+		if t.Gold != nil {
+			out[t.ID] = t.Gold
+		}
+	}
+	return out
+}

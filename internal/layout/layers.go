@@ -32,8 +32,8 @@ func Layers() []Layer {
 			"tools/search", "tools/serpapi", "tools/sqltool", "tools/vars", "tools/weather",
 		}},
 		{"run services: the journal, OpenTelemetry, tool retrieval; each provider's adapter, the standard-library tool families", []string{
-			"journal", "telemetry", "telemetry/otlp", "tools/docstore", "tools/retrieve", "tools/toolset",
-			"llm/provider/anthropic", "llm/provider/googleai", "llm/provider/mistral", "llm/provider/ollama", "llm/provider/openai",
+			"journal", "telemetry", "telemetry/otlp", "tools/docstore", "tools/retrieve", "tools/toolset", "eval/score", "eval/viewer",
+			"llm/respcache", "llm/provider/anthropic", "llm/provider/googleai", "llm/provider/mistral", "llm/provider/ollama", "llm/provider/openai",
 		}},
 		{"models and stores: the model call, the journal's stores, the built-in tool set", []string{
 			"llm", "llm/provider", "journal/journaltest", "journal/memstore", "journal/sqlitestore", "tools/builtin",
@@ -45,7 +45,7 @@ func Layers() []Layer {
 			"executor", "pipeline", "eval/suite",
 		}},
 		{"plan-step executors, the small node kinds, the simulator", []string{
-			"executor/steps", "nodes", "nodes/join", "nodes/flow", "nodes/general", "nodes/compose", "eval/sim",
+			"executor/steps", "nodes", "nodes/join", "nodes/flow", "nodes/general", "nodes/compose", "eval/sim", "eval/trajectory",
 		}},
 		{"the planner and re-planner nodes", []string{"planner", "replanner"}},
 		{"the public Go API: Engine, Pipeline, Run, the registry of every node kind", []string{"."}},

@@ -70,6 +70,9 @@ type CompareRequest struct {
 	Seed uint64 `json:"seed,omitempty"`
 	// Timeout bounds each run ("2m"; default compare's).
 	Timeout string `json:"timeout,omitempty"`
+	// Repeats runs each (config, task) this many times, repeat r with
+	// seed Seed + r (1 to 20; default 1).
+	Repeats int `json:"repeats,omitempty"`
 }
 
 // comparison is one comparison of this process.
@@ -77,7 +80,7 @@ type comparison struct {
 	id, dir, suite, model string
 	configs, names        []string // paths; pipeline names
 	seed                  uint64
-	total                 int
+	total, repeats        int
 	started               time.Time
 
 	mu     sync.Mutex
@@ -152,11 +155,14 @@ func (s *Server) startCompare(w http.ResponseWriter, r *http.Request) {
 	case req.Concurrency < 0 || req.Concurrency > 64:
 		s.fail(w, r, field("concurrency", fmt.Errorf("%w: concurrency must be 1 to 64", ErrBadRequest)))
 		return
+	case req.Repeats < 0 || req.Repeats > 20:
+		s.fail(w, r, field("repeats", fmt.Errorf("%w: repeats must be 1 to 20", ErrBadRequest)))
+		return
 	case req.Limit < 0:
 		s.fail(w, r, field("limit", fmt.Errorf("%w: limit must be at least 1", ErrBadRequest)))
 		return
 	}
-	opts := compare.Options{Concurrency: req.Concurrency, Seed: req.Seed, Suite: req.Suite}
+	opts := compare.Options{Concurrency: req.Concurrency, Seed: req.Seed, Suite: req.Suite, Repeats: max(1, req.Repeats)}
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
@@ -212,7 +218,7 @@ func (s *Server) startCompare(w http.ResponseWriter, r *http.Request) {
 	id := compare.Identity{Suite: req.Suite, Selection: selection, Configs: opts.Configs, LLM: opts.LLM, Seed: opts.Seed}
 	opts.OutDir = filepath.Join(s.cfg.CompareDir, id.DirName())
 	cmp := &comparison{id: newID(6), dir: opts.OutDir, suite: req.Suite, configs: opts.Configs, names: names, seed: opts.Seed,
-		total: len(tasks) * len(opts.Configs), started: time.Now().UTC(), status: "running"}
+		total: len(tasks) * len(opts.Configs) * opts.Repeats, repeats: opts.Repeats, started: time.Now().UTC(), status: "running"}
 	if opts.LLM.Provider != "" {
 		cmp.model = compare.ModelSpec(opts.LLM)
 	}

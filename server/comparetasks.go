@@ -93,21 +93,26 @@ func (s *Server) tasksData(ctx context.Context, c *comparison) (viewer.Data, err
 	if err != nil {
 		return viewer.Data{}, fmt.Errorf("comparison %s: opening its results in %s: %w", c.id, c.dir, err)
 	}
-	recs, err := st.All(ctx, c.seed)
+	seeds := make([]uint64, max(1, c.repeats))
+	for r := range seeds {
+		seeds[r] = compare.SeedOf(c.seed, r)
+	}
+	recs, err := st.All(ctx, seeds...)
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return viewer.Data{}, fmt.Errorf("comparison %s: reading its results in %s: %w", c.id, c.dir, err)
 	}
-	kept := map[[2]int]int{} // (task, column) -> index in d.Runs
+	kept := map[[3]int]int{} // (task, column, repeat) -> index in d.Runs
 	for _, rec := range recs {
 		ti, okT := taskIdx[rec.TaskID]
 		ci, okC := colIdx[rec.Config]
 		if !okT || !okC || (c.model != "" && rec.Model != c.model) {
 			continue
 		}
-		run := viewer.Run{Task: ti, Column: ci, Answer: rec.Answer, Failure: rec.Failure, CostUSD: rec.CostUSD, LatencyMS: rec.LatencyMS,
+		rep := int(rec.Seed - c.seed)
+		run := viewer.Run{Task: ti, Column: ci, Repeat: rep, Answer: rec.Answer, Failure: rec.Failure, CostUSD: rec.CostUSD, LatencyMS: rec.LatencyMS,
 			ModelCalls: rec.ModelCalls, ToolCalls: rec.ToolCalls, Trace: rec.Trace}
 		if c.scorer != nil {
 			v := c.scorer.Score(rec.Answer, c.tasks[ti].Reference())
@@ -121,7 +126,7 @@ func (s *Server) tasksData(ctx context.Context, c *comparison) (viewer.Data, err
 		if run.Failure == "" && run.Scored && !run.Correct {
 			run.Failure = compare.FailureWrong
 		}
-		key := [2]int{ti, ci}
+		key := [3]int{ti, ci, rep}
 		if j, ok := kept[key]; ok {
 			if traceStart(rec.Trace) >= traceStart(d.Runs[j].Trace) {
 				d.Runs[j] = run

@@ -18,8 +18,8 @@ import (
 
 // runCompare starts a comparison of react and direct on a two-task suite
 // with a scripted model, in which direct gets the capital wrong, and
-// waits for it to end.
-func runCompare(t *testing.T, e *env) (id, dir string) {
+// waits for it to end. Each runs repeats times (0 for once).
+func runCompare(t *testing.T, e *env, repeats int) (id, dir string) {
 	t.Helper()
 	suite := `{"id": "legs", "question": "How many legs do 3 spiders have?", "answer": "24"}
 {"id": "capital", "question": "What is the capital of France?", "answer": "Paris"}
@@ -34,7 +34,7 @@ replies:
 `
 	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "suite.jsonl"), []byte(suite), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "both.yaml"), []byte(script), 0o644))
-	r := e.do("POST", "/api/compares", server.CompareRequest{Suite: "suite.jsonl", Configs: []string{"react", "direct"}, LLM: "scripted:both.yaml", Concurrency: 2})
+	r := e.do("POST", "/api/compares", server.CompareRequest{Suite: "suite.jsonl", Configs: []string{"react", "direct"}, LLM: "scripted:both.yaml", Concurrency: 2, Repeats: repeats})
 	require.Equal(t, http.StatusAccepted, r.code, "%s", r.body)
 	var started struct{ ID, Dir string }
 	r.json(t, &started)
@@ -52,7 +52,7 @@ replies:
 func TestCompareTasks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	id, _ := runCompare(t, e)
+	id, _ := runCompare(t, e, 0)
 
 	r := e.do("GET", "/api/compares/"+id+"/tasks", nil)
 	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
@@ -123,7 +123,7 @@ func indexFromEnd(evs []trace.Event, kind trace.Kind) int {
 func TestCompareTraceConfined(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	id, dir := runCompare(t, e)
+	id, dir := runCompare(t, e, 0)
 	secret := filepath.Join(e.dir, "secret.jsonl")
 	require.NoError(t, os.WriteFile(secret, []byte(`{"kind":"answer","text":"the secret"}`+"\n"), 0o644))
 	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "traces", "link.jsonl")))
@@ -176,4 +176,29 @@ func TestCompareTasksWhileRunning(t *testing.T) {
 		return len(d.Runs) == 1 && strings.Contains(d.Title, "(done)")
 	}, 15*time.Second, 20*time.Millisecond)
 	assert.Equal(t, 0, d.Runs[0].Task)
+}
+
+// With repeats, the grid holds every repeat of every cell, and the
+// comparison counts them in its total.
+func TestCompareTasksWithRepeats(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, _ := runCompare(t, e, 2)
+	var v server.CompareView
+	e.do("GET", "/api/compares/"+id, nil).json(t, &v)
+	assert.Equal(t, 8, v.Total, "2 tasks x 2 configs x 2 repeats")
+	var d viewer.Data
+	r := e.do("GET", "/api/compares/"+id+"/tasks", nil)
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	r.json(t, &d)
+	require.Len(t, d.Runs, 8)
+	repeats := map[int]int{}
+	for _, run := range d.Runs {
+		repeats[run.Repeat]++
+	}
+	assert.Equal(t, map[int]int{0: 4, 1: 4}, repeats)
+
+	r = e.do("POST", "/api/compares", server.CompareRequest{Suite: "suite.jsonl", Configs: []string{"react"}, LLM: "scripted:both.yaml", Repeats: 21})
+	assert.Equal(t, http.StatusBadRequest, r.code)
+	assert.Contains(t, string(r.body), "repeats must be 1 to 20")
 }

@@ -134,7 +134,7 @@ func openAPIDoc() obj {
 		"DecisionRequest": object(obj{"approve": boolean("run the call (true) or deny it"), "reason": str("why denied; shown to the model"), "by": str("who decided (default api)")}, "approve"),
 		"CompareRequest": object(obj{
 			"suite": str("demo or a suite file under the server's root"), "configs": arr(obj{"type": "string"}), "llm": str("model spec"),
-			"concurrency": integer("runs in flight, 1 to 64 (default 4)"), "limit": integer("first N tasks"), "seed": integer("seed (default 1)"), "timeout": str("per run (Go duration)"),
+			"concurrency": integer("runs in flight, 1 to 64 (default 4)"), "limit": integer("first N tasks"), "seed": integer("seed (default 1)"), "timeout": str("per run (Go duration)"), "repeats": integer("runs of each config on each task, repeat r with seed + r, 1 to 20 (default 1)"),
 		}, "suite", "configs"),
 		"ConfigProgress": object(obj{"config": str("pipeline name"), "done": integer("finished runs"), "correct": integer("judged correct"), "failed": integer("failed")}, "config", "done"),
 		"CompareView": object(obj{

@@ -426,11 +426,11 @@ func (r *Report) columns() []column {
 		cols = slices.Insert(cols, i+1, passColumns(r.Repeats)...)
 	}
 	if slices.ContainsFunc(r.Configs, func(s ConfigSummary) bool { return s.Trajectory != nil }) {
-		cols = append(cols, trajectoryColumns...)
+		cols = append(cols, trajectoryColumns()...)
 	}
 	cols = append(cols, scorerColumns(scorerNames(r.Scorers))...)
 	if cacheHits {
-		cols = append(cols, cacheColumns...)
+		cols = append(cols, cacheColumns()...)
 	}
 	if slices.ContainsFunc(r.Configs, func(s ConfigSummary) bool { return s.Stopped != nil }) {
 		cols = slices.Insert(cols, 1, stoppedColumn)
@@ -548,39 +548,41 @@ func passColumns(k int) []column {
 
 // trajectoryColumns show how the runs' tool calls and plans match their
 // tasks' gold steps; reports where some run was scored have them.
-var trajectoryColumns = []column{
-	{head: "tool R/P", field: "trajectory.tool_recall", doc: "mean recall and precision of the gold steps' tools among the run's tool calls (repeated and failed calls lower precision)", left: true,
-		cell: func(s ConfigSummary) string {
-			if s.Trajectory == nil {
-				return "-"
-			}
-			return fmt.Sprintf("%.2f/%.2f", s.Trajectory.ToolRecall, s.Trajectory.ToolPrecision)
-		}},
-	{head: "order", field: "trajectory.order_lcs", doc: "mean longest common subsequence of the run's tool sequence and the gold one, over the gold steps",
-		cell: func(s ConfigSummary) string {
-			if s.Trajectory == nil {
-				return "-"
-			}
-			return fmt.Sprintf("%.2f", s.Trajectory.OrderLCS)
-		}},
-	{head: "steps/gold", field: "trajectory.steps_ratio", doc: "mean tool calls per gold step (1 is the gold solution's length)",
-		cell: func(s ConfigSummary) string {
-			if s.Trajectory == nil {
-				return "-"
-			}
-			return fmt.Sprintf("%.2f", s.Trajectory.StepsRatio)
-		}},
-	{head: "plan R/dep R", field: "trajectory.plan_recall", doc: "for runs that made a plan: mean recall of the gold steps among the final plan's steps, and of the gold dependencies among its dependencies", left: true,
-		cell: func(s ConfigSummary) string {
-			if s.Trajectory == nil || s.Trajectory.Planned == 0 {
-				return "-"
-			}
-			dep := "-"
-			if s.Trajectory.WithEdges > 0 {
-				dep = fmt.Sprintf("%.2f", s.Trajectory.DepRecall)
-			}
-			return fmt.Sprintf("%.2f/%s", s.Trajectory.PlanRecall, dep)
-		}},
+func trajectoryColumns() []column {
+	return []column{
+		{head: "tool R/P", field: "trajectory.tool_recall", doc: "mean recall and precision of the gold steps' tools among the run's tool calls (repeated and failed calls lower precision)", left: true,
+			cell: func(s ConfigSummary) string {
+				if s.Trajectory == nil {
+					return "-"
+				}
+				return fmt.Sprintf("%.2f/%.2f", s.Trajectory.ToolRecall, s.Trajectory.ToolPrecision)
+			}},
+		{head: "order", field: "trajectory.order_lcs", doc: "mean longest common subsequence of the run's tool sequence and the gold one, over the gold steps",
+			cell: func(s ConfigSummary) string {
+				if s.Trajectory == nil {
+					return "-"
+				}
+				return fmt.Sprintf("%.2f", s.Trajectory.OrderLCS)
+			}},
+		{head: "steps/gold", field: "trajectory.steps_ratio", doc: "mean tool calls per gold step (1 is the gold solution's length)",
+			cell: func(s ConfigSummary) string {
+				if s.Trajectory == nil {
+					return "-"
+				}
+				return fmt.Sprintf("%.2f", s.Trajectory.StepsRatio)
+			}},
+		{head: "plan R/dep R", field: "trajectory.plan_recall", doc: "for runs that made a plan: mean recall of the gold steps among the final plan's steps, and of the gold dependencies among its dependencies", left: true,
+			cell: func(s ConfigSummary) string {
+				if s.Trajectory == nil || s.Trajectory.Planned == 0 {
+					return "-"
+				}
+				dep := "-"
+				if s.Trajectory.WithEdges > 0 {
+					dep = fmt.Sprintf("%.2f", s.Trajectory.DepRecall)
+				}
+				return fmt.Sprintf("%.2f/%s", s.Trajectory.PlanRecall, dep)
+			}},
+	}
 }
 
 // stoppedColumn says which configs the stopping rule stopped
@@ -597,11 +599,13 @@ var stoppedColumn = column{head: "stopped", field: "stopped", left: true,
 
 // cacheColumns show the response cache's hits; reports where some call
 // was answered from the cache have them, at the end.
-var cacheColumns = []column{
-	{head: "cache hits", field: "cache_hits", doc: "model calls answered from the response cache (--cache); counted in every other column as if made live",
-		cell: func(s ConfigSummary) string { return strconv.Itoa(s.CacheHits) }},
-	{head: "cache saved $", field: "cache_saved_usd", doc: "what the calls answered from the response cache cost when they were made live, not paid again",
-		cell: func(s ConfigSummary) string { return estimated(s, fmt.Sprintf("%.5f", s.CacheSavedUSD)) }},
+func cacheColumns() []column {
+	return []column{
+		{head: "cache hits", field: "cache_hits", doc: "model calls answered from the response cache (--cache); counted in every other column as if made live",
+			cell: func(s ConfigSummary) string { return strconv.Itoa(s.CacheHits) }},
+		{head: "cache saved $", field: "cache_saved_usd", doc: "what the calls answered from the response cache cost when they were made live, not paid again",
+			cell: func(s ConfigSummary) string { return estimated(s, fmt.Sprintf("%.5f", s.CacheSavedUSD)) }},
+	}
 }
 
 // PerTaskNote says what the tables' per-task figures are.

@@ -153,7 +153,9 @@ func TablePrice(table usage.PriceTable, model string) func(usage.Usage) float64 
 }
 
 // builtinKinds are the spec kinds verify.ByName handles.
-var builtinKinds = []string{"em", "contains", "numeric", "choice", "game24", "sorting"}
+func builtinKinds() []string {
+	return []string{"em", "contains", "numeric", "choice", "game24", "sorting"}
+}
 
 // Parse builds the scorer a command-line spec names:
 //
@@ -194,11 +196,11 @@ func Parse(ctx context.Context, spec string, opts Options) (Scorer, error) {
 		return newExec(arg, opts)
 	}
 	return nil, fmt.Errorf("%w: %q: unknown scorer %q (known: %s, judge, judge:RUBRIC, code:FILE.star, exec:COMMAND)",
-		ErrBadSpec, spec, kind, strings.Join(builtinKinds, ", "))
+		ErrBadSpec, spec, kind, strings.Join(builtinKinds(), ", "))
 }
 
 func isBuiltin(kind string) bool {
-	for _, k := range builtinKinds {
+	for _, k := range builtinKinds() {
 		if k == kind {
 			return true
 		}

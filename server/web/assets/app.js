@@ -606,6 +606,8 @@
     if (llm) req.llm = llm;
     const limit = Number($('#compare-limit').value);
     if (limit > 0) req.limit = limit;
+    const repeats = Number($('#compare-repeats').value);
+    if (repeats > 1) req.repeats = repeats;
     try {
       const acc = await api('POST', '/api/compares', req);
       showCompare(acc.id);

@@ -93,9 +93,9 @@ staticcheck: ## staticcheck, pinned as a tool in go.mod (no download at each run
 staticcheck-bin:
 	@$(GO) tool -n staticcheck >/dev/null
 
-run: build ## offline main job: compare every shipped paradigm on the demo suite, and got on the sorting suite, with the SIMULATED sim model (reports in out/compare/demo and out/compare/sorting)
+run: build ## offline main job: compare every shipped paradigm on the demo suite (3 repeats), and got on the sorting suite, with the SIMULATED sim model (reports in out/compare/demo and out/compare/sorting)
 	rm -rf out/compare/demo # a fresh comparison; compare resumes from an existing run folder
-	$(BIN) compare --suite demo $(addprefix --config ,$(RUN_CONFIGS)) --llm sim:noisy --seed 1 --out out/compare/demo --quiet
+	$(BIN) compare --suite demo $(addprefix --config ,$(RUN_CONFIGS)) --llm sim:noisy --seed 1 --repeats 3 --out out/compare/demo --quiet
 	rm -rf out/compare/sorting # Graph of Thoughts against one attempt on the built-in sorting suite
 	$(BIN) compare --suite sorting --config configs/got.yaml --config examples/pipelines/sort_io.yaml --llm sim:noisy --seed 1 --out out/compare/sorting --quiet
 

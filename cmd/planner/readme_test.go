@@ -486,6 +486,12 @@ func prepare(t *testing.T, ex example, scratch string) preparedRun {
 			}
 			return v
 		}
+		if f.Name == "score" || f.Name == "scorer" {
+			if kind, file, ok := strings.Cut(v, ":"); ok && (kind == "code" || kind == "judge") {
+				return kind + ":" + path(file, false)
+			}
+			return v
+		}
 		if f.Value.Type() != "string" && f.Value.Type() != "stringArray" {
 			return v
 		}

@@ -101,7 +101,7 @@ run, so running the command again attaches to the runs still going instead of st
 	fl.IntVar(&f.limit, "limit", 0, "use only the first N tasks, N at least 1 (after --slice; default all)")
 	fl.StringVar(&f.slice, "slice", "", "task range a:b (0-based, end exclusive), e.g. 900:1000")
 	fl.StringArrayVar(&f.configs, "config", nil, "pipeline YAML (repeat for each config)")
-	fl.StringArrayVar(&f.llms, "llm", nil, "model for every config (e.g. sim:noisy, openai:gpt-4o-mini, scripted for each task's own replies); repeat it to compare several models, a row per (config, model); default: each config's llm block")
+	fl.StringArrayVar(&f.llms, "llm", nil, "model for every config (e.g. sim:noisy, openai:gpt-4o-mini, scripted for each task's own replies), or a models file (FILE.yaml: models: a list of llm blocks, each with an optional label); repeat it to compare several models, a row per (config, model); default: each config's llm block")
 	fl.IntVar(&f.repeats, "repeats", 1, "run each (config, model, task) N times, repeat r with seed --seed + r; reports then give intervals over tasks with their repeats, pass@k and pass^k (raising it later runs only the new repeats)")
 	fl.IntVar(&f.concurrency, "concurrency", 8, "runs in flight, at least 1")
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time limit per run, more than 0s")
@@ -327,7 +327,24 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 	}
 	var llmCfg config.LLM
 	var models []config.LLM
+	var labels []string
 	for _, spec := range f.llms {
+		if config.IsModelsFile(spec) {
+			list, err := config.LoadModels(spec)
+			if err != nil {
+				return &usageError{cmd: "compare", err: fmt.Errorf("--llm: %w", err)}
+			}
+			for _, m := range list {
+				if m.LLM.Script != "" && !filepath.IsAbs(m.LLM.Script) {
+					m.LLM.Script = filepath.Join(filepath.Dir(spec), m.LLM.Script)
+				}
+				if m.LLM.Script != "" {
+					m.LLM.Script, _ = filepath.Abs(m.LLM.Script)
+				}
+				models, labels = append(models, m.LLM), append(labels, m.Label)
+			}
+			continue
+		}
 		m, err := app.ParseSpec(spec)
 		if err != nil {
 			return &usageError{cmd: "compare", err: fmt.Errorf("--llm %s: %w", spec, err)}
@@ -335,10 +352,10 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 		if m.Script != "" {
 			m.Script, _ = filepath.Abs(m.Script)
 		}
-		models = append(models, m)
+		models, labels = append(models, m), append(labels, "")
 	}
 	if len(models) == 1 {
-		llmCfg, models = models[0], nil
+		llmCfg, models, labels = models[0], nil, nil
 	}
 	var digests map[string]string
 	var cfgDigests map[string]map[string]string
@@ -365,7 +382,7 @@ func runCompare(c *cobra.Command, p process, f *compareFlags) error {
 		id := compare.Identity{Suite: f.suite, Selection: f.selection(), Configs: expanded, LLM: llmCfg, LLMs: models, Seed: f.seed}
 		dir = filepath.Join("out", "compare", id.DirName())
 	}
-	opts := compare.Options{Configs: expanded, LLM: llmCfg, LLMs: models, Repeats: f.repeats, StopWhenDecided: f.stop, Concurrency: f.concurrency, Timeout: f.timeout,
+	opts := compare.Options{Configs: expanded, LLM: llmCfg, LLMs: models, ModelLabels: labels, Repeats: f.repeats, StopWhenDecided: f.stop, Concurrency: f.concurrency, Timeout: f.timeout,
 		Seed: f.seed, OutDir: dir, Scorer: sc, Baseline: f.baseline, Suite: f.suite, Threads: f.threads, TaskDigests: digests, ConfigTaskDigests: cfgDigests,
 		MaxModelCalls: f.maxModelCalls, MaxTokens: f.maxTokens, MaxCostUSD: f.maxCostUSD}
 	opts.Gold = suite.GoldOf(tasks)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/planner-engine/planner/config"
 	"io"
 	"os"
 	"path"
@@ -483,6 +484,9 @@ func prepare(t *testing.T, ex example, scratch string) preparedRun {
 		if f.Name == "llm" {
 			if prov, file, ok := strings.Cut(v, ":"); ok && (prov == "scripted" || prov == "replay") {
 				return prov + ":" + path(file, false)
+			}
+			if config.IsModelsFile(v) {
+				return path(v, false)
 			}
 			return v
 		}

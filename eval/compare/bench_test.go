@@ -2,6 +2,7 @@ package compare_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -150,6 +151,35 @@ func BenchmarkCompareConcurrentLatency(b *testing.B) {
 				b.ReportMetric(float64(len(tasks))*float64(b.N)/ideal.Seconds(), "ideal-runs/s")
 				b.ReportMetric(100*ideal.Seconds()/elapsed.Seconds(), "efficiency-%")
 			})
+		}
+	}
+}
+
+// BenchmarkSummarizeWithIntervals measures a report's statistics at the
+// size of make run's demo comparison: 20 configs x 40 tasks x 3 repeats,
+// each config with bootstrap intervals of seven means and paired
+// bootstrap intervals against the baseline (2,000 resamples each).
+//
+//	go test ./eval/compare -run '^$' -bench SummarizeWithIntervals -benchtime 5x
+func BenchmarkSummarizeWithIntervals(b *testing.B) {
+	var records []compare.Record
+	var rows []compare.Row
+	for c := range 20 {
+		name := fmt.Sprintf("c%02d", c)
+		rows = append(rows, compare.Row{Config: name, Label: name})
+		for t := range 40 {
+			for r := range 3 {
+				ok := (c*7+t*13+r*5)%11 != 0
+				records = append(records, compare.Record{Config: name, TaskID: fmt.Sprintf("t%02d", t), Repeat: r, Scored: true, Correct: ok,
+					EM: map[bool]float64{true: 1}[ok], ModelCalls: 3, PromptTokens: 1000 + t, CompletionTokens: 50, CostUSD: 0.001 * float64(c), LatencyMS: float64(t)})
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rep := compare.SummarizeRows(records, rows, 0)
+		if rep.Configs[1].VsBaseline.SuccessDiffCI == nil {
+			b.Fatal("no paired interval")
 		}
 	}
 }

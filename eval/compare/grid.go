@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"cmp"
+
 	"github.com/planner-engine/planner/eval/viewer"
 )
 
@@ -17,7 +19,7 @@ func (c *comparison) grid(rep *Report, recs []Record) viewer.Data {
 	for _, e := range c.cfgs.entries {
 		col := viewer.Column{Config: e.name, Label: e.label}
 		if c.cfgs.models > 1 {
-			col.Model = c.opts.Scrubber.String(e.spec)
+			col.Model = c.opts.Scrubber.String(cmp.Or(e.modelLabel, e.spec))
 		}
 		d.Columns = append(d.Columns, col)
 	}

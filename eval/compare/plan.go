@@ -45,6 +45,9 @@ type entry struct {
 	print string     // the fingerprint (see fingerprint)
 	model config.LLM // the llm block its runs use (seed aside)
 	spec  string     // model's ModelSpec
+	// modelLabel names the model in reports: its label
+	// (Options.ModelLabels) or spec; "" with one model.
+	modelLabel string
 	kind  llm.Kind   // what kind of model it is
 	// pipes holds the pipeline each repeat runs, by repeat index. Repeats
 	// share one pipeline unless the model takes its seed when it is built
@@ -160,14 +163,18 @@ func loadConfigs(ctx context.Context, loader Loader, opts Options) (_ configs, e
 		}
 	}
 	if len(models) > 1 {
-		specs := map[string]bool{}
+		seen := map[string]bool{}
 		for i := range c.entries {
 			e := &c.entries[i]
-			if specs[e.spec] && i < len(models) {
-				return c, fmt.Errorf("%w: the model %s is given twice", ErrOptions, e.spec)
+			model := e.spec
+			if m := i % len(models); m < len(opts.ModelLabels) && opts.ModelLabels[m] != "" {
+				model = opts.ModelLabels[m]
 			}
-			specs[e.spec] = true
-			e.label = e.name + " @ " + e.spec
+			if seen[model] && i < len(models) {
+				return c, fmt.Errorf("%w: the model %s is given twice (label each to compare one model with two settings)", ErrOptions, model)
+			}
+			seen[model] = true
+			e.modelLabel, e.label = model, e.name+" @ "+model
 		}
 	}
 	if opts.Baseline != "" && c.baseline(opts.Baseline) < 0 {
@@ -236,10 +243,15 @@ func (c *configs) close() {
 	}
 }
 
-// entryOf returns the index of the entry r belongs to (its config and
-// model), or -1.
+// entryOf returns the index of the entry r belongs to (its config, model
+// and fingerprint, which tells apart two models of one spec), or -1.
 func (c *configs) entryOf(r Record) int {
-	return slices.IndexFunc(c.entries, func(e entry) bool { return e.name == r.Config && e.spec == r.Model })
+	for i, e := range c.entries {
+		if e.name == r.Config && e.spec == r.Model && c.printOf(i, r.TaskID) == r.Fingerprint {
+			return i
+		}
+	}
+	return -1
 }
 
 // baseline returns the index of the entry that name selects (its label,

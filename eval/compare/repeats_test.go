@@ -177,3 +177,29 @@ func TestTheResponseCacheAnswersARerunWithoutTheModel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, calls.Load(), live, "the sim's replies depend on its seed: another seed misses")
 }
+
+// Two models of one spec (one model at two temperatures) are told apart
+// by their labels and their fingerprints: a row each, with runs of its own.
+func TestLabelledModelsOfOneSpecGetARowEach(t *testing.T) {
+	zero, half := 0.0, 0.5
+	tasks := demoTasks(t)[:4]
+	opts := compare.Options{Configs: configPaths("cot"), OutDir: t.TempDir(), NoTraces: true,
+		LLMs:        []config.LLM{{Provider: "sim", Profile: "noisy", Temperature: &zero}, {Provider: "sim", Profile: "noisy", Temperature: &half}},
+		ModelLabels: []string{"greedy", "sampled"}}
+	rep, err := compare.Run(context.Background(), engineLoaderWithSim(t), tasks, opts)
+	require.NoError(t, err)
+	require.Len(t, rep.Configs, 2)
+	assert.Equal(t, "cot @ greedy", rep.Configs[0].Label)
+	assert.Equal(t, "cot @ sampled", rep.Configs[1].Label)
+	assert.Equal(t, []string{"greedy", "sampled"}, rep.Models)
+	for _, s := range rep.Configs {
+		assert.Equal(t, 4, s.Runs, s.Label)
+	}
+	again, err := compare.Run(context.Background(), engineLoaderWithSim(t), tasks, opts)
+	require.NoError(t, err)
+	assert.Equal(t, 8, again.Reused, "each row finds its own stored runs")
+
+	opts.ModelLabels = nil
+	_, err = compare.Run(context.Background(), engineLoaderWithSim(t), tasks, opts)
+	require.ErrorIs(t, err, compare.ErrOptions, "without labels the two rows cannot be told apart")
+}

@@ -93,6 +93,11 @@ type Options struct {
 	// (config, model), on the same tasks and seeds. LLM is then ignored.
 	// Default: LLM alone.
 	LLMs []config.LLM
+	// ModelLabels name the models of LLMs in reports, by index; an empty
+	// or missing label means the model's spec (ModelSpec). Two models
+	// with the same spec (one model at two temperatures) need labels to
+	// tell them apart. Default: none.
+	ModelLabels []string
 	// Repeats runs each (config, model, task) this many times, repeat r
 	// with seed SeedOf(Seed, r), recorded with its result; the report's
 	// intervals then resample tasks with their repeats together, and it

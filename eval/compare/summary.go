@@ -99,10 +99,16 @@ type Row struct {
 	// Label names the row in reports: Config, or "Config @ Model" in a
 	// comparison of several models.
 	Label string
+	// entry is the comparison's entry the row shows, plus 1 (0: match
+	// records by Config and Model).
+	entry int
 }
 
 // matches reports whether r is one of row's runs.
 func (row Row) matches(r Record) bool {
+	if row.entry != 0 {
+		return r.entry == row.entry
+	}
 	return r.Config == row.Config && (row.Model == "" || r.Model == row.Model)
 }
 
@@ -501,7 +507,10 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 	o := c.opts
 	rows := make([]Row, len(c.cfgs.entries))
 	for i, e := range c.cfgs.entries {
-		rows[i] = Row{Config: e.name, Model: e.spec, Label: e.label}
+		rows[i] = Row{Config: e.name, Model: e.spec, Label: e.label, entry: i + 1}
+	}
+	for i := range mine {
+		mine[i].entry = c.cfgs.entryOf(mine[i]) + 1
 	}
 	c.scorePaths(mine)
 	usages, err := c.applyScorers(ctx, mine)
@@ -552,15 +561,10 @@ func (c *comparison) records(ctx context.Context) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	entry := make(map[[2]string]int, len(c.cfgs.entries)) // (config name, model spec) -> index
-	for i, e := range c.cfgs.entries {
-		entry[[2]string{e.name, e.spec}] = i
-	}
 	var mine []Record
 	for _, r := range all {
 		t, isTask := c.ids[r.TaskID]
-		i, isEntry := entry[[2]string{r.Config, r.Model}]
-		if isTask && isEntry && c.cfgs.printOf(i, r.TaskID) == r.Fingerprint {
+		if isTask && c.cfgs.entryOf(r) >= 0 {
 			r.Repeat = int(r.Seed - c.opts.Seed)
 			mine = append(mine, judge(scrubRecord(c.opts.Scrubber, r), c.tasks[t], c.opts.Scorer))
 		}
@@ -605,9 +609,9 @@ func (c *comparison) describeModel(rep *Report, loader Loader) {
 		taskReplies = taskReplies && scripted.PlaysTaskReplies(e.model)
 	}
 	rep.ModelSpec = o.Scrubber.String(strings.Join(distinct, ", "))
-	rep.Models = make([]string, len(distinct))
-	for i, d := range distinct {
-		rep.Models[i] = o.Scrubber.String(d)
+	rep.Models = make([]string, 0, c.cfgs.models)
+	for _, e := range c.cfgs.entries[:c.cfgs.models] {
+		rep.Models = append(rep.Models, o.Scrubber.String(cmp.Or(e.modelLabel, e.spec)))
 	}
 	rep.Model = o.Scrubber.String(strings.Join(slices.Compact(labels), "; "))
 	rep.Simulated = simulated

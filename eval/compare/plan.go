@@ -48,7 +48,7 @@ type entry struct {
 	// modelLabel names the model in reports: its label
 	// (Options.ModelLabels) or spec; "" with one model.
 	modelLabel string
-	kind  llm.Kind   // what kind of model it is
+	kind       llm.Kind // what kind of model it is
 	// pipes holds the pipeline each repeat runs, by repeat index. Repeats
 	// share one pipeline unless the model takes its seed when it is built
 	// (the simulator, llm.KindSimulated): each repeat then has a pipeline

@@ -504,14 +504,14 @@ func parse(path string, raw []byte, lookup func(string) (string, bool), denied f
 	// mapstructure decodes a key named "-" into the field tagged "-"
 	// (File) instead of reporting it.
 	if v.InConfig("-") {
-		return nil, p.Errorf("-", nil, "unknown key %q at top level (check the spelling; known keys: %s)", "-", knownAt(""))
+		return nil, p.Errorf("-", nil, "%s", unknownKey("-", "", ""))
 	}
 	hook := mapstructure.ComposeDecodeHookFunc(
 		mapstructure.StringToTimeDurationHookFunc(),
 		toolShorthandHook,
 	)
 	if err := v.UnmarshalExact(p, viper.DecodeHook(hook)); err != nil {
-		return nil, p.decodeError(err)
+		return nil, p.decodeError(err, v.AllSettings())
 	}
 	if err := p.check(); err != nil {
 		return nil, err
@@ -521,7 +521,12 @@ func parse(path string, raw []byte, lookup func(string) (string, bool), denied f
 
 var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: ([^\n]+)`)
 
-func (p *Pipeline) decodeError(err error) error {
+// decodeError turns an error of decoding raw (the file's settings, as
+// viper read them) into p into one line at the key's line: an unknown key
+// with the nearest known one and the others, or a value of the wrong type
+// with what the key wants ("limits.max_steps: want a whole number, got
+// \"five\"").
+func (p *Pipeline) decodeError(err error, raw map[string]any) error {
 	if m := invalidKeys.FindStringSubmatch(err.Error()); m != nil {
 		keys := strings.Split(m[2], ", ")
 		sort.Strings(keys)
@@ -533,13 +538,27 @@ func (p *Pipeline) decodeError(err error) error {
 		if path != "" {
 			full = path + "." + keys[0]
 		}
-		return p.Errorf(full, nil, "unknown key %q%s (check the spelling; known keys: %s)", keys[0], inWhere(path), knownAt(path))
+		return p.Errorf(full, nil, "%s", unknownKey(keys[0], path, ""))
 	}
-	var de *mapstructure.DecodeError
-	if errors.As(err, &de) {
-		return p.Errorf(de.Name(), err, "key %q: %v", de.Name(), errors.Unwrap(de))
+	if key, msg, ok := typeProblem(err, reflect.TypeFor[Pipeline](), raw); ok {
+		return p.Errorf(key, err, "%s: %s", key, msg)
 	}
 	return p.Errorf("", err, "%v", err)
+}
+
+// unknownKey says that name is not a key of the section at path ("" for
+// the top level): the known key it most likely misspells first, then
+// every known key, then more (a further hint, or "").
+func unknownKey(name, path, more string) string {
+	known := knownAt(path)
+	list := "see the README"
+	if len(known) > 0 {
+		list = strings.Join(known, ", ")
+	}
+	if more != "" {
+		more = "; " + more
+	}
+	return fmt.Sprintf("unknown key %q%s (%sknown keys: %s%s)", name, inWhere(path), DidYouMean(name, known), list, more)
 }
 
 func inWhere(path string) string {
@@ -562,11 +581,12 @@ var sections = map[string]reflect.Type{
 	"llm.rate_limit": reflect.TypeFor[RateLimit](),
 }
 
-// knownAt lists the keys of the section at path, in declaration order.
-func knownAt(path string) string {
+// knownAt lists the keys of the section at path, in declaration order;
+// none for a path that is not a section.
+func knownAt(path string) []string {
 	t, ok := sections[indexSuffix.ReplaceAllString(path, "")]
 	if !ok {
-		return "see the README"
+		return nil
 	}
 	var keys []string
 	for f := range t.Fields() {
@@ -575,7 +595,7 @@ func knownAt(path string) string {
 			keys = append(keys, name)
 		}
 	}
-	return strings.Join(keys, ", ")
+	return keys
 }
 
 func toolShorthandHook(from, to reflect.Type, data any) (any, error) {
@@ -588,7 +608,7 @@ func toolShorthandHook(from, to reflect.Type, data any) (any, error) {
 func (p *Pipeline) check() error {
 	for _, k := range slices.Sorted(maps.Keys(p.Extensions)) {
 		if !strings.HasPrefix(k, "x-") {
-			return p.Errorf(k, nil, "unknown key %q at top level (check the spelling; known keys: %s; a block kept for YAML anchors needs a name starting with x-)", k, knownAt(""))
+			return p.Errorf(k, nil, "%s", unknownKey(k, "", "a block kept for YAML anchors needs a name starting with x-"))
 		}
 	}
 	if strings.TrimSpace(p.Name) == "" {
@@ -709,12 +729,15 @@ func (p *Pipeline) Sub(key string, raw map[string]any) (*Pipeline, error) {
 		return nil, p.Errorf(key, err, "%s: %v", key, err)
 	}
 	if err := dec.Decode(raw); err != nil {
+		if bad, msg, ok := typeProblem(err, reflect.TypeFor[Pipeline](), raw); ok {
+			return nil, sub.Errorf(bad, err, "%s: %s: %s", key, bad, msg)
+		}
 		return nil, p.Errorf(key, err, "%s: %v", key, err)
 	}
 	if len(md.Unused) > 0 {
 		sort.Strings(md.Unused)
 		bad := md.Unused[0]
-		return nil, sub.Errorf(bad, nil, "%s: unknown key %q (check the spelling; known keys: %s)", key, bad, knownAt(""))
+		return nil, sub.Errorf(bad, nil, "%s: %s", key, unknownKey(bad, "", ""))
 	}
 	if err := sub.check(); err != nil {
 		return nil, err

@@ -89,7 +89,7 @@ func TestParseRejectsStructuralMistakes(t *testing.T) {
 		{"bad fan-out item", "name: x\nnodes:\n  - {id: a, type: direct}\nedges:\n  - {from: a, to: [b, {c: d}]}\n", "fan-out item 2 must be a node id"},
 		{"negative max_parallel", "name: x\nlimits: {max_parallel: -1}\nnodes:\n  - {id: a, type: direct}\n", "limits.max_parallel must be positive"},
 		{"tool twice", "name: x\ntools: [calculator, calculator]\nnodes:\n  - {id: a, type: direct}\n", "listed twice"},
-		{"typo in a nested section", "name: x\nllm:\n  retry: {max_attempt: 2}\nnodes:\n  - {id: a, type: direct}\n", `unknown key "max_attempt" in llm.retry (check the spelling; known keys: max_attempts, base_delay, max_delay, max_retry_after)`},
+		{"typo in a nested section", "name: x\nllm:\n  retry: {max_attempt: 2}\nnodes:\n  - {id: a, type: direct}\n", `unknown key "max_attempt" in llm.retry (did you mean "max_attempts"? known keys: max_attempts, base_delay, max_delay, max_retry_after)`},
 		{"bad duration", "name: x\nlimits: {timeout: soon}\nnodes:\n  - {id: a, type: direct}\n", "limits.timeout"},
 		{"mcp and name", "name: x\ntools: [{name: calculator, mcp: {url: u}}]\nnodes:\n  - {id: a, type: direct}\n", `either "name"`},
 		{"mcp not a mapping", "name: x\ntools: [{mcp: [a]}]\nnodes:\n  - {id: a, type: direct}\n", "mcp must be a mapping"},

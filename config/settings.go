@@ -21,14 +21,23 @@ type SettingError struct {
 	Err error
 }
 
-func (e *SettingError) Error() string { return fmt.Sprintf("setting %q: %v", e.Key, e.Err) }
+func (e *SettingError) Error() string {
+	var u *unknownSetting
+	if errors.As(e.Err, &u) {
+		return u.describe(e.Key)
+	}
+	return fmt.Sprintf("setting %q: %v", e.Key, e.Err)
+}
 
 // Unwrap returns the cause.
 func (e *SettingError) Unwrap() error { return e.Err }
 
 // Decode decodes node or tool settings into out (a pointer to a struct with
 // mapstructure tags), rejecting unknown keys. Durations accept strings such
-// as "30s". Errors are *SettingError wrapping ErrSettings.
+// as "30s". Errors are *SettingError wrapping ErrSettings, each one line:
+// a value of the wrong type reads `setting "max_iterations": want a whole
+// number, got "ten"`, an unknown key `unknown setting "max_iteration"
+// (did you mean "max_iterations"? known settings: ...)`.
 func Decode(settings map[string]any, out any) error {
 	var md mapstructure.Metadata
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
@@ -41,18 +50,63 @@ func Decode(settings map[string]any, out any) error {
 		return fmt.Errorf("%w: %w", ErrSettings, err)
 	}
 	if err := dec.Decode(settings); err != nil {
-		key := ""
-		var de *mapstructure.DecodeError
-		if errors.As(err, &de) {
-			key = de.Name()
+		if key, msg, ok := typeProblem(err, reflect.TypeOf(out), settings); ok {
+			return &SettingError{Key: key, Err: &settingProblem{msg: msg, err: err}}
 		}
-		return &SettingError{Key: key, Err: fmt.Errorf("%w: %w", ErrSettings, err)}
+		return &SettingError{Err: fmt.Errorf("%w: %w", ErrSettings, err)}
 	}
 	if len(md.Unused) > 0 {
 		sort.Strings(md.Unused)
-		return &SettingError{Key: md.Unused[0], Err: fmt.Errorf("%w: unknown setting (known: %s)", ErrSettings, strings.Join(knownKeys(out), ", "))}
+		bad := md.Unused[0]
+		return &SettingError{Key: bad, Err: &unknownSetting{name: bad, known: knownKeys(out)}}
 	}
 	return nil
+}
+
+// settingProblem is a decode error of a setting told in one line (msg);
+// it matches ErrSettings under errors.Is, and err, the decoder's own
+// error, under errors.As.
+type settingProblem struct {
+	msg string
+	err error
+}
+
+func (p *settingProblem) Error() string { return p.msg }
+
+// Unwrap returns ErrSettings and the decoder's error.
+func (p *settingProblem) Unwrap() []error { return []error{ErrSettings, p.err} }
+
+// unknownSetting is the error of a settings key that no field decodes:
+// name is the key as written, known the keys there are, sorted.
+type unknownSetting struct {
+	name  string
+	known []string
+}
+
+func (u *unknownSetting) Error() string {
+	return fmt.Sprintf("unknown setting %q (%sknown settings: %s)", u.name, DidYouMean(u.name, u.known), strings.Join(u.known, ", "))
+}
+
+// Unwrap returns ErrSettings.
+func (u *unknownSetting) Unwrap() error { return ErrSettings }
+
+// describe writes u as the error of key: u.name itself, or u.name nested
+// under a block ("react.max_iteration", "routes[0].whne", NestSetting),
+// whose suggestion then names the block too.
+func (u *unknownSetting) describe(key string) string {
+	prefix, ok := strings.CutSuffix(key, u.name)
+	if key == "" || !ok || (prefix != "" && !strings.HasSuffix(prefix, ".")) {
+		return u.Error()
+	}
+	hint := ""
+	if c := Closest(u.name, u.known); c != "" {
+		hint = fmt.Sprintf("did you mean %q? ", prefix+c)
+	}
+	where := ""
+	if prefix != "" {
+		where = " of " + strings.TrimSuffix(prefix, ".")
+	}
+	return fmt.Sprintf("unknown setting %q (%sknown settings%s: %s)", key, hint, where, strings.Join(u.known, ", "))
 }
 
 // knownKeys lists the setting keys of out, a pointer to a settings struct,

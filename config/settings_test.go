@@ -22,7 +22,7 @@ func TestDecodeRejectsUnknownKeysNamingThem(t *testing.T) {
 	var se *config.SettingError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "temprature", se.Key)
-	assert.Contains(t, err.Error(), "known: max_iterations, temperature, tools")
+	assert.Contains(t, err.Error(), `unknown setting "temprature" (did you mean "temperature"? known settings: max_iterations, temperature, tools)`)
 }
 
 func TestDecodeAcceptsWeakTypesAndLists(t *testing.T) {
@@ -64,13 +64,13 @@ func TestDecodeListsTheKeysOfSquashedStructsAsKnown(t *testing.T) {
 
 	err := config.Decode(map[string]any{"sytem": "s"}, &s)
 	require.ErrorIs(t, err, config.ErrSettings)
-	assert.Contains(t, err.Error(), "(known: prompt, system, temperature)")
+	assert.Contains(t, err.Error(), "known settings: prompt, system, temperature)")
 
 	var u squashedUnexported
 	require.NoError(t, config.Decode(map[string]any{"system": "s", "max_tokens": 3}, &u))
 	assert.Equal(t, "s", u.System)
 	err = config.Decode(map[string]any{"promt": "p"}, &u)
-	assert.Contains(t, err.Error(), "(known: max_tokens, prompt, system)")
+	assert.Contains(t, err.Error(), "known settings: max_tokens, prompt, system)")
 }
 
 func TestNestSettingKeysANestedErrorUnderItsBlock(t *testing.T) {

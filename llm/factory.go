@@ -139,6 +139,26 @@ func (f *Factory) Providers() []string {
 	return out
 }
 
+// CheckProvider returns nil when a builder is registered for provider,
+// else an error wrapping ErrUnknownProvider that suggests the nearest
+// registered name, when one is close, and lists them all: `unknown llm
+// provider "opena" (did you mean "openai"? available: anthropic, ...)`.
+// Callers that check an --llm value before building use it for the same
+// message as Model.
+func (f *Factory) CheckProvider(provider string) error {
+	if _, ok := f.builders[provider]; ok {
+		return nil
+	}
+	return f.unknownProvider(provider, "")
+}
+
+// unknownProvider is the error of Model and CheckProvider for a provider
+// no builder is registered for, with hint after the list.
+func (f *Factory) unknownProvider(provider, hint string) error {
+	names := f.Providers()
+	return fmt.Errorf("%w %q (%savailable: %s)%s", ErrUnknownProvider, provider, config.DidYouMean(provider, names), strings.Join(names, ", "), hint)
+}
+
 // Label says what kind of model a provider is, for outputs.
 func (f *Factory) Label(provider string) string {
 	if l, ok := f.labels[provider]; ok {
@@ -173,7 +193,7 @@ func (f *Factory) Model(ctx context.Context, cfg config.LLM, baseDir string) (Mo
 		if f.unknownHint != nil {
 			hint = f.unknownHint(cfg.Provider)
 		}
-		return Model{}, fmt.Errorf("%w %q (available: %s)%s", ErrUnknownProvider, cfg.Provider, strings.Join(f.Providers(), ", "), hint)
+		return Model{}, f.unknownProvider(cfg.Provider, hint)
 	}
 	if err := cfg.Validate(); err != nil {
 		return Model{}, err

@@ -115,3 +115,18 @@ func TestAnUnknownProviderErrorCarriesTheHint(t *testing.T) {
 	require.ErrorIs(t, err, llm.ErrUnknownProvider)
 	assert.ErrorContains(t, err, `"openai" (available: ); register openai`)
 }
+
+func TestAnUnknownProviderSuggestsTheNearestFirst(t *testing.T) {
+	build := func(context.Context, config.LLM, string) (llms.Model, error) { return nil, nil }
+	f := llm.NewFactory(llm.WithProvider("openai", "real: openai", build), llm.WithProvider("ollama", "real: ollama", build),
+		llm.WithProvider("sim", "sim", build, llm.AsKind(llm.KindSimulated)))
+	_, err := f.Model(t.Context(), config.LLM{Provider: "opena", Model: "gpt-4o"}, "")
+	require.ErrorIs(t, err, llm.ErrUnknownProvider)
+	assert.EqualError(t, err, `unknown llm provider "opena" (did you mean "openai"? available: ollama, openai, sim)`)
+
+	err = f.CheckProvider("opena")
+	require.ErrorIs(t, err, llm.ErrUnknownProvider)
+	assert.EqualError(t, err, `unknown llm provider "opena" (did you mean "openai"? available: ollama, openai, sim)`, "the same message as Model")
+	assert.EqualError(t, f.CheckProvider("bedrock"), `unknown llm provider "bedrock" (available: ollama, openai, sim)`, "no suggestion when none is near")
+	assert.NoError(t, f.CheckProvider("sim"))
+}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+
+	"github.com/planner-engine/planner/config"
 )
 
 // ErrBadKind means a kind name is registered twice, or a kind lacks a
@@ -61,11 +64,14 @@ func (r *Registry) MustRegister(ks ...Kind) *Registry {
 	return r
 }
 
-// Lookup returns the kind registered under name.
+// Lookup returns the kind registered under name. An unknown name fails
+// with an error wrapping ErrUnknownType that suggests the nearest known
+// type, when one is close, and lists them all.
 func (r *Registry) Lookup(name string) (Kind, error) {
 	k, ok := r.kinds[name]
 	if !ok {
-		return Kind{}, fmt.Errorf("%w %q (known types: %v)", ErrUnknownType, name, r.Names())
+		names := r.Names()
+		return Kind{}, fmt.Errorf("%w %q (%sknown types: %s)", ErrUnknownType, name, config.DidYouMean(name, names), strings.Join(names, ", "))
 	}
 	return k, nil
 }

@@ -29,7 +29,14 @@ func TestRegistryLooksUpKindsAndNamesTheKnownOnesWhenUnknown(t *testing.T) {
 
 	_, err = reg.Constructor("c")
 	require.ErrorIs(t, err, nodekind.ErrUnknownType)
-	assert.Contains(t, err.Error(), `"c" (known types: [a b])`)
+	assert.Contains(t, err.Error(), `"c" (known types: a, b)`)
+}
+
+func TestRegistrySuggestsTheNearestTypeFirst(t *testing.T) {
+	reg := nodekind.NewRegistry().MustRegister(nodekind.Kind{Name: "react", New: newNop}, nodekind.Kind{Name: "cot", New: newNop})
+	_, err := reg.Lookup("reactt")
+	require.ErrorIs(t, err, nodekind.ErrUnknownType)
+	assert.EqualError(t, err, `unknown node type "reactt" (did you mean "react"? known types: cot, react)`)
 }
 
 func TestRegistryRejectsDuplicatesAndIncompleteKinds(t *testing.T) {

@@ -412,7 +412,7 @@ func unknownField(r ref, i int, known []string, source string) error {
 		loc = source
 	}
 	var more strings.Builder
-	if c := closest(r.chain[i], known); c != "" {
+	if c := config.Closest(r.chain[i], known); c != "" {
 		fmt.Fprintf(&more, "; did you mean %s.%s?", parent, c)
 	}
 	switch {
@@ -434,48 +434,6 @@ func unknownField(r ref, i int, known []string, source string) error {
 		fmt.Fprintf(&more, " (%s has no fields)", parent)
 	}
 	return fmt.Errorf("%s line %d: %w %s%s", loc, r.line, ErrUnknownField, bad, more.String())
-}
-
-// closest returns the known name nearest to name (case-insensitive equal,
-// or within two edits), or "".
-func closest(name string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if strings.EqualFold(k, name) {
-			return k
-		}
-		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance, with a transposition counted as
-// one edit (Questoin → Question).
-func editDistance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	d := make([][]int, len(x)+1)
-	for i := range d {
-		d[i] = make([]int, len(y)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(x)][len(y)]
 }
 
 // varRefs returns the var names refs read ({{.Vars.NAME}}), sorted, each

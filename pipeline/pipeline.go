@@ -41,6 +41,31 @@ type ToolFactory interface {
 	Tools(ctx context.Context, spec config.Tool, baseDir string) ([]tools.Tool, error)
 }
 
+// toolNamer is a ToolFactory that lists the tool names it builds
+// (toolset.Factory does), so that a misspelt name gets a suggestion.
+type toolNamer interface {
+	Names() []string
+}
+
+// toolError locates the error err of building tools entry i (named name)
+// with f: at the line of the setting at fault when err names one; an
+// unknown tool name that f can list near names for (toolNamer) suggests
+// the nearest first.
+func toolError(p *config.Pipeline, i int, name string, f ToolFactory, err error) error {
+	key := fmt.Sprintf("tools[%d]", i)
+	var se *config.SettingError
+	if errors.As(err, &se) && se.Key != "" {
+		key += "." + se.Key
+	}
+	if namer, ok := f.(toolNamer); ok && errors.Is(err, tools.ErrUnknownTool) {
+		names := namer.Names()
+		if hint := config.DidYouMean(name, names); hint != "" {
+			return p.Errorf(key, err, "%s %q (%sknown tools: %s)", tools.ErrUnknownTool, name, hint, strings.Join(names, ", "))
+		}
+	}
+	return p.Errorf(key, err, "tool %q: %v", name, err)
+}
+
 // Constructors finds the constructor of a node type. The compiler needs
 // nothing else from a node registry, so it does not depend on the
 // paradigms; the wiring layer passes planner.NodeKinds() or its own.
@@ -136,7 +161,7 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 			}
 		}
 		if err != nil {
-			return nil, p.Errorf(fmt.Sprintf("tools[%d]", i), err, "tool %q: %v", spec.Name, err)
+			return nil, toolError(p, i, spec.Name, opts.Tools, err)
 		}
 		for _, t := range made {
 			if approve != nil {
@@ -187,7 +212,13 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 			}
 			var override config.LLM
 			if err := config.Decode(m, &override); err != nil {
-				return nil, p.Errorf(fmt.Sprintf("nodes[%d].llm", i), err, "node %q: llm: %v", n.ID, err)
+				err = config.NestSetting("llm", err)
+				key := fmt.Sprintf("nodes[%d]", i)
+				var se *config.SettingError
+				if errors.As(err, &se) {
+					key += "." + se.Key
+				}
+				return nil, p.Errorf(key, err, "node %q: %v", n.ID, err)
 			}
 			merged := nodeLLM(base, override)
 			if opts.Models != nil && merged.Provider != "" {

@@ -47,6 +47,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/llm/middleware"
@@ -218,7 +219,8 @@ func New(profile string, opts ...Option) (*Model, error) {
 	}
 	p, ok := ps[profile]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (profiles: %s)", ErrUnknownProfile, profile, strings.Join(ProfileNames(), ", "))
+		names := ProfileNames()
+		return nil, fmt.Errorf("%w %q (%sprofiles: %s)", ErrUnknownProfile, profile, config.DidYouMean(profile, names), strings.Join(names, ", "))
 	}
 	return NewWithProfile(p, opts...)
 }

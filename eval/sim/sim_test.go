@@ -170,6 +170,15 @@ func TestSimRefusesTasksWithoutGold(t *testing.T) {
 	assert.ErrorIs(t, err, sim.ErrUnknownProfile)
 }
 
+func TestAnUnknownProfileSuggestsTheNearestFirst(t *testing.T) {
+	_, err := sim.New("noisey")
+	require.ErrorIs(t, err, sim.ErrUnknownProfile)
+	assert.EqualError(t, err, `sim: unknown profile "noisey" (did you mean "noisy"? profiles: `+strings.Join(sim.ProfileNames(), ", ")+`)`)
+	_, err = sim.New("nosuch")
+	require.ErrorIs(t, err, sim.ErrUnknownProfile)
+	assert.NotContains(t, err.Error(), "did you mean", "no suggestion when none is near")
+}
+
 func TestLatencyModelSleepsBasePlusTokens(t *testing.T) {
 	var slept time.Duration
 	p := sim.Profile{Name: "t", Latency: sim.Latency{Base: 50 * time.Millisecond, PerPromptToken: time.Millisecond}}

@@ -92,7 +92,7 @@ func (a *App) ParseModel(spec string, src ModelSource) (ModelFlag, error) {
 	}
 	if !slices.Contains(a.Models.Providers(), cfg.Provider) {
 		return ModelFlag{}, &ModelFlagError{Source: src, Spec: spec, Err: llm.ErrUnknownProvider,
-			Msg: fmt.Sprintf("%s %q (providers: %s)", llm.ErrUnknownProvider, cfg.Provider, providers)}
+			Msg: fmt.Sprintf("%s %q (%sproviders: %s)", llm.ErrUnknownProvider, cfg.Provider, config.DidYouMean(cfg.Provider, a.Models.Providers()), providers)}
 	}
 	return ModelFlag{Spec: spec, Source: src, LLM: cfg}, nil
 }

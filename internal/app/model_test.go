@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -74,4 +76,21 @@ func TestLoadModelBlamesTheFlagNotThePipeline(t *testing.T) {
 	_, err = a.LoadModel(t.Context(), cotConfig, ModelFlag{}, 0)
 	require.ErrorIs(t, err, ErrNoModel)
 	assert.False(t, errors.Is(err, ErrModelFlag))
+}
+
+// A misspelt provider gets a suggestion before the list of providers, and
+// a pipeline naming a misspelt built-in tool gets one too (the built-in
+// factory lists its names).
+func TestMisspeltProvidersAndToolsGetASuggestion(t *testing.T) {
+	a, err := New()
+	require.NoError(t, err)
+	_, err = a.ParseModel("opena:gpt-4o", FromFlag)
+	require.ErrorIs(t, err, llm.ErrUnknownProvider)
+	assert.Contains(t, err.Error(), `unknown llm provider "opena" (did you mean "openai"? providers: `)
+
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("name: t\ntools: [calculater]\nnodes:\n  - {id: a, type: react}\nedges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n"), 0o644))
+	_, err = a.Validate(context.Background(), path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `p.yaml:2: unknown tool "calculater" (did you mean "calculator"? known tools: `)
 }

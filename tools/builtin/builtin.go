@@ -86,6 +86,10 @@ type Factory struct{}
 // Names lists the built-in tool names, sorted.
 func Names() []string { return toolset.New(Families()...).Names() }
 
+// Names lists the built-in tool names, sorted: a pipeline's load error
+// for an unknown tool suggests the closest.
+func (Factory) Names() []string { return Names() }
+
 // Tools implements pipeline.ToolFactory. An unknown name fails with an
 // error wrapping tools.ErrUnknownTool that lists the built-in tools.
 func (Factory) Tools(ctx context.Context, spec config.Tool, baseDir string) ([]tools.Tool, error) {

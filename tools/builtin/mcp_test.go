@@ -72,7 +72,7 @@ func TestMCPSettingsRefusals(t *testing.T) {
 		{"both", map[string]any{"command": []any{"server"}, "url": "http://localhost:1/mcp"}, "command", "not both"},
 		{"neither", map[string]any{"name": "x"}, "command", "needs command"},
 		{"unknown key", map[string]any{"command": []any{"server"}, "args": []any{"-v"}}, "args", "unknown setting"},
-		{"bad timeout", map[string]any{"command": []any{"server"}, "call_timeout": "soon"}, "call_timeout", "invalid duration"},
+		{"bad timeout", map[string]any{"command": []any{"server"}, "call_timeout": "soon"}, "call_timeout", "want a duration such as 30s"},
 		{"negative timeout", map[string]any{"command": []any{"server"}, "startup_timeout": "-1s"}, "startup_timeout", "positive"},
 		{"negative restarts", map[string]any{"command": []any{"server"}, "max_restarts": -2}, "max_restarts", "0 or more"},
 		{"command as a string", map[string]any{"command": "npx -y server"}, "command", "list of words"},

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"regexp"
 	"time"
@@ -15,8 +16,14 @@ import (
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/temporal"
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
+
+// pollerGrace is how long compare --temporal waits before it checks that
+// a worker polls its task queue, and says so when none does.
+const pollerGrace = 10 * time.Second
 
 // useTemporal makes opts run each (config, task) of the comparison as a
 // Temporal workflow on the workers of f's task queue (compare
@@ -48,7 +55,59 @@ func useTemporal(c *cobra.Command, f *compareFlags, opts *compare.Options) (func
 		// The workers play the replies of their own suite's tasks.
 		fmt.Fprintf(c.ErrOrStderr(), "compare: --llm scripted plays each task's replies from the workers' suite: start them with --suite %s\n", f.suite)
 	}
-	return tc.Close, nil
+	wctx, stopWatch := context.WithCancel(c.Context())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watchPollers(wctx, tc, pollerCheck{queue: f.temporal.taskQueue, hostPort: f.temporal.hostPort, namespace: f.temporal.namespace, grace: pollerGrace}, c.ErrOrStderr())
+	}()
+	return func() {
+		stopWatch()
+		<-watched
+		tc.Close()
+	}, nil
+}
+
+// queueDescriber is the part of the Temporal client watchPollers uses.
+type queueDescriber interface {
+	DescribeTaskQueue(ctx context.Context, queue string, kind enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error)
+}
+
+// pollerCheck is what watchPollers checks: the workflow task queue of a
+// comparison's workers, at the Temporal frontend hostPort (in namespace),
+// after grace.
+type pollerCheck struct {
+	queue, hostPort, namespace string
+	// grace is the wait before the check; 0 checks at once.
+	grace time.Duration
+}
+
+// watchPollers waits p.grace, then asks Temporal whether any worker polls
+// p.queue; when none does, it says so once on w, with the command that
+// starts one, since the comparison's runs wait for a worker without a
+// word. It returns when ctx ends (the comparison is over), after the
+// check, or when Temporal cannot answer (the runs will tell that
+// themselves).
+func watchPollers(ctx context.Context, d queueDescriber, p pollerCheck, w io.Writer) {
+	if p.grace > 0 {
+		t := time.NewTimer(p.grace)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	resp, err := d.DescribeTaskQueue(ctx, p.queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil || ctx.Err() != nil || len(resp.GetPollers()) > 0 {
+		return
+	}
+	ns := ""
+	if p.namespace != "" && p.namespace != "default" {
+		ns = " --namespace " + p.namespace
+	}
+	fmt.Fprintf(w, "compare: no worker polls task queue %s on %s, so the runs wait; start one: planner worker --temporal %s%s --task-queue %s\n",
+		p.queue, p.hostPort, p.hostPort, ns, p.queue)
 }
 
 // workflowID is the Temporal workflow id of one run of the comparison in

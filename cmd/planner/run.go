@@ -28,6 +28,7 @@ import (
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
+	"github.com/planner-engine/planner/verify"
 	"github.com/spf13/cobra"
 )
 
@@ -76,6 +77,13 @@ type runOutput struct {
 	// Thread and Status are set for a run with --thread (and resume).
 	Thread string `json:"thread,omitempty"`
 	Status string `json:"status,omitempty"`
+	// Reference is the task's reference answer (--suite/--task, or
+	// --reference); Scorer the scorer that judged the answer against it,
+	// and Correct its verdict (absent when the run gave no answer or the
+	// reference cannot be scored).
+	Reference string `json:"reference,omitempty"`
+	Scorer    string `json:"scorer,omitempty"`
+	Correct   *bool  `json:"correct,omitempty"`
 }
 
 // waitingOutput is the --json line of a run that waits for approval.
@@ -207,10 +215,18 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 		return err
 	}
 	defer closeInto(&err, l.p.Close)
+	// The run's own time limit, with a cause that names it: a run that
+	// hits it says so, and how to raise it, rather than "context deadline
+	// exceeded". The pipeline's own timer then never fires first.
+	if limit := l.p.Config().Limits.Timeout; limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, limit, newRunTimeout(proc, f, limit))
+		defer cancel()
+	}
 	// The Engine's scrubber cleans every output of the run: the run itself
 	// scrubs the trace stream, the --trace file and the answer with it.
 	sc := outputScrubber(a)
-	sinks, err := openRunSinks(c, proc, f)
+	sinks, err := openRunSinks(ctx, c, proc, f)
 	if err != nil {
 		return err
 	}
@@ -231,7 +247,7 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 	if res == nil {
 		return notStarted(runErr)
 	}
-	return reportRun(c, f, a, l, sc, res, sinks.shown, runErr)
+	return reportRun(ctx, c, f, a, l, sc, res, sinks.shown, runErr)
 }
 
 // closeInto calls closeFn and keeps its error in *err unless *err already
@@ -406,14 +422,16 @@ type runSinks struct {
 // openRunSinks builds the run's trace outputs and creates the --trace
 // file. The run streams model replies (planner.WithTokens) when they are
 // shown live or written to the --trace file (--trace-tokens); other token
-// events are left out of the file.
-func openRunSinks(c *cobra.Command, proc process, f *runFlags) (*runSinks, error) {
+// events are left out of the file. The terminal shows the run's errors as
+// explainingSink tells them (ctx is the run's context); the --trace file
+// keeps them as they were.
+func openRunSinks(ctx context.Context, c *cobra.Command, proc process, f *runFlags) (*runSinks, error) {
 	s := &runSinks{shown: &shownErrors{}}
 	live := false
 	if !f.quiet {
 		var term trace.Sink
 		term, live = terminalSink(c, proc, f)
-		s.opts = append(s.opts, planner.WithTraceSink(term, s.shown))
+		s.opts = append(s.opts, planner.WithTraceSink(&explainingSink{ctx: ctx, next: term}, &explainingSink{ctx: ctx, next: s.shown}))
 	}
 	if f.traceFile != "" {
 		file, err := os.Create(f.traceFile)
@@ -620,7 +638,8 @@ func notStarted(err error) error {
 // replay whole, the thread's status (reportThread), then the result as
 // the --json line or as text. It returns the error that gives the exit
 // code.
-func reportRun(c *cobra.Command, f *runFlags, a *app.App, l loadedRun, sc trace.Scrubber, res *planner.Result, shown *shownErrors, runErr error) error {
+func reportRun(ctx context.Context, c *cobra.Command, f *runFlags, a *app.App, l loadedRun, sc trace.Scrubber, res *planner.Result, shown *shownErrors, runErr error) error {
+	runErr = explainRunError(ctx, runErr)
 	if left := a.UnusedRecordings(); left > 0 && runErr == nil {
 		fmt.Fprintf(c.ErrOrStderr(), "planner: warning: %d recorded call(s) of the cassette were not replayed; the run took a different path than the recording\n", left)
 	}
@@ -629,8 +648,9 @@ func reportRun(c *cobra.Command, f *runFlags, a *app.App, l loadedRun, sc trace.
 			return err
 		}
 	}
+	verdict := scoreRun(ctx, f, l, res, runErr)
 	if f.json {
-		return printRunJSON(c.OutOrStdout(), f, a, l, sc, res, runErr)
+		return printRunJSON(c.OutOrStdout(), f, a, l, sc, res, verdict, runErr)
 	}
 	if runErr != nil {
 		if shown.covers(runErr) {
@@ -640,7 +660,7 @@ func reportRun(c *cobra.Command, f *runFlags, a *app.App, l loadedRun, sc trace.
 		}
 		return runErr
 	}
-	printRunText(c.OutOrStdout(), res)
+	printRunText(c.OutOrStdout(), res, verdict)
 	if !res.Complete {
 		return &incompleteError{reason: res.Reason}
 	}
@@ -648,9 +668,10 @@ func reportRun(c *cobra.Command, f *runFlags, a *app.App, l loadedRun, sc trace.
 }
 
 // printRunJSON prints the result as the --json line, scrubbed with sc.
-func printRunJSON(out io.Writer, f *runFlags, a *app.App, l loadedRun, sc trace.Scrubber, res *planner.Result, runErr error) error {
+func printRunJSON(out io.Writer, f *runFlags, a *app.App, l loadedRun, sc trace.Scrubber, res *planner.Result, v verdict, runErr error) error {
 	o := runOutput{Thread: f.thread, Status: string(res.Status), Answer: res.Answer, Complete: res.Complete && runErr == nil, Reason: res.Reason,
-		Failure: res.Failure, Model: l.label, Usage: res.Usage, Steps: res.Steps, Trace: f.traceFile, Cassette: a.Recording(), Pipeline: l.p.Name()}
+		Failure: res.Failure, Model: l.label, Usage: res.Usage, Steps: res.Steps, Trace: f.traceFile, Cassette: a.Recording(), Pipeline: l.p.Name(),
+		Reference: v.reference, Scorer: v.scorer, Correct: v.correct}
 	if runErr != nil {
 		o.Error = runErr.Error()
 	}
@@ -674,7 +695,7 @@ func printRunJSON(out io.Writer, f *runFlags, a *app.App, l loadedRun, sc trace.
 // incomplete one, and the run's usage. The answer and the reason are
 // model text: their control characters are shown escaped
 // (trace.Printable), never sent to the terminal.
-func printRunText(out io.Writer, res *planner.Result) {
+func printRunText(out io.Writer, res *planner.Result, v verdict) {
 	u := res.Usage
 	est := ""
 	if u.Estimated {
@@ -684,10 +705,276 @@ func printRunText(out io.Writer, res *planner.Result) {
 	if !res.Complete {
 		fmt.Fprintf(out, "(incomplete: %s)\n", trace.Printable(res.Reason))
 	}
+	if line := v.line(); line != "" {
+		fmt.Fprintln(out, line)
+	}
 	retries := ""
 	if u.ModelAttempts > u.ModelCalls {
 		retries = fmt.Sprintf(" (%d attempts)", u.ModelAttempts)
 	}
 	fmt.Fprintf(out, "usage: %d model calls%s, %d prompt + %d completion tokens%s, %d tool calls, %d steps, %s\n",
 		u.ModelCalls, retries, u.PromptTokens, u.CompletionTokens, est, u.ToolCalls, len(res.Steps), res.Duration.Round(1e6))
+}
+
+// runTimeoutError is the cause of a run stopped by its time limit: it
+// names the limit, where it was set and how to raise it. It matches
+// context.DeadlineExceeded under errors.Is.
+type runTimeoutError struct {
+	limit time.Duration
+	// source says where the limit was set: "--timeout", "$PLANNER_TIMEOUT",
+	// "limits.timeout in FILE" or "the default limits.timeout".
+	source string
+	// fix says how to give the run more time.
+	fix string
+}
+
+// Error says that the run hit its time limit, and how to raise it.
+func (e *runTimeoutError) Error() string {
+	return fmt.Sprintf("the run hit its time limit of %s (%s) and was stopped; %s", shortDuration(e.limit), e.source, e.fix)
+}
+
+// shortDuration writes d as a flag takes it, without zero units: "10m",
+// not "10m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// Is makes the error match context.DeadlineExceeded.
+func (e *runTimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// newRunTimeout is the cause of f's run stopping at its time limit limit:
+// --timeout (or PLANNER_TIMEOUT) when set, else the pipeline's
+// limits.timeout, else its default.
+func newRunTimeout(proc process, f *runFlags, limit time.Duration) *runTimeoutError {
+	more := config.DefaultTimeout
+	if limit >= more {
+		more = 2 * limit
+	}
+	e := &runTimeoutError{limit: limit}
+	switch {
+	case f.timeout != 0:
+		e.source = "--timeout"
+		if v, ok := proc.lookupEnv("PLANNER_TIMEOUT"); ok {
+			if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil && d == f.timeout {
+				e.source = "$PLANNER_TIMEOUT"
+			}
+		}
+		e.fix = fmt.Sprintf("give it more time with a larger %s, e.g. %s", e.source, timeoutFlag(e.source, more))
+	case limit == config.DefaultTimeout:
+		e.source = "the default limits.timeout"
+		e.fix = fmt.Sprintf("set limits.timeout in %s or pass --timeout %s", f.config, shortDuration(more))
+	default:
+		e.source = "limits.timeout in " + f.config
+		e.fix = fmt.Sprintf("raise limits.timeout there or pass --timeout %s", shortDuration(more))
+	}
+	return e
+}
+
+// timeoutFlag is how source is set to d: "--timeout 10m" or
+// "PLANNER_TIMEOUT=10m".
+func timeoutFlag(source string, d time.Duration) string {
+	if source == "$PLANNER_TIMEOUT" {
+		return "PLANNER_TIMEOUT=" + shortDuration(d)
+	}
+	return "--timeout " + shortDuration(d)
+}
+
+// runStop returns why ctx, a run's context, ended when the user or the
+// time limit ended it: an *interrupted or a *runTimeoutError; nil
+// otherwise.
+func runStop(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	var sig *interrupted
+	var limit *runTimeoutError
+	switch {
+	case errors.As(cause, &sig):
+		return sig
+	case errors.As(cause, &limit):
+		return limit
+	}
+	return nil
+}
+
+// explainedError is a run's error told by its real cause (message); it
+// unwraps to the error the run returned.
+type explainedError struct {
+	msg string
+	err error
+}
+
+func (e *explainedError) Error() string { return e.msg }
+func (e *explainedError) Unwrap() error { return e.err }
+
+// explainRunError returns the error of a run whose context ctx the user
+// (a signal) or its time limit ended as that cause says it, wrapping
+// runErr; any other runErr unchanged.
+func explainRunError(ctx context.Context, runErr error) error {
+	if runErr == nil {
+		return nil
+	}
+	if stop := runStop(ctx); stop != nil {
+		return &explainedError{msg: stop.Error(), err: runErr}
+	}
+	return runErr
+}
+
+// explainingSink passes a run's trace events to next, telling its errors
+// by their real cause. When the run's context ctx was ended by a signal,
+// the errors it caused and the "run failed" line are left out: the
+// command says that the run was interrupted (and how to resume it). When
+// the run hit its time limit, the first error says so
+// (runTimeoutError) and the rest, which repeat "context deadline
+// exceeded", are left out. A thread that stops to wait for approval is no
+// failure: its journal.ErrWaiting error is left out, and the command
+// prints how to decide. Other events pass unchanged. It is safe for
+// concurrent use.
+type explainingSink struct {
+	ctx  context.Context
+	next trace.Sink
+
+	mu        sync.Mutex
+	toldLimit bool
+}
+
+// Emit passes e to the next sink, told as explained above, or drops it.
+func (s *explainingSink) Emit(e trace.Event) {
+	if e, ok := s.explain(e); ok {
+		s.next.Emit(e)
+	}
+}
+
+// explain returns e as the terminal should show it, and false to leave it
+// out.
+func (s *explainingSink) explain(e trace.Event) (trace.Event, bool) {
+	if e.Kind == trace.KindError && strings.Contains(e.Text, journal.ErrWaiting.Error()) {
+		return e, false
+	}
+	if e.Kind != trace.KindError && e.Kind != trace.KindRunEnd {
+		return e, true
+	}
+	var sig *interrupted
+	var limit *runTimeoutError
+	switch stop := runStop(s.ctx); {
+	case errors.As(stop, &sig):
+		// The error, and the run_end of a failed run: the command prints
+		// how it stopped. A run_end that carries an answer stays.
+		failed := e.Kind == trace.KindError || e.Data["failure"] != nil
+		return e, !failed
+	case errors.As(stop, &limit) && e.Kind == trace.KindError:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.toldLimit {
+			return e, false
+		}
+		s.toldLimit = true
+		e.Text = limit.Error()
+		return e, true
+	}
+	return e, true
+}
+
+// verdict is how a run's answer compares with the task's reference
+// answer, for the text output and the --json line.
+type verdict struct {
+	// reference is the reference answer; "" when the task has none.
+	reference string
+	// scorer names the scorer that judged the answer ("em", "numeric"...).
+	scorer string
+	// correct is the scorer's verdict; nil when there is no answer to
+	// judge or the reference cannot be scored.
+	correct *bool
+	// detail explains a verdict that could not be reached.
+	detail string
+}
+
+// line is the text output's line about the reference: "Reference: X
+// (correct; scorer em)"; "" when the task has none.
+func (v verdict) line() string {
+	if v.reference == "" {
+		return ""
+	}
+	judged := "not scored"
+	switch {
+	case v.correct != nil && *v.correct:
+		judged = "correct"
+	case v.correct != nil:
+		judged = "wrong"
+	case v.detail != "":
+		judged = "not scored: " + v.detail
+	}
+	return fmt.Sprintf("Reference: %s (%s; scorer %s)", trace.Printable(v.reference), trace.Printable(judged), v.scorer)
+}
+
+// scoreRun judges the run's answer against the task's reference answer
+// (l.task.Answer: the suite's, or --reference) with the scorer compare
+// would use: the default scorer of the --suite's format
+// (suite.DefaultScorer), exact match for a reference given alone.
+func scoreRun(ctx context.Context, f *runFlags, l loadedRun, res *planner.Result, runErr error) verdict {
+	v := verdict{reference: l.task.Answer}
+	if v.reference == "" {
+		return v
+	}
+	sc := runScorer(ctx, f)
+	v.scorer = scorerName(sc)
+	if runErr != nil || res == nil {
+		return v
+	}
+	r := sc.Score(res.Answer, verify.Reference{Question: l.task.Question, Answer: v.reference})
+	if r.Unscorable {
+		v.detail = r.Detail
+		return v
+	}
+	v.correct = &r.Correct
+	return v
+}
+
+// runScorer is the scorer of f's task: the default of its suite's format
+// when the task came from a suite (--suite or --task), else exact match.
+func runScorer(ctx context.Context, f *runFlags) verify.Scorer {
+	if f.suite == "" && f.task == "" {
+		return verify.ExactMatch{}
+	}
+	name := f.suite
+	if name == "" {
+		name = app.DemoSuite
+	}
+	format := suite.FormatJSONL
+	if _, bf, ok, _ := suite.Builtin(name); ok {
+		format = bf
+	} else if df, err := suite.Detect(ctx, name); err == nil {
+		format = df
+	}
+	sc, err := suite.DefaultScorer(format)
+	if err != nil {
+		return verify.ExactMatch{}
+	}
+	return sc
+}
+
+// scorerName is the name of a built-in scorer, as compare's --scorer
+// spells it.
+func scorerName(sc verify.Scorer) string {
+	switch s := sc.(type) {
+	case verify.ExactMatch:
+		return "em"
+	case verify.Contains:
+		return "contains"
+	case verify.Numeric:
+		return "numeric"
+	case verify.Game24:
+		return "game24"
+	case verify.Sorting:
+		return "sorting"
+	case verify.Choice:
+		return "choice"
+	default:
+		return fmt.Sprintf("%T", s)
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/planner-engine/planner/temporal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 )
 
 // TestTemporal runs compare --temporal against a real Temporal dev server
@@ -44,6 +45,30 @@ func TestTemporal(t *testing.T) {
 	t.Run("WorkerStopsOnSIGTERM", func(t *testing.T) { testTemporalWorkerStops(t, srv) })
 	t.Run("TaskRepliesOnWorkers", func(t *testing.T) { testTemporalTaskReplies(t, srv) })
 	t.Run("ScriptOnWorkers", func(t *testing.T) { testTemporalScript(t, srv) })
+	t.Run("UnpolledQueueIsReported", func(t *testing.T) { testTemporalUnpolledQueue(t, srv) })
+}
+
+// testTemporalUnpolledQueue checks compare's watch for workers against the
+// real server: a queue no worker polls is reported once, with the command
+// that starts a worker; a polled one is not.
+func testTemporalUnpolledQueue(t *testing.T, srv *temporaltest.Server) {
+	tc := srv.Dial(t)
+	check := pollerCheck{queue: "planner-unpolled", hostPort: srv.HostPort, namespace: srv.Namespace}
+	var w strings.Builder
+	watchPollers(t.Context(), tc, check, &w)
+	assert.Equal(t, fmt.Sprintf("compare: no worker polls task queue planner-unpolled on %s, so the runs wait; start one: planner worker --temporal %s --task-queue planner-unpolled\n",
+		srv.HostPort, srv.HostPort), w.String())
+
+	startWorkers(t, srv, "planner-polled", "", 1, 0)
+	check.queue = "planner-polled"
+	// A worker's first poll reaches the server shortly after it starts.
+	require.Eventually(t, func() bool {
+		resp, err := tc.DescribeTaskQueue(t.Context(), check.queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		return err == nil && len(resp.GetPollers()) > 0
+	}, 30*time.Second, 100*time.Millisecond)
+	w.Reset()
+	watchPollers(t.Context(), tc, check, &w)
+	assert.Empty(t, w.String())
 }
 
 // startWorkers starts n in-process planner workers of queue, each with a

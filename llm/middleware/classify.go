@@ -63,6 +63,42 @@ func (e *permanentError) Error() string { return e.msg }
 // Is makes the error match ErrPermanent.
 func (e *permanentError) Is(target error) bool { return target == ErrPermanent }
 
+// ErrUnreachable is matched (errors.Is) by the error of a model call that
+// reached no server at all: the connection was refused, the host name is
+// unknown, or dialing failed otherwise (see DialFailure). Nothing listens
+// at the address, and a retry moments later would meet the same closed
+// port, so Classify reports these errors Fatal: the call fails at once
+// and its message can say which server to start.
+var ErrUnreachable = errors.New("model server unreachable")
+
+// DialFailure reports whether err shows that a model call made no
+// connection to its server: an error matching ErrUnreachable or
+// syscall.ECONNREFUSED, a DNS error (the host is unknown), or a
+// *net.OpError of the dial that did not time out. The transport error of
+// an *HTTPError in err's chain counts too, since langchaingo's openai
+// client replaces a failed request with a plain text. reason is
+// "unreachable", "connection refused", "unknown host" or "dial failed".
+// A connection reset or closed after it was made, and a dial that timed
+// out, are not dial failures: they may pass (Classify retries them).
+func DialFailure(err error) (reason string, ok bool) {
+	if err == nil {
+		return "", false
+	}
+	var de *net.DNSError
+	var oe *net.OpError
+	switch {
+	case errors.Is(err, ErrUnreachable):
+		return "unreachable", true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused", true
+	case errors.As(err, &de) && !de.IsTimeout:
+		return "unknown host", true
+	case errors.As(err, &oe) && oe.Op == "dial" && !oe.Timeout():
+		return "dial failed", true
+	}
+	return "", false
+}
+
 // HTTPError annotates a model error with what the HTTP transport observed
 // during the attempt (see ObservingTransport). errors.Is and errors.As see
 // both Err and Transport.
@@ -82,6 +118,11 @@ type HTTPError struct {
 func (e *HTTPError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Err.Error())
+	if e.StatusCode == 0 && errors.Is(e.Err, ErrUnreachable) {
+		// The model error says that no server answered, and how to fix
+		// it; the transport's text would only repeat it.
+		return b.String()
+	}
 	b.WriteString(" (")
 	if e.StatusCode != 0 {
 		fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
@@ -149,19 +190,21 @@ var quotaMessages = []string{"quota", "billing", "credit balance"}
 //  3. context.Canceled or context.DeadlineExceeded anywhere in the chain, or
 //     openai's "request cancelled" / "request timeout: API call exceeded
 //     deadline" texts: Canceled.
-//  4. An HTTP status of 400 or more, from an *HTTPError or parsed from the
+//  4. A dial failure (DialFailure: ErrUnreachable, a refused connection,
+//     an unknown host, a failed dial): Fatal, since nothing listens there.
+//  5. An HTTP status of 400 or more, from an *HTTPError or parsed from the
 //     message: 429 (unless the message mentions quota, billing or credit
 //     balance), 408 and 5xx are Retryable with the *HTTPError's
 //     RetryAfter; every other 4xx is Fatal.
-//  5. An *llms.Error with code rate_limit or provider_unavailable:
+//  6. An *llms.Error with code rate_limit or provider_unavailable:
 //     Retryable; with code unknown: go on; any other code: Fatal. (Codes
 //     timeout and canceled already matched rule 3: llms.Error's Is method
 //     equates them with the context errors.)
-//  6. A DNS "no such host" error: Fatal.
 //  7. Broken connections: io.EOF, io.ErrUnexpectedEOF, ECONNRESET,
-//     ECONNREFUSED, ECONNABORTED, EPIPE, a net.Error that timed out, a
-//     *net.OpError, or one of their usual texts (including openai's
-//     "network error: failed to reach API server"): Retryable.
+//     ECONNABORTED, EPIPE, a net.Error that timed out, a *net.OpError
+//     other than a failed dial, or one of their usual texts (including
+//     openai's "network error: failed to reach API server" when no
+//     transport error tells more): Retryable.
 //  8. Anything else: Fatal.
 func Classify(err error) (Class, time.Duration) {
 	if err == nil || errors.Is(err, ErrPermanent) {
@@ -173,6 +216,10 @@ func Classify(err error) (Class, time.Duration) {
 	msg := strings.ToLower(err.Error())
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || containsAny(msg, canceledMessages) {
 		return Canceled, 0
+	}
+
+	if _, ok := DialFailure(err); ok {
+		return Fatal, 0
 	}
 
 	var retryAfter time.Duration
@@ -210,10 +257,6 @@ func Classify(err error) (Class, time.Duration) {
 		}
 	}
 
-	var de *net.DNSError
-	if errors.As(err, &de) && de.IsNotFound {
-		return Fatal, 0
-	}
 	if isConnectionError(err) || containsAny(msg, transientMessages) {
 		return Retryable, retryAfter
 	}

@@ -58,7 +58,13 @@ func TestClassify(t *testing.T) {
 		{"llms auth", llms.NewError(llms.ErrCodeAuthentication, "openai", "bad key"), Fatal, 0},
 		{"openai sanitised network error", errors.New("network error: failed to reach API server"), Retryable, 0},
 		{"wrapped EOF", fmt.Errorf("send request: %w", &url.Error{Op: "Post", URL: "http://x", Err: io.EOF}), Retryable, 0},
-		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, Retryable, 0},
+		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, Fatal, 0},
+		{"refused behind openai's text", &HTTPError{Err: errors.New("network error: failed to reach API server"),
+			Transport: &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}}, Fatal, 0},
+		{"other dial failure", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.EHOSTUNREACH}, Fatal, 0},
+		{"dial timeout", &net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}, Retryable, 0},
+		{"reset after the dial", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, Retryable, 0},
+		{"unreachable sentinel", fmt.Errorf("ollama: %w", ErrUnreachable), Fatal, 0},
 		{"connection reset", fmt.Errorf("read: %w", syscall.ECONNRESET), Retryable, 0},
 		{"reset text only", errors.New("read tcp 1.2.3.4:5: connection reset by peer"), Retryable, 0},
 		{"no such host", &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}}, Fatal, 0},
@@ -92,4 +98,44 @@ func TestHTTPErrorMessageAndUnwrap(t *testing.T) {
 
 	e = &HTTPError{StatusCode: 429, RetryAfter: 3 * time.Second, Err: errors.New("API returned unexpected status code: 429")}
 	assert.Equal(t, "API returned unexpected status code: 429 (HTTP 429, retry after 3s)", e.Error())
+}
+
+// timeoutErr is a net.Error that timed out.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestDialFailureNamesWhatFailed(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		reason string
+		ok     bool
+	}{
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, "connection refused", true},
+		{"unknown host", &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}}, "unknown host", true},
+		{"unreachable network", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ENETUNREACH}, "dial failed", true},
+		{"sentinel", fmt.Errorf("x: %w", ErrUnreachable), "unreachable", true},
+		{"transport of an HTTPError", &HTTPError{Err: errors.New("network error"), Transport: syscall.ECONNREFUSED}, "connection refused", true},
+		{"dial timeout", &net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}, "", false},
+		{"reset", fmt.Errorf("read: %w", syscall.ECONNRESET), "", false},
+		{"text only", errors.New("dial tcp: connection refused"), "", false},
+		{"nil", nil, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reason, ok := DialFailure(tt.err)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.reason, reason)
+		})
+	}
+}
+
+func TestHTTPErrorOfAnUnreachableServerAddsNothing(t *testing.T) {
+	inner := fmt.Errorf("ollama: no server answers at localhost:11434 (connection refused): start Ollama: %w", ErrUnreachable)
+	e := &HTTPError{Transport: syscall.ECONNREFUSED, Err: inner}
+	assert.Equal(t, inner.Error(), e.Error(), "the model error says it all")
+	assert.ErrorIs(t, e, ErrUnreachable)
 }

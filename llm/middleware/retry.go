@@ -122,10 +122,16 @@ type RetryError struct {
 	Err error
 }
 
-// Error names the attempt count and the last error.
+// Error names the attempt count, what to do, and the last error. When the
+// last attempt got no HTTP response at all (the server closed or reset the
+// connection, or did not answer in time), the server is what to check.
 func (e *RetryError) Error() string {
-	return fmt.Sprintf("gave up after %d attempts (%s; raise retry.max_attempts or check the provider's status): %v",
-		e.Attempts, ErrRetriesExhausted, e.Err)
+	hint := "raise retry.max_attempts or check the provider's status"
+	var he *HTTPError
+	if errors.As(e.Err, &he) && he.StatusCode == 0 {
+		hint = "no attempt got an HTTP response: check that the server at llm.base_url is up and speaks HTTP, or raise retry.max_attempts"
+	}
+	return fmt.Sprintf("gave up after %d attempts (%s; %s): %v", e.Attempts, ErrRetriesExhausted, hint, e.Err)
 }
 
 // Unwrap returns ErrRetriesExhausted and the last attempt's error.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -359,4 +360,17 @@ func TestRetryConfigDefaults(t *testing.T) {
 	assert.Equal(t, RetryConfig{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 20 * time.Second, Jitter: 0.2}, got)
 	got = RetryConfig{MaxAttempts: 1, BaseDelay: time.Minute, MaxDelay: time.Second, Jitter: -0.5}.withDefaults()
 	assert.Equal(t, RetryConfig{MaxAttempts: 1, BaseDelay: time.Minute, MaxDelay: time.Minute, Jitter: 0}, got)
+}
+
+func TestRetryErrorSaysWhatToCheck(t *testing.T) {
+	overloaded := &RetryError{Attempts: 3, Err: &HTTPError{StatusCode: 503, Err: errors.New("overloaded")}}
+	assert.Equal(t, "gave up after 3 attempts (retries exhausted; raise retry.max_attempts or check the provider's status): overloaded (HTTP 503)",
+		overloaded.Error())
+	assert.ErrorIs(t, overloaded, ErrRetriesExhausted)
+
+	// No attempt got a response: the server is what to check.
+	reset := &RetryError{Attempts: 3, Err: &HTTPError{Transport: syscall.ECONNRESET, Err: errors.New("network error")}}
+	assert.Contains(t, reset.Error(), "no attempt got an HTTP response: check that the server at llm.base_url is up and speaks HTTP, or raise retry.max_attempts")
+	assert.NotContains(t, reset.Error(), "check the provider's status")
+	assert.ErrorIs(t, reset, syscall.ECONNRESET)
 }

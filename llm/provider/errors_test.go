@@ -92,6 +92,15 @@ func TestUnreachableServerErrorNeverContainsTheKey(t *testing.T) {
 			var se *StatusError
 			assert.False(t, errors.As(err, &se), "no HTTP status was received")
 			assert.True(t, strings.HasPrefix(err.Error(), wc.provider+": "), err.Error())
+			// The call fails at once, naming the server and the fix.
+			require.ErrorIs(t, err, ErrUnreachable)
+			var ue *UnreachableError
+			require.ErrorAs(t, err, &ue)
+			fix := "start that server or fix llm.base_url"
+			if wc.provider == Ollama {
+				fix = "start Ollama (`ollama serve`) or set llm.base_url"
+			}
+			assert.Equal(t, fmt.Sprintf("%s: no server answers at %s (connection refused): %s", wc.provider, strings.TrimPrefix(base, "http://"), fix), err.Error())
 		})
 	}
 }

@@ -23,6 +23,11 @@ type Capabilities = adapter.Capabilities
 // non-2xx HTTP status; see adapter.StatusError.
 type StatusError = adapter.StatusError
 
+// UnreachableError reports that a model call reached no server at the
+// provider's address, and says which server to start or which setting to
+// fix; see adapter.UnreachableError.
+type UnreachableError = adapter.UnreachableError
+
 // Provider names accepted in Config.Provider.
 const (
 	OpenAI    = adapter.OpenAI
@@ -63,6 +68,9 @@ var (
 	ErrServer = adapter.ErrServer
 	// ErrBadRequest matches a *StatusError with any other 4xx status.
 	ErrBadRequest = adapter.ErrBadRequest
+	// ErrUnreachable matches an *UnreachableError: no server answered at
+	// the provider's address (middleware.ErrUnreachable).
+	ErrUnreachable = adapter.ErrUnreachable
 )
 
 // All returns the adapters of every real provider, in Providers order:

@@ -201,7 +201,10 @@ type resolved struct {
 	provider string
 	keyEnv   string // variable the key came from; "" when none is used
 	secret   string // value redacted from errors ("" for placeholders)
-	defaults []llms.CallOption
+	// baseURLSource is where BaseURL came from: "llm.base_url",
+	// "$OPENAI_BASE_URL", or "" for the provider's default.
+	baseURLSource string
+	defaults      []llms.CallOption
 }
 
 // New builds the model for cfg with the first of adapters whose Name is
@@ -246,9 +249,7 @@ func New(ctx context.Context, cfg Config, adapters ...Adapter) (llms.Model, erro
 		splitRoles:      c.SplitRoles,
 		closer:          c.Closer,
 	}
-	if c.RejectTools {
-		m.baseURL = r.BaseURL
-	}
+	m.baseURL, m.baseURLSource = r.BaseURL, r.baseURLSource
 	if c.Embed != nil {
 		m.embed, m.embedModel = c.Embed, r.EmbeddingModel
 	}
@@ -298,6 +299,12 @@ func resolve(cfg Config) (resolved, error) {
 		return r, err
 	}
 	r.BaseURL = base
+	switch {
+	case strings.TrimSpace(cfg.BaseURL) != "":
+		r.baseURLSource = "llm.base_url"
+	case r.provider == OpenAI && strings.TrimSpace(os.Getenv("OPENAI_BASE_URL")) != "":
+		r.baseURLSource = "$OPENAI_BASE_URL"
+	}
 
 	if r.EmbeddingModel, err = resolveEmbeddingModel(r.provider, cfg.EmbeddingModel); err != nil {
 		return r, err

@@ -69,7 +69,7 @@ func (c embedClient) CreateEmbedding(ctx context.Context, texts []string) ([][]f
 		err = errors.New("the response carried no error message")
 	}
 	if err != nil {
-		return nil, m.wrapError(fmt.Errorf("embedding with %s: %w", m.embedModel, err), status, retryAfter)
+		return nil, m.wrapError(fmt.Errorf("embedding with %s: %w", m.embedModel, err), status, retryAfter, obs.TransportErr())
 	}
 	return vecs, nil // llm's Factory checks the vectors against the texts
 }

@@ -3,10 +3,13 @@ package adapter
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/planner-engine/planner/llm/middleware"
 )
 
 // Sentinel errors. Test for them with errors.Is.
@@ -31,7 +34,74 @@ var (
 	ErrServer = errors.New("provider server error")
 	// ErrBadRequest matches a *StatusError with any other 4xx status.
 	ErrBadRequest = errors.New("provider rejected the request")
+	// ErrUnreachable matches an *UnreachableError: no server answered at
+	// the provider's address. It is middleware.ErrUnreachable, so the
+	// retry middleware fails such a call at once.
+	ErrUnreachable = middleware.ErrUnreachable
 )
+
+// UnreachableError reports that a model call reached no server: the
+// connection to the provider's address was refused, its host is unknown,
+// or dialing failed (middleware.DialFailure). It matches ErrUnreachable
+// under errors.Is and says what to do: start the server (for ollama,
+// `ollama serve`) or point the base URL elsewhere. Its text names the
+// server by host and port only, never a path, a query or credentials.
+type UnreachableError struct {
+	// Provider is the adapter name, e.g. "ollama".
+	Provider string
+	// Addr is the server's host:port, from the base URL.
+	Addr string
+	// Reason is what failed: "connection refused", "unknown host" or
+	// "dial failed" (middleware.DialFailure).
+	Reason string
+	// Source is where the base URL came from: "llm.base_url",
+	// "$OPENAI_BASE_URL", or "" for the provider's default address.
+	Source string
+	// Err is the adapter's own error, with the API key redacted.
+	Err error
+}
+
+// Error names the address, what failed and the fix, on one line.
+func (e *UnreachableError) Error() string {
+	fix := "start that server or fix llm.base_url"
+	switch {
+	case e.Provider == Ollama:
+		fix = "start Ollama (`ollama serve`) or set llm.base_url"
+	case e.Source == "$OPENAI_BASE_URL":
+		fix = "start that server or fix $OPENAI_BASE_URL (or llm.base_url)"
+	case e.Source == "":
+		fix = "check the network, or set llm.base_url to a server that answers"
+	}
+	what := "no server answers at " + e.Addr
+	if e.Reason == "unknown host" {
+		what = "the host of " + e.Addr + " is unknown"
+	}
+	return fmt.Sprintf("%s: %s (%s): %s", e.Provider, what, e.Reason, fix)
+}
+
+// Unwrap returns the adapter's (redacted) error.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrUnreachable.
+func (e *UnreachableError) Is(target error) bool { return target == ErrUnreachable }
+
+// hostPort is raw's host and port (the scheme's default port when raw
+// names none), without credentials, path or query; raw itself when it is
+// not a URL with a host.
+func hostPort(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
 
 // StatusError reports that the provider answered a model call with a non-2xx
 // HTTP status. It matches ErrAuth, ErrRateLimited, ErrServer or ErrBadRequest

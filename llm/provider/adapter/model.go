@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/planner-engine/planner/llm/middleware"
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -38,9 +39,11 @@ type model struct {
 	// openai: tool (the adapter rejects a tool message of several parts;
 	// the API wants one tool message per tool_call_id).
 	splitRoles []llms.ChatMessageType
-	// baseURL is used in the ollama tool hint.
-	baseURL string
-	closer  io.Closer
+	// baseURL is the server's URL, named (as host:port) when it does not
+	// answer and in the ollama tool hint; baseURLSource is where it came
+	// from (resolved.baseURLSource).
+	baseURL, baseURLSource string
+	closer                 io.Closer
 
 	// embed creates embeddings with embedModel (EmbeddingClient); nil when
 	// the provider offers none.
@@ -99,7 +102,7 @@ func (m *model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		err = stream.err()
 	}
 	if err != nil {
-		return nil, m.wrapError(err, status, retryAfter)
+		return nil, m.wrapError(err, status, retryAfter, obs.TransportErr())
 	}
 	return resp, nil
 }
@@ -115,7 +118,11 @@ func (m *model) Close() error {
 // mistralStatus finds the status mistral-go writes into its error text.
 var mistralStatus = regexp.MustCompile(`\(HTTP Error (\d{3})\)`)
 
-func (m *model) wrapError(err error, status int, retryAfter time.Duration) error {
+// wrapError turns the adapter's error into a redacted one: a *StatusError
+// for an HTTP status of 400 or more, an *UnreachableError when no server
+// answered (transport, the raw error of the round trip, shows a dial
+// failure), else the error prefixed with the provider's name.
+func (m *model) wrapError(err error, status int, retryAfter time.Duration, transport error) error {
 	err = redact(err, m.secret)
 	if status == 0 && m.name == Mistral {
 		if sub := mistralStatus.FindStringSubmatch(err.Error()); sub != nil {
@@ -129,6 +136,11 @@ func (m *model) wrapError(err error, status int, retryAfter time.Duration) error
 			RetryAfter: retryAfter,
 			Err:        err,
 			keyEnv:     m.keyEnv,
+		}
+	}
+	if status == 0 && m.baseURL != "" {
+		if reason, ok := middleware.DialFailure(errors.Join(err, transport)); ok {
+			return &UnreachableError{Provider: m.name, Addr: hostPort(m.baseURL), Reason: reason, Source: m.baseURLSource, Err: err}
 		}
 	}
 	if strings.HasPrefix(err.Error(), m.name+": ") {

@@ -255,7 +255,7 @@ func TestStartRunBadInput(t *testing.T) {
 		{"bad timeout", map[string]any{"config": "react", "question": "q", "llm": "scripted:spiders.yaml", "timeout": "soon"}, http.StatusBadRequest, "bad_request"},
 		{"negative steps", map[string]any{"config": "react", "question": "q", "llm": "scripted:spiders.yaml", "max_steps": -1}, http.StatusBadRequest, "bad_request"},
 		{"unknown task", map[string]any{"config": "react", "task": "nosuch", "llm": "scripted:spiders.yaml"}, http.StatusBadRequest, "bad_request"},
-		{"suite without task", map[string]any{"config": "react", "suite": "demo", "question": "q", "llm": "scripted:spiders.yaml"}, http.StatusBadRequest, "bad_request"},
+		{"suite without task or question", map[string]any{"config": "react", "suite": "demo", "llm": "scripted:spiders.yaml"}, http.StatusBadRequest, "bad_request"},
 		{"suite outside root", map[string]any{"config": "react", "suite": "/etc/passwd", "task": "x", "llm": "scripted:spiders.yaml"}, http.StatusBadRequest, "bad_request"},
 		{"oversized", map[string]any{"config": "react", "question": strings.Repeat("x", 2<<20)}, http.StatusRequestEntityTooLarge, "too_large"},
 	} {

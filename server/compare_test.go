@@ -4,10 +4,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,6 +64,32 @@ replies:
 	r = e.do("GET", "/api/compares/"+started.ID+"/report?format=md", nil)
 	require.Equal(t, http.StatusOK, r.code)
 	assert.Contains(t, string(r.body), "| react")
+	md := string(r.body)
+	// The table format is report.md's table: the same columns (failures
+	// and recovered among them, figures per task) and the same cells.
+	r = e.do("GET", "/api/compares/"+started.ID+"/report?format=table", nil)
+	require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+	var tab server.ReportTable
+	r.json(t, &tab)
+	var heads []string
+	for _, c := range tab.Columns {
+		heads = append(heads, c.Column)
+		assert.NotEmpty(t, c.Meaning, c.Column)
+	}
+	assert.Subset(t, heads, []string{"config", "success", "EM", "failures", "recovered", "calls/task", "tools/task", "cost $/task", "p50 ms"})
+	require.Len(t, tab.Rows, 2)
+	for _, row := range tab.Rows {
+		require.Len(t, row, len(heads))
+		assert.Contains(t, md, "| "+strings.Join(row, " | ")+" |", "the row is report.md's")
+	}
+	at := func(row int, col string) string { return tab.Rows[row][slices.Index(heads, col)] }
+	assert.Equal(t, "react", at(0, "config"))
+	assert.Equal(t, "1.000", at(0, "success"), "a rate from 0 to 1, as in report.md")
+	assert.Equal(t, "0.500", at(1, "success"))
+	assert.NotEqual(t, "-", at(1, "failures"), "direct's wrong answer is counted by kind")
+	assert.Equal(t, "-", at(0, "failures"))
+	assert.Contains(t, tab.Notes, compare.PerTaskNote)
+	assert.Equal(t, rep["banner"], tab.Banner)
 	r = e.do("GET", "/api/compares/"+started.ID+"/report?format=html", nil)
 	require.Equal(t, http.StatusOK, r.code)
 	assert.Contains(t, string(r.body), "<html")

@@ -363,8 +363,8 @@ func (s *Server) compareReport(w http.ResponseWriter, r *http.Request) {
 	if format == "" {
 		format = "json"
 	}
-	if !slices.Contains([]string{"json", "md", "html"}, format) {
-		s.fail(w, r, fmt.Errorf("%w: format must be json, md or html, got %q", ErrBadRequest, format))
+	if !slices.Contains([]string{"json", "md", "html", "table"}, format) {
+		s.fail(w, r, fmt.Errorf("%w: format must be json, md, html or table, got %q", ErrBadRequest, format))
 		return
 	}
 	c, err := s.compareOf(r.PathValue("id"))
@@ -382,6 +382,13 @@ func (s *Server) compareReport(w http.ResponseWriter, r *http.Request) {
 	switch format {
 	case "json":
 		s.writeJSON(w, r, http.StatusOK, rep)
+	case "table":
+		t, err := reportTable(rep)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.writeJSON(w, r, http.StatusOK, t)
 	case "md":
 		var b bytes.Buffer
 		if err := rep.WriteMarkdown(&b); err != nil {

@@ -67,12 +67,12 @@ func openAPIDoc() obj {
 		r["413"] = errResp("body over the server's limit")
 		r["422"] = errResp("the pipeline is invalid (file:line)")
 		r["429"] = errResp("too many runs at once")
-		r["503"] = errResp("the server is shutting down")
+		r["503"] = errResp("the server is shutting down, or cannot build the run's model (code model_unavailable: the API key's environment variable, named in the message, is not set on the server)")
 		return r
 	}
 	schemas := obj{
 		"Error": object(obj{"error": object(obj{
-			"code":    obj{"type": "string", "enum": []string{"bad_request", "invalid_config", "unauthorized", "forbidden", "not_found", "conflict", "too_large", "busy", "shutting_down", "timeout", "internal"}},
+			"code":    obj{"type": "string", "enum": []string{"bad_request", "invalid_config", "unauthorized", "forbidden", "not_found", "conflict", "too_large", "busy", "shutting_down", "timeout", "model_unavailable", "internal"}},
 			"message": str("what went wrong, scrubbed of secrets"),
 			"details": obj{"description": "structured details: {\"field\": NAME} for a bad field"},
 		}, "code", "message")}, "error"),
@@ -90,18 +90,28 @@ func openAPIDoc() obj {
 		"RunRequest": object(obj{
 			"config":    str("a pipeline of the configs folder: name or file name"),
 			"question":  str("the task; required unless task is given"),
-			"suite":     str("suite of task: demo (default) or a file under the server's root"),
+			"suite":     str("suite of task: demo (default) or a file under the server's root; without task, the question is matched against its questions (a match runs as that task). The sim model plays only suite tasks with a gold solution: any other question is refused (400)"),
 			"task":      str("a task id of suite"),
 			"llm":       str("model spec as --llm: sim, scripted:FILE, openai:gpt-4o-mini"),
 			"thread":    str("thread name (new); default generated"),
 			"max_steps": integer("overrides limits.max_steps"),
 			"timeout":   str("overrides limits.timeout (Go duration)"),
 		}, "config"),
-		"Accepted": object(obj{"run_id": str("the run's id"), "thread": str("its thread"), "events": str("path of its event stream")}, "run_id", "thread", "events"),
+		"Accepted": object(obj{"run_id": str("the run's id"), "thread": str("its thread"), "events": str("path of its event stream"), "model": ref("ModelInfo")}, "run_id", "thread", "events", "model"),
+		"ModelInfo": object(obj{"spec": str("model spec the run was started with; empty for the pipeline's own llm block"), "provider": str("provider"),
+			"kind":    obj{"type": "string", "enum": []string{"real", "scripted", "replayed", "simulated"}},
+			"offline": boolean("no real language model: scripted, replayed or simulated"),
+			"mark":    obj{"type": "string", "enum": []string{"SIMULATED", "SCRIPTED", "REPLAYED"}, "description": "the kind in capitals, for offline models only: shown on every run"},
+			"label":   str("what planner run prints after model:"),
+		}, "kind", "offline", "label"),
+		"ReportTable": object(obj{"banner": str("what produced the numbers"),
+			"columns": arr(object(obj{"column": str("header"), "field": str("report.json field under configs[i]"), "meaning": str("what it is, with its unit")}, "column", "field", "meaning")),
+			"rows":    arr(arr(obj{"type": "string"})), "notes": arr(obj{"type": "string"}),
+		}, "banner", "columns", "rows", "notes"),
 		"Usage":    obj{"type": "object", "description": "model calls, attempts, tokens, cost and tool calls, in total and per node (per_node)", "additionalProperties": true},
 		"Approval": object(obj{"node": str("node id"), "tool": str("tool name"), "input": str("the tool's input")}, "tool", "input"),
 		"RunView": object(obj{
-			"id": str("run id"), "thread": str("thread"), "pipeline": str("config file"), "llm": str("model spec"),
+			"id": str("run id"), "thread": str("thread"), "pipeline": str("config file"), "llm": str("model spec"), "model": ref("ModelInfo"),
 			"kind":     obj{"type": "string", "enum": []string{KindStart, KindResume, KindFork, KindApprove}},
 			"question": str("the task"),
 			"status":   obj{"type": "string", "enum": []string{StatusQueued, "running", "done", "waiting", "interrupted", "failed"}},
@@ -112,7 +122,7 @@ func openAPIDoc() obj {
 			"steps": arr(obj{"type": "string"}), "pending": ref("Approval"),
 			"replayed": integer("calls answered from the journal"), "live": integer("calls made live"),
 			"events": integer("events so far"), "last_seq": integer("the last event's seq"),
-		}, "id", "thread", "status", "kind", "created", "complete", "events", "last_seq"),
+		}, "id", "thread", "status", "kind", "model", "created", "complete", "events", "last_seq"),
 		"TraceEvent": obj{"type": "object", "description": "a trace.Event: run_id, seq, time, node, kind, text, data, usage, elapsed_ms", "properties": obj{
 			"run_id": str("run id"), "seq": integer("1, 2, ... per run; the SSE id"), "time": obj{"type": "string", "format": "date-time"},
 			"node": str("node id"), "kind": str("event kind (run_start, node_start, thought, action, observation, answer, ...)"),
@@ -169,7 +179,8 @@ func openAPIDoc() obj {
 		})},
 		"/openapi.json": obj{"get": op("openapi", "This document", nil, nil, obj{"200": jsonBody("the OpenAPI 3.1 document", obj{"type": "object"})})},
 		"/api/pipelines": obj{"get": op("listPipelines", "The configs of the folder", nil, nil, obj{
-			"200": jsonBody("the configs", object(obj{"dir": str("configs folder"), "pipelines": arr(ref("PipelineInfo"))})),
+			"200": jsonBody("the configs, and the server's default model (absent when runs use each pipeline's own llm block)",
+				object(obj{"dir": str("configs folder"), "pipelines": arr(ref("PipelineInfo")), "model": ref("ModelInfo")})),
 		})},
 		"/api/pipelines/validate": obj{"post": op("validatePipeline", "Validate a posted pipeline YAML (body as application/yaml, ?file= names it; or JSON {yaml, file}) "+
 			"as a file of the configs folder: every file or folder it names must lie under the server's root, and its ${VAR} read only the server's allow-list",
@@ -222,8 +233,8 @@ func openAPIDoc() obj {
 		"/api/compares/{id}": obj{"get": op("getCompare", "A comparison's progress", []obj{pathParam("id", "comparison id")}, nil,
 			obj{"200": jsonBody("progress", ref("CompareView")), "404": errResp("no such comparison")})},
 		"/api/compares/{id}/report": obj{"get": op("compareReport", "A finished comparison's report",
-			[]obj{pathParam("id", "comparison id"), queryParam("format", "json (default), md or html", obj{"type": "string", "enum": []string{"json", "md", "html"}})}, nil,
-			obj{"200": obj{"description": "the report", "content": obj{"application/json": obj{"schema": ref("CompareReport")}, "text/markdown": obj{"schema": obj{"type": "string"}}, "text/html": obj{"schema": obj{"type": "string"}}}},
+			[]obj{pathParam("id", "comparison id"), queryParam("format", "json (default), md, html, or table (report.md's table as JSON: ReportTable)", obj{"type": "string", "enum": []string{"json", "md", "html", "table"}})}, nil,
+			obj{"200": obj{"description": "the report", "content": obj{"application/json": obj{"schema": obj{"oneOf": []obj{ref("CompareReport"), ref("ReportTable")}}}, "text/markdown": obj{"schema": obj{"type": "string"}}, "text/html": obj{"schema": obj{"type": "string"}}}},
 				"400": errResp("bad format"), "404": errResp("no such comparison"), "409": errResp("not finished")})},
 		"/api/compares/{id}/tasks": obj{"get": op("compareTasks", "A comparison's per-task grid: every task against every config, from the results stored so far (running or finished)",
 			[]obj{pathParam("id", "comparison id")}, nil,

@@ -120,7 +120,11 @@ func (s *Server) listPipelines(w http.ResponseWriter, r *http.Request) {
 	for _, f := range files {
 		out = append(out, info(f))
 	}
-	s.writeJSON(w, r, http.StatusOK, map[string]any{"dir": s.cfg.Dir, "pipelines": out})
+	body := map[string]any{"dir": s.cfg.Dir, "pipelines": out}
+	if m := s.defaultModel(); m != nil {
+		body["model"] = m // the model of runs and comparisons that name none
+	}
+	s.writeJSON(w, r, http.StatusOK, body)
 }
 
 // Problem is one problem of a pipeline file, at its line.
@@ -331,7 +335,7 @@ func (s *Server) pipelineGraph(w http.ResponseWriter, r *http.Request) {
 	g, kinds := p.Graph(), p.Kinds()
 	switch format {
 	case "svg":
-		s.writeBody(w, r, http.StatusOK, "image/svg+xml", []byte(renderSVG(p.Name(), g.Nodes(), g.Edges(), kinds, p.Nested())))
+		s.writeBody(w, r, http.StatusOK, "image/svg+xml", []byte(g.SVG(p.Name(), kinds, p.Nested()...)))
 	case "mermaid":
 		s.writeBody(w, r, http.StatusOK, "text/plain; charset=utf-8", []byte(g.Mermaid(kinds, p.Nested()...)))
 	case "dot":

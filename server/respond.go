@@ -25,7 +25,9 @@ type ErrorBody struct {
 type ErrorDetail struct {
 	// Code is one of bad_request, invalid_config, unauthorized,
 	// forbidden, not_found, method_not_allowed, conflict, too_large,
-	// busy, shutting_down, timeout, internal.
+	// busy, shutting_down, timeout, model_unavailable (the server cannot
+	// build the model: its API key's environment variable is not set on
+	// the server), internal.
 	Code string `json:"code"`
 	// Message explains the error, scrubbed of secrets.
 	Message string `json:"message"`
@@ -65,6 +67,8 @@ func errorStatus(err error) (int, string) {
 		return http.StatusServiceUnavailable, "shutting_down"
 	case errors.Is(err, ErrTimeout):
 		return http.StatusGatewayTimeout, "timeout"
+	case errors.Is(err, ErrModelUnavailable):
+		return http.StatusServiceUnavailable, "model_unavailable"
 	case errors.Is(err, config.ErrInvalid):
 		return http.StatusUnprocessableEntity, "invalid_config"
 	case errors.Is(err, ErrBadRequest), errors.Is(err, journal.ErrBadName), errors.Is(err, journal.ErrNoCheckpoint):
@@ -75,6 +79,7 @@ func errorStatus(err error) (int, string) {
 
 // fail answers err as a JSON error, scrubbed.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	err = modelError(err) // a missing API key is the server's configuration, wherever it shows
 	code, name := errorStatus(err)
 	body := ErrorBody{Error: ErrorDetail{Code: name, Message: err.Error()}}
 	var de *detailedError

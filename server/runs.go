@@ -49,6 +49,7 @@ const (
 // run is one run of this process: its state, result and events.
 type run struct {
 	id, thread, pipeline, llm, kind, question string
+	model                                     ModelInfo // what model it uses, and its kind
 	created                                   time.Time
 	cancel                                    context.CancelFunc
 	max                                       int
@@ -114,6 +115,10 @@ type RunView struct {
 	Pipeline string `json:"pipeline"`
 	// LLM is the model spec, when the request or the server named one.
 	LLM string `json:"llm,omitempty"`
+	// Model is the model the run uses and its kind: offline models
+	// (simulated, scripted, replayed) carry their Mark (SIMULATED, ...)
+	// and the label `planner run` prints.
+	Model ModelInfo `json:"model"`
 	// Kind is what started it: start, resume, fork or approve.
 	Kind string `json:"kind"`
 	// Question is the task's question.
@@ -170,7 +175,7 @@ func (r *run) eventsAfterLocked(after int64) []runEvent {
 }
 
 func (r *run) viewLocked() RunView {
-	v := RunView{ID: r.id, Thread: r.thread, Pipeline: r.pipeline, LLM: r.llm, Kind: r.kind, Question: r.question,
+	v := RunView{ID: r.id, Thread: r.thread, Pipeline: r.pipeline, LLM: r.llm, Model: r.model, Kind: r.kind, Question: r.question,
 		Status: r.status, Created: r.created, Error: r.err, Events: r.dropped + int64(len(r.events))}
 	if n := len(r.events); n > 0 {
 		v.LastSeq = r.events[n-1].seq
@@ -204,7 +209,13 @@ type RunRequest struct {
 	// Question is the task. Required unless Task names a suite task.
 	Question string `json:"question,omitempty"`
 	// Suite and Task pick a task of a suite by id ("demo" and "demo-07");
-	// its reference answer goes with it. Suite defaults to "demo".
+	// its reference answer goes with it. Suite defaults to "demo". A
+	// Suite without a Task matches Question against the suite's
+	// questions (ignoring case and punctuation), as `planner run --suite`
+	// does: a match runs as that task, anything else as the question
+	// alone. A simulated model (sim) plays only suite tasks with a gold
+	// solution: a question that is none is refused (400) before a thread
+	// is created.
 	Suite string `json:"suite,omitempty"`
 	Task  string `json:"task,omitempty"`
 	// LLM is the model spec, as --llm takes it: "sim", "scripted:FILE",
@@ -228,6 +239,8 @@ type Accepted struct {
 	Thread string `json:"thread"`
 	// Events is the path of the run's event stream.
 	Events string `json:"events"`
+	// Model is the model the run uses and its kind (RunView.Model).
+	Model ModelInfo `json:"model"`
 }
 
 // newID returns n random bytes in hex.
@@ -280,7 +293,10 @@ func (s *Server) localPath(p string) (string, error) {
 
 // loadError classifies an error of Engine.Load for the API.
 func loadError(err error) error {
+	err = modelError(err)
 	switch {
+	case errors.Is(err, ErrModelUnavailable):
+		return err
 	case errors.Is(err, planner.ErrInvalidConfig):
 		return err
 	case errors.Is(err, planner.ErrNoModel), errors.Is(err, planner.ErrBadLLMSpec), errors.Is(err, planner.ErrUnknownProvider):
@@ -321,36 +337,13 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	task := state.Task{Question: req.Question}
-	if req.Task != "" {
-		if req.Suite == "" {
-			req.Suite = "demo"
-		}
-		tasks, _, err := s.cfg.Tasks(ctx, req.Suite)
-		if err != nil {
-			s.fail(w, r, withDetails(err, map[string]string{"field": "suite"}))
-			return
-		}
-		i := slices.IndexFunc(tasks, func(t suiteTask) bool { return t.ID == req.Task })
-		if i < 0 {
-			s.fail(w, r, withDetails(fmt.Errorf("%w: suite %q has no task %q", ErrBadRequest, req.Suite, req.Task), map[string]string{"field": "task"}))
-			return
-		}
-		t := tasks[i]
-		task = state.Task{ID: t.ID, Question: t.Question, Answer: t.Answer, Tags: t.Tags}
-		if req.Question != "" {
-			task.Question = req.Question
-		}
-		meta.Suite, meta.Task, meta.Reference = req.Suite, t.ID, t.Answer
-		if st, err := s.localPath(req.Suite); err == nil && req.Suite != "demo" {
-			meta.Suite = st
-		}
-	} else if req.Suite != "" {
-		s.fail(w, r, withDetails(fmt.Errorf("%w: suite needs task (the id of one of its tasks)", ErrBadRequest), map[string]string{"field": "task"}))
+	if meta.Config, err = filepath.Abs(path); err != nil {
+		s.fail(w, r, err)
 		return
 	}
-	if strings.TrimSpace(task.Question) == "" {
-		s.fail(w, r, withDetails(fmt.Errorf("%w: question is required (or suite and task)", ErrBadRequest), map[string]string{"field": "question"}))
+	task, err := s.runTask(ctx, &req, &meta)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	name := req.Thread
@@ -359,10 +352,6 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := journal.CheckName(name); err != nil {
 		s.fail(w, r, withDetails(fmt.Errorf("thread: %w", err), map[string]string{"field": "thread"}))
-		return
-	}
-	if meta.Config, err = filepath.Abs(path); err != nil {
-		s.fail(w, r, err)
 		return
 	}
 	// The run is admitted before its thread is created, so that a run
@@ -426,7 +415,7 @@ func (s *Server) launch(l launch) (Accepted, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	rn := &run{id: l.id, thread: l.thread, pipeline: l.pipeline, llm: l.meta.LLM, kind: l.kind, question: l.question,
+	rn := &run{id: l.id, thread: l.thread, pipeline: l.pipeline, llm: l.meta.LLM, model: s.runModel(l.meta), kind: l.kind, question: l.question,
 		created: time.Now().UTC(), cancel: cancel, max: s.cfg.MaxEventsPerRun, status: StatusQueued, notify: make(chan struct{}),
 		scrub: s.scrub}
 	s.mu.Lock()
@@ -434,7 +423,7 @@ func (s *Server) launch(l launch) (Accepted, error) {
 	s.order = append(s.order, rn.id)
 	s.mu.Unlock()
 	go s.execute(ctx, rn, l) // it takes over the reservation's count in s.wg
-	return Accepted{RunID: rn.id, Thread: l.thread, Events: "/api/runs/" + rn.id + "/events"}, nil
+	return Accepted{RunID: rn.id, Thread: l.thread, Events: "/api/runs/" + rn.id + "/events", Model: rn.model}, nil
 }
 
 // admitLocked says why a run of thread cannot start now, or nil.

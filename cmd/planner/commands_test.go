@@ -63,7 +63,7 @@ edges:
 		{name: "missing pipeline file", args: []string{"validate", filepath.Join(dir, "absent.yaml")},
 			wantCode: 1, wantStderr: `absent.yaml`},
 		{name: "graph with an unknown format", args: []string{"graph", configPath("cot.yaml"), "--format", "png"},
-			wantCode: 2, wantStderr: `--format must be dot or mermaid`},
+			wantCode: 2, wantStderr: `--format must be dot, mermaid or svg`},
 		{name: "paradigms with an unknown format", args: []string{"paradigms", "--format", "png"},
 			wantCode: 2, wantStderr: `--format must be text or mermaid`},
 		{name: "compare without --config", args: []string{"compare", "--llm", "sim"},
@@ -286,7 +286,7 @@ func TestPlannerVariablesFillTheFlagsNotGiven(t *testing.T) {
 		wantStderr string // regexp
 	}{
 		{name: "a variable sets a flag", env: []string{"PLANNER_FORMAT=png"}, args: []string{"graph", configPath("cot.yaml")},
-			wantCode: 2, wantStderr: `--format must be dot or mermaid, got "png"`},
+			wantCode: 2, wantStderr: `--format must be dot, mermaid or svg, got "png"`},
 		{name: "a flag wins over its variable", env: []string{"PLANNER_FORMAT=png"},
 			args: []string{"graph", configPath("cot.yaml"), "--format", "mermaid"}, wantCode: 0, wantStdout: "flowchart TD"},
 		{name: "a bad value names the variable", env: []string{"PLANNER_MAX_STEPS=lots"},

@@ -100,7 +100,7 @@ run, so running the command again attaches to the runs still going instead of st
 	fl.StringVar(&f.format, "format", "auto", "suite format: auto, jsonl, gsm8k, game24, hotpotqa, parallelqa, sorting")
 	fl.IntVar(&f.limit, "limit", 0, "use only the first N tasks, N at least 1 (after --slice; default all)")
 	fl.StringVar(&f.slice, "slice", "", "task range a:b (0-based, end exclusive), e.g. 900:1000")
-	fl.StringArrayVar(&f.configs, "config", nil, "pipeline YAML (repeat for each config)")
+	fl.StringArrayVarP(&f.configs, "config", "c", nil, "pipeline YAML (repeat for each config)")
 	fl.StringArrayVar(&f.llms, "llm", nil, "model for every config (e.g. sim:noisy, openai:gpt-4o-mini, scripted for each task's own replies), or a models file (FILE.yaml: models: a list of llm blocks, each with an optional label); repeat it to compare several models, a row per (config, model); default: each config's llm block")
 	fl.IntVar(&f.repeats, "repeats", 1, "run each (config, model, task) N times, repeat r with seed --seed + r; reports then give intervals over tasks with their repeats, pass@k and pass^k (raising it later runs only the new repeats)")
 	fl.IntVar(&f.concurrency, "concurrency", 8, "runs in flight, at least 1")

@@ -124,7 +124,8 @@ func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, stderr 
 // execute runs the command line args (without the program name) with a
 // fresh command tree bound to p, and returns the process exit code: exitOK,
 // exitFail, exitUsage, exitIncomplete, or exitSIGINT / exitSIGTERM when
-// ctx was cancelled with an *interrupted cause. Errors are printed to
+// ctx was cancelled with an *interrupted cause (exitOK when the command
+// returns *stoppedCleanly: serve stopped as asked). Errors are printed to
 // p.stderr, scrubbed of secrets. It keeps no state between calls, so
 // invocations may run concurrently.
 func execute(ctx context.Context, args []string, p process) int {
@@ -140,6 +141,10 @@ func execute(ctx context.Context, args []string, p process) int {
 	root.SetOut(p.stdout)
 	root.SetErr(p.stderr)
 	err := root.ExecuteContext(ctx)
+	var clean *stoppedCleanly
+	if errors.As(err, &clean) {
+		return exitOK // a server stopped by a signal as it should stop (serve.go)
+	}
 	var sig *interrupted
 	if errors.As(context.Cause(ctx), &sig) {
 		fmt.Fprintf(p.stderr, "planner: %s; stopped cleanly\n", sig.Error())

@@ -38,6 +38,16 @@ Flags can also be set through the environment as PLANNER_<FLAG>, e.g. PLANNER_LL
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return bindFlags(c, p.lookupEnv) }
 	root.AddCommand(newRunCmd(p), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(p), newModelsCmd(), newParadigmsCmd(), newVersionCmd(),
 		newResumeCmd(p), newThreadsCmd(p), newHistoryCmd(p), newAuditCmd(p), newServeCmd(p), newWorkerCmd())
+	root.AddCommand(newSchemaCmd())
+	// Last, once every command is added. cobra adds 'completion' when the
+	// tree runs; added now, it is part of the tree as built (the docs
+	// tests find it). It keeps the writer the root has now, so p's first.
+	if p.stdout != nil {
+		root.SetOut(p.stdout)
+	}
+	root.InitDefaultCompletionCmd()
+	// Thread names, pipeline files, --llm specs and task ids (completion.go).
+	registerCompletions(root, p)
 	return root
 }
 

@@ -1,15 +1,22 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/planner-engine/planner/eval/compare"
 	"github.com/planner-engine/planner/eval/suite"
 	"github.com/planner-engine/planner/internal/app"
+	"github.com/planner-engine/planner/internal/textutil"
+	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/server"
 	"github.com/spf13/cobra"
 )
@@ -19,31 +26,34 @@ import (
 const serveGrace = 2500 * time.Millisecond
 
 type serveFlags struct {
-	addr, dir, db, llm, root, compareDir string
-	allowEnv                             []string
-	maxIdlePipelines, maxValidations     int
-	pipelineIdle, validateTimeout        time.Duration
+	addr, dir, store, llm, root, compareDir string
+	// db is the deprecated, hidden --db: --store under its old name.
+	db                               string
+	allowEnv                         []string
+	maxIdlePipelines, maxValidations int
+	pipelineIdle, validateTimeout    time.Duration
 }
 
 func newServeCmd(p process) *cobra.Command {
 	f := &serveFlags{}
 	c := &cobra.Command{
-		Use:   "serve [--addr HOST:PORT] [--dir configs] [--db FILE] [--llm SPEC]",
+		Use:   "serve [--addr HOST:PORT] [--dir configs] [--store FILE] [--llm SPEC]",
 		Short: "Serve the HTTP API: pipelines, live runs, threads, approvals and comparisons",
 		Long: `Serve planner's HTTP API (JSON; the OpenAPI document is at /openapi.json): list, validate and draw
 the pipelines of --dir; start runs and follow their events as Server-Sent Events; list, resume and
 fork threads; approve or deny waiting tool calls; run comparisons and fetch their reports.
 
-Every run is a thread of the --db store (the same store as planner threads), so a restart loses
+Every run is a thread of the --store store (the same store as planner threads), so a restart loses
 none. It listens on 127.0.0.1:8080 unless --addr says otherwise; a non-loopback address needs
 PLANNER_SERVE_TOKEN, which every /api request must then send as "Authorization: Bearer TOKEN".
-SIGINT or SIGTERM stops it: running runs are saved as interrupted threads that resume later.
+SIGINT or SIGTERM stops it gracefully, with exit code 0: running runs are saved as interrupted
+threads that resume later, and it says how many were (or that nothing was running).
 
 Runs of one config share its loaded pipeline (kept while idle for --pipeline-idle-timeout, at most
 --max-idle-pipelines of them); queued runs hold none. A pipeline posted for validation may name files
 and folders only under --root, and its ${VAR} read only the variables --allow-env names.`,
 		Example: `  planner serve   # needs Ctrl-C to stop: it serves until then
-  planner serve --llm sim --addr 127.0.0.1:9090 --db runs.db   # needs Ctrl-C to stop
+  planner serve --llm sim --addr 127.0.0.1:9090 --store runs.db   # needs Ctrl-C to stop
   PLANNER_SERVE_TOKEN=change-me-to-a-long-secret planner serve --addr 0.0.0.0:8080   # needs Ctrl-C to stop`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error { return serve(c, p, f) },
@@ -51,7 +61,10 @@ and folders only under --root, and its ${VAR} read only the variables --allow-en
 	fl := c.Flags()
 	fl.StringVar(&f.addr, "addr", server.DefaultAddr, "address to listen on; a non-loopback one needs PLANNER_SERVE_TOKEN")
 	fl.StringVar(&f.dir, "dir", server.DefaultDir, "folder of the pipeline configs that runs and comparisons name")
-	fl.StringVar(&f.db, "db", "", "thread store file (default $PLANNER_STORE, else $XDG_STATE_HOME/planner/threads.db or ~/.local/state/planner/threads.db)")
+	storeFlag(c, &f.store)
+	// --db was the store's name before every command called it --store.
+	fl.StringVar(&f.db, "db", "", "deprecated: use --store")
+	_ = fl.MarkHidden("db")
 	fl.StringVar(&f.llm, "llm", "", "model of runs that name none (sim, scripted:FILE, openai:gpt-4o-mini); default the pipeline's own")
 	fl.StringVar(&f.root, "root", ".", "folder that file paths in requests (suites, scripts, cassettes) must lie in")
 	fl.StringVar(&f.compareDir, "compare-dir", server.DefaultCompareDir, "folder of the comparisons' run folders")
@@ -84,7 +97,11 @@ func serve(c *cobra.Command, p process, f *serveFlags) error {
 		return err
 	}
 	defer a.Close()
-	db, err := storePath(p, f.db)
+	store, err := serveStore(c, f)
+	if err != nil {
+		return err
+	}
+	db, err := storePath(p, store)
 	if err != nil {
 		return err
 	}
@@ -108,9 +125,123 @@ func serve(c *cobra.Command, p process, f *serveFlags) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	fmt.Fprintf(c.OutOrStdout(), "planner: serving http://%s (API under /api, OpenAPI at /openapi.json; threads in %s)\n", l.Addr(), db)
-	err = srv.Serve(ctx, l, serveGrace)
-	if ctx.Err() != nil && err == nil {
-		fmt.Fprintln(c.ErrOrStderr(), "planner: serve stopped; running runs were saved as interrupted threads")
+	// The server stops on sctx, which ends only once the runs in flight
+	// when ctx ended are known, so the report can say which were saved.
+	sctx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	token := p.getenv("PLANNER_SERVE_TOKEN")
+	inFlight := make(chan []server.RunView, 1)
+	go func() {
+		select {
+		case <-ctx.Done():
+			runs, _ := serverRuns(srv, token) // none known: the report says the store has them
+			inFlight <- activeRuns(runs)
+			stopServing()
+		case <-sctx.Done():
+		}
+	}()
+	err = srv.Serve(sctx, l, serveGrace)
+	if ctx.Err() == nil || err != nil {
+		return err
 	}
-	return err
+	before := <-inFlight
+	after, qerr := serverRuns(srv, token)
+	fmt.Fprintf(c.ErrOrStderr(), "planner: serve stopped by %s; %s\n", stopSignal(ctx), savedReport(before, after, qerr))
+	return &stoppedCleanly{}
+}
+
+// stoppedCleanly is what serve returns once a signal stopped it and its
+// runs were saved: execute exits 0 for it, since a service manager reads
+// a stop it asked for as a success, not as a failure (128+signal).
+type stoppedCleanly struct{}
+
+func (*stoppedCleanly) Error() string { return "stopped cleanly" }
+
+// serveStore is the --store value, or the deprecated --db's (with a
+// warning); both set differently is a usage error.
+func serveStore(c *cobra.Command, f *serveFlags) (string, error) {
+	if !c.Flags().Changed("db") {
+		return f.store, nil
+	}
+	fmt.Fprintln(c.ErrOrStderr(), "planner: serve --db (PLANNER_DB) is deprecated; use --store (PLANNER_STORE), as every other command does")
+	if c.Flags().Changed("store") && f.store != f.db {
+		return "", &usageError{cmd: "serve", err: fmt.Errorf("--store %q and the deprecated --db %q name different thread stores; give --store only", f.store, f.db)}
+	}
+	return f.db, nil
+}
+
+// stopSignal names the signal that ended ctx ("SIGTERM"), or says it was
+// stopped.
+func stopSignal(ctx context.Context) string {
+	var sig *interrupted
+	if errors.As(context.Cause(ctx), &sig) {
+		return signalName(sig.sig)
+	}
+	return "a stop request"
+}
+
+// serverRuns lists the runs of srv, newest first, through its own API
+// (GET /api/runs), in process.
+func serverRuns(srv http.Handler, token string) ([]server.RunView, error) {
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/api/runs", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("listing the server's runs: status %d", rec.Code)
+	}
+	var body struct {
+		Runs []server.RunView `json:"runs"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		return nil, fmt.Errorf("listing the server's runs: %w", err)
+	}
+	return body.Runs, nil
+}
+
+// activeRuns keeps the runs that are queued or running.
+func activeRuns(runs []server.RunView) []server.RunView {
+	var out []server.RunView
+	for _, r := range runs {
+		if r.Status == "queued" || r.Status == "running" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// savedReport says what stopping saved: which of the runs in flight
+// before the stop (before) ended as interrupted threads (after), that
+// nothing was running, or, when the runs could not be listed (err), where
+// their threads are.
+func savedReport(before, after []server.RunView, err error) string {
+	if len(before) == 0 {
+		return "nothing was running"
+	}
+	if err != nil {
+		return fmt.Sprintf("%s in flight; their threads are in the store (planner threads lists them)", textutil.Count(len(before), "run was", "runs were"))
+	}
+	status := map[string]string{}
+	for _, r := range after {
+		status[r.ID] = r.Status
+	}
+	var saved, other []string
+	for _, r := range before {
+		if st := status[r.ID]; st == string(journal.StatusInterrupted) {
+			saved = append(saved, r.Thread)
+		} else {
+			other = append(other, r.Thread+" ("+cmp.Or(st, "unknown")+")")
+		}
+	}
+	var parts []string
+	if len(saved) > 0 {
+		parts = append(parts, fmt.Sprintf("%s saved as interrupted threads: %s (planner resume NAME continues one)",
+			textutil.Count(len(saved), "running run", "running runs"), strings.Join(saved, ", ")))
+	}
+	if len(other) > 0 {
+		parts = append(parts, fmt.Sprintf("%s ended as it stopped: %s", textutil.Count(len(other), "run", "runs"), strings.Join(other, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }

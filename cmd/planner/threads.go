@@ -40,7 +40,7 @@ func (e *waitingError) Unwrap() error { return e.err }
 // and `planner resume` share (planner.ThreadMeta).
 type threadMeta = planner.ThreadMeta
 
-// storePath is the thread store's path: flag (--store, or serve's --db)
+// storePath is the thread store's path: flag (--store, or serve's deprecated --db)
 // when set, else the default one, sqlitestore.DefaultPath read through
 // p's variables ($PLANNER_STORE, $XDG_STATE_HOME/planner/threads.db, else
 // ~/.local/state/planner/threads.db).

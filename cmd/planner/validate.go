@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/planner-engine/planner"
@@ -64,11 +65,17 @@ func newGraphCmd() *cobra.Command {
 	var format string
 	c := &cobra.Command{
 		Use:   "graph FILE",
-		Short: "Render a pipeline's graph as DOT or Mermaid",
+		Short: "Render a pipeline's graph as DOT, Mermaid or SVG",
+		Long: `Render a pipeline's graph: DOT (for Graphviz), Mermaid (for a Markdown page), or SVG, drawn
+without Graphviz exactly as planner serve draws it on its web page.`,
 		Example: `  planner graph configs/plan_execute.yaml | dot -Tsvg > plan_execute.svg
-  planner graph configs/react.yaml --format mermaid`,
+  planner graph configs/react.yaml --format mermaid
+  planner graph configs/react.yaml --format svg > react.svg`,
 		Args: exactArgs(1, "one pipeline file"),
 		RunE: func(c *cobra.Command, args []string) error {
+			if !slices.Contains([]string{"dot", "mermaid", "svg"}, format) {
+				return &usageError{cmd: "graph", err: fmt.Errorf("--format must be dot, mermaid or svg, got %q", format)}
+			}
 			a, err := app.New()
 			if err != nil {
 				return err
@@ -83,16 +90,17 @@ func newGraphCmd() *cobra.Command {
 				}
 			}()
 			switch format {
+			case "svg":
+				fmt.Fprint(c.OutOrStdout(), p.Graph().SVG(p.Name(), p.Kinds(), p.Nested()...))
 			case "dot":
 				fmt.Fprint(c.OutOrStdout(), p.Graph().DOT(p.Name(), p.Kinds(), p.Nested()...))
-			case "mermaid":
+			default: // mermaid
 				fmt.Fprint(c.OutOrStdout(), p.Graph().Mermaid(p.Kinds(), p.Nested()...))
-			default:
-				return &usageError{cmd: "graph", err: fmt.Errorf("--format must be dot or mermaid, got %q", format)}
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&format, "format", "f", "dot", "output format: dot or mermaid")
+	c.Flags().StringVarP(&format, "format", "f", "dot", "output format: dot, mermaid or svg")
+	_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"dot", "mermaid", "svg"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }

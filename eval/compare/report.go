@@ -712,6 +712,11 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	}{Banner: r.Banner(), plain: plain(r), Columns: r.Columns()})
 }
 
+// Cells returns the tables' header row and one row per config, the text
+// the terminal table, report.md and report.html print in each cell (see
+// Columns for what each column holds).
+func (r *Report) Cells() (head []string, rows [][]string) { return r.cells() }
+
 // cells returns the header row and one row per config.
 func (r *Report) cells() (head []string, rows [][]string) {
 	cols := r.columns()

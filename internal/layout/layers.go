@@ -49,7 +49,7 @@ func Layers() []Layer {
 		}},
 		{"the planner and re-planner nodes", []string{"planner", "replanner"}},
 		{"the public Go API: Engine, Pipeline, Run, the registry of every node kind", []string{"."}},
-		{"comparisons of pipelines on suites; the command line's full set of providers and tools", []string{"eval/compare", "full"}},
+		{"comparisons of pipelines on suites; the command line's full set of providers and tools", []string{"eval/compare", "full", "internal/schema"}},
 		{"programs on the public API: the HTTP server, Temporal, the CLI's wiring", []string{
 			"server", "temporal", "internal/app",
 		}},

@@ -265,7 +265,11 @@ func TestPageCompare(t *testing.T) {
 		chromedp.Click(css(`#compare-form button[type="submit"]`)))
 	b.until("the report", `(() => { const rows = document.querySelectorAll('#compare-table tbody tr');
 		return document.querySelector('#compare-status').textContent === 'done' && rows.length === 1 &&
-			rows[0].children[0].textContent === 'react' && rows[0].children[3].textContent === '100.0%'; })()`)
+			rows[0].children[0].textContent === 'react' && (rows[0].querySelector('td[data-field="success_rate"]') || {}).textContent === '1.000'; })()`)
+	b.until("report.md's columns, explained", `(() => { const heads = [...document.querySelectorAll('#compare-table thead th')].map((th) => th.textContent);
+		return ['failures', 'recovered', 'calls/task', 'cost $/task'].every((h) => heads.includes(h)) &&
+			(document.querySelector('#compare-table th[data-field="failures"]') || {title: ''}).title.includes('failure kind') &&
+			(document.querySelector('#compare-table td[data-field="failures"]') || {}).textContent === '-'; })()`)
 	b.until("the charts", `document.querySelectorAll('#compare-chart svg').length === 2 && document.querySelector('#compare-chart rect.bar[data-config="react"]') !== null`)
 	b.until("the list of comparisons", `document.querySelectorAll('#compares li').length === 1 && document.querySelector('#compares li').textContent.includes('done')`)
 	b.screenshot("compare")

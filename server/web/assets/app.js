@@ -28,6 +28,8 @@
     tasks: null,       // the grid shown (GET /api/compares/{id}/tasks)
     cell: null,        // [task, column] of the cell whose runs are shown
     approvalsSig: null, // the approvals listed
+    model: null,       // the server's default model (GET /api/pipelines), or null: each pipeline's own
+    nodeErrors: {},    // node -> the last error the run reported on it
   };
 
   // --- helpers --------------------------------------------------------
@@ -54,7 +56,6 @@
   };
   const num = (n) => (n || 0).toLocaleString('en-US');
   const cost = (c) => (c ? c.toFixed(4) : '–');
-  const pct = (x) => (x * 100).toFixed(1) + '%';
   const when = (t) => (t ? new Date(t).toLocaleString() : '');
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const baseName = (p) => (p || '').split(/[\\/]/).pop();
@@ -141,6 +142,13 @@
       }
     }
     state.pipelines = data.pipelines || [];
+    state.model = data.model || null;
+    // The model fields name what an empty field means: the server's
+    // default model, else each pipeline's own llm block.
+    const dflt = state.model ? 'server default: ' + (state.model.spec || state.model.provider) + (state.model.mark ? ' (' + state.model.mark + ')' : '')
+      : "each pipeline's own llm block";
+    $('#run-llm').placeholder = dflt;
+    $('#compare-llm').placeholder = dflt;
     $('#pipelines-dir').textContent = data.dir ? '(' + data.dir + ')' : '';
     const list = $('#pipelines');
     const select = $('#run-config');
@@ -199,7 +207,34 @@
     if (g) g.classList.toggle(cls, on);
   }
   function clearGraph() {
-    for (const g of document.querySelectorAll('#graph g.node')) g.classList.remove('active', 'visited', 'waiting');
+    for (const g of document.querySelectorAll('#graph g.node')) {
+      g.classList.remove('active', 'visited', 'waiting', 'failed');
+      const t = g.querySelector(':scope > title.failure');
+      if (t) t.remove();
+    }
+  }
+  // failNode draws a node as failed, with why in its tooltip.
+  function failNode(id, why) {
+    const g = graphNode(id);
+    if (!g) return;
+    g.classList.remove('active', 'visited', 'waiting');
+    g.classList.add('failed');
+    let t = g.querySelector(':scope > title.failure');
+    if (!t) {
+      t = svgEl('title', {class: 'failure'});
+      g.prepend(t);
+    }
+    t.textContent = 'failed: ' + (why || 'the run failed here');
+  }
+
+  // showModel says what model the run uses, as planner run prints it
+  // ("model: LABEL"), with the kind in capitals for an offline model.
+  function showModel(m) {
+    const p = $('#run-model');
+    if (!m || !m.label) { p.hidden = true; p.replaceChildren(); return; }
+    p.replaceChildren(m.mark ? el('span', {class: 'model-mark', 'data-kind': m.kind}, m.mark) : null, 'model: ' + m.label);
+    p.dataset.kind = m.kind || '';
+    p.hidden = false;
   }
 
   // --- the event stream -----------------------------------------------
@@ -285,6 +320,7 @@
     if (state.follow) state.follow.close();
     state.follow = null;
     state.usage = {};
+    state.nodeErrors = {};
     state.replies = new Map();
     $('#stream').replaceChildren();
     $('#run-approval').replaceChildren();
@@ -352,6 +388,7 @@
         streamItem('ev-node_start', '▶', node, (e.data && e.data.type) || '');
         return;
       case 'node_end':
+        delete state.nodeErrors[node];
         markNode(node, 'active', false);
         markNode(node, 'visited', true);
         streamItem('ev-node_end', '■', node, e.elapsed_ms ? e.elapsed_ms.toFixed(0) + ' ms' : '');
@@ -402,6 +439,7 @@
           streamItem('ev-waiting', 'Waiting', node, e.text.replace(/^.*waiting for approval: /, 'for approval: '));
           return;
         }
+        if (node) state.nodeErrors[node] = e.text || '';
         break;
       case 'gap':
         streamItem('ev-error', 'Gap', '', 'events ' + e.from + '–' + e.to + ' were dropped by the server before this page asked for them');
@@ -414,6 +452,7 @@
 
   function onEnd(v) {
     setStatus(v.status);
+    if (v.model) showModel(v.model);
     $('#conn').textContent = '';
     if (v.usage) {
       const per = v.usage.per_node || {};
@@ -426,10 +465,17 @@
       }
       renderUsage(v.usage);
     }
+    // A node still running when the run ended failed with it, unless
+    // the run waits or was stopped; a node that reported an error and
+    // never ended failed too.
+    const failed = v.status === 'failed';
     for (const g of document.querySelectorAll('#graph g.node.active')) {
+      const id = g.dataset.node;
+      if (failed) { failNode(id, state.nodeErrors[id] || [v.failure, v.error].filter(Boolean).join(': ')); continue; }
       g.classList.remove('active');
       if (v.status !== 'waiting') g.classList.add('visited');
     }
+    if (failed) for (const [id, why] of Object.entries(state.nodeErrors)) failNode(id, why);
     if (v.status === 'waiting' && v.pending) {
       if (v.pending.node) markNode(v.pending.node, 'waiting', true);
       $('#run-approval').replaceChildren(approvalCard({thread: v.thread, node: v.pending.node, tool: v.pending.tool, input: v.pending.input, question: v.question}));
@@ -454,6 +500,11 @@
     $('#run-approval').replaceChildren();
     $('#answer').hidden = true;
     setStatus('queued');
+    if (acc.model) showModel(acc.model);
+    else if (!keep) {
+      showModel(null);
+      api('GET', '/api/runs/' + encodeURIComponent(acc.run_id)).then((v) => { if (state.follow && state.follow.runId === acc.run_id) showModel(v.model); }).catch(() => {});
+    }
     const f = follow(acc.run_id, (k, e) => {
       if (k === 'run_start') setStatus('running');
       onEvent(k, e);
@@ -678,8 +729,10 @@
     loadCompares();
     if (v.status !== 'done') return;
     try {
-      const rep = await api('GET', '/api/compares/' + encodeURIComponent(id) + '/report');
-      renderReport(rep);
+      const base = '/api/compares/' + encodeURIComponent(id) + '/report';
+      const [rep, tab] = await Promise.all([api('GET', base), api('GET', base + '?format=table')]);
+      if (state.compare !== id) return;
+      renderReport(rep, tab);
     } catch (e) {
       showError('The report of ' + id + ': ' + e.message);
     }
@@ -691,20 +744,29 @@
     t.querySelector('tbody').replaceChildren(...rows.map((r) => el('tr', {}, r.map((c, i) => el('td', {class: i ? 'num' : ''}, c)))));
   }
 
-  function renderReport(rep) {
+  // renderReport shows the report's table as report.md has it (tab is
+  // GET .../report?format=table: the same columns, cells and scales:
+  // rates 0 to 1, figures per task, failures and recovered runs by
+  // kind), each header explained in its tooltip; then the charts and
+  // what produced the numbers.
+  function renderReport(rep, tab) {
     const cs = rep.configs || [];
-    table('#compare-table', ['config', 'runs', 'correct', 'success', 'EM', 'F1', 'model calls', 'tokens', 'tool calls', 'cost (USD)', 'p50 ms', 'p95 ms'],
-      cs.map((c) => [c.config, c.runs, c.correct, pct(c.success_rate), pct(c.em), c.has_f1 ? pct(c.f1) : '–', num(c.model_calls),
-        num((c.prompt_tokens || 0) + (c.completion_tokens || 0)) + (c.tokens_estimated ? ' (est.)' : ''), num(c.tool_calls), cost(c.cost_usd),
-        num(Math.round(c.latency_p50_ms || 0)), num(Math.round(c.latency_p95_ms || 0))]));
+    const t = $('#compare-table');
+    t.querySelector('thead').replaceChildren(el('tr', {}, tab.columns.map((c, i) => el('th', {class: i ? 'num' : '', title: c.meaning + ' (report.json: configs[i].' + c.field + ')', 'data-field': c.field}, c.column))));
+    const text = new Set(['config', 'failures', 'recovered', 'stopped']);
+    t.querySelector('tbody').replaceChildren(...tab.rows.map((r) => el('tr', {}, r.map((cell, i) => {
+      const f = tab.columns[i].field;
+      return el('td', {class: i === 0 ? '' : text.has(f) ? 'text' : 'num', 'data-field': f}, cell);
+    }))));
+    const fixed3 = (x) => x.toFixed(3);
     const chart = $('#compare-chart');
+    const name = (c) => c.label || c.config;
     chart.replaceChildren(
-      barChart('Success rate', cs.map((c) => [c.config, c.success_rate]), 1, pct),
-      barChart('Tokens per run', cs.map((c) => [c.config, c.runs ? ((c.prompt_tokens || 0) + (c.completion_tokens || 0)) / c.runs : 0]), 0, (x) => num(Math.round(x))));
-    const notes = [];
-    if (rep.simulated) notes.push('SIMULATED model: these figures measure the engine\'s recovery and cost structure, not the quality of a model.');
-    if (rep.scripted) notes.push('Scripted model: replies read from a script.');
+      barChart('Success rate (0 to 1)', cs.map((c) => [name(c), c.success_rate]), 1, fixed3),
+      barChart('Tokens per task', cs.map((c) => [name(c), ((c.per_task || {}).prompt_tokens || 0) + ((c.per_task || {}).completion_tokens || 0)]), 0, (x) => num(Math.round(x))));
+    const notes = [tab.banner];
     notes.push('Suite ' + rep.suite + ', ' + rep.tasks + ' tasks, model ' + (rep.model_spec || rep.model) + ', seed ' + rep.seed + (rep.dir ? ', folder ' + rep.dir : '') + '.');
+    notes.push(...(tab.notes || []));
     $('#compare-note').textContent = notes.join(' ');
   }
 

@@ -1,12 +1,10 @@
-package server
+package graph
 
 import (
 	"fmt"
 	"html"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/planner-engine/planner/graph"
 )
 
 // SVG layout sizes, in pixels.
@@ -18,24 +16,35 @@ const (
 	svgMargin = 30.0
 )
 
-// renderSVG draws a pipeline's graph as a self-contained SVG: nodes in
+// SVG draws the graph as a self-contained SVG image titled name; kinds and
+// nested add to the node labels as for DOT. It is RenderSVG of the graph's
+// nodes and edges.
+func (c *Compiled[S]) SVG(name string, kinds map[string]string, nested ...Nested) string {
+	return RenderSVG(name, c.Nodes(), c.Edges(), kinds, nested)
+}
+
+// RenderSVG draws a graph as a self-contained SVG without Graphviz: nodes in
 // layers by their distance from START, top to bottom, END last; forward
 // edges straight, edges back up (cycles) curved on the right; route labels
-// at the middle of their edge; fan-out edges bold blue, labelled fork;
-// a node that runs a pipeline inside itself (nested) names it. Each node is a <g class="node"
-// data-node="ID" id="node-ID">, so a page can highlight the running node.
-func renderSVG(name string, nodes []string, edges []graph.Edge, kinds map[string]string, nested []graph.Nested) string {
+// at the middle of their edge; fan-out edges bold blue, labelled fork; a
+// node that runs a pipeline inside itself (nested) names it. kinds, when
+// non-nil, adds each node's kind to its label. Each node is a <g
+// class="node" data-node="ID" id="node-ID">, so a page can highlight the
+// running node. The output is stable for the same input, and every id and
+// label is escaped. The server's graph endpoint and 'planner graph --format
+// svg' both draw with it.
+func RenderSVG(name string, nodes []string, edges []Edge, kinds map[string]string, nested []Nested) string {
 	runs := map[string]string{}
 	for _, n := range nested {
 		runs[n.Node] = n.Label
 	}
-	depth := map[string]int{graph.START: 0}
-	queue := []string{graph.START}
+	depth := map[string]int{START: 0}
+	queue := []string{START}
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
 		for _, e := range edges {
-			if e.From != n || e.To == graph.END {
+			if e.From != n || e.To == END {
 				continue
 			}
 			if _, seen := depth[e.To]; !seen {
@@ -51,9 +60,9 @@ func renderSVG(name string, nodes []string, edges []graph.Edge, kinds map[string
 		}
 		maxDepth = max(maxDepth, depth[id])
 	}
-	depth[graph.END] = maxDepth + 1
+	depth[END] = maxDepth + 1
 	layers := make([][]string, maxDepth+2)
-	for _, id := range append(append([]string{graph.START}, nodes...), graph.END) {
+	for _, id := range append(append([]string{START}, nodes...), END) {
 		layers[depth[id]] = append(layers[depth[id]], id)
 	}
 	label := func(id string) string {
@@ -126,7 +135,7 @@ func renderSVG(name string, nodes []string, edges []graph.Edge, kinds map[string
 		for _, id := range l {
 			p := pos[id]
 			fill, rx := "#eef3fb", 6.0
-			if id == graph.START || id == graph.END {
+			if id == START || id == END {
 				fill, rx = "#ddd", svgBoxH/2
 			}
 			fmt.Fprintf(&b, `<g class="node" id="node-%s" data-node="%s"><rect x="%.1f" y="%.1f" width="%.1f" height="%.0f" rx="%.0f" fill="%s" stroke="#335"/><text x="%.1f" y="%.1f" text-anchor="middle" dominant-baseline="middle">%s</text></g>`+"\n",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
+	"github.com/planner-engine/planner/eval/score"
 	"github.com/planner-engine/planner/eval/trajectory"
 	"github.com/planner-engine/planner/internal/par"
 	"github.com/planner-engine/planner/journal"
@@ -213,7 +214,7 @@ func (x *execution) do(ctx context.Context, j job) {
 		return
 	}
 	if x.decider != nil {
-		x.decider.add(j.e, rec)
+		x.decider.add(j.e, x.successFor(ctx, rec))
 	}
 	if refused {
 		x.cutShort.Add(1)
@@ -268,6 +269,30 @@ func (x *execution) runOne(ctx context.Context, j job) (rec Record, refused, ok 
 	return judge(scrubRecord(x.opts.Scrubber, rec), task, x.opts.Scorer), cut.seen.Load(), true
 }
 
+// successFor returns rec judged by Options.SuccessScorer when one is set,
+// as the report will judge it, for the stopping rule (Options.
+// StopWhenDecided); rec itself otherwise. A scorer that fails on the run
+// leaves it unscored, so it feeds no pair.
+func (x *execution) successFor(ctx context.Context, rec Record) Record {
+	name := x.opts.SuccessScorer
+	if name == "" {
+		return rec
+	}
+	for _, sc := range x.opts.Scorers {
+		if sc.Name() != name {
+			continue
+		}
+		t := x.tasks[x.ids[rec.TaskID]]
+		v, err := sc.Score(ctx, score.Input{TaskID: rec.TaskID, Question: t.Question, Answer: rec.Answer, Reference: t.Answer})
+		res := ScoreResult{Score: v.Score, Pass: v.Pass, Unscorable: v.Unscorable}
+		if err != nil {
+			res = ScoreResult{Error: err.Error()}
+		}
+		return judgeBy(rec, res)
+	}
+	return rec
+}
+
 // budgetRefusals is a trace sink that notes whether a run's model call was
 // refused by a shared budget (the guard event llm.GuardSharedBudget).
 type budgetRefusals struct{ seen atomic.Bool }
@@ -289,8 +314,11 @@ func (x *execution) run(ctx context.Context, j job, id, fp string, sink trace.Si
 	if x.opts.RunFunc != nil {
 		// The run keeps to its time limit where it runs (RunSpec.Timeout):
 		// the wait here may include its time in a queue.
+		// The llm block goes with the run when the comparison overrides the
+		// pipeline's, and for a later repeat of a simulated model, whose
+		// seed the worker's pipeline would not have.
 		var override config.LLM
-		if x.opts.models()[j.e%x.cfgs.models].Provider != "" {
+		if x.opts.models()[j.e%x.cfgs.models].Provider != "" || (e.kind == llm.KindSimulated && j.rep > 0) {
 			override = withSeed(e.model, seed)
 		}
 		res, err := x.opts.RunFunc(ctx, RunSpec{ConfigPath: p.Config().File, Config: e.name, Task: task, LLM: override,

@@ -151,3 +151,28 @@ func TestARunThatPanicsFailsTheComparison(t *testing.T) {
 	assert.Contains(t, err.Error(), "the worker broke")
 	assert.Len(t, storedRecords(t, out, 1), 2, "the runs that did not panic are stored")
 }
+
+// A config that runs with its own simulated llm block sends the block with
+// the repeat's seed to RunFunc for every repeat after the first, so
+// remote repeats draw their own faults rather than the block's seed's.
+func TestRunFuncRepeatsOfAnOwnSimBlockCarryTheirSeed(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(configPath("cot"))
+	require.NoError(t, err)
+	path := filepath.Join(dir, "cot_sim.yaml")
+	require.NoError(t, os.WriteFile(path, append([]byte("llm: {provider: sim, profile: noisy}\n"), src...), 0o644))
+	var mu sync.Mutex
+	seeds := map[int]config.LLM{}
+	opts := compare.Options{Configs: []string{path}, OutDir: t.TempDir(), NoTraces: true, Seed: 5, Repeats: 3,
+		RunFunc: func(_ context.Context, run compare.RunSpec) (*planner.Result, error) {
+			mu.Lock()
+			seeds[run.Repeat] = run.LLM
+			mu.Unlock()
+			return &planner.Result{Answer: "x", Complete: true}, nil
+		}}
+	_, err = compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}), demoTasks(t)[:1], opts)
+	require.NoError(t, err)
+	assert.Empty(t, seeds[0].Provider, "the first repeat runs the block as written")
+	assert.Equal(t, config.LLM{Provider: "sim", Profile: "noisy", Seed: 6}, seeds[1])
+	assert.Equal(t, config.LLM{Provider: "sim", Profile: "noisy", Seed: 7}, seeds[2])
+}

@@ -140,9 +140,9 @@ type Options struct {
 	Scorers []score.Scorer
 	// SuccessScorer names one of Scorers whose verdict (Pass) decides
 	// success in place of Scorer's, for answers no built-in scorer can
-	// judge (open-ended ones, with a judge). Success, the paired columns
-	// and the failure "wrong" then follow it; StopWhenDecided still
-	// follows Scorer. Default "": Scorer decides.
+	// judge (open-ended ones, with a judge). Success, the paired columns,
+	// StopWhenDecided (which scores each run as it ends) and the failure
+	// "wrong" then follow it. Default "": Scorer decides.
 	SuccessScorer string
 	// Baseline names the config (its pipeline's name) every other config
 	// is compared with task by task (ConfigSummary.VsBaseline). Default:

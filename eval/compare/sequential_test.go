@@ -10,6 +10,7 @@ import (
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/eval/compare"
+	"github.com/planner-engine/planner/eval/score"
 	"github.com/planner-engine/planner/eval/sim"
 	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
@@ -75,4 +76,43 @@ func TestStopWhenDecidedStopsOnlyTheBeatenConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, runs["react"].Load())
 	require.NotNil(t, rep.Configs[1].Stopped)
+}
+
+// exactly is a scorer that passes an answer only when it is the reference
+// character for character.
+type exactly struct{}
+
+func (exactly) Name() string { return "exactly" }
+
+func (exactly) Score(_ context.Context, in score.Input) (score.Verdict, error) {
+	ok := in.Answer == in.Reference
+	return score.Verdict{Pass: ok, Score: map[bool]float64{true: 1}[ok]}, nil
+}
+
+// With a success scorer, the stopping rule follows its verdicts: a config
+// the built-in scorer finds right on every task, but the success scorer
+// wrong, is stopped.
+func TestStopWhenDecidedFollowsTheSuccessScorer(t *testing.T) {
+	var tasks []state.Task
+	for i := range 60 {
+		tasks = append(tasks, state.Task{ID: fmt.Sprintf("t%d", i), Question: "q", Answer: "a"})
+	}
+	runs := map[string]*atomic.Int64{"cot": {}, "react": {}}
+	opts := compare.Options{Configs: configPaths("cot", "react"), LLM: config.LLM{Provider: "sim"}, OutDir: t.TempDir(), NoTraces: true,
+		Concurrency: 1, StopWhenDecided: true, Scorers: []score.Scorer{exactly{}}, SuccessScorer: "exactly",
+		RunFunc: func(_ context.Context, run compare.RunSpec) (*planner.Result, error) {
+			runs[run.Config].Add(1)
+			answer := "a"
+			if run.Config == "react" {
+				answer = "A." // exact match after normalising; not exactly the reference
+			}
+			return &planner.Result{Answer: answer, Complete: true}, nil
+		}}
+	rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}), tasks, opts)
+	require.NoError(t, err)
+	react := rep.Configs[1]
+	require.NotNil(t, react.Stopped, "react fails every task by the success scorer")
+	assert.Less(t, runs["react"].Load(), int64(60))
+	assert.InDelta(t, 1, react.EM, 1e-12, "the built-in scorer finds it right")
+	assert.Zero(t, react.Correct)
 }

@@ -412,6 +412,11 @@ func (e *Engine) ValidateConfig(ctx context.Context, cfg *config.Pipeline) (*Pip
 	if cfg == nil {
 		return nil, fmt.Errorf("%w: ValidateConfig: no pipeline", ErrInvalidConfig)
 	}
+	if p := cfg.LLM.Provider; p != "" {
+		if err := e.models.CheckProvider(p); err != nil {
+			return nil, cfg.Errorf("llm.provider", err, "llm: %s", err)
+		}
+	}
 	built, err := pipeline.Build(ctx, cfg, pipeline.Options{Registry: e.registry, Tools: e.tools, Keywords: e.keywords})
 	if err != nil {
 		return nil, err

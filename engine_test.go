@@ -335,6 +335,19 @@ func TestValidateBuildsWithoutAModel(t *testing.T) {
 	assert.NotNil(t, p.Tools())
 }
 
+// Validate refuses a pipeline whose llm block names a provider the
+// engine does not have, at its line, with the nearest name.
+func TestValidateRefusesAnUnknownProvider(t *testing.T) {
+	t.Parallel()
+	e := sharedEngine(t)
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("name: t\nllm: {provider: opena, model: x}\nnodes:\n  - {id: a, type: cot}\n"+
+		"edges:\n  - {from: START, to: a}\n  - {from: a, to: END}\n"), 0o644))
+	_, err := e.Validate(t.Context(), path)
+	require.ErrorIs(t, err, config.ErrInvalid)
+	assert.Contains(t, err.Error(), `p.yaml:2: llm: unknown llm provider "opena" (did you mean "openai"? available: `)
+}
+
 func TestEveryShippedConfigLoads(t *testing.T) {
 	t.Parallel()
 	e := sharedEngine(t)

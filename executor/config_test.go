@@ -75,6 +75,18 @@ func TestToolsSettingSelectsASubset(t *testing.T) {
 	assert.Equal(t, []string{"echo", "fail"}, l.Tools())
 }
 
+// A node's tools setting naming a tool the pipeline lacks gets the
+// nearest of the pipeline's tools, or where to declare it.
+func TestAnUnknownToolOfANodeSuggestsThePipelines(t *testing.T) {
+	_, err := executor.NewLoop(nodekind.Env{Tools: registry(t, echoTool(), failTool())}, executor.ReActConfig{Tools: []string{"ecko"}})
+	require.ErrorIs(t, err, tools.ErrUnknownTool)
+	require.ErrorIs(t, err, config.ErrSettings)
+	assert.Contains(t, err.Error(), `unknown tool "ecko" (did you mean "echo"? the pipeline's tools: echo, fail;`)
+	_, err = executor.NewLoop(nodekind.Env{Tools: registry(t)}, executor.ReActConfig{Tools: []string{"echo"}})
+	require.ErrorIs(t, err, tools.ErrUnknownTool)
+	assert.Contains(t, err.Error(), `unknown tool "echo": the pipeline declares no tools; add it to the pipeline's tools: block`)
+}
+
 // systemPrompt runs one turn and returns the system message.
 func systemPrompt(t *testing.T, env nodekind.Env, cfg executor.ReActConfig) string {
 	t.Helper()

@@ -137,7 +137,7 @@ func NewLoop(env nodekind.Env, cfg ReActConfig) (*Loop, error) {
 	l.tools = env.Tools
 	if len(cfg.Tools) > 0 {
 		if l.tools, err = env.Tools.Subset(cfg.Tools); err != nil {
-			return nil, &config.SettingError{Key: "tools", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
+			return nil, unknownToolSetting(err)
 		}
 	}
 	if l.tools.Len() == 0 {
@@ -776,4 +776,20 @@ func finalReply(text string) (answer, thought string) {
 		return res.Answer, res.Thought
 	}
 	return strings.TrimSpace(text), ""
+}
+
+// unknownToolSetting is the error of a node's tools setting that names a
+// tool the pipeline does not have: the nearest of the pipeline's tools, or
+// where to declare it when the pipeline declares none.
+func unknownToolSetting(err error) error {
+	var ue *tools.UnknownToolError
+	if !errors.As(err, &ue) {
+		return &config.SettingError{Key: "tools", Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
+	}
+	if len(ue.Known) == 0 {
+		return &config.SettingError{Key: "tools", Err: fmt.Errorf("%w: %w %q: the pipeline declares no tools; add it to the pipeline's tools: block",
+			config.ErrSettings, tools.ErrUnknownTool, ue.Name)}
+	}
+	return &config.SettingError{Key: "tools", Err: fmt.Errorf("%w: %w %q (%sthe pipeline's tools: %s; a node lists only tools of the pipeline's tools: block)",
+		config.ErrSettings, tools.ErrUnknownTool, ue.Name, config.DidYouMean(ue.Name, ue.Known), strings.Join(ue.Known, ", "))}
 }

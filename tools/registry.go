@@ -183,8 +183,24 @@ func (r *Registry) Subset(names []string) (*Registry, error) {
 }
 
 func (r *Registry) unknown(name string) error {
-	return fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, name, strings.Join(r.Names(), ", "))
+	return &UnknownToolError{Name: name, Known: r.Names()}
 }
+
+// UnknownToolError is the error of a name that matches no tool of a
+// registry: the name, and the tools there are. It matches
+// ErrUnknownTool.
+type UnknownToolError struct {
+	Name  string
+	Known []string
+}
+
+// Error says which name is unknown and lists the tools there are.
+func (e *UnknownToolError) Error() string {
+	return fmt.Sprintf("%s %q; available tools: %s", ErrUnknownTool, e.Name, strings.Join(e.Known, ", "))
+}
+
+// Is reports whether target is ErrUnknownTool.
+func (e *UnknownToolError) Is(target error) bool { return target == ErrUnknownTool }
 
 // MetaOf returns a tool's metadata, or the zero Meta.
 func MetaOf(t Tool) Meta {

@@ -308,7 +308,7 @@ func TestKindSettingsMatchConstructors(t *testing.T) {
 const everyKind = `# yaml-language-server: $schema=../../docs/pipeline.schema.json
 name: every
 description: one node of every kind
-llm: {provider: sim, profile: perfect, seed: 3, timeout: 1m30s, rate_limit: {max_concurrent: 2}}
+llm: {provider: scripted, profile: perfect, seed: 3, timeout: 1m30s, rate_limit: {max_concurrent: 2}}
 tools: [search, {name: calculator, approve: true}]
 limits: {max_steps: 80, timeout: -1s, max_parallel: 4, max_cost_usd: 0.5}
 x-gen: &gen {max_tokens: 200, temperature: 0.3}

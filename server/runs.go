@@ -652,6 +652,18 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: status must be one of %s, got %q", ErrBadRequest, strings.Join(runStatuses(), ", "), status))
 		return
 	}
+	out := []RunView{}
+	for _, v := range s.Runs() {
+		if status == "" || v.Status == status {
+			out = append(out, v)
+		}
+	}
+	s.writeJSON(w, r, http.StatusOK, map[string]any{"runs": out})
+}
+
+// Runs returns the runs of this process, newest first, as GET /api/runs
+// lists them: what `planner serve` reports it saved when it stops.
+func (s *Server) Runs() []RunView {
 	s.mu.Lock()
 	rs := make([]*run, 0, len(s.order))
 	for _, id := range s.order {
@@ -660,12 +672,9 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	out := make([]RunView, 0, len(rs))
 	for i := len(rs) - 1; i >= 0; i-- { // newest first
-		v := rs[i].view()
-		if status == "" || v.Status == status {
-			out = append(out, v)
-		}
+		out = append(out, rs[i].view())
 	}
-	s.writeJSON(w, r, http.StatusOK, map[string]any{"runs": out})
+	return out
 }
 
 // runOf finds a run of this process.

@@ -3,12 +3,9 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -129,13 +126,11 @@ func serve(c *cobra.Command, p process, f *serveFlags) error {
 	// when ctx ended are known, so the report can say which were saved.
 	sctx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServing()
-	token := p.getenv("PLANNER_SERVE_TOKEN")
 	inFlight := make(chan []server.RunView, 1)
 	go func() {
 		select {
 		case <-ctx.Done():
-			runs, _ := serverRuns(srv, token) // none known: the report says the store has them
-			inFlight <- activeRuns(runs)
+			inFlight <- activeRuns(srv.Runs())
 			stopServing()
 		case <-sctx.Done():
 		}
@@ -145,8 +140,7 @@ func serve(c *cobra.Command, p process, f *serveFlags) error {
 		return err
 	}
 	before := <-inFlight
-	after, qerr := serverRuns(srv, token)
-	fmt.Fprintf(c.ErrOrStderr(), "planner: serve stopped by %s; %s\n", stopSignal(ctx), savedReport(before, after, qerr))
+	fmt.Fprintf(c.ErrOrStderr(), "planner: serve stopped by %s; %s\n", stopSignal(ctx), savedReport(before, srv.Runs()))
 	return &stoppedCleanly{}
 }
 
@@ -180,27 +174,6 @@ func stopSignal(ctx context.Context) string {
 	return "a stop request"
 }
 
-// serverRuns lists the runs of srv, newest first, through its own API
-// (GET /api/runs), in process.
-func serverRuns(srv http.Handler, token string) ([]server.RunView, error) {
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/api/runs", nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		return nil, fmt.Errorf("listing the server's runs: status %d", rec.Code)
-	}
-	var body struct {
-		Runs []server.RunView `json:"runs"`
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
-		return nil, fmt.Errorf("listing the server's runs: %w", err)
-	}
-	return body.Runs, nil
-}
-
 // activeRuns keeps the runs that are queued or running.
 func activeRuns(runs []server.RunView) []server.RunView {
 	var out []server.RunView
@@ -216,12 +189,9 @@ func activeRuns(runs []server.RunView) []server.RunView {
 // before the stop (before) ended as interrupted threads (after), that
 // nothing was running, or, when the runs could not be listed (err), where
 // their threads are.
-func savedReport(before, after []server.RunView, err error) string {
+func savedReport(before, after []server.RunView) string {
 	if len(before) == 0 {
 		return "nothing was running"
-	}
-	if err != nil {
-		return fmt.Sprintf("%s in flight; their threads are in the store (planner threads lists them)", textutil.Count(len(before), "run was", "runs were"))
 	}
 	status := map[string]string{}
 	for _, r := range after {

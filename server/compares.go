@@ -383,12 +383,7 @@ func (s *Server) compareReport(w http.ResponseWriter, r *http.Request) {
 	case "json":
 		s.writeJSON(w, r, http.StatusOK, rep)
 	case "table":
-		t, err := reportTable(rep)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		s.writeJSON(w, r, http.StatusOK, t)
+		s.writeJSON(w, r, http.StatusOK, reportTable(rep))
 	case "md":
 		var b bytes.Buffer
 		if err := rep.WriteMarkdown(&b); err != nil {

@@ -25,7 +25,7 @@ type ReportTable struct {
 
 // reportTable builds rep's table: report.md's columns and cells
 // (compare.Report.Columns and Cells).
-func reportTable(rep *compare.Report) (ReportTable, error) {
+func reportTable(rep *compare.Report) ReportTable {
 	t := ReportTable{Banner: rep.Banner(), Columns: rep.Columns(), Rows: [][]string{}}
 	if _, rows := rep.Cells(); rows != nil {
 		t.Rows = rows
@@ -38,5 +38,5 @@ func reportTable(rep *compare.Report) (ReportTable, error) {
 		}
 	}
 	t.Notes = append(t.Notes, compare.FailureLegend, compare.FaultLegend)
-	return t, nil
+	return t
 }

@@ -146,7 +146,7 @@ func (c *comparison) newDecider(ctx context.Context) (*decider, error) {
 	}
 	slices.SortStableFunc(stored, func(a, b Record) int { return cmp.Compare(a.Repeat, b.Repeat) })
 	for _, r := range stored {
-		d.add(c.cfgs.entryOf(r), r)
+		d.add(r.entry-1, r)
 	}
 	return d, nil
 }

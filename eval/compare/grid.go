@@ -8,9 +8,9 @@ import (
 
 // grid builds the per-task viewer's data (package eval/viewer) from the
 // comparison's judged records: a row per task, a column per entry, each
-// run with its trace's events read back from the run folder (none when
-// the trace is missing or over the viewer's limits: the page then says
-// the run has no events).
+// run with its trace's events read back from the run folder, each trace
+// file read once (none when the trace is missing or over the viewer's
+// limits: the page then says the run has no events).
 func (c *comparison) grid(rep *Report, recs []Record) viewer.Data {
 	d := viewer.Data{Title: "planner comparison: " + rep.Suite, Banner: rep.Banner()}
 	for _, t := range c.tasks {
@@ -23,8 +23,18 @@ func (c *comparison) grid(rep *Report, recs []Record) viewer.Data {
 		}
 		d.Columns = append(d.Columns, col)
 	}
+	refs := make([]string, 0, len(recs))
 	for _, r := range recs {
-		e := c.cfgs.entryOf(r)
+		if r.Trace != "" {
+			refs = append(refs, r.Trace)
+		}
+	}
+	// A trace that cannot be read (a trace file removed by hand, a run
+	// over the viewer's limits) leaves its run without events, which the
+	// page shows as such; the rest of the page is still worth writing.
+	events, _ := viewer.ReadTraces(c.opts.OutDir, refs)
+	for _, r := range recs {
+		e := r.entry - 1
 		if e < 0 {
 			continue
 		}
@@ -38,11 +48,7 @@ func (c *comparison) grid(rep *Report, recs []Record) viewer.Data {
 				run.Scores[name] = v.Score
 			}
 		}
-		if r.Trace != "" {
-			if events, err := viewer.ReadTrace(c.opts.OutDir, r.Trace); err == nil {
-				run.Events = events // scrubbed when they were written
-			}
-		}
+		run.Events = events[r.Trace] // scrubbed when they were written
 		d.Runs = append(d.Runs, run)
 	}
 	return d

@@ -84,10 +84,6 @@ func TestRepeatsOfTheSimulatorAreDistinctSamples(t *testing.T) {
 	require.NoError(t, err)
 	s := rep.Configs[0]
 	require.Equal(t, 4, s.Repeats)
-	faults := 0
-	for _, n := range s.RecoveryEvents {
-		faults += n
-	}
 	// A fault is drawn from (seed, call): were every repeat drawn alike,
 	// each task's repeats would meet the same faults, and the fault count
 	// would be a multiple of 4 for each kind.

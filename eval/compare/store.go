@@ -75,7 +75,7 @@ type Record struct {
 	// name, set when a report is built; nil without scorers.
 	Scores map[string]ScoreResult `json:"scores,omitempty"`
 	// entry is the comparison's entry the record belongs to, plus 1, set
-	// when a report is built (0: unknown).
+	// when the comparison reads it back (0: unknown).
 	entry int
 	// Faults counts the run's trace events by fault kind (FaultKind): the
 	// faults the engine met and worked around, such as a parse failure fed

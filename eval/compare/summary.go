@@ -134,9 +134,11 @@ func summarizeRows(records []Record, rows []Row, baseline int, scorers []string)
 			}
 		}
 	}
+	tasks := make([]tasksOf, len(rows)) // each row's runs by task
 	for i, row := range rows {
-		s := summarizeRow(byRow[i])
-		s.Scores = scoreSummaries(scorers, perTask(byRow[i]))
+		tasks[i] = perTask(byRow[i])
+		s := summarizeRow(byRow[i], tasks[i])
+		s.Scores = scoreSummaries(scorers, tasks[i])
 		s.Trajectory = trajectories(byRow[i])
 		s.Config, s.Label = row.Config, row.Label
 		if s.Label == row.Config {
@@ -149,9 +151,8 @@ func summarizeRows(records []Record, rows []Row, baseline int, scorers []string)
 		if baseline < 0 || baseline >= len(rows) {
 			baseline = 0
 		}
-		base := perTask(byRow[baseline])
 		for i := range rep.Configs {
-			rep.Configs[i].VsBaseline = paired(rep.Configs[baseline].name(), base, perTask(byRow[i]), i == baseline)
+			rep.Configs[i].VsBaseline = paired(rep.Configs[baseline].name(), tasks[baseline], tasks[i], i == baseline)
 		}
 	}
 	return rep
@@ -164,8 +165,8 @@ const (
 	bootstrapSeed      = 1
 )
 
-// summarizeRow aggregates one row's records.
-func summarizeRow(rs []Record) ConfigSummary {
+// summarizeRow aggregates one row's records rs, grouped by task in tasks.
+func summarizeRow(rs []Record, tasks tasksOf) ConfigSummary {
 	s := ConfigSummary{Runs: len(rs), Failures: map[string]int{}, Recovered: map[string]int{}, RecoveryEvents: map[string]int{}}
 	lat := make([]float64, 0, len(rs))
 	verdicts := make([]verify.Result, len(rs))
@@ -213,7 +214,6 @@ func summarizeRow(rs []Record) ConfigSummary {
 	sum := verify.Summarize(verdicts)
 	s.Scored, s.Correct, s.SuccessRate, s.EM = sum.Scored, sum.Correct, sum.Accuracy, sum.EM
 	s.F1, s.HasF1 = sum.F1, sum.WithF1 > 0
-	tasks := perTask(rs)
 	s.Tasks = len(tasks.ids)
 	for _, g := range tasks.runs {
 		s.Repeats = max(s.Repeats, len(g))
@@ -303,15 +303,6 @@ func success(runs []Record) (float64, bool) {
 		return 0, false
 	}
 	return float64(c) / float64(n), true
-}
-
-// meanOf is the mean of f over runs.
-func meanOf(runs []Record, f func(Record) float64) float64 {
-	sum := 0.0
-	for _, r := range runs {
-		sum += f(r)
-	}
-	return sum / float64(len(runs))
 }
 
 // intervals computes a row's 95% intervals. Success: Wilson's when each
@@ -436,7 +427,8 @@ func passAtK(t tasksOf) (at, hat map[int]float64) {
 // tasks (each task's mean over its runs on each side).
 func paired(baseline string, base, cfg tasksOf, self bool) *PairedSummary {
 	p := &PairedSummary{Baseline: baseline, McNemarP: 1, Self: self}
-	var a, b, ca, cb []float64
+	var a, b []float64
+	var ca, cb [][]float64 // each common task's run costs
 	discordantWins, discordantLosses := 0, 0
 	for i, id := range cfg.ids {
 		j, both := base.at[id]
@@ -463,8 +455,8 @@ func paired(baseline string, base, cfg tasksOf, self bool) *PairedSummary {
 			}
 			a, b = append(a, x), append(b, y)
 		}
-		ca = append(ca, meanOf(cfg.runs[i], func(r Record) float64 { return r.CostUSD }))
-		cb = append(cb, meanOf(base.runs[j], func(r Record) float64 { return r.CostUSD }))
+		cost := func(r Record) float64 { return r.CostUSD }
+		ca, cb = append(ca, values(cfg.runs[i], cost)), append(cb, values(base.runs[j], cost))
 	}
 	if pv, err := stats.McNemarExact(discordantWins, discordantLosses); err == nil {
 		p.McNemarP = pv
@@ -478,7 +470,7 @@ func paired(baseline string, base, cfg tasksOf, self bool) *PairedSummary {
 			p.TasksToDetect = n
 		}
 	}
-	if d, err := stats.PairedBootstrap(ca, cb, 0.95, bootstrapResamples, bootstrapSeed); err == nil {
+	if d, err := stats.BootstrapPairedClustered(ca, cb, 0.95, bootstrapResamples, bootstrapSeed); err == nil {
 		p.CostDiffUSD, p.CostDiffCI = d.MeanDiff, &d.Diff
 	}
 	return p
@@ -508,9 +500,6 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 	rows := make([]Row, len(c.cfgs.entries))
 	for i, e := range c.cfgs.entries {
 		rows[i] = Row{Config: e.name, Model: e.spec, Label: e.label, entry: i + 1}
-	}
-	for i := range mine {
-		mine[i].entry = c.cfgs.entryOf(mine[i]) + 1
 	}
 	c.scorePaths(mine)
 	usages, err := c.applyScorers(ctx, mine)
@@ -555,7 +544,7 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 
 // records returns the stored results of this comparison (its entries,
 // tasks, fingerprints and model specs, under its repeats' seeds), with
-// their repeat index, scrubbed and judged.
+// their repeat index and entry, scrubbed and judged.
 func (c *comparison) records(ctx context.Context) ([]Record, error) {
 	all, err := c.store.All(ctx, c.seeds()...)
 	if err != nil {
@@ -564,8 +553,8 @@ func (c *comparison) records(ctx context.Context) ([]Record, error) {
 	var mine []Record
 	for _, r := range all {
 		t, isTask := c.ids[r.TaskID]
-		if isTask && c.cfgs.entryOf(r) >= 0 {
-			r.Repeat = int(r.Seed - c.opts.Seed)
+		if e := c.cfgs.entryOf(r); isTask && e >= 0 {
+			r.Repeat, r.entry = int(r.Seed-c.opts.Seed), e+1
 			mine = append(mine, judge(scrubRecord(c.opts.Scrubber, r), c.tasks[t], c.opts.Scorer))
 		}
 	}

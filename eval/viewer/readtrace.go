@@ -2,12 +2,14 @@ package viewer
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,17 +101,11 @@ func ReadTrace(dir, ref string) ([]trace.Event, error) {
 		return nil, fmt.Errorf("viewer: opening the run folder %s: %w", dir, err)
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(path))
+	f, err := openTrace(root, dir, path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s: no such trace file in the run folder %s", ErrBadRef, path, dir)
-		}
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadRef, path, err)
+		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrBadRef, path)
-	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	var events []trace.Event
 	read := 0 // bytes of the range read so far
@@ -136,6 +132,121 @@ func ReadTrace(dir, ref string) ([]trace.Event, error) {
 		events = append(events, e)
 	}
 	return events, nil
+}
+
+// openTrace opens the trace file at path (checked by ParseRef) in root,
+// the run folder dir, refusing what is not a regular file.
+func openTrace(root *os.Root, dir, path string) (*os.File, error) {
+	f, err := root.Open(filepath.FromSlash(path))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: no such trace file in the run folder %s", ErrBadRef, path, dir)
+		}
+		return nil, fmt.Errorf("%w: %s: %w", ErrBadRef, path, err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is not a regular file", ErrBadRef, path)
+	}
+	return f, nil
+}
+
+// ReadTraces is ReadTrace for many references at once, as a report needs
+// for every run of a comparison: it reads each trace file once, however
+// many runs it holds, and returns the events of each reference it could
+// read, by reference. A reference ReadTrace would refuse is left out of
+// the map, and the error joins why (the references read are still
+// returned).
+func ReadTraces(dir string, refs []string) (map[string][]trace.Event, error) {
+	type span struct {
+		ref         string
+		first, last int
+	}
+	byFile := map[string][]span{}
+	var errs []error
+	for _, ref := range refs {
+		path, first, last, err := ParseRef(ref)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		byFile[path] = append(byFile[path], span{ref, first, last})
+	}
+	out := make(map[string][]trace.Event, len(refs))
+	if len(byFile) == 0 {
+		return out, errors.Join(errs...)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return out, fmt.Errorf("viewer: opening the run folder %s: %w", dir, err)
+	}
+	defer root.Close()
+	for path, spans := range byFile {
+		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.first, b.first) })
+		f, err := openTrace(root, dir, path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		got, size := map[string][]trace.Event{}, map[string]int{}
+		bad := map[string]error{}
+		r := bufio.NewReaderSize(f, 64<<10)
+		end := 0
+		for _, s := range spans {
+			end = max(end, s.last)
+		}
+		k := 0       // spans before k end before the current line
+		tooLong := 0 // a line over MaxTraceBytes, where reading stopped
+		n := 1
+		for ; n <= end; n++ {
+			for k < len(spans) && spans[k].last < n {
+				k++
+			}
+			want := k < len(spans) && spans[k].first <= n
+			line, err := readLine(r, want, MaxTraceBytes)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if errors.Is(err, errLineTooLong) {
+				tooLong = n // the rest of the file is left unread
+				break
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("viewer: reading %s: %w", path, err))
+				break
+			}
+			for j := k; j < len(spans) && spans[j].first <= n; j++ {
+				s := spans[j]
+				if n > s.last || bad[s.ref] != nil {
+					continue
+				}
+				if size[s.ref] += len(line); size[s.ref] > MaxTraceBytes {
+					bad[s.ref] = fmt.Errorf("%w: lines %d-%d of %s hold more than %d bytes", ErrTooLarge, s.first, s.last, path, MaxTraceBytes)
+					continue
+				}
+				var e trace.Event
+				if err := json.Unmarshal(line, &e); err != nil {
+					bad[s.ref] = fmt.Errorf("%w: %s line %d is not a trace event: %w", ErrBadRef, path, n, err)
+					continue
+				}
+				got[s.ref] = append(got[s.ref], e)
+			}
+		}
+		f.Close()
+		for _, s := range spans {
+			switch {
+			case bad[s.ref] != nil:
+				errs = append(errs, bad[s.ref])
+			case tooLong > 0 && s.last >= tooLong:
+				errs = append(errs, fmt.Errorf("%w: line %d of %s holds more than %d bytes; lines %d-%d were not read", ErrTooLarge, tooLong, path, MaxTraceBytes, s.first, s.last))
+			case s.last >= n:
+				errs = append(errs, fmt.Errorf("%w: %s has %d lines; the reference asks for lines %d-%d", ErrBadRef, path, n-1, s.first, s.last))
+			default:
+				out[s.ref] = got[s.ref]
+			}
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // errLineTooLong is readLine's answer to a line over its limit.

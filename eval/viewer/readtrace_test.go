@@ -112,3 +112,28 @@ func TestReadTraceBounds(t *testing.T) {
 	_, err = viewer.ReadTrace(filepath.Join(dir, "nosuch"), "traces/sim/react.jsonl:1-1")
 	assert.ErrorContains(t, err, "opening the run folder")
 }
+
+// ReadTraces reads many runs at once, each trace file once: every good
+// reference gets what ReadTrace gives it, overlapping ranges included,
+// and each bad one is left out with its cause in the error.
+func TestReadTracesReadsEachRunAsReadTraceDoes(t *testing.T) {
+	dir := runFolder(t)
+	good := []string{"traces/sim/react.jsonl:4-5", "traces/sim/react.jsonl:1-3", "traces/sim/react.jsonl:2-4"}
+	bad := []string{"traces/sim/react.jsonl:5-9", "traces/sim/other.jsonl:1-1", "../react.jsonl:1-1"}
+	got, err := viewer.ReadTraces(dir, append(append([]string{}, good...), bad...))
+	require.ErrorIs(t, err, viewer.ErrBadRef)
+	for _, b := range bad {
+		assert.NotContains(t, got, b)
+		assert.Contains(t, err.Error(), strings.TrimPrefix(strings.Split(b, ":")[0], "../"))
+	}
+	require.Len(t, got, len(good))
+	for _, ref := range good {
+		want, err := viewer.ReadTrace(dir, ref)
+		require.NoError(t, err)
+		assert.Equal(t, want, got[ref], ref)
+	}
+
+	none, err := viewer.ReadTraces(dir, nil)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+}

@@ -234,10 +234,14 @@ func TestIdlePipelinesAreClosed(t *testing.T) {
 	assert.EqualValues(t, 3, c.built.Load())
 	assert.EqualValues(t, 1, c.live(), "only MaxIdlePipelines idle pipelines stay loaded")
 
-	e, c = countingEnv(t, func(cfg *server.Config) { cfg.PipelineIdleTimeout = 50 * time.Millisecond })
+	// An idle timeout of a second: long enough that a loaded machine does
+	// not let the pipeline go idle between a run's admission and its start
+	// (a CI run with 50 ms saw it loaded twice for one run), short enough
+	// to see it closed.
+	e, c = countingEnv(t, func(cfg *server.Config) { cfg.PipelineIdleTimeout = time.Second })
 	e.wait(e.start(server.RunRequest{Config: "counted", Question: "Add them, steps:1", LLM: e.gated}).RunID)
 	assert.EqualValues(t, 1, c.built.Load())
-	require.Eventually(t, func() bool { return c.live() == 0 }, 5*time.Second, 10*time.Millisecond, "the idle pipeline is closed")
+	require.Eventually(t, func() bool { return c.live() == 0 }, 10*time.Second, 10*time.Millisecond, "the idle pipeline is closed")
 	// The next run loads it again.
 	e.wait(e.start(server.RunRequest{Config: "counted", Question: "Add them, steps:1", LLM: e.gated}).RunID)
 	assert.EqualValues(t, 2, c.built.Load())

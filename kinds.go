@@ -5,6 +5,7 @@ import (
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/nodes/autopilot"
 	"github.com/planner-engine/planner/nodes/compose"
 	"github.com/planner-engine/planner/nodes/flow"
 	"github.com/planner-engine/planner/nodes/general"
@@ -42,6 +43,7 @@ func NodeKinds() *nodekind.Registry {
 		nodekind.Kind{Name: "tool", Summary: "calls a named tool with a templated input; the output into a var (route failed on a failed call, if asked)", New: general.NewTool, Templates: general.ToolTemplates()},
 		nodekind.Kind{Name: "subgraph", Summary: "runs another pipeline (a file or an inline graph) with a templated question and vars; its answer into the answer or a var", New: compose.NewSubgraph, Templates: compose.SubgraphTemplates()},
 		nodekind.Kind{Name: "map", Summary: "runs a pipeline once per item of a list in state, with bounded concurrency; the answers, in item order, into a var", New: compose.NewMap, Templates: compose.MapTemplates()},
+		nodekind.Kind{Name: "autopilot", Summary: "runs candidate pipelines cheapest first (or a learned policy's pick first), escalating when an answer fails its check (complete, agreement, confidence, verifier, judge)", New: autopilot.New, Templates: autopilot.Templates()},
 		nodekind.Kind{Name: "lats", Summary: "LATS: Monte-Carlo tree search over ReAct trajectories with UCT, values, rollouts and reflections", New: nodes.NewLATS, Templates: nodes.LATSTemplates()},
 	)
 }

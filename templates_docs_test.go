@@ -68,8 +68,9 @@ func TestKindsCompileTheTemplatesTheyDeclare(t *testing.T) {
 	require.NoError(t, err)
 	// The settings a kind cannot do without.
 	needs := map[string]map[string]any{
-		"subgraph": {"pipeline": "child.yaml"},
-		"map":      {"pipeline": "child.yaml", "over": "var:items"},
+		"subgraph":  {"pipeline": "child.yaml"},
+		"map":       {"pipeline": "child.yaml", "over": "var:items"},
+		"autopilot": {"candidates": []any{map[string]any{"pipeline": "child.yaml"}}},
 	}
 	for _, k := range planner.NodeKinds().Kinds() {
 		t.Run(k.Name, func(t *testing.T) {

@@ -9,8 +9,14 @@
 //
 // The demo suite is a JSON Lines file of tasks, one per line, each with its
 // reference answer and a gold program of "search" and "calculator" steps
-// over that corpus; package eval/suite decodes it (suite.Demo). The package
-// imports no other package of the module.
+// over that corpus; package eval/suite decodes it (suite.Demo).
+//
+// The mixed suite is a JSON Lines file of tasks of several types, for
+// comparing paradigms on the sim model's capability profiles: knowledge
+// questions answered from memory (no steps), lookups and multi-hop
+// questions over the demo corpus, arithmetic word problems solved with the
+// calculator, and Game of 24 puzzles; package eval/suite decodes it
+// (suite.Mixed). The package imports no other package of the module.
 package corpus
 
 import (
@@ -42,3 +48,11 @@ func Demo() fs.FS {
 
 // DemoSuite returns a copy of the demo task suite in JSON Lines form.
 func DemoSuite() []byte { return []byte(demoSuite) }
+
+// mixedSuite is the mixed task suite, one JSON-encoded task per line.
+//
+//go:embed mixed_suite.jsonl
+var mixedSuite string
+
+// MixedSuite returns a copy of the mixed task suite in JSON Lines form.
+func MixedSuite() []byte { return []byte(mixedSuite) }

@@ -57,32 +57,42 @@ func TestShippedParadigmsSolveWithTheSimOracleAndReportUsageAlike(t *testing.T) 
 	g24 := []suite.Task{game24Task(t, 4, 5, 6, 10), game24Task(t, 1, 1, 4, 6)}
 	sorting, err := suite.Sorting(16, 2)
 	require.NoError(t, err)
+	// Configs without tools cannot look the demo facts up, and the sim's
+	// capability profiles make them fail (TestOneReplyParadigmsFail...
+	// in eval/compare); here they play against the oracle profile
+	// (sim.OracleCapabilities), which knows every fact and never slips,
+	// so that their roles' formats and usage accounting are checked.
 	cases := []struct {
 		config string
 		tasks  []suite.Task
 		scorer verify.Scorer
+		oracle bool
 	}{
-		{"cot_sc", demo, verify.ExactMatch{}},
-		{"plan_solve", demo, verify.ExactMatch{}},
-		{"least_to_most", demo, verify.ExactMatch{}},
-		{"reflexion", demo, verify.ExactMatch{}},
-		{"tot", demo[:2], verify.ExactMatch{}},
-		{"tot_dfs", demo[:2], verify.ExactMatch{}},
-		{"tot_game24", g24, verify.Game24{}},
-		{"least_to_most", g24, verify.Game24{}},
-		{"lats", demo, verify.ExactMatch{}},
+		{"cot_sc", demo, verify.ExactMatch{}, true},
+		{"plan_solve", demo, verify.ExactMatch{}, true},
+		{"least_to_most", demo, verify.ExactMatch{}, true},
+		{"reflexion", demo, verify.ExactMatch{}, false},
+		{"tot", demo[:2], verify.ExactMatch{}, true},
+		{"tot_dfs", demo[:2], verify.ExactMatch{}, true},
+		{"tot_game24", g24, verify.Game24{}, false},
+		{"least_to_most", g24, verify.Game24{}, false},
+		{"lats", demo, verify.ExactMatch{}, false},
 		// Composed from general-purpose nodes (router) and paradigm nodes.
-		{"router", demo, verify.ExactMatch{}},
-		{"react_cot_sc", demo, verify.ExactMatch{}},
-		{"cot_sc_react", demo, verify.ExactMatch{}},
-		{"ensemble", demo, verify.ExactMatch{}},
-		{"map_reduce", demo, verify.ExactMatch{}},
-		{"got", sorting, verify.Sorting{}},
+		{"router", demo, verify.ExactMatch{}, false},
+		{"react_cot_sc", demo, verify.ExactMatch{}, false},
+		{"cot_sc_react", demo, verify.ExactMatch{}, false},
+		{"ensemble", demo, verify.ExactMatch{}, false},
+		{"map_reduce", demo, verify.ExactMatch{}, true},
+		{"got", sorting, verify.Sorting{}, false},
 	}
 	for _, tc := range cases {
 		for _, task := range tc.tasks {
 			t.Run(tc.config+"/"+task.ID, func(t *testing.T) {
-				m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks([]suite.Task{task}))
+				opts := []sim.Option{sim.WithSleeper(noSleep), sim.WithTasks([]suite.Task{task})}
+				if tc.oracle {
+					opts = append(opts, sim.WithCapabilities(sim.OracleCapabilities()))
+				}
+				m, err := sim.New("perfect", opts...)
 				require.NoError(t, err)
 				p := buildConfig(t, "../configs/"+tc.config+".yaml", m)
 				st, rec := runTask(t, p, task.Task)

@@ -61,7 +61,7 @@ func TestFirstHourMistakesSuggestTheNearestName(t *testing.T) {
 		{name: "node setting", old: "max_iterations: 8", new: "max_iteration: 8", line: 8, tools: builtin.Factory{},
 			want: `node "act" (react): unknown setting "max_iteration" (did you mean "max_iterations"? known settings: `},
 		{name: "node type", old: "type: react", new: "type: reactt", line: 7, tools: builtin.Factory{},
-			want: `node "act": unknown node type "reactt" (did you mean "react"? known types: cot, `},
+			want: `node "act": unknown node type "reactt" (did you mean "react"? known types: autopilot, cot, `},
 		{name: "tool setting", old: "corpus: demo", new: "corpsu: demo", line: 4, tools: builtin.Factory{},
 			want: `tool "search": unknown setting "corpsu" (did you mean "corpus"? known settings: corpus, snippet_length, top_k)`},
 		{name: "tool name", old: "  - calculator", new: "  - calculater", line: 3, tools: families,

@@ -60,11 +60,14 @@ the model and the seed, so running the same command again resumes in it and anot
 never writes into it. It holds results.db, traces/<model>/<config>.jsonl and report.md,
 report.json and report.html (offline charts); its path is printed.
 
---suite demo is the built-in demo suite; other suites are files: JSONL tasks, GSM8K, Game of 24
+--suite demo is the built-in demo suite, --suite mixed a built-in suite of knowledge, lookup,
+arithmetic, multi-hop and Game of 24 tasks; other suites are files: JSONL tasks, GSM8K, Game of 24
 CSV, HotpotQA or ParallelQA JSON (format detected, or --format).
 
 With --llm sim the numbers come from a simulated oracle model and measure the engine, not any
-model; every output says so.
+model; every output says so. Its capabilities are simulated from each task's gold steps and a
+profile per task type: it knows no looked-up fact its prompt does not show and slips on mental
+arithmetic, so paradigms without tools fail lookups.
 
 With --llm scripted (no file) each run plays its task's own "replies" from a JSONL suite, in
 order, from the first: a suite of recorded runs (a model's raw outputs as each task's replies)
@@ -96,7 +99,7 @@ run, so running the command again attaches to the runs still going instead of st
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.suite, "suite", "demo", "task suite: demo, sorting (sorting32, sorting64), or a file path")
+	fl.StringVar(&f.suite, "suite", "demo", "task suite: demo, mixed, sorting (sorting32, sorting64), or a file path")
 	fl.StringVar(&f.format, "format", "auto", "suite format: auto, jsonl, gsm8k, game24, hotpotqa, parallelqa, sorting")
 	fl.IntVar(&f.limit, "limit", 0, "use only the first N tasks, N at least 1 (after --slice; default all)")
 	fl.StringVar(&f.slice, "slice", "", "task range a:b (0-based, end exclusive), e.g. 900:1000")

@@ -39,6 +39,7 @@ Flags can also be set through the environment as PLANNER_<FLAG>, e.g. PLANNER_LL
 	root.AddCommand(newRunCmd(p), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(p), newModelsCmd(), newParadigmsCmd(), newVersionCmd(),
 		newResumeCmd(p), newThreadsCmd(p), newHistoryCmd(p), newAuditCmd(p), newServeCmd(p), newWorkerCmd())
 	root.AddCommand(newSchemaCmd())
+	root.AddCommand(newAutopilotCmd())
 	// Last, once every command is added. cobra adds 'completion' when the
 	// tree runs; added now, it is part of the tree as built (the docs
 	// tests find it). It keeps the writer the root has now, so p's first.

@@ -138,7 +138,7 @@ a saved call. A tool marked approve: true in the pipeline asks on the terminal b
 planner resume NAME --approve or --deny REASON.`,
 		Example: `  planner run --config configs/react.yaml --llm sim --suite demo --task demo-07
   planner run --config configs/react.yaml --llm sim:noisy "In which city was Galileo Galilei born?"
-  echo "Who discovered Saturn's moon Iapetus?" | planner run --config configs/cot.yaml --llm sim --json -
+  echo "Who discovered Saturn's moon Iapetus?" | planner run --config configs/react.yaml --llm sim --json -
   planner run --config configs/react.yaml --llm scripted:examples/scripts/react_demo.yaml "By how many kilometres does Jupiter's equatorial diameter exceed Saturn's?"
   planner run --config configs/react.yaml --llm openai:gpt-4o-mini --trace run.jsonl "How tall is the Eiffel Tower?"   # needs OPENAI_API_KEY
   planner run --config configs/cot.yaml --llm openai:gpt-4o-mini --record cot.cassette.jsonl "What is 17 * 23 + 4?"   # needs OPENAI_API_KEY
@@ -185,7 +185,7 @@ planner resume NAME --approve or --deny REASON.`,
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "override limits.max_steps (node executions per run)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "whole-run time limit (default: the pipeline's limits.timeout, else "+config.DefaultTimeout.String()+"; negative: none)")
 	fl.StringVar(&f.reference, "reference", "", "reference answer (used by evaluators such as Reflexion's exact match)")
-	fl.StringVar(&f.suite, "suite", "", "run a task of this suite: demo, sorting, sorting32, sorting64, or a suite file (as compare's --suite); with --task, or matched by its question")
+	fl.StringVar(&f.suite, "suite", "", "run a task of this suite: demo, mixed, sorting, sorting32, sorting64, or a suite file (as compare's --suite); with --task, or matched by its question")
 	fl.StringVar(&f.task, "task", "", "id of the --suite task to run (default suite: demo); the question may then be left out")
 	fl.StringVar(&f.thread, "thread", "", "journal the run as thread NAME: it survives Ctrl-C and crashes (planner resume NAME), and can wait for approvals")
 	storeFlag(c, &f.store)

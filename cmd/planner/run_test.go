@@ -299,8 +299,12 @@ func TestRunWithoutAModelSaysWhatToPassInOneLine(t *testing.T) {
 		assert.Contains(t, lines[0], want)
 	}
 
-	// The offline command it suggests works.
+	// The offline command it suggests works: chain of thought runs but,
+	// with no search, cannot know the fact; ReAct looks it up.
 	res = cli(t, "run", "--config", configPath("cot.yaml"), "--llm", "sim", "--suite", "demo", "--task", "demo-07")
+	require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
+	assert.Contains(t, res.stdout, "\nReference: Pisa (wrong; scorer em)\n")
+	res = cli(t, "run", "--config", configPath("react.yaml"), "--llm", "sim", "--suite", "demo", "--task", "demo-07")
 	require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
 	assert.Contains(t, res.stdout, "\nAnswer: Pisa\n")
 }
@@ -317,7 +321,7 @@ func TestTheSimPlaysTheTasksOfASuite(t *testing.T) {
 		{name: "a demo task by id", args: []string{"--config", configPath("react.yaml"), "--llm", "sim", "--suite", "demo", "--task", "demo-07"}, wantAnswer: "Pisa"},
 		{name: "the demo suite is the default", args: []string{"--config", configPath("rewoo.yaml"), "--llm", "sim:noisy", "--task", "demo-08"}, wantAnswer: "Venetia Burney"},
 		{name: "a demo question, matched", args: []string{"--config", configPath("react.yaml"), "--llm", "sim", "in which city was Galileo Galilei born"}, wantAnswer: "Pisa"},
-		{name: "a demo question on stdin", args: []string{"--config", configPath("cot.yaml"), "--llm", "sim", "-"}, stdin: "Who discovered Saturn's moon Iapetus?\n", wantAnswer: "Giovanni Domenico Cassini"},
+		{name: "a demo question on stdin", args: []string{"--config", configPath("react.yaml"), "--llm", "sim", "-"}, stdin: "Who discovered Saturn's moon Iapetus?\n", wantAnswer: "Giovanni Domenico Cassini"},
 		{name: "a task of a suite file", args: []string{"--config", configPath("cot.yaml"), "--llm", "sim", "--suite", gsm8k, "--task", "gsm8k-1"}, wantAnswer: "12.5"},
 	}
 	for _, tt := range tests {

@@ -33,6 +33,6 @@ func TestCompareDrawsNoProgressBarIntoALogAndPrintsTheWholeTable(t *testing.T) {
 	assert.NotContains(t, res.stderr, "\r", "no progress-bar frames in stderr")
 	assert.NotRegexp(t, `\d+% \|`, res.stderr, "no progress bar at all")
 	head := regexp.MustCompile(`(?m)^config .*$`).FindString(res.stdout)
-	assert.Regexp(t, `^config +success +EM +F1 +failures +recovered +calls/task +tools/task +prompt tok/task +compl tok/task +cost \$/task +p50 ms +p95 ms +success 95% CI +vs baseline W/T/L +McNemar p +Δsuccess 95% CI +Δcost \$/task 95% CI +tasks to detect +tool R/P +order +steps/gold +plan R/dep R$`, head)
+	assert.Regexp(t, `^config +success +EM +F1 +failures +recovered +calls/task +tools/task +prompt tok/task +compl tok/task +cost \$/task +p50 ms +p95 ms +success 95% CI +frontier +vs baseline W/T/L +McNemar p +Δsuccess 95% CI +Δcost \$/task 95% CI +tasks to detect +tool R/P +order +steps/gold +plan R/dep R$`, head)
 	assert.Equal(t, 1, strings.Count(res.stdout, "\nconfig "), "one table")
 }

@@ -110,7 +110,7 @@ seconds at most); Temporal gives what remains of its runs to the other workers.`
 	f.add(c, "Temporal frontend address HOST:PORT (required), e.g. localhost:7233")
 	fl := c.Flags()
 	fl.Float64Var(&f.modelRPS, "model-rps", 0, "most model calls per second across every worker of the task queue (0: no cap)")
-	fl.StringVar(&f.suite, "suite", app.DemoSuite, "suite whose tasks the offline models (sim, scripted) play: demo, sorting, sorting32, sorting64, or a file path")
+	fl.StringVar(&f.suite, "suite", app.DemoSuite, "suite whose tasks the offline models (sim, scripted) play: demo, mixed, sorting, sorting32, sorting64, or a file path")
 	return c
 }
 

@@ -44,8 +44,10 @@ func TestEachSimFaultIsSurvivedOrReportedWithItsFailureKind(t *testing.T) {
 			allowed: []string{none}, success: ptr(1)},
 		{name: "unknown tools are answered, not fatal", fault: sim.FaultUnknownTool, rate: 1, config: "react",
 			allowed: []string{none, state.FailureLoop, state.FailureBudget}},
-		{name: "repeated actions are survived or stopped as loops", fault: sim.FaultRepeatedAction, rate: 1, config: "react",
-			allowed: []string{none, state.FailureLoop}},
+		// A run that repeats its first lookup instead of making the next
+		// one lacks that evidence and answers wrong.
+		{name: "repeated actions are survived, stopped as loops, or end wrong without the skipped evidence", fault: sim.FaultRepeatedAction, rate: 1, config: "react",
+			allowed: []string{none, state.FailureLoop, state.FailureWrong}},
 		{name: "repeated actions in plan steps", fault: sim.FaultRepeatedAction, rate: 1, config: "plan_execute",
 			allowed: []string{none, state.FailureLoop}},
 		{name: "early wrong answers are wrong", fault: sim.FaultEarlyWrongAnswer, rate: 1, config: "react",

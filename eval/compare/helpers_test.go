@@ -54,6 +54,7 @@ type loaderSettings struct {
 	wrap      func(llms.Model) llms.Model
 	tasks     []suite.Task
 	tokenizer bool
+	simOpts   []sim.Option
 }
 
 // withTasks gives the sim the tasks to play instead of the demo suite's.
@@ -62,6 +63,21 @@ func withTasks(tasks []suite.Task) loaderOption {
 }
 
 type loaderOption func(*loaderSettings)
+
+// withOracle makes the sim know every fact and never slip
+// (sim.OracleCapabilities), so that every config answers every task: for
+// tests of the comparison's bookkeeping (resuming, repeats, caches), which
+// need runs that succeed, not of what a paradigm can do. Without it the
+// sim's capability profiles apply: one-reply configs (direct, cot) fail
+// the demo suite's lookups.
+func withOracle() loaderOption {
+	return withSimOptions(sim.WithCapabilities(sim.OracleCapabilities()))
+}
+
+// withSimOptions passes further options to the sim model.
+func withSimOptions(opts ...sim.Option) loaderOption {
+	return func(s *loaderSettings) { s.simOpts = append(s.simOpts, opts...) }
+}
 
 // withWrapper wraps the sim model in w, inside the Engine's middleware:
 // w sees each attempt of each model call a node makes (one attempt per
@@ -122,7 +138,8 @@ func newLoader(prof sim.Profile, opts ...loaderOption) *testLoader {
 		s.tasks = demo
 	}
 	build := func(_ context.Context, cfg config.LLM, _ string) (llms.Model, error) {
-		sm, err := sim.NewWithProfile(prof, sim.WithSeed(cfg.Seed), sim.WithTasks(s.tasks))
+		simOpts := append([]sim.Option{sim.WithSeed(cfg.Seed), sim.WithTasks(s.tasks)}, s.simOpts...)
+		sm, err := sim.NewWithProfile(prof, simOpts...)
 		if err != nil {
 			return nil, err
 		}

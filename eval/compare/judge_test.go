@@ -71,7 +71,8 @@ func TestAJudgeGradesEveryRunWithItsCallsApart(t *testing.T) {
 	var requests atomic.Int64
 	srv := judgeServer(t, true, &requests)
 	cache := filepath.Join(t.TempDir(), "judge.db")
-	loader := newLoader(sim.Profile{Name: "perfect"})
+	// The oracle sim knows the facts, so cot answers like react.
+	loader := newLoader(sim.Profile{Name: "perfect"}, withOracle())
 	opts := compare.Options{Configs: configPaths("cot", "react"), LLM: config.LLM{Provider: "sim"}, OutDir: t.TempDir(), NoTraces: true}
 	plain, err := compare.Run(ctx, loader, tasks, opts)
 	require.NoError(t, err)
@@ -121,7 +122,7 @@ func TestASuccessScorerDecidesSuccess(t *testing.T) {
 	srv := judgeServer(t, false, &requests)
 	opts := compare.Options{Configs: configPaths("cot"), LLM: config.LLM{Provider: "sim"}, OutDir: t.TempDir(), NoTraces: true,
 		Scorers: []score.Scorer{judge(t, srv, "")}, SuccessScorer: "judge"}
-	rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}), demoTasks(t)[:4], opts)
+	rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}, withOracle()), demoTasks(t)[:4], opts)
 	require.NoError(t, err)
 	s := rep.Configs[0]
 	assert.Equal(t, 4, s.Scored)

@@ -41,7 +41,9 @@ func TestReportsSayWhatKindOfModelTheLoaderBuilds(t *testing.T) {
 			}
 			loader := engineLoader(planner.WithProvider("oracle", "oracle label", build, llm.AsKind(tt.kind)))
 			rep, err := compare.Run(context.Background(), loader, suite.AgentTasks(tasks), compare.Options{
-				Configs: configPaths("direct"), LLM: config.LLM{Provider: "oracle"}, Seed: 7, OutDir: t.TempDir(), NoTraces: true,
+				// react looks the facts up; a one-reply config would fail the
+				// lookups the sim does not know.
+				Configs: configPaths("react"), LLM: config.LLM{Provider: "oracle"}, Seed: 7, OutDir: t.TempDir(), NoTraces: true,
 			})
 			require.NoError(t, err)
 			assert.Equal(t, tt.simulated, rep.Simulated)

@@ -37,7 +37,7 @@ func TestRepeatsRunWithTheirOwnSeedsAndResume(t *testing.T) {
 	tasks := demoTasks(t)[:6]
 	dir := t.TempDir()
 	var calls atomic.Int64
-	loader := newLoader(sim.Profile{Name: "perfect"}, withWrapper(counting(&calls)))
+	loader := newLoader(sim.Profile{Name: "perfect"}, withOracle(), withWrapper(counting(&calls)))
 	opts := compare.Options{Configs: configPaths("cot", "react"), LLM: config.LLM{Provider: "sim"}, Seed: 7, Repeats: 2, OutDir: dir, NoTraces: true}
 	rep, err := compare.Run(ctx, loader, tasks, opts)
 	require.NoError(t, err)
@@ -47,7 +47,7 @@ func TestRepeatsRunWithTheirOwnSeedsAndResume(t *testing.T) {
 		assert.Equal(t, 12, s.Runs, s.Config)
 		assert.Equal(t, 6, s.Tasks, s.Config)
 		assert.Equal(t, 2, s.Repeats, s.Config)
-		// The perfect profile solves every task: every pass@k and pass^k is 1.
+		// The oracle sim solves every task: every pass@k and pass^k is 1.
 		assert.Equal(t, map[int]float64{1: 1, 2: 1}, s.PassAtK, s.Config)
 		assert.Equal(t, map[int]float64{1: 1, 2: 1}, s.PassHatK, s.Config)
 		require.NotNil(t, s.CI.Success)

@@ -230,6 +230,10 @@ type ConfigSummary struct {
 	// VsBaseline compares the config with the comparison's first config
 	// task by task (the first config against itself: all ties).
 	VsBaseline *PairedSummary `json:"vs_baseline,omitempty"`
+	// Frontier places the config against the cost/accuracy frontier of
+	// the comparison's fixed configs (FrontierPoint); nil when it has no
+	// runs or the report was not built by a comparison.
+	Frontier *FrontierPoint `json:"frontier,omitempty"`
 	// Failures counts unsuccessful runs by failure kind.
 	Failures map[string]int `json:"failures"`
 	// Recovered counts the successful runs that met each kind of fault or
@@ -442,8 +446,20 @@ func (r *Report) columns() []column {
 	if notRun {
 		cols = slices.Insert(cols, 1, notRunColumn)
 	}
+	if r.hasFrontier() {
+		i := slices.IndexFunc(cols, func(c column) bool { return c.field == "vs_baseline" })
+		if i < 0 {
+			i = len(cols)
+		}
+		cols = slices.Insert(cols, i, frontierColumn)
+	}
 	return cols
 }
+
+// frontierColumn places each config against the fixed configs' frontier.
+var frontierColumn = column{head: "frontier", field: "frontier", left: true,
+	doc: "against the cost/accuracy frontier of the fixed configs (no fixed config has a success rate at least as high for a cost per run no higher, one strictly): on, or below and beaten by which; adaptive configs (autopilot, router) are placed against the fixed ones",
+	cell: frontierCell}
 
 // columns lists the columns every report's tables have, in order.
 func columns() []column {
@@ -950,6 +966,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
 	b.WriteString("\n" + PerTaskNote + "\n")
+	if lines := r.frontierLines(); len(lines) > 0 {
+		b.WriteString("\n" + strings.Join(lines, "\n\n") + "\n")
+	}
 	if r.anyEstimated() {
 		b.WriteString("\n" + EstimatedNote + "\n")
 	}
@@ -1006,6 +1025,10 @@ func (r *Report) HTML() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	front, err := r.frontierSVG()
+	if err != nil {
+		return nil, err
+	}
 	cols := r.columns()
 	head, rows := r.cells()
 	left := make([]bool, len(cols))
@@ -1019,7 +1042,7 @@ func (r *Report) HTML() ([]byte, error) {
 	notes = append(notes, FailureLegend, FaultLegend)
 	var out bytes.Buffer
 	err = pageTmpl.Execute(&out, map[string]any{
-		"R": r, "Banner": r.Banner(), "Spec": r.modelSpec(), "Scatter": template.HTML(scatter), "Latency": template.HTML(bars),
+		"R": r, "Banner": r.Banner(), "Spec": r.modelSpec(), "Scatter": template.HTML(scatter), "Latency": template.HTML(bars), "Frontier": template.HTML(front), "FrontierLines": r.frontierLines(),
 		"Head": head, "Rows": rows, "Left": left, "Notes": notes, "Columns": r.Columns(), "BudgetLine": r.Budget.Line(), "ScorerLines": r.scorerLines(), "Tasks": r.grid != nil,
 	})
 	if err != nil {
@@ -1427,7 +1450,8 @@ dl.columns{display:grid;grid-template-columns:max-content max-content auto;gap:.
 <h2>Charts</h2>
 <p class="notes">Each point is a config, numbered as in the key on the right; configs on the same spot share a label ("9,11").
 Higher is more correct answers, further left is fewer tokens per task.</p>
-<div class="charts">{{.Scatter}}{{.Latency}}</div>
+<div class="charts">{{.Scatter}}{{.Frontier}}{{.Latency}}</div>{{range .FrontierLines}}
+<p>{{.}}</p>{{end}}
 <h2>Columns</h2>
 <dl class="columns">{{range .Columns}}<dt>{{.Column}}</dt><dd><code>{{.Field}}</code></dd><dd>{{.Meaning}}</dd>{{end}}</dl>
 </body></html>

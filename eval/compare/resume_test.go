@@ -79,7 +79,7 @@ func TestKilledCompareResumesWithoutRerunningFinishedTasks(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			first := &callGate{limit: tt.limit, cancel: cancel}
-			_, err := compare.Run(ctx, newLoader(sim.Profile{Name: "perfect"}, withWrapper(first.wrap)), tasks, opts)
+			_, err := compare.Run(ctx, newLoader(sim.Profile{Name: "perfect"}, withOracle(), withWrapper(first.wrap)), tasks, opts)
 			require.ErrorIs(t, err, context.Canceled)
 			require.ErrorIs(t, err, compare.ErrInterrupted)
 			assert.Contains(t, err.Error(), "rerun resumes")
@@ -96,7 +96,7 @@ func TestKilledCompareResumesWithoutRerunningFinishedTasks(t *testing.T) {
 			}
 
 			second := &callGate{}
-			rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}, withWrapper(second.wrap)), tasks, opts)
+			rep, err := compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}, withOracle(), withWrapper(second.wrap)), tasks, opts)
 			require.NoError(t, err)
 			assert.Equal(t, len(stored), rep.Reused)
 			assert.Equal(t, total-len(stored), rep.Ran)
@@ -112,7 +112,7 @@ func TestKilledCompareResumesWithoutRerunningFinishedTasks(t *testing.T) {
 			assertTracesPointAtTheirRuns(t, out, storedRecords(t, out, 1))
 
 			third := &callGate{}
-			rep, err = compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}, withWrapper(third.wrap)), tasks, opts)
+			rep, err = compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}, withOracle(), withWrapper(third.wrap)), tasks, opts)
 			require.NoError(t, err)
 			assert.Equal(t, total, rep.Reused)
 			assert.Zero(t, rep.Ran)
@@ -201,7 +201,7 @@ func TestStoredResultsAreReusedOnlyForTheSameRunSettings(t *testing.T) {
 			opts := base
 			opts.OutDir = t.TempDir()
 			gate := &callGate{}
-			loader := newLoader(sim.Profile{Name: "perfect"}, withWrapper(gate.wrap))
+			loader := newLoader(sim.Profile{Name: "perfect"}, withOracle(), withWrapper(gate.wrap))
 			_, err := compare.Run(context.Background(), loader, tasks, opts)
 			require.NoError(t, err)
 			require.Equal(t, len(tasks), gate.count())
@@ -290,14 +290,14 @@ func TestThreadsResumeInsideAnInterruptedRun(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		g1 := &callGate{limit: limit, cancel: cancel}
-		_, err := compare.Run(ctx, newLoader(sim.Profile{Name: "perfect"}, withWrapper(g1.wrap)), tasks, opts)
+		_, err := compare.Run(ctx, newLoader(sim.Profile{Name: "perfect"}, withOracle(), withWrapper(g1.wrap)), tasks, opts)
 		if limit > 0 {
 			require.ErrorIs(t, err, compare.ErrInterrupted)
 		} else {
 			require.NoError(t, err)
 		}
 		g2 := &callGate{}
-		rep, err = compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}, withWrapper(g2.wrap)), tasks, opts)
+		rep, err = compare.Run(context.Background(), newLoader(sim.Profile{Name: "perfect"}, withOracle(), withWrapper(g2.wrap)), tasks, opts)
 		require.NoError(t, err)
 		return g1.count(), g2.count(), rep
 	}

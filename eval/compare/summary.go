@@ -520,6 +520,11 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 			rep.Configs[i].Stopped = ran.stopped[i]
 		}
 	}
+	adaptives := make([]bool, len(c.cfgs.entries))
+	for i, e := range c.cfgs.entries {
+		adaptives[i] = len(e.pipes) > 0 && e.pipes[0] != nil && adaptive(e.pipes[0].Kinds())
+	}
+	rep.setFrontier(adaptives)
 	rep.Repeats = o.Repeats
 	rep.Budget = budgetSummary(ran)
 	c.describeModel(rep, loader)

@@ -81,16 +81,25 @@ func (m *Model) final(c call, fault string) *llms.ContentChoice {
 const workerSuffix = "_v"
 
 // worker plays the plan executor's model worker: it reads the gold output
-// of the step it was asked about out of its instruction, if it is there.
+// of the step it was asked about out of its instruction, if it is there;
+// the one step a plan of a task without tool steps has, it answers as far
+// as the model knows (recall).
 func (m *Model) worker(c call, fault string) *llms.ContentChoice {
 	if fault == FaultEmptyReply {
 		return &llms.ContentChoice{Content: ""}
 	}
 	id := strings.TrimSuffix(c.stepID, workerSuffix)
+	gold := false
 	for _, s := range c.task.Gold.Steps {
+		gold = gold || s.ID == id
 		if s.ID == id && s.Output != "" && normalize(evidence(c)).contains(s.Output) {
 			return &llms.ContentChoice{Content: s.Output, StopReason: "stop"}
 		}
+	}
+	if !gold && len(c.task.Gold.Steps) == 0 {
+		// The planner's one step of a task without tool steps: the
+		// answer, as far as the model knows it.
+		return &llms.ContentChoice{Content: m.recall(c).answer, StopReason: "stop"}
 	}
 	return &llms.ContentChoice{Content: unknownAnswer, StopReason: "stop"}
 }
@@ -148,9 +157,13 @@ func (m *Model) plan(c call) *llms.ContentChoice {
 	if len(g.Steps) == 0 {
 		// A solution with no tool calls (GSM8K records without calculator
 		// annotations): one step that states the result.
+		// A number goes to the calculator as far as the planner knows it;
+		// otherwise the model worker, when offered, answers from memory.
 		step := planStep{ID: "1", Description: "Work out the answer", DependsOn: []string{}}
 		if _, ok := verify.Number(g.Answer); ok {
-			step.Tool, step.Input = "calculator", g.Answer
+			step.Tool, step.Input = "calculator", m.recall(c).answer
+		} else if worker != "" {
+			step.Tool, step.Input = worker, "Answer from what you know: "+strings.TrimSpace(c.task.Question)
 		}
 		steps = append(steps, step)
 	}

@@ -142,7 +142,7 @@ func (m *Model) propose(c call, fault string) *llms.ContentChoice {
 	gold := totGold(g)
 	var next string
 	if len(path) < len(gold) && onGold(path, gold) {
-		next = gold[len(path)]
+		next = m.nextThought(c, len(path), gold[len(path)])
 	}
 	var distract []string
 	if isGame24(g) {
@@ -177,6 +177,42 @@ func (m *Model) propose(c call, fault string) *llms.ContentChoice {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, it)
 	}
 	return &llms.ContentChoice{Content: strings.TrimSpace(b.String()), StopReason: "stop"}
+}
+
+// nextThought is the gold thought at index i of the Tree of Thoughts path
+// as far as the model can state it (see capability.go): a lookup result
+// it neither sees nor knows comes out wrong, a calculation may slip, and
+// a knowledge task it does not know is answered wrongly at once. Game of
+// 24 moves are not limited: the search over legal moves is what solves a
+// puzzle.
+func (m *Model) nextThought(c call, i int, next string) string {
+	g := c.task.Gold
+	if isGame24(g) {
+		return next
+	}
+	if len(g.Steps) == 0 {
+		if i == 0 && !m.knows(c.task) {
+			return "Answer: " + m.wrongValue(c, g.Answer, "answer")
+		}
+		return next
+	}
+	steps := resultSteps(g)
+	if i >= len(steps) {
+		return next
+	}
+	s := steps[i]
+	if normalize(evidence(c)).contains(s.Output) {
+		return next
+	}
+	wrong := s
+	wrong.Output = m.wrongValue(c, s.Output, "step")
+	switch {
+	case s.Tool != "calculator" && !m.knows(c.task):
+		return stepLine(wrong, outputs(g))
+	case s.Tool == "calculator" && c.dice.u("slip "+s.ID) < m.slipRate(c):
+		return stepLine(wrong, outputs(g))
+	}
+	return next
 }
 
 // wrongFinal is a plausible wrong final answer for the task.
@@ -517,7 +553,7 @@ func (m *Model) subSolve(c call, fault string) *llms.ContentChoice {
 		}
 	}
 	if idx < 0 {
-		return m.respond(call{caller: llm.CallMeta{Kind: "cot"}, task: c.task, prompt: c.prompt, msgs: c.msgs, opts: c.opts}, "")
+		return m.respond(call{caller: llm.CallMeta{Kind: "cot"}, task: c.task, prompt: c.prompt, msgs: c.msgs, opts: c.opts, dice: c.dice}, "")
 	}
 	outs := outputs(g)
 	if len(g.Steps) == 0 {
@@ -527,6 +563,18 @@ func (m *Model) subSolve(c call, fault string) *llms.ContentChoice {
 	for _, d := range s.DependsOn {
 		if o := outs[d]; o != "" && !strings.Contains(c.prompt, o) {
 			return &llms.ContentChoice{Content: "I do not have the result this depends on yet.\nAnswer: unknown", StopReason: "stop"}
+		}
+	}
+	if !normalize(evidence(c)).contains(s.Output) {
+		// No tool here: a lookup comes from memory, a calculation from
+		// the head.
+		switch {
+		case s.Tool != "calculator" && !m.knows(c.task):
+			w := m.wrongValue(c, s.Output, "step")
+			return &llms.ContentChoice{Content: fmt.Sprintf("From memory, I believe it is %s.\nAnswer: %s", w, w), StopReason: "stop"}
+		case s.Tool == "calculator" && c.dice.u("slip "+s.ID) < m.slipRate(c):
+			w := m.wrongValue(c, s.Output, "step")
+			return &llms.ContentChoice{Content: fmt.Sprintf("%s = %s\nAnswer: %s", substitute(s.Input, outs), w, w), StopReason: "stop"}
 		}
 	}
 	return &llms.ContentChoice{Content: fmt.Sprintf("%s\nAnswer: %s", stepLine(s, outs), s.Output), StopReason: "stop"}

@@ -69,7 +69,7 @@ var goldThoughts = []string{
 
 func TestSimProposesTheGoldNextStepAmongDistractors(t *testing.T) {
 	task := goldTask("t1")
-	m := perfect(t, task)
+	m := oracle(t, task)
 	for depth, next := range goldThoughts {
 		out := gen(t, m, roleCtx(task, "tot", "propose"), proposePrompt(task.Question, 3, goldThoughts[:depth]...))
 		got := items(out)
@@ -142,7 +142,7 @@ func TestSimValuesCandidatesByTheGoldSolution(t *testing.T) {
 
 func TestSimDecomposesIntoSubquestionsAndSolvesThemWithEarlierAnswers(t *testing.T) {
 	task := goldTask("t1")
-	m := perfect(t, task)
+	m := oracle(t, task)
 	subs := items(gen(t, m, roleCtx(task, "least_to_most", "decompose"), "Question: "+task.Question))
 	require.Len(t, subs, 4)
 	assert.Equal(t, task.Question, subs[3], "the task itself comes last")

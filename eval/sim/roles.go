@@ -35,15 +35,37 @@ func progress(c call) int {
 		return n + done
 	}
 	tail := c.prompt
-	if q := strings.TrimSpace(c.task.Question); q != "" {
-		if i := strings.LastIndex(tail, q); i >= 0 {
-			tail = tail[i+len(q):]
-		}
+	if i := questionEnd(tail, c.task.Question); i >= 0 {
+		tail = tail[i:]
 	}
 	for _, label := range []string{"Observation", "观察"} {
 		n += countLabels(tail, label)
 	}
 	return n + done
+}
+
+// questionEnd is the index just after the last place the task text
+// appears in prompt, or -1. The text may differ in case and in its final
+// punctuation, as a question a user typed differs from the suite's ("in
+// which city was Galileo Galilei born" for "In which city was Galileo
+// Galilei born?").
+func questionEnd(prompt, question string) int {
+	q := strings.TrimSpace(question)
+	if q == "" {
+		return -1
+	}
+	if i := strings.LastIndex(prompt, q); i >= 0 {
+		return i + len(q)
+	}
+	q = strings.ToLower(strings.TrimRight(q, "?.! "))
+	lower := strings.ToLower(prompt)
+	if q == "" || len(lower) != len(prompt) {
+		return -1
+	}
+	if i := strings.LastIndex(lower, q); i >= 0 {
+		return i + len(q)
+	}
+	return -1
 }
 
 // summaryLine matches a line of the sim's own summaries: one per tool
@@ -75,7 +97,17 @@ func (m *Model) summarize(c call) *llms.ContentChoice {
 			if !ok || !strings.HasPrefix(rest, "[") {
 				continue // the engine's own feedback, not a tool result
 			}
-			lines = append(lines, fmt.Sprintf("- result %d (%s): %s", len(lines)+1, tool, textutil.Clip(obs, 120)))
+			line := fmt.Sprintf("- result %d (%s): %s", len(lines)+1, tool, textutil.Clip(obs, 120))
+			// A summary keeps the facts the task needs, as a model
+			// summarising with the question in mind would.
+			kept := normalize(line)
+			for _, st := range c.task.Gold.Steps {
+				if st.Output != "" && normalize(obs).contains(st.Output) && !kept.contains(st.Output) {
+					line += " (key fact: " + st.Output + ")"
+					kept = normalize(line)
+				}
+			}
+			lines = append(lines, line)
 		}
 	}
 	if len(lines) == 0 {
@@ -318,8 +350,10 @@ func (m *Model) respond(c call, fault string) *llms.ContentChoice {
 }
 
 // answer plays a node that answers directly (chain of thought and the
-// like): the gold reasoning, the tool steps with their results, and the
-// answer line.
+// like), as far as the model's capability allows (recall): the gold
+// reasoning, the tool steps with their results, and the answer line; or,
+// when it misses, a short wrong line of reasoning and a wrong answer. A
+// prompt that asks for the answer only gets the answer alone.
 func (m *Model) answer(c call, fault string) *llms.ContentChoice {
 	g := c.task.Gold
 	if fault == FaultEarlyWrongAnswer {
@@ -327,6 +361,17 @@ func (m *Model) answer(c call, fault string) *llms.ContentChoice {
 	}
 	if fault == FaultEmptyReply {
 		return &llms.ContentChoice{Content: "", StopReason: "stop"}
+	}
+	o := m.recall(c)
+	if answerOnlyRe.MatchString(c.prompt) {
+		return &llms.ContentChoice{Content: o.answer, StopReason: "stop"}
+	}
+	if o.miss != "" {
+		wrongOut := ""
+		if o.miss == missSlip {
+			wrongOut = m.wrongValue(c, o.step.Output, "step")
+		}
+		return &llms.ContentChoice{Content: o.note(outputs(g), wrongOut) + "\nAnswer: " + o.answer, StopReason: "stop"}
 	}
 	var b strings.Builder
 	for _, r := range g.Reasoning {
@@ -362,6 +407,11 @@ func (m *Model) react(c call, fault string) *llms.ContentChoice {
 	if c.caller.Role == "finalize" || c.progress >= len(steps) {
 		if fault == FaultEmptyReply {
 			return &llms.ContentChoice{Content: ""}
+		}
+		if c.stepID == "" || len(steps) != 1 {
+			// The task's answer: only as far as the observations (or
+			// the model's memory) support it.
+			answerText = m.recall(c).answer
 		}
 		return &llms.ContentChoice{Content: "Thought: I have what I need.\nFinal Answer: " + answerText, StopReason: "stop"}
 	}

@@ -20,6 +20,34 @@
 // that comparisons, recovery paths and parallel speed can be exercised
 // offline.
 //
+// Its capabilities are SIMULATED, modelled from the task's gold steps and
+// a small profile per task type (capabilities.yaml; the gold "type", else
+// inferred from the steps: knowledge, lookup, arithmetic, multihop,
+// puzzle), never from the paradigm's or node's name. A reply that states
+// the task's answer (the answering roles: direct, chain of thought,
+// self-consistency samples, Plan-and-Solve; ReAct's final answer; the
+// planner's answer step of a task without tool steps; a plan worker's
+// answer to it) is right only as far as its prompt's evidence and the
+// model's memory allow: each lookup step (any tool but the calculator)
+// needs its gold output in the prompt, or else the model must know the
+// task (drawn once per seed and task with the gold "memory" prior, else
+// the type's; 0 for lookups), and a task without steps is answered from
+// memory the same way; each calculator step whose result the prompt does
+// not show slips with the type's rate, drawn per call (a lower rate when
+// the prompt asks to reason step by step); a puzzle is solved in one reply
+// with its prior, per call, unless the prompt shows the derivation. The
+// Tree of Thoughts proposer and the Least-to-Most sub-question solver
+// state gold steps under the same rules, one step at a time; Game of 24
+// moves are not limited, as the search over legal moves is what solves a
+// puzzle. A wrong reply is plausible and varies between samples of one
+// request (another task's answer, a nearby number, an expression that is
+// not 24), so self-consistency and agreement checks can detect it. The
+// evidence-bound roles below (finalizer, solver, re-planner, joiner)
+// read the step results in their prompts, so paradigms that gather
+// evidence answer what one-reply paradigms cannot. OracleCapabilities
+// (WithCapabilities) restores an all-knowing, never-slipping model for
+// tests of a role's format.
+//
 // The simulator is given the suite's tasks with their gold solutions
 // (WithTasks) and plays the one whose id the call's llm.CallMeta names. The
 // roles are recognised from the caller's node kind and role (also
@@ -170,6 +198,10 @@ type Model struct {
 	seed    uint64
 	sleep   func(ctx context.Context, d time.Duration) error
 	tasks   map[string]*suite.Task
+	caps    map[string]Capability
+	// answers are the distinct gold answers of the tasks, sorted: the
+	// plausible wrong answers of replies from memory.
+	answers []string
 
 	mu       sync.Mutex
 	attempts map[uint64]int
@@ -230,10 +262,22 @@ func NewWithProfile(p Profile, opts ...Option) (*Model, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{profile: p, seed: 1, sleep: middleware.Sleep, attempts: map[uint64]int{}, injected: map[string]int{}}
+	caps, err := Capabilities()
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{profile: p, seed: 1, sleep: middleware.Sleep, caps: caps, attempts: map[uint64]int{}, injected: map[string]int{}}
 	for _, o := range opts {
 		o(m)
 	}
+	seen := map[string]bool{}
+	for _, t := range m.tasks {
+		if t.Gold != nil && strings.TrimSpace(t.Gold.Answer) != "" && !seen[t.Gold.Answer] {
+			seen[t.Gold.Answer] = true
+			m.answers = append(m.answers, t.Gold.Answer)
+		}
+	}
+	sort.Strings(m.answers)
 	return m, nil
 }
 
@@ -268,6 +312,9 @@ type call struct {
 	// bits are the fault draw's random bits, which choose a fault's
 	// details (draw).
 	bits uint64
+	// dice are the call's capability draws (slips, one-reply puzzle
+	// solutions, which wrong answer).
+	dice dice
 }
 
 // GenerateContent answers in the calling role's format.
@@ -282,6 +329,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	}
 	c.prompt = llm.MessagesText(msgs, "Observation: ")
 	c.progress = progress(c)
+	c.dice = m.roll(c)
 
 	fault, bits := m.draw(c)
 	c.bits = bits

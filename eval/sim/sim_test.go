@@ -35,6 +35,10 @@ func goldTask(id string) suite.Task {
 	}}
 }
 
+// evidenceText holds every gold step's result of goldTask, as a prompt
+// that shows the lookups and the calculation would.
+const evidenceText = "A is 130 m tall and B is 100 m tall; 130 - 100 = 30."
+
 // ctxFor is the context of a call by a node of the given kind (its id too)
 // working on task.
 func ctxFor(task suite.Task, kind string) context.Context {
@@ -50,6 +54,16 @@ func goldTasks(n int) []suite.Task {
 		out[i] = goldTask(fmt.Sprintf("t%d", i))
 	}
 	return out
+}
+
+// oracle returns a simulator without faults or latency that knows every
+// fact and never slips (sim.OracleCapabilities): for tests of a role's
+// format rather than of what a paradigm can do.
+func oracle(t *testing.T, tasks ...suite.Task) *sim.Model {
+	t.Helper()
+	m, err := sim.New("perfect", sim.WithSleeper(noSleep), sim.WithTasks(tasks), sim.WithCapabilities(sim.OracleCapabilities()))
+	require.NoError(t, err)
+	return m
 }
 
 // perfect returns a simulator without faults or latency playing tasks.
@@ -76,8 +90,10 @@ func TestPerfectSimFollowsTheGoldProgramInEachRole(t *testing.T) {
 	assert.Equal(t, "Thought: I should use search.\nAction: search\nAction Input: height of A", out)
 	out = gen(t, m, ctxFor(task, "react"), "Question: "+q+"\nThought: x\nAction: search\nAction Input: height of A\nObservation: [search] 130\nThought: y\nAction: search\nAction Input: height of B\nObservation: [search] 100\n")
 	assert.Contains(t, out, "Action Input: 130 - 100")
-	out = gen(t, m, ctxFor(task, "react"), "Question: "+q+"\nObservation: [search] 1\nObservation: [search] 2\nObservation 3: [search] 30\n")
+	out = gen(t, m, ctxFor(task, "react"), "Question: "+q+"\nObservation: [search] 130\nObservation: [search] 100\nObservation 3: [search] 30\n")
 	assert.Contains(t, out, "Final Answer: 30")
+	out = gen(t, m, ctxFor(task, "react"), "Question: "+q+"\nObservation: [search] 1\nObservation: [search] 2\nObservation 3: [search] 30\n")
+	assert.NotContains(t, out, "Final Answer: 30", "observations that lack the looked-up facts do not support the answer")
 
 	var plan struct {
 		Steps []plan.Step `json:"steps"`
@@ -90,7 +106,8 @@ func TestPerfectSimFollowsTheGoldProgramInEachRole(t *testing.T) {
 	assert.JSONEq(t, `{"action":"finish","answer":"30"}`, gen(t, m, ctxFor(task, "replanner"), q+"\nstep 3 done: 30"))
 	assert.JSONEq(t, `{"action":"finish","answer":"unknown"}`, gen(t, m, ctxFor(task, "replanner"), q+"\nstep 3 failed"),
 		"evidence-bound roles do not recite the gold answer")
-	assert.Contains(t, gen(t, m, ctxFor(task, "cot"), q), "Answer: 30")
+	assert.Contains(t, gen(t, m, ctxFor(task, "cot"), q+"\n"+evidenceText), "Answer: 30")
+	assert.NotContains(t, gen(t, m, ctxFor(task, "cot"), q), "Answer: 30", "without the lookups' results it answers from memory, and knows nothing")
 
 	stepCtx := llm.WithStep(ctxFor(task, "react"), "2")
 	assert.Contains(t, gen(t, m, stepCtx, "Step: find B\n"), "Action Input: height of B")
@@ -165,7 +182,7 @@ func TestSimRefusesTasksWithoutGold(t *testing.T) {
 		_, err = m.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "q")})
 		assert.ErrorIs(t, err, sim.ErrNoGold)
 	}
-	assert.Contains(t, gen(t, m, ctxFor(goldTask("gold"), "cot"), "q"), "Answer: 30", "the task of the call's id is played")
+	assert.Contains(t, gen(t, m, ctxFor(goldTask("gold"), "cot"), "q\n"+evidenceText), "Answer: 30", "the task of the call's id is played")
 	_, err = sim.New("nope")
 	assert.ErrorIs(t, err, sim.ErrUnknownProfile)
 }
@@ -247,14 +264,14 @@ func TestAStreamedReplyIsWrittenAtThePerTokenRateWithinTheSameLatency(t *testing
 	m, err := sim.NewWithProfile(p, sim.WithTasks([]suite.Task{goldTask("t")}),
 		sim.WithSleeper(func(_ context.Context, d time.Duration) error { sleeps = append(sleeps, d); return nil }))
 	require.NoError(t, err)
-	plain := gen(t, m, ctxFor(goldTask("t"), "cot"), "Question: q")
+	plain := gen(t, m, ctxFor(goldTask("t"), "cot"), "Question: q\n"+evidenceText)
 	var total time.Duration
 	for _, d := range sleeps {
 		total += d
 	}
 	sleeps = nil
 	var chunks []string
-	streamed := gen(t, m, ctxFor(goldTask("t"), "cot"), "Question: q", llms.WithStreamingFunc(func(_ context.Context, c []byte) error {
+	streamed := gen(t, m, ctxFor(goldTask("t"), "cot"), "Question: q\n"+evidenceText, llms.WithStreamingFunc(func(_ context.Context, c []byte) error {
 		chunks = append(chunks, string(c))
 		return nil
 	}))

@@ -18,6 +18,18 @@ func Demo() ([]Task, error) {
 	return decodeStrict("demo suite", corpus.DemoSuite())
 }
 
+// Mixed decodes the built-in mixed suite (corpus.MixedSuite), strictly as
+// Demo does: tasks of every type of GoldTypes (knowledge questions without
+// steps, lookups and multi-hop questions over the demo corpus, arithmetic
+// word problems of calculator steps, Game of 24 puzzles whose gold answer
+// is one solving expression), for comparing paradigms on the sim model's
+// capability profiles. Its tasks are judged by exact match like the demo
+// suite's, so a puzzle answered with another valid expression counts as
+// wrong.
+func Mixed() ([]Task, error) {
+	return decodeStrict("mixed suite", corpus.MixedSuite())
+}
+
 // decodeStrict decodes JSON lines of Tasks, rejecting unknown fields, and
 // checks them as Demo documents; path names the data in errors.
 func decodeStrict(path string, data []byte) ([]Task, error) {

@@ -134,12 +134,20 @@ func substitute(input string, outputs map[string]string) string {
 }
 
 func TestDemoSuiteGoldStepsReproduceWithTheRealTools(t *testing.T) {
+	reproduceWithTheRealTools(t, loadTasks(t))
+}
+
+// reproduceWithTheRealTools checks that each gold step of tasks gives its
+// output with the real tools: the calculator's result, and a search whose
+// top documents and observation show the output.
+func reproduceWithTheRealTools(t *testing.T, tasks []Task) {
+	t.Helper()
 	ctx := context.Background()
 	searchTool, err := search.New(ctx, search.FromFS(corpus.Demo()))
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, searchTool.Close()) })
 	calculator := calc.New()
-	for _, task := range loadTasks(t) {
+	for _, task := range tasks {
 		t.Run(task.ID, func(t *testing.T) {
 			outputs := map[string]string{}
 			for _, st := range task.Gold.Steps {
@@ -177,6 +185,9 @@ func TestDemoRejectsUnknownFieldsAndBadGold(t *testing.T) {
 		{"unknown gold field", `{"id":"a","question":"q","gold":{"answer":"1","steps":[{"id":"1","tool":"t","input":"x","ouput":"1"}]}}`, `unknown field "ouput"`},
 		{"gold depends on a later step", `{"id":"a","question":"q","gold":{"answer":"1","steps":[{"id":"1","tool":"t","input":"#E2"},{"id":"2","tool":"t","input":"x"}]}}`, `depends on "2"`},
 		{"duplicate id", `{"id":"a","question":"q"}` + "\n" + `{"id":"a","question":"r"}`, `task id "a" already used`},
+		{"unknown type", `{"id":"a","question":"q","gold":{"answer":"1","type":"trivia"}}`, `unknown type "trivia" (known: knowledge, lookup, arithmetic, multihop, puzzle)`},
+		{"memory prior above 1", `{"id":"a","question":"q","gold":{"answer":"1","memory":1.5}}`, `memory prior 1.5 is outside [0,1]`},
+		{"negative memory prior", `{"id":"a","question":"q","gold":{"answer":"1","memory":-0.1}}`, `memory prior -0.1 is outside [0,1]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 const (
 	// DemoName is the built-in demo suite (Demo).
 	DemoName = "demo"
+	// MixedName is the built-in mixed suite (Mixed).
+	MixedName = "mixed"
 	// SortingName is the built-in sorting suite of lists of 16 numbers
 	// (Sorting with DefaultSortingLength).
 	SortingName = "sorting"
@@ -90,7 +92,7 @@ func Sorting(length, tasks int) ([]Task, error) {
 // BuiltinNames lists the names of the built-in suites Builtin knows, the
 // demo suite first.
 func BuiltinNames() []string {
-	return []string{DemoName, SortingName, Sorting32Name, Sorting64Name}
+	return []string{DemoName, MixedName, SortingName, Sorting32Name, Sorting64Name}
 }
 
 // IsBuiltin reports whether name is a built-in suite (BuiltinNames)
@@ -101,13 +103,16 @@ func IsBuiltin(name string) bool {
 
 // Builtin returns the built-in suite called name and the format its tasks
 // are judged by (DefaultScorer), and whether name is one: "demo" (Demo,
-// FormatJSONL), "sorting", "sorting32" and "sorting64" (Sorting of
+// FormatJSONL), "mixed" (Mixed, FormatJSONL), "sorting", "sorting32" and "sorting64" (Sorting of
 // SortingTasks lists of 16, 32 and 64 numbers, FormatSorting). For any
 // other name, a suite file's path, ok is false and tasks and err are nil.
 func Builtin(name string) (tasks []Task, format Format, ok bool, err error) {
 	switch name {
 	case DemoName:
 		tasks, err = Demo()
+		return tasks, FormatJSONL, true, err
+	case MixedName:
+		tasks, err = Mixed()
 		return tasks, FormatJSONL, true, err
 	case SortingName:
 		tasks, err = Sorting(DefaultSortingLength, SortingTasks)

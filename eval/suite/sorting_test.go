@@ -102,6 +102,7 @@ func TestBuiltinResolvesTheBuiltinSuiteNames(t *testing.T) {
 		format      Format
 	}{
 		{"demo", "demo-01", FormatJSONL},
+		{"mixed", "mixed-01", FormatJSONL},
 		{"sorting", "sort16-001", FormatSorting},
 		{"sorting32", "sort32-001", FormatSorting},
 		{"sorting64", "sort64-001", FormatSorting},
@@ -116,7 +117,7 @@ func TestBuiltinResolvesTheBuiltinSuiteNames(t *testing.T) {
 		_, err = DefaultScorer(format)
 		assert.NoError(t, err, tt.name)
 	}
-	assert.Equal(t, []string{"demo", "sorting", "sorting32", "sorting64"}, BuiltinNames())
+	assert.Equal(t, []string{"demo", "mixed", "sorting", "sorting32", "sorting64"}, BuiltinNames())
 	for _, name := range []string{"", "Sorting", "sorting16", "suite.jsonl"} {
 		tasks, format, ok, err := Builtin(name)
 		assert.False(t, ok, name)

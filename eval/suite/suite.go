@@ -652,9 +652,16 @@ func jsonKind(raw json.RawMessage) string {
 	}
 }
 
-// checkGold verifies a gold program's step ids are unique and that every
-// dependency, declared or referenced as #E<id>, names an earlier step.
+// checkGold verifies a gold program's step ids are unique, that every
+// dependency, declared or referenced as #E<id>, names an earlier step, that
+// a declared type is one of GoldTypes and a memory prior lies in [0,1].
 func checkGold(g *Gold) error {
+	if g.Type != "" && !slices.Contains(GoldTypes(), g.Type) {
+		return fmt.Errorf("unknown type %q (known: %s); leave it out to infer it from the steps", g.Type, strings.Join(GoldTypes(), ", "))
+	}
+	if g.Memory != nil && !(*g.Memory >= 0 && *g.Memory <= 1) {
+		return fmt.Errorf("memory prior %v is outside [0,1]; give the chance that a model knows the answer without looking it up", *g.Memory)
+	}
 	seen := map[string]bool{}
 	for i, st := range g.Steps {
 		if st.ID == "" {

@@ -79,6 +79,65 @@ type Gold struct {
 	Reasoning []string `json:"reasoning,omitempty"`
 	// Answer is the final answer the program yields.
 	Answer string `json:"answer"`
+	// Type is the kind of task the solution is, one of GoldTypes: what the
+	// sim model's capability profile is chosen by. Optional: when empty
+	// it is inferred from the steps (InferredType).
+	Type string `json:"type,omitempty"`
+	// Memory is the chance, in [0,1], that a model knows what the task's
+	// lookups would find (or, for a puzzle, solves it in one go) without
+	// seeing it: the sim model's prior for answering from memory.
+	// Optional: nil means the type's default.
+	Memory *float64 `json:"memory,omitempty"`
+}
+
+// The task types a Gold may declare (Gold.Type), for the sim model's
+// capability profiles.
+const (
+	// GoldKnowledge is a question answered from general knowledge: no
+	// tool steps.
+	GoldKnowledge = "knowledge"
+	// GoldLookup is a question whose answer one lookup finds.
+	GoldLookup = "lookup"
+	// GoldArithmetic is a word problem solved by calculator steps only.
+	GoldArithmetic = "arithmetic"
+	// GoldMultihop chains lookups, or lookups and calculations.
+	GoldMultihop = "multihop"
+	// GoldPuzzle is a search puzzle such as the Game of 24: no tool steps,
+	// a derivation in the reasoning.
+	GoldPuzzle = "puzzle"
+)
+
+// GoldTypes lists the task types a Gold may declare.
+func GoldTypes() []string {
+	return []string{GoldKnowledge, GoldLookup, GoldArithmetic, GoldMultihop, GoldPuzzle}
+}
+
+// InferredType is the declared Type, or else the type the steps imply: no
+// steps is knowledge (puzzles must be declared, or are recognised by the
+// sim model from their derivation), calculator steps only are arithmetic,
+// a single lookup is lookup, and anything else is multihop. Every tool
+// other than "calculator" counts as a lookup.
+func (g *Gold) InferredType() string {
+	if g.Type != "" {
+		return g.Type
+	}
+	lookups, calcs := 0, 0
+	for _, s := range g.Steps {
+		if s.Tool == "calculator" {
+			calcs++
+		} else {
+			lookups++
+		}
+	}
+	switch {
+	case lookups+calcs == 0:
+		return GoldKnowledge
+	case lookups == 0:
+		return GoldArithmetic
+	case lookups == 1 && calcs == 0:
+		return GoldLookup
+	}
+	return GoldMultihop
 }
 
 // GoldStep is one tool call of a gold program.

@@ -27,7 +27,7 @@ func Layers() []Layer {
 			"internal/hostile", "internal/integrationlog", "internal/layout", "llm/llmtest", "server/browsertest",
 		}},
 		{"the run's data, its events and the leaves: run state, trace events, providers, cassettes, built-in tool families", []string{
-			"state", "trace", "audit", "internal/temporaltest", "tools/mcp/mcptest", "llm/cassette", "llm/provider/adapter", "executor/parse",
+			"state", "trace", "audit", "autopilot", "internal/temporaltest", "tools/mcp/mcptest", "llm/cassette", "llm/provider/adapter", "executor/parse",
 			"tools/calc", "tools/clock", "tools/code", "tools/files", "tools/httpfetch", "tools/lctool", "tools/mcp",
 			"tools/search", "tools/serpapi", "tools/sqltool", "tools/vars", "tools/weather",
 		}},
@@ -45,13 +45,13 @@ func Layers() []Layer {
 			"executor", "pipeline", "eval/suite",
 		}},
 		{"plan-step executors, the small node kinds, the simulator", []string{
-			"executor/steps", "nodes", "nodes/join", "nodes/flow", "nodes/general", "nodes/compose", "eval/sim", "eval/trajectory",
+			"executor/steps", "nodes", "nodes/join", "nodes/flow", "nodes/general", "nodes/compose", "nodes/autopilot", "eval/sim", "eval/trajectory",
 		}},
 		{"the planner and re-planner nodes", []string{"planner", "replanner"}},
 		{"the public Go API: Engine, Pipeline, Run, the registry of every node kind", []string{"."}},
 		{"comparisons of pipelines on suites; the command line's full set of providers and tools", []string{"eval/compare", "full", "internal/schema"}},
 		{"programs on the public API: the HTTP server, Temporal, the CLI's wiring", []string{
-			"server", "temporal", "internal/app",
+			"server", "temporal", "internal/app", "autopilot/fit",
 		}},
 		{"the command line", []string{"cmd/planner"}},
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/planner-engine/planner/executor/steps"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/nodes"
+	"github.com/planner-engine/planner/nodes/autopilot"
 	"github.com/planner-engine/planner/nodes/compose"
 	"github.com/planner-engine/planner/nodes/flow"
 	"github.com/planner-engine/planner/nodes/general"
@@ -100,6 +101,7 @@ func kindSettings() map[string]any {
 		"tool":             general.ToolSettings{},
 		"subgraph":         compose.SubgraphSettings{},
 		"map":              compose.MapSettings{},
+		"autopilot":        autopilot.Settings{},
 	}
 }
 

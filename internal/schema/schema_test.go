@@ -325,6 +325,7 @@ nodes:
   - {id: look, type: tool, tool: search, input: "{{.Question}}", output: var:found}
   - {id: sub, type: subgraph, graph: {nodes: [{id: x, type: cot}], edges: [{from: START, to: x}, {from: x, to: END}]},}
   - {id: each, type: map, over: var:found, into: var:each, graph: {nodes: [{id: y, type: direct}], edges: [{from: START, to: y}, {from: y, to: END}]}}
+  - {id: auto, type: autopilot, record: false, check: {complete: true, agreement: 3}, candidates: [{name: a, graph: {nodes: [{id: z, type: direct}], edges: [{from: START, to: z}, {from: z, to: END}]}}, {name: b, check: {judge: true}, graph: {nodes: [{id: w, type: cot}], edges: [{from: START, to: w}, {from: w, to: END}]}}]}
   - {id: pick, type: join, wait: all, merge: vote}
   - {id: mark, type: set, assign: [{var: picked, expr: 'answer'}]}
   - {id: route, type: router, routes: [{route: plan, when: 'vars.picked != ""'}], default: check}
@@ -340,7 +341,8 @@ nodes:
   - {id: joinr, type: joiner}
   - {id: solve, type: solver}
 edges:
-  - {from: START, to: [d, c, ps, sc, ltm, re, la, totn, ask, sub]}
+  - {from: START, to: [d, c, ps, sc, ltm, re, la, totn, ask, sub, auto]}
+  - {from: auto, to: pick}
   - {from: d, to: pick}
   - {from: c, to: pick}
   - {from: ps, to: pick}

@@ -25,6 +25,10 @@ type Document struct {
 type Hit struct {
 	// ID is the matching Document's ID.
 	ID string
+	// Score is the hit's relevance (BM25 for search.Keywords); higher is
+	// better. Scores are comparable only within one query; 0 when the
+	// index does not score.
+	Score float64
 	// Passage is the part of the document's body that best covers the
 	// query, at most the number of characters Search was asked for; ""
 	// when it was asked for none.

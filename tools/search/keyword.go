@@ -40,7 +40,7 @@ func (k keywordIndex) Search(ctx context.Context, query string, n, passage int) 
 	}
 	out := make([]keyword.Hit, len(hits))
 	for i, h := range hits {
-		out[i] = keyword.Hit{ID: h.Doc.ID}
+		out[i] = keyword.Hit{ID: h.Doc.ID, Score: h.Score}
 		if passage > 0 {
 			out[i].Passage = h.Snippet(passage)
 		}

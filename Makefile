@@ -93,11 +93,22 @@ staticcheck: ## staticcheck, pinned as a tool in go.mod (no download at each run
 staticcheck-bin:
 	@$(GO) tool -n staticcheck >/dev/null
 
-run: build ## offline main job: compare every shipped paradigm on the demo suite (3 repeats), and got on the sorting suite, with the SIMULATED sim model (reports in out/compare/demo and out/compare/sorting)
+# The autopilot's held-out check (docs/autopilot.md): the fixed paradigms on the
+# odd tasks of the mixed suite, a policy fitted on them, then the fixed paradigms,
+# the learned autopilot and the cascade on the even tasks, each compared with the
+# best fixed one.
+AUTOPILOT_FIXED ?= direct cot cot_sc tot rewoo react plan_execute
+
+run: build ## offline main job: compare every shipped paradigm on the demo suite (3 repeats), got on the sorting suite, and the autopilot on the mixed suite's held-out half, with the SIMULATED sim model (reports in out/compare/demo, out/compare/sorting and out/autopilot)
 	rm -rf out/compare/demo # a fresh comparison; compare resumes from an existing run folder
 	$(BIN) compare --suite demo $(addprefix --config ,$(RUN_CONFIGS)) --llm sim:noisy --seed 1 --repeats 3 --out out/compare/demo --quiet
 	rm -rf out/compare/sorting # Graph of Thoughts against one attempt on the built-in sorting suite
 	$(BIN) compare --suite sorting --config configs/got.yaml --config examples/pipelines/sort_io.yaml --llm sim:noisy --seed 1 --out out/compare/sorting --quiet
+	rm -rf out/autopilot # the autopilot: fit on the odd half of the mixed suite, evaluate on the even half
+	$(BIN) compare --suite mixed --tasks odd $(foreach c,$(AUTOPILOT_FIXED),--config configs/$(c).yaml) --llm sim:perfect --repeats 3 --out out/autopilot/fit --quiet > /dev/null
+	$(BIN) autopilot fit out/autopilot/fit --suite mixed --tasks odd --cost-weight 0.1 -o out/autopilot/policy.json
+	PLANNER_AUTOPILOT_POLICY=$(abspath out/autopilot/policy.json) $(BIN) compare --suite mixed --tasks even $(foreach c,$(AUTOPILOT_FIXED),--config configs/$(c).yaml) \
+		--config examples/pipelines/autopilot_learned.yaml --config configs/autopilot.yaml --baseline best --llm sim:perfect --repeats 3 --out out/autopilot/eval --quiet
 
 run-game24: build ## Game of 24 rows 900-999 (needs ../shared/data): cot vs tot vs tot_game24, SIMULATED model
 	rm -rf out/game24

@@ -331,3 +331,35 @@ func TestExplainShowsTheEstimatesAndTheNeighbours(t *testing.T) {
 	assert.NotContains(t, b.String(), "SIMULATED")
 	assert.Contains(t, b.String(), "neighbours: none")
 }
+
+func TestPickDropsNeighboursFarBelowTheBestOne(t *testing.T) {
+	t.Parallel()
+	hits := fakeIndexer{hits: map[string][]keyword.Hit{
+		"q": {{ID: "pluto1", Score: 4}, {ID: "pluto2", Score: 3}, {ID: "jup", Score: 1.9}, {ID: "mars", Score: 1}},
+	}}
+	pick := func(relevance float64) autopilot.Choice {
+		p := testPolicy()
+		p.Relevance = relevance
+		ix, err := autopilot.NewIndex(t.Context(), p, hits)
+		require.NoError(t, err)
+		c, err := ix.Pick(t.Context(), "q", autopilot.PickOptions{})
+		require.NoError(t, err)
+		return c
+	}
+	// Relevance 0.5: 1.9 and 1 are below half of 4, so only the Pluto
+	// tasks count: cot (0 + 2 × 0.5) / (2 + 2) = 0.25.
+	c := pick(0.5)
+	require.Len(t, c.Neighbours, 2)
+	assert.Equal(t, "pluto2", c.Neighbours[1].ID)
+	assert.InDelta(t, 0.25, estimates(c)["cot"].Success, 1e-12)
+	assert.InDelta(t, 0.5, c.Relevance, 0)
+	// Relevance 0 keeps all four: cot (2 + 1) / (4 + 2) = 0.5.
+	c = pick(0)
+	require.Len(t, c.Neighbours, 4)
+	assert.InDelta(t, 0.5, estimates(c)["cot"].Success, 1e-12)
+
+	p := testPolicy()
+	p.Relevance = 1.5
+	require.ErrorIs(t, p.Validate(), autopilot.ErrBadPolicy)
+	assert.ErrorContains(t, p.Validate(), "relevance 1.5")
+}

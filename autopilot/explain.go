@@ -30,7 +30,7 @@ func (c Choice) Explain(w io.Writer) error {
 	if len(c.Neighbours) == 0 {
 		b.WriteString("neighbours: none (no past task shares a word with this one): each candidate's rate and cost over all past tasks decide\n")
 	} else {
-		fmt.Fprintf(&b, "neighbours: the %d past tasks most like this one (BM25 over their text)\n", len(c.Neighbours))
+		fmt.Fprintf(&b, "neighbours: the %d past tasks most like this one (BM25 over their text; those scoring below %g of the best are left out)\n", len(c.Neighbours), c.Relevance)
 	}
 	fmt.Fprintf(&b, "rule: success = (neighbours' successes + %g × overall rate) / (neighbours' runs + %g); cost likewise, in %s per run;\n",
 		c.PriorWeight, c.PriorWeight, unit)

@@ -18,6 +18,9 @@ const (
 	// DefaultPriorWeight is the prior's strength, in runs, when the
 	// policy file does not say.
 	DefaultPriorWeight = 2.0
+	// DefaultRelevance is the fraction of the best neighbour's score below
+	// which a neighbour is dropped, when the policy file does not say.
+	DefaultRelevance = 0.25
 )
 
 // Cost units.
@@ -64,6 +67,7 @@ func Read(r io.Reader) (*Policy, error) {
 	var file struct {
 		Policy
 		PriorWeight *float64 `json:"prior_weight"`
+		Relevance   *float64 `json:"relevance"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -77,6 +81,10 @@ func Read(r io.Reader) (*Policy, error) {
 	p.PriorWeight = DefaultPriorWeight
 	if file.PriorWeight != nil {
 		p.PriorWeight = *file.PriorWeight
+	}
+	p.Relevance = DefaultRelevance
+	if file.Relevance != nil {
+		p.Relevance = *file.Relevance
 	}
 	if p.Neighbours == 0 {
 		p.Neighbours = DefaultNeighbours
@@ -127,6 +135,9 @@ func (p *Policy) Validate() error {
 	}
 	if p.Neighbours < 0 {
 		bad("neighbours %d: want 1 or more (0 or left out: %d)", p.Neighbours, DefaultNeighbours)
+	}
+	if !finite(p.Relevance) || p.Relevance < 0 || p.Relevance > 1 {
+		bad("relevance %v: want a fraction from 0 (keep every neighbour) to 1 (left out: %v)", p.Relevance, DefaultRelevance)
 	}
 	if !finite(p.PriorWeight) || p.PriorWeight < 0 {
 		bad("prior_weight %v: want a number of 0 or more (left out: %v)", p.PriorWeight, DefaultPriorWeight)

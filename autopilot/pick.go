@@ -64,10 +64,12 @@ func (x *index) Close() error { return x.kx.Close() }
 //	cost    = (Σn runs(n,c)·cost(n,c) + P·m) / (Σn runs(n,c) + P)
 //	utility = success − cost_weight·cost
 //
-// (r and m alone when the neighbours hold no run of c and P is 0). The
-// neighbours count alike, whatever their BM25 scores: the scores are not
-// calibrated across queries, and the top-k cut already keeps the close
-// ones; the prior keeps a few neighbours' runs from deciding alone. The
+// (r and m alone when the neighbours hold no run of c and P is 0). Of the
+// top k, the neighbours scoring below the policy's Relevance times the
+// best one's score are dropped: a puzzle with three close matches is
+// judged by them, not by five word problems that share "each". The kept
+// neighbours count alike: BM25 scores are not calibrated, and the prior
+// keeps a few neighbours' runs from deciding alone. The
 // best utility wins; a tie goes to the candidate listed first in the
 // policy, which is the cheaper one. A text that shares no word with any
 // past task gets no neighbours, so the candidates' overall figures decide.
@@ -102,6 +104,9 @@ func (x *index) Pick(ctx context.Context, text string, o PickOptions) (Choice, e
 			if !ok {
 				continue // cannot happen: the index holds the policy's tasks only
 			}
+			if len(neighbours) > 0 && h.Score < p.Relevance*neighbours[0].Score {
+				break // hits come best first
+			}
 			neighbours = append(neighbours, Neighbour{ID: t.ID, Text: t.Text, Score: h.Score, Outcomes: t.Outcomes})
 		}
 	}
@@ -118,7 +123,7 @@ func (x *index) Pick(ctx context.Context, text string, o PickOptions) (Choice, e
 	})
 	return Choice{
 		Candidate: ests[0].Name, Estimates: ests, Neighbours: neighbours, CostWeight: w,
-		PriorWeight: p.PriorWeight, CostUnit: p.CostUnit, Model: p.Model, Simulated: p.Simulated,
+		PriorWeight: p.PriorWeight, Relevance: p.Relevance, CostUnit: p.CostUnit, Model: p.Model, Simulated: p.Simulated,
 	}, nil
 }
 

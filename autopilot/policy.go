@@ -57,6 +57,13 @@ type Policy struct {
 	// DefaultPriorWeight (2) when the file leaves it out; 0 turns the
 	// smoothing off.
 	PriorWeight float64 `json:"prior_weight"`
+	// Relevance drops the neighbours whose BM25 score is below this
+	// fraction of the best neighbour's, so that a task with few close
+	// matches is judged by those alone rather than by the weak matches
+	// that fill its top Neighbours. A fraction of the best score is the
+	// same whatever the scale of one query's scores. DefaultRelevance
+	// (0.25) when the file leaves it out; 0 keeps every neighbour.
+	Relevance float64 `json:"relevance"`
 	// Candidates are the candidates in order of expected cost, cheapest
 	// first (the cascade's order), with their figures over all tasks.
 	Candidates []Candidate `json:"candidates"`
@@ -135,6 +142,8 @@ type Choice struct {
 	CostWeight float64 `json:"cost_weight"`
 	// PriorWeight is the policy's prior weight the estimates used.
 	PriorWeight float64 `json:"prior_weight"`
+	// Relevance is the policy's neighbour cut-off the pick used.
+	Relevance float64 `json:"relevance"`
 	// CostUnit, Model and Simulated are the policy's (see Policy), so
 	// that a choice explains itself.
 	CostUnit  string `json:"cost_unit"`

@@ -125,6 +125,13 @@ func TokenF1(pred, gold string) float64 {
 
 // ExactMatch scores HotpotQA-style: Correct when the extracted answer equals
 // the reference after Normalize, with token F1 alongside.
+//
+// A reference that is itself a solution of the question's Game of 24
+// puzzle (an expression over the question's numbers that reaches 24) is
+// judged as Game24 judges it: any valid solution is right and no other
+// answer is. Normalize drops operators, so exact match alone would take
+// "1 * 1 + 4 * 6" (25) for "1 * 1 * 4 * 6"; a suite that mixes puzzles
+// with other tasks (--suite mixed) needs both rules.
 type ExactMatch struct{}
 
 // Score implements Scorer.
@@ -133,6 +140,11 @@ func (ExactMatch) Score(pred string, ref Reference) Result {
 	got := extract(pred)
 	if strings.TrimSpace(gold) == "" {
 		return unscorable(got, "task has no reference answer")
+	}
+	if solves24(ref) {
+		r := Game24{}.Score(pred, ref)
+		r.F1, r.HasF1 = b2f(r.Correct), true
+		return r
 	}
 	r := verdict(NormalizedEqual(got, gold), got, fmt.Sprintf("normalised %q vs reference %q", Normalize(got), Normalize(gold)))
 	r.F1, r.HasF1 = TokenF1(got, gold), true
@@ -428,4 +440,22 @@ func Summarize(results []Result) Summary {
 		s.F1 = f1 / float64(s.WithF1)
 	}
 	return s
+}
+
+// solves24 reports whether ref's answer is an expression that solves the
+// Game of 24 puzzle its question states.
+func solves24(ref Reference) bool {
+	if !strings.ContainsAny(ref.Answer, "+-*/") {
+		return false
+	}
+	nums, err := PuzzleNumbers(ref.Question)
+	return err == nil && len(nums) == 4 && Verify24(nums, ref.Answer) == nil
+}
+
+// b2f is 1 for true, 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

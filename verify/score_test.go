@@ -232,3 +232,19 @@ func TestSummarizeAveragesScoredResults(t *testing.T) {
 	assert.Zero(t, empty.Accuracy)
 	assert.False(t, math.IsNaN(empty.F1) || math.IsNaN(empty.EM))
 }
+
+func TestExactMatchJudgesAGame24ReferenceAsAPuzzle(t *testing.T) {
+	ref := Reference{Question: "Use 1 1 4 6 and + - * / to obtain 24, using each number exactly once.", Answer: "1 * 1 * 4 * 6"}
+	// Normalisation drops the operators: these two would be "equal".
+	require.True(t, NormalizedEqual("1 * 1 + 4 * 6", ref.Answer))
+	assert.False(t, ExactMatch{}.Score("Answer: 1 * 1 + 4 * 6", ref).Correct, "25 is not 24")
+	r := ExactMatch{}.Score("Answer: (1 + 1) * (6 + 4) + 4", ref)
+	assert.False(t, r.Correct, "uses a number twice")
+	r = ExactMatch{}.Score("Answer: 4 * 6 / 1 / 1", ref)
+	assert.True(t, r.Correct, r.Detail)
+	assert.Equal(t, 1.0, r.F1)
+	// A reference that is no solution (or no expression) keeps exact match.
+	plain := Reference{Question: "What is 2 * 3 * 4 * 1?", Answer: "24"}
+	assert.True(t, ExactMatch{}.Score("Answer: 24", plain).Correct)
+	assert.False(t, ExactMatch{}.Score("Answer: 2 * 3 * 4 * 1", plain).Correct)
+}

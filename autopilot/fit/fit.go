@@ -240,7 +240,7 @@ func build(dirs []string, recs []compare.Record, texts map[string]string, tasks 
 
 	p := &autopilot.Policy{
 		Version: autopilot.Version, Sources: dirs, CostUnit: autopilot.UnitKTokens, CostWeight: o.CostWeight,
-		Neighbours: cmp.Or(o.Neighbours, autopilot.DefaultNeighbours), PriorWeight: autopilot.DefaultPriorWeight,
+		Neighbours: cmp.Or(o.Neighbours, autopilot.DefaultNeighbours), PriorWeight: autopilot.DefaultPriorWeight, Relevance: autopilot.DefaultRelevance,
 	}
 	usd := priced && withTokens
 	if usd {

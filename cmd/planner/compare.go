@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/planner-engine/planner/autopilot/fit"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,18 +30,18 @@ import (
 const defaultRunFolder = "out/compare/<suite>-<model>-seed<N>-<hash>"
 
 type compareFlags struct {
-	suite, format, slice, out, scorer string
-	cache, judgeLLM, judgeCache       string
-	scores                            []string
-	baseline                          string
-	configs, llms                     []string
-	limit, concurrency, repeats       int
-	maxModelCalls, maxTokens          int
-	maxCostUSD                        float64
-	timeout                           time.Duration
-	seed                              uint64
-	json, quiet, threads, stop        bool
-	temporal                          temporalFlags
+	suite, format, slice, tasks, out, scorer string
+	cache, judgeLLM, judgeCache              string
+	scores                                   []string
+	baseline                                 string
+	configs, llms                            []string
+	limit, concurrency, repeats              int
+	maxModelCalls, maxTokens                 int
+	maxCostUSD                               float64
+	timeout                                  time.Duration
+	seed                                     uint64
+	json, quiet, threads, stop               bool
+	temporal                                 temporalFlags
 }
 
 func newCompareCmd(p process) *cobra.Command {
@@ -103,13 +104,14 @@ run, so running the command again attaches to the runs still going instead of st
 	fl.StringVar(&f.format, "format", "auto", "suite format: auto, jsonl, gsm8k, game24, hotpotqa, parallelqa, sorting")
 	fl.IntVar(&f.limit, "limit", 0, "use only the first N tasks, N at least 1 (after --slice; default all)")
 	fl.StringVar(&f.slice, "slice", "", "task range a:b (0-based, end exclusive), e.g. 900:1000")
+	fl.StringVar(&f.tasks, "tasks", "", "use only these tasks (after --slice and --limit): odd or even (every other task, counted from 1 in the suite's order; the halves planner autopilot fit --tasks learns from) or task ids separated by commas (default all)")
 	fl.StringArrayVarP(&f.configs, "config", "c", nil, "pipeline YAML (repeat for each config)")
 	fl.StringArrayVar(&f.llms, "llm", nil, "model for every config (e.g. sim:noisy, openai:gpt-4o-mini, scripted for each task's own replies), or a models file (FILE.yaml: models: a list of llm blocks, each with an optional label); repeat it to compare several models, a row per (config, model); default: each config's llm block")
 	fl.IntVar(&f.repeats, "repeats", 1, "run each (config, model, task) N times, repeat r with seed --seed + r; reports then give intervals over tasks with their repeats, pass@k and pass^k (raising it later runs only the new repeats)")
 	fl.IntVar(&f.concurrency, "concurrency", 8, "runs in flight, at least 1")
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time limit per run, more than 0s")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed (recorded with results; seeds the sim model's faults)")
-	fl.StringVar(&f.baseline, "baseline", "", "the config (pipeline name) every other is compared with task by task: wins/ties/losses and McNemar p (default the first --config)")
+	fl.StringVar(&f.baseline, "baseline", "", "the config (pipeline name) every other is compared with task by task: wins/ties/losses and McNemar p; best: the fixed config (no autopilot or router) with the highest success rate, fewer tokens breaking a tie (default the first --config)")
 	fl.StringVar(&f.out, "out", defaultRunFolder, "run folder for results.db, traces and reports, used as given; by default one per comparison, named from the suite, model, seed and a hash of the rest")
 	fl.StringVar(&f.scorer, "scorer", "", "the scorer that decides success: em, contains, numeric, numeric:TOL, game24, sorting, choice:A|B (default: the suite format's), or any --score spec (judge, code:FILE.star, exec:CMD), which then also gets its own column")
 	fl.BoolVar(&f.json, "json", false, "print report.json to stdout instead of the table")
@@ -163,6 +165,9 @@ func loadSuite(c *cobra.Command, f *compareFlags) ([]suite.Task, verify.Scorer, 
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if tasks, err = selectTasks(tasks, f.tasks); err != nil {
+		return nil, nil, &usageError{cmd: "compare", err: fmt.Errorf("--tasks: %w", err)}
 	}
 	if f.scorer != "" && !f.scorerIsExtra() {
 		sc, err := verify.ByName(f.scorer)
@@ -274,6 +279,9 @@ func (f *compareFlags) selection() string {
 	var parts []string
 	if f.slice != "" {
 		parts = append(parts, "slice "+f.slice)
+	}
+	if f.tasks != "" {
+		parts = append(parts, "tasks "+f.tasks)
 	}
 	if f.limit > 0 {
 		parts = append(parts, fmt.Sprintf("limit %d", f.limit))
@@ -451,4 +459,28 @@ func budgetStopped(c *cobra.Command, rep *compare.Report, dir string) error {
 		"The finished runs are saved in %s: run the same command again (raise the --max-* limit to go further) to run the rest.\n",
 		b.Reason, textutil.Count(b.CutShort, "run", "runs"), b.NotRun, dir)
 	return &incompleteError{reason: b.Reason}
+}
+
+// selectTasks keeps the tasks that spec (--tasks: odd, even, all or ids)
+// selects, in order.
+func selectTasks(tasks []suite.Task, spec string) ([]suite.Task, error) {
+	sel, err := fit.ParseSelection(spec)
+	if err != nil {
+		return nil, err
+	}
+	order := make([]string, len(tasks))
+	for i, t := range tasks {
+		order[i] = t.ID
+	}
+	keep, err := sel.Pick(order)
+	if err != nil {
+		return nil, err
+	}
+	out := tasks[:0:0]
+	for _, t := range tasks {
+		if keep[t.ID] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }

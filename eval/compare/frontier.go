@@ -29,6 +29,49 @@ func adaptive(kinds map[string]string) bool {
 	return false
 }
 
+// BaselineBest is the Options.Baseline (--baseline best) that compares
+// every config with the best fixed one: the highest success rate, the
+// fewer tokens per run breaking a tie.
+const BaselineBest = "best"
+
+// bestFixed returns the index of the row that BaselineBest names among
+// records: the non-adaptive row with the highest success rate over its
+// runs, the fewer tokens per run breaking a tie, the earlier row a full
+// tie; 0 when no fixed row has runs.
+func bestFixed(records []Record, rows []Row, adaptives []bool) int {
+	type tally struct{ runs, ok, tokens int }
+	t := make([]tally, len(rows))
+	for _, r := range records {
+		for i, row := range rows {
+			if row.matches(r) {
+				t[i].runs++
+				t[i].tokens += r.PromptTokens + r.CompletionTokens
+				if Succeeded(r) {
+					t[i].ok++
+				}
+				break
+			}
+		}
+	}
+	best := -1
+	for i, x := range t {
+		if x.runs == 0 || (i < len(adaptives) && adaptives[i]) {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := t[best]
+		// Compare ok/runs with cross products, exactly.
+		lhs, rhs := x.ok*b.runs, b.ok*x.runs
+		if lhs > rhs || (lhs == rhs && x.tokens*b.runs < b.tokens*x.runs) {
+			best = i
+		}
+	}
+	return max(best, 0)
+}
+
 // Cost units of FrontierPoint.
 const (
 	// CostUnitUSD is dollars per task, when every config's runs were priced.

@@ -87,3 +87,27 @@ func TestDominatesNeedsOneStrictImprovement(t *testing.T) {
 	assert.False(t, dominates(0.6, 2, 0.5, 1), "better but dearer")
 	assert.False(t, dominates(0.5+1e-12, 1, 0.5, 1), "float noise is no improvement")
 }
+
+func TestBestFixedIsTheMostSuccessfulNonAdaptiveRowFewerTokensBreakingTies(t *testing.T) {
+	rows := []Row{{Config: "direct"}, {Config: "react"}, {Config: "rewoo"}, {Config: "autopilot"}}
+	var recs []Record
+	add := func(cfg string, ok bool, tokens int) {
+		recs = append(recs, Record{Config: cfg, Scored: true, Correct: ok, PromptTokens: tokens})
+	}
+	// direct 1/2; react 2/2 at 300 a run; rewoo 2/2 at 200; autopilot 2/2 at 10 but adaptive.
+	add("direct", true, 10)
+	add("direct", false, 10)
+	add("react", true, 300)
+	add("react", true, 300)
+	add("rewoo", true, 200)
+	add("rewoo", true, 200)
+	add("autopilot", true, 10)
+	add("autopilot", true, 10)
+	assert.Equal(t, 2, bestFixed(recs, rows, []bool{false, false, false, true}))
+	// Without rewoo's second run it has 1/1, as good a rate with fewer tokens.
+	assert.Equal(t, 2, bestFixed(recs[:5], rows, []bool{false, false, false, true}))
+	// With rewoo at 2/3, react (2/2) wins on the rate, whatever its tokens.
+	recs = append(recs, Record{Config: "rewoo", Scored: true, Correct: false, PromptTokens: 1})
+	assert.Equal(t, 1, bestFixed(recs, rows, []bool{false, false, false, true}))
+	assert.Equal(t, 0, bestFixed(nil, rows, nil), "no runs: the first row")
+}

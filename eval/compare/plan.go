@@ -177,6 +177,12 @@ func loadConfigs(ctx context.Context, loader Loader, opts Options) (_ configs, e
 			e.modelLabel, e.label = model, e.name+" @ "+model
 		}
 	}
+	if opts.Baseline == BaselineBest && c.baseline(opts.Baseline) < 0 {
+		if opts.StopWhenDecided {
+			return c, fmt.Errorf("%w: --baseline best is chosen from the results, and --stop-when-decided needs its baseline while it runs: name the baseline config", ErrOptions)
+		}
+		return c, nil
+	}
 	if opts.Baseline != "" && c.baseline(opts.Baseline) < 0 {
 		labels := make([]string, len(c.entries))
 		for i, e := range c.entries {

@@ -145,8 +145,12 @@ type Options struct {
 	// "wrong" then follow it. Default "": Scorer decides.
 	SuccessScorer string
 	// Baseline names the config (its pipeline's name) every other config
-	// is compared with task by task (ConfigSummary.VsBaseline). Default:
-	// the first config.
+	// is compared with task by task (ConfigSummary.VsBaseline), or is
+	// BaselineBest: the fixed config (no autopilot or router node) with the
+	// highest success rate, the fewer tokens per run breaking a tie,
+	// chosen once the runs are in (not with StopWhenDecided, which needs
+	// the baseline while it runs). A config named "best" is that config.
+	// Default: the first config.
 	Baseline string
 	// Suite names the task suite in reports.
 	Suite string

@@ -506,7 +506,15 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 	if err != nil {
 		return nil, err
 	}
-	rep := summarizeRows(mine, rows, max(0, c.cfgs.baseline(o.Baseline)), scorerNames(usages))
+	adaptives := make([]bool, len(c.cfgs.entries))
+	for i, e := range c.cfgs.entries {
+		adaptives[i] = len(e.pipes) > 0 && e.pipes[0] != nil && adaptive(e.pipes[0].Kinds())
+	}
+	base := c.cfgs.baseline(o.Baseline)
+	if base < 0 && o.Baseline == BaselineBest {
+		base = bestFixed(mine, rows, adaptives)
+	}
+	rep := summarizeRows(mine, rows, max(0, base), scorerNames(usages))
 	rep.Scorers = usages
 	defer func() { // once the report says what produced it
 		g := c.grid(rep, mine)
@@ -519,10 +527,6 @@ func (c *comparison) report(ctx context.Context, loader Loader, ran ran) (*Repor
 		if ran.stopped != nil {
 			rep.Configs[i].Stopped = ran.stopped[i]
 		}
-	}
-	adaptives := make([]bool, len(c.cfgs.entries))
-	for i, e := range c.cfgs.entries {
-		adaptives[i] = len(e.pipes) > 0 && e.pipes[0] != nil && adaptive(e.pipes[0].Kinds())
 	}
 	rep.setFrontier(adaptives)
 	rep.Repeats = o.Repeats

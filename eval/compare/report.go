@@ -458,7 +458,7 @@ func (r *Report) columns() []column {
 
 // frontierColumn places each config against the fixed configs' frontier.
 var frontierColumn = column{head: "frontier", field: "frontier", left: true,
-	doc: "against the cost/accuracy frontier of the fixed configs (no fixed config has a success rate at least as high for a cost per run no higher, one strictly): on, or below and beaten by which; adaptive configs (autopilot, router) are placed against the fixed ones",
+	doc:  "against the cost/accuracy frontier of the fixed configs (no fixed config has a success rate at least as high for a cost per run no higher, one strictly): on, or below and beaten by which; adaptive configs (autopilot, router) are placed against the fixed ones",
 	cell: frontierCell}
 
 // columns lists the columns every report's tables have, in order.

@@ -252,6 +252,9 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 		g.AddNode(n.ID, withOutcomes(built.Node, n.ID, extra), append(slices.Clone(built.Routes), extra...)...)
 		kinds[n.ID] = n.Type
 		builtNodes[n.ID] = built.Node
+		if c, ok := built.Node.(io.Closer); ok { // what the node holds, such as the autopilot's policy index
+			closers = append(closers, c)
+		}
 		if r, ok := built.Node.(innerRunner); ok {
 			inner[n.ID] = r.Inner()
 		}
@@ -290,7 +293,8 @@ func Build(ctx context.Context, p *config.Pipeline, opts Options) (*Pipeline, er
 }
 
 // Close stops what the pipeline's tools started, such as the MCP server
-// processes (tools that implement io.Closer), and returns their errors
+// processes (tools that implement io.Closer), releases what its nodes
+// hold (nodes that implement io.Closer), and returns their errors
 // joined. It is safe to call more than once and from several goroutines;
 // runs must have ended first, since their tools stop working.
 func (p *Pipeline) Close() error {

@@ -231,8 +231,8 @@ func (x *execution) runOne(ctx context.Context, j job) (rec Record, refused, ok 
 	name, model, seed := e.name, e.spec, SeedOf(x.opts.Seed, j.rep)
 	fp := x.cfgs.printOf(j.e, task.ID)
 	rec = Record{Config: name, TaskID: task.ID, Seed: seed, Repeat: j.rep, Model: model, Fingerprint: fp}
-	faults, cut, path := &faultCounter{}, &budgetRefusals{}, trajectory.NewCollector(trajectory.Options{})
-	sinks := scrubbed{s: x.opts.Scrubber, sinks: []trace.Sink{faults, cut, path}}
+	faults, cut, path, route := &faultCounter{}, &budgetRefusals{}, trajectory.NewCollector(trajectory.Options{}), &routeCollector{}
+	sinks := scrubbed{s: x.opts.Scrubber, sinks: []trace.Sink{faults, cut, path, route}}
 	// The trace is kept in memory and appended to the config's trace file
 	// once the run is over, so file I/O neither delays the run nor counts in
 	// its latency, and an interrupted run leaves no partial trace behind.
@@ -262,6 +262,7 @@ func (x *execution) runOne(ctx context.Context, j job) (rec Record, refused, ok 
 		rec.Trace = x.traces.add(name, model, buf.bytes())
 	}
 	rec.Faults = faults.counts()
+	rec.Route = route.route()
 	if b, err := json.Marshal(path.Trajectory()); err == nil {
 		rec.Trajectory = b
 	}

@@ -1,9 +1,11 @@
 package compare
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/planner-engine/planner/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -110,4 +112,35 @@ func TestBestFixedIsTheMostSuccessfulNonAdaptiveRowFewerTokensBreakingTies(t *te
 	recs = append(recs, Record{Config: "rewoo", Scored: true, Correct: false, PromptTokens: 1})
 	assert.Equal(t, 1, bestFixed(recs, rows, []bool{false, false, false, true}))
 	assert.Equal(t, 0, bestFixed(nil, rows, nil), "no runs: the first row")
+}
+
+func TestTheRouteOfARunIsTheLastAutopilotCandidateElseTheRoutersRoute(t *testing.T) {
+	check := func(c string) trace.Event {
+		return trace.Event{Kind: trace.KindDecision, Data: map[string]any{"autopilot": "check", "candidate": c, "pass": c == "react"}}
+	}
+	r := &routeCollector{}
+	r.Emit(trace.Event{Kind: trace.KindDecision, Data: map[string]any{"route": "lookup"}})
+	assert.Equal(t, "lookup", r.route())
+	r.Emit(trace.Event{Kind: trace.KindDecision, Data: map[string]any{"autopilot": "plan", "candidate": "direct"}})
+	assert.Equal(t, "lookup", r.route(), "a plan is no answer")
+	r.Emit(check("direct"))
+	r.Emit(check("react"))
+	r.Emit(trace.Event{Kind: trace.KindDecision, Data: map[string]any{"route": "inside react"}})
+	r.Emit(trace.Event{Kind: trace.KindAnswer, Data: map[string]any{"route": "x"}})
+	assert.Equal(t, "react", r.route(), "the autopilot's last check wins over routes")
+	assert.Empty(t, (&routeCollector{}).route())
+
+	recs := []Record{{Route: "react"}, {Route: "direct"}, {Route: "react"}, {}}
+	assert.Equal(t, map[string]int{"react": 2, "direct": 1}, routesOf(recs))
+	assert.Nil(t, routesOf(recs[3:]))
+
+	rep := frontierReport([]float64{0.001, 0.002}, []float64{0.5, 0.6})
+	rep.Configs[1].Routes = routesOf(recs)
+	rep.setFrontier([]bool{false, true})
+	head, rows := rep.cells()
+	i := slices.Index(head, "answered by")
+	require.Positive(t, i, head)
+	assert.Equal(t, "frontier", head[i-1])
+	assert.Equal(t, "-", rows[0][i])
+	assert.Equal(t, "direct:1 react:2", rows[1][i])
 }

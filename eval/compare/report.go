@@ -234,6 +234,10 @@ type ConfigSummary struct {
 	// the comparison's fixed configs (FrontierPoint); nil when it has no
 	// runs or the report was not built by a comparison.
 	Frontier *FrontierPoint `json:"frontier,omitempty"`
+	// Routes counts the runs of an adaptive config by the way they went
+	// (Record.Route): the autopilot candidate that answered, or the
+	// router's route; nil for a fixed config.
+	Routes map[string]int `json:"routes,omitempty"`
 	// Failures counts unsuccessful runs by failure kind.
 	Failures map[string]int `json:"failures"`
 	// Recovered counts the successful runs that met each kind of fault or
@@ -452,9 +456,17 @@ func (r *Report) columns() []column {
 			i = len(cols)
 		}
 		cols = slices.Insert(cols, i, frontierColumn)
+		if slices.ContainsFunc(r.Configs, func(s ConfigSummary) bool { return len(s.Routes) > 0 }) {
+			cols = slices.Insert(cols, i+1, routesColumn)
+		}
 	}
 	return cols
 }
+
+// routesColumn says which way the adaptive configs' runs went.
+var routesColumn = column{head: "answered by", field: "routes", left: true,
+	doc:  "for an adaptive config, its runs by the candidate that gave the answer (autopilot) or the route taken (router), by name",
+	cell: func(s ConfigSummary) string { return countList(s.Routes) }}
 
 // frontierColumn places each config against the fixed configs' frontier.
 var frontierColumn = column{head: "frontier", field: "frontier", left: true,

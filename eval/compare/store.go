@@ -63,6 +63,10 @@ type Record struct {
 	// alike however many of their calls were cached.
 	CacheHits     int     `json:"cache_hits,omitempty"`
 	CacheSavedUSD float64 `json:"cache_saved_usd,omitempty"`
+	// Route is the way an adaptive config went in the run: the autopilot
+	// candidate whose answer it gave (the last one it checked), else the
+	// last route a router node chose; "" for a fixed config.
+	Route string `json:"route,omitempty"`
 	// Trajectory is the run's tool calls and plans (package
 	// eval/trajectory), read from its trace events, scored against the
 	// task's gold steps when a report is built; empty when not recorded.
@@ -155,7 +159,7 @@ func createSchema(ctx context.Context, db *sql.DB, path string) error {
 	// Columns added since: a table made by an earlier version gets them,
 	// empty for the results it holds.
 	for _, col := range []string{"cached_prompt_tokens INTEGER NOT NULL DEFAULT 0", "cache_hits INTEGER NOT NULL DEFAULT 0",
-		"cache_saved_usd REAL NOT NULL DEFAULT 0", "trajectory TEXT NOT NULL DEFAULT ''"} {
+		"cache_saved_usd REAL NOT NULL DEFAULT 0", "trajectory TEXT NOT NULL DEFAULT ''", "route TEXT NOT NULL DEFAULT ''"} {
 		name, _, _ := strings.Cut(col, " ")
 		var n int
 		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = ?`, name).Scan(&n); err != nil {
@@ -218,7 +222,7 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 	}()
 	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO records (config, task_id, seed, fingerprint, model, answer, complete, correct, scored, em, f1, has_f1,
 		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace, faults,
-		cached_prompt_tokens, cache_hits, cache_saved_usd, trajectory) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		cached_prompt_tokens, cache_hits, cache_saved_usd, trajectory, route) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -234,7 +238,7 @@ func (s *Store) PutAll(ctx context.Context, recs []Record) (err error) {
 		}
 		_, err = stmt.ExecContext(ctx, r.Config, r.TaskID, int64(r.Seed), r.Fingerprint, r.Model, r.Answer, r.Complete, r.Correct, r.Scored, r.EM, r.F1, r.HasF1,
 			r.Failure, r.Error, r.ModelCalls, r.PromptTokens, r.CompletionTokens, r.ToolCalls, r.Estimated,
-			r.CostUSD, r.LatencyMS, r.Steps, r.Trace, faults, r.CachedPromptTokens, r.CacheHits, r.CacheSavedUSD, string(r.Trajectory))
+			r.CostUSD, r.LatencyMS, r.Steps, r.Trace, faults, r.CachedPromptTokens, r.CacheHits, r.CacheSavedUSD, string(r.Trajectory), r.Route)
 		if err != nil {
 			return fmt.Errorf("%w: saving %s/%s: %w", ErrStore, r.Config, r.TaskID, err)
 		}
@@ -251,7 +255,7 @@ func (s *Store) All(ctx context.Context, seeds ...uint64) ([]Record, error) {
 	in, args := seedsIn(seeds)
 	rows, err := s.db.QueryContext(ctx, `SELECT config, task_id, seed, fingerprint, model, answer, complete, correct, scored, em, f1, has_f1,
 		failure, error, model_calls, prompt_tokens, completion_tokens, tool_calls, estimated, cost_usd, latency_ms, steps, trace, faults,
-		cached_prompt_tokens, cache_hits, cache_saved_usd, trajectory FROM records WHERE seed IN (`+in+`) ORDER BY config, task_id, fingerprint, model, seed`, args...)
+		cached_prompt_tokens, cache_hits, cache_saved_usd, trajectory, route FROM records WHERE seed IN (`+in+`) ORDER BY config, task_id, fingerprint, model, seed`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -263,7 +267,7 @@ func (s *Store) All(ctx context.Context, seeds ...uint64) ([]Record, error) {
 		var faults, traj string
 		if err := rows.Scan(&r.Config, &r.TaskID, &seed64, &r.Fingerprint, &r.Model, &r.Answer, &r.Complete, &r.Correct, &r.Scored, &r.EM, &r.F1, &r.HasF1,
 			&r.Failure, &r.Error, &r.ModelCalls, &r.PromptTokens, &r.CompletionTokens, &r.ToolCalls, &r.Estimated,
-			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace, &faults, &r.CachedPromptTokens, &r.CacheHits, &r.CacheSavedUSD, &traj); err != nil {
+			&r.CostUSD, &r.LatencyMS, &r.Steps, &r.Trace, &faults, &r.CachedPromptTokens, &r.CacheHits, &r.CacheSavedUSD, &traj, &r.Route); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 		if traj != "" {

@@ -140,6 +140,7 @@ func summarizeRows(records []Record, rows []Row, baseline int, scorers []string)
 		s := summarizeRow(byRow[i], tasks[i])
 		s.Scores = scoreSummaries(scorers, tasks[i])
 		s.Trajectory = trajectories(byRow[i])
+		s.Routes = routesOf(byRow[i])
 		s.Config, s.Label = row.Config, row.Label
 		if s.Label == row.Config {
 			s.Label = ""
@@ -615,4 +616,19 @@ func (c *comparison) describeModel(rep *Report, loader Loader) {
 	rep.Simulated = simulated
 	rep.Scripted = scriptedRuns
 	rep.TaskReplies = scriptedRuns && taskReplies
+}
+
+// routesOf counts rs by Record.Route; nil when no run took a route.
+func routesOf(rs []Record) map[string]int {
+	var out map[string]int
+	for _, r := range rs {
+		if r.Route == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]int{}
+		}
+		out[r.Route]++
+	}
+	return out
 }

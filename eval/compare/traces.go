@@ -366,3 +366,39 @@ func (t *traceBuffer) release() {
 		t.pool.Put(b)
 	}
 }
+
+// routeCollector notes the way an adaptive config goes in a run
+// (Record.Route) from its decision events: the candidate of an autopilot
+// node's last check, else a router's last route.
+type routeCollector struct {
+	mu                sync.Mutex
+	candidate, routed string
+}
+
+// Emit implements trace.Sink.
+func (r *routeCollector) Emit(e trace.Event) {
+	if e.Kind != trace.KindDecision || e.Data == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e.Data["autopilot"] == "check" {
+		if c, ok := e.Data["candidate"].(string); ok {
+			r.candidate = c
+		}
+		return
+	}
+	if rt, ok := e.Data["route"].(string); ok {
+		r.routed = rt
+	}
+}
+
+// route returns the run's route; "" when it took none.
+func (r *routeCollector) route() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.candidate != "" {
+		return r.candidate
+	}
+	return r.routed
+}

@@ -91,3 +91,13 @@ func (n *Node) livePlan(ctx context.Context, q string) (plan, error) {
 	}
 	return plan{Policy: PolicyLearned, Order: out, PolicyFile: n.pol.file, Pick: &ch}, nil
 }
+
+// Close releases the learned policy's search index; the pipeline calls it
+// from its own Close (nodes that implement io.Closer), once its runs have
+// ended. A pick after Close fails, and the run cascades in cost order.
+func (n *Node) Close() error {
+	if n.pol == nil || n.pol.idx == nil {
+		return nil
+	}
+	return n.pol.idx.Close()
+}

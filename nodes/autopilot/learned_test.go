@@ -93,6 +93,16 @@ func TestLearnedPolicyPicksFirstThenCascades(t *testing.T) {
 				want += `,"` + p + `"`
 			}
 			assert.JSONEq(t, want+"]", path)
+
+			// Closing the pipeline closes the policy's index: a pick
+			// then fails and the run cascades in cost order.
+			require.NoError(t, p.Close())
+			rec = &trace.Recorder{}
+			_, err = p.Run(context.Background(), state.Task{ID: "t", Question: tc.question}, trace.New("r", rec))
+			require.NoError(t, err)
+			plans = decisions(rec, "plan")
+			require.Len(t, plans, 1)
+			assert.Contains(t, plans[0].Data["note"], "the pick failed")
 		})
 	}
 }

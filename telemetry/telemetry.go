@@ -406,3 +406,26 @@ func (s Span) EndNode(route, class string, err error) {
 	s.Fail(class, err)
 	s.End()
 }
+
+// StartChild starts a span named name under the recording span in ctx,
+// in the engine's instrumentation scope, for a step a node takes inside
+// its own span (the autopilot's candidates): spans started from the
+// returned ctx, such as those of a nested run, sit under it. When ctx holds
+// no recording span it returns ctx and a Span that records nothing. The
+// span records no content: attributes only.
+func StartChild(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, Span) {
+	parent := oteltrace.SpanFromContext(ctx)
+	if !parent.IsRecording() {
+		return ctx, Span{}
+	}
+	ctx, sp := parent.TracerProvider().Tracer(ScopeName).Start(ctx, name, oteltrace.WithAttributes(attrs...))
+	return ctx, Span{span: sp}
+}
+
+// AddEvent adds an event named name to the recording span in ctx, if any
+// (a node's decision on its own span).
+func AddEvent(ctx context.Context, name string, attrs ...attribute.KeyValue) {
+	if sp := oteltrace.SpanFromContext(ctx); sp.IsRecording() {
+		sp.AddEvent(name, oteltrace.WithAttributes(attrs...))
+	}
+}

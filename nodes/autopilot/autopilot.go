@@ -15,9 +15,11 @@ import (
 	"github.com/planner-engine/planner/llm"
 	"github.com/planner-engine/planner/nodekind"
 	"github.com/planner-engine/planner/state"
+	"github.com/planner-engine/planner/telemetry"
 	"github.com/planner-engine/planner/tools"
 	"github.com/planner-engine/planner/trace"
 	"github.com/planner-engine/planner/verify"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Vars the node sets.
@@ -183,6 +185,7 @@ func (n *Node) Run(ctx context.Context, st *state.State) (string, error) {
 	}
 	tr := trace.From(ctx)
 	tr.Emit(p.event(n.id))
+	telemetry.AddEvent(ctx, "autopilot.plan", p.spanAttributes()...)
 	var failed []failure
 	var path []string
 	for i, name := range p.Order {
@@ -193,23 +196,25 @@ func (n *Node) Run(ctx context.Context, st *state.State) (string, error) {
 				return "", err
 			}
 		}
-		a, err := n.attempt(ctx, st, c, question)
+		// A span per attempt: the candidate's nested run and its check
+		// sit under it.
+		actx, span := telemetry.StartChild(ctx, "autopilot.candidate "+name,
+			telemetry.KeyNodeID.String(n.id), attribute.String("planner.autopilot.candidate", name), attribute.Int("planner.autopilot.attempt", i+1))
+		v, a, err := n.try(actx, st, c, question, i+1)
 		if err != nil {
+			span.Fail("error", err)
+			span.End()
 			return "", err
 		}
 		path = append(path, name)
-		v, err := n.check(ctx, st, a)
-		if err != nil {
-			return "", err
-		}
-		if v, err = n.journalVerdict(ctx, name, i+1, a.answer, v); err != nil {
-			return "", err
-		}
 		last := i == len(p.Order)-1
 		next := ""
 		if !v.Pass && !last {
 			next = p.Order[i+1]
 		}
+		span.SetAttributes(attribute.Bool("planner.autopilot.pass", v.Pass), attribute.StringSlice("planner.autopilot.checks", v.Checks),
+			attribute.String("planner.autopilot.escalate_to", next))
+		span.End()
 		tr.Emit(v.event(n.id, name, i+1, a, next))
 		if !v.Pass && !last {
 			failed = append(failed, failure{name: name, answer: a.answer, reason: v.Reason, evidence: evidenceOf(a.state(), n.evidence)})
@@ -222,6 +227,21 @@ func (n *Node) Run(ctx context.Context, st *state.State) (string, error) {
 		return "", n.settle(st, c, a, v, path)
 	}
 	return "", fmt.Errorf("autopilot %q: the plan names no candidate", n.id)
+}
+
+// try runs candidate c's attempt number i on question and checks its
+// answer, the verdict going through the journal (a resumed run replays it).
+func (n *Node) try(ctx context.Context, st *state.State, c *candidate, question string, i int) (verdict, *attempt, error) {
+	a, err := n.attempt(ctx, st, c, question)
+	if err != nil {
+		return verdict{}, nil, err
+	}
+	v, err := n.check(ctx, st, a)
+	if err != nil {
+		return verdict{}, nil, err
+	}
+	v, err = n.journalVerdict(ctx, c.name, i, a.answer, v)
+	return v, a, err
 }
 
 // settle maps the standing attempt into st.

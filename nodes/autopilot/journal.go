@@ -10,6 +10,7 @@ import (
 	"github.com/planner-engine/planner/journal"
 	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // JournalTool is the pseudo tool under which a journaled run records an
@@ -167,4 +168,31 @@ func (p plan) event(node string) trace.Event {
 		text += " [replayed from the journal]"
 	}
 	return trace.Event{Node: node, Kind: trace.KindDecision, Text: text, Data: data}
+}
+
+// spanAttributes describe p on the node's span (event autopilot.plan):
+// the policy, the order, and a learned pick's candidate, estimates and
+// neighbours (ids and BM25 scores, not their texts).
+func (p plan) spanAttributes() []attribute.KeyValue {
+	kv := []attribute.KeyValue{attribute.String("planner.autopilot.policy", p.Policy), attribute.StringSlice("planner.autopilot.order", p.Order),
+		attribute.Bool("planner.autopilot.replayed", p.Replayed)}
+	if p.Note != "" {
+		kv = append(kv, attribute.String("planner.autopilot.note", p.Note))
+	}
+	if c := p.Pick; c != nil {
+		var names, ids []string
+		var success, cost, utility, scores []float64
+		for _, e := range c.Estimates {
+			names = append(names, e.Name)
+			success, cost, utility = append(success, e.Success), append(cost, e.Cost), append(utility, e.Utility)
+		}
+		for _, nb := range c.Neighbours {
+			ids, scores = append(ids, nb.ID), append(scores, nb.Score)
+		}
+		kv = append(kv, attribute.String("planner.autopilot.candidate", c.Candidate), attribute.Float64("planner.autopilot.cost_weight", c.CostWeight),
+			attribute.StringSlice("planner.autopilot.estimates.candidate", names), attribute.Float64Slice("planner.autopilot.estimates.success", success),
+			attribute.Float64Slice("planner.autopilot.estimates.cost", cost), attribute.Float64Slice("planner.autopilot.estimates.utility", utility),
+			attribute.StringSlice("planner.autopilot.neighbours.id", ids), attribute.Float64Slice("planner.autopilot.neighbours.score", scores))
+	}
+	return kv
 }

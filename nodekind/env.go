@@ -204,6 +204,18 @@ func (env Env) Prompts(src PromptSources, spec TemplateSpec, defSystem, defPromp
 	return system, tmpl, nil
 }
 
+// VarNamesSetting checks a setting (key) that lists var names, such as a
+// nested run's `export`: the first name that is no valid var name is a
+// *config.SettingError naming key[i] and why.
+func VarNamesSetting(key string, names []string) error {
+	for i, name := range names {
+		if err := state.CheckVarName(name); err != nil {
+			return &config.SettingError{Key: fmt.Sprintf("%s[%d]", key, i), Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
+		}
+	}
+	return nil
+}
+
 // VarSetting parses a setting (key) that names where a value goes or
 // comes from: "var:NAME", or, when answer is set, "answer" (or "") for the
 // run's answer, returned as "". Errors are *config.SettingError naming

@@ -87,10 +87,8 @@ func New(env nodekind.Env, spec nodekind.Spec) (nodekind.Built, error) {
 	if n.outVar, err = nodekind.VarSetting("output", s.Output, true); err != nil {
 		return nodekind.Built{}, err
 	}
-	for i, name := range s.Export {
-		if err := state.CheckVarName(name); err != nil {
-			return nodekind.Built{}, &config.SettingError{Key: fmt.Sprintf("export[%d]", i), Err: fmt.Errorf("%w: %w", config.ErrSettings, err)}
-		}
+	if err := nodekind.VarNamesSetting("export", s.Export); err != nil {
+		return nodekind.Built{}, err
 	}
 	n.export = s.Export
 	n.record = s.Record == nil || *s.Record

@@ -11,6 +11,12 @@
 #   PLANNER_CHROMIUM            Chromium (server/browsertest). Found on PATH;
 #                               it needs root to install: apt-get install
 #                               chromium (.ci/run does).
+#   PLANNER_NPM_CLIENTS         the node_modules folder holding the official
+#                               npm clients, pinned: openai and
+#                               @modelcontextprotocol/sdk (server,
+#                               cmd/planner: the OpenAI-compatible endpoint
+#                               and planner as an MCP server). Installed
+#                               with npm like the MCP server.
 #   PLANNER_TEMPORAL_BIN        the Temporal CLI, whose dev server the Temporal
 #                               tests start (internal/temporaltest, temporal,
 #                               cmd/planner). Found on PATH, else built, pinned,
@@ -99,6 +105,37 @@ if [ -n "$mcp_bin" ] && ! command -v node >/dev/null 2>&1; then
   mcp_bin=""
 fi
 
+# --- the official npm clients (openai, the MCP TypeScript SDK) -------------
+oai_ver=$(pinned OpenAIVersion internal/npmclients/npmclients.go)
+sdk_ver=$(pinned MCPVersion internal/npmclients/npmclients.go)
+clients=""
+if [ -n "${PLANNER_NPM_CLIENTS:-}" ]; then
+  if [ -f "$PLANNER_NPM_CLIENTS/openai/package.json" ] && [ -f "$PLANNER_NPM_CLIENTS/@modelcontextprotocol/sdk/package.json" ]; then
+    clients=$PLANNER_NPM_CLIENTS
+  else
+    miss "npm clients: PLANNER_NPM_CLIENTS=$PLANNER_NPM_CLIENTS does not hold both openai and @modelcontextprotocol/sdk; unset it to have them installed with npm"
+  fi
+else
+  prefix="$cache/planner-test/npm-clients"
+  marker="$prefix/.installed-openai@$oai_ver-sdk@$sdk_ver"
+  if [ -e "$marker" ] && [ -f "$prefix/node_modules/openai/package.json" ]; then
+    clients="$prefix/node_modules"
+  elif command -v npm >/dev/null 2>&1; then
+    say "installing openai@$oai_ver and @modelcontextprotocol/sdk@$sdk_ver with npm into $prefix"
+    mkdir -p "$prefix"
+    log="$prefix/install.log"
+    if npm install --no-audit --no-fund --prefix "$prefix" "openai@$oai_ver" "@modelcontextprotocol/sdk@$sdk_ver" >"$log" 2>&1 &&
+      [ -f "$prefix/node_modules/openai/package.json" ] && [ -f "$prefix/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+      touch "$marker"
+      clients="$prefix/node_modules"
+    else
+      miss "npm clients: npm install openai@$oai_ver @modelcontextprotocol/sdk@$sdk_ver failed (offline? see $log); or set PLANNER_NPM_CLIENTS to a node_modules folder holding both"
+    fi
+  else
+    miss "npm clients: npm is not on PATH to install openai and @modelcontextprotocol/sdk; install Node.js and npm (Debian: apt-get install nodejs npm; .ci/run does)"
+  fi
+fi
+
 # --- Chromium --------------------------------------------------------------
 chromium=""
 if [ -n "${PLANNER_CHROMIUM:-}" ]; then
@@ -161,7 +198,9 @@ mkdir -p "$(dirname "$env_file")"
   echo "export PLANNER_MCP_FILESYSTEM_BIN=$(quote "$mcp_bin")"
   echo "export PLANNER_CHROMIUM=$(quote "$chromium")"
   echo "export PLANNER_TEMPORAL_BIN=$(quote "$temporal")"
+  echo "export PLANNER_NPM_CLIENTS=$(quote "$clients")"
 } >"$env_file"
 say "MCP filesystem server: $mcp_bin ($mcp_pkg@$mcp_ver, node $(node --version 2>/dev/null))"
 say "Chromium: $chromium ($("$chromium" --version 2>/dev/null | head -n1))"
+say "npm clients: $clients (openai@$oai_ver, @modelcontextprotocol/sdk@$sdk_ver)"
 say "Temporal CLI: $temporal ($("$temporal" --version 2>/dev/null | head -n1))"

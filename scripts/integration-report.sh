@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Say which integration suites ran, from the log their harnesses write:
 # each test that starts an npm MCP server (tools/mcp/mcptest), Chromium
-# (server/browsertest) or a Temporal dev server (internal/temporaltest)
+# (server/browsertest), a Temporal dev server (internal/temporaltest) or
+# the npm clients (internal/npmclients)
 # appends "suite<TAB>binary<TAB>test folder<TAB>test name" to the file
 # named by $PLANNER_INTEGRATION_LOG, which make test sets.
 #
@@ -26,7 +27,8 @@ log=$1
 
 echo "Integration suites (go test -tags integration; without what they need they fail, never skip):"
 status=0
-for entry in "mcp-filesystem:npm's MCP filesystem server" "chromium:Chromium" "temporal:Temporal dev server"; do
+for entry in "mcp-filesystem:npm's MCP filesystem server" "chromium:Chromium" "temporal:Temporal dev server" \
+  "openai-node:npm's openai client" "mcp-sdk-node:npm's MCP SDK client"; do
   suite=${entry%%:*}
   what=${entry#*:}
   line=$(awk -F'\t' -v suite="$suite" -v root="$PWD/" '

@@ -244,6 +244,21 @@ func openAPIDoc() obj {
 			obj{"200": jsonBody("the run's events", object(obj{"ref": str("the reference"), "events": arr(ref("TraceEvent"))}, "ref", "events")),
 				"400": errResp("no ref, a ref outside the run folder's traces/ ('..', absolute), lines the file does not have, or a range over the limits"),
 				"404": errResp("no such comparison")})},
+		"/v1/models": obj{"get": op("listModels", "OpenAI-compatible: the pipelines that load, as models (id = pipeline name)", nil, nil, obj{
+			"200": jsonBody("the models", object(obj{"object": str("list"), "data": arr(object(obj{"id": str("pipeline name"), "object": str("model"),
+				"created": integer("the config file's modification time (Unix seconds)"), "owned_by": str("planner")}))})),
+		})},
+		"/v1/chat/completions": obj{"post": op("chatCompletions", "OpenAI-compatible chat completion: model names the pipeline, the last user message is the question, "+
+			"earlier turns are prepended as \"Conversation so far:\"; stream: true answers chat.completion.chunk Server-Sent Events ending with data: [DONE]. "+
+			"Tools and functions are refused; temperature and other sampling fields are ignored. Errors are in OpenAI's shape {\"error\":{\"message\",\"type\",\"param\",\"code\"}}",
+			nil, obj{"required": true, "content": obj{"application/json": obj{"schema": obj{"type": "object", "required": []string{"model", "messages"}, "additionalProperties": true,
+				"properties": obj{"model": str("pipeline name"), "messages": arr(object(obj{"role": str("system, user or assistant"), "content": obj{"description": "a string or an array of text parts"}})),
+					"stream": boolean("answer as Server-Sent Events"), "stream_options": object(obj{"include_usage": boolean("send a usage chunk before [DONE]")})}}}}},
+			obj{"200": obj{"description": "a chat.completion object, or with stream: true a text/event-stream of chat.completion.chunk objects",
+				"content": obj{"application/json": obj{"schema": obj{"type": "object", "additionalProperties": true}}, "text/event-stream": obj{"schema": obj{"type": "string"}}}},
+				"400": jsonBody("bad JSON, no user message, tools requested", obj{"type": "object"}), "401": jsonBody("no or wrong bearer token", obj{"type": "object"}),
+				"404": jsonBody("no such model (pipeline)", obj{"type": "object"}), "413": jsonBody("body too large", obj{"type": "object"}),
+				"429": jsonBody("too many runs", obj{"type": "object"}), "500": jsonBody("the run failed", obj{"type": "object"})})},
 	}
 	return obj{
 		"openapi": "3.1.0",

@@ -311,48 +311,50 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ctx := r.Context()
-	if req.Config == "" {
-		s.fail(w, r, withDetails(fmt.Errorf("%w: config is required (a pipeline of GET /api/pipelines)", ErrBadRequest), map[string]string{"field": "config"}))
+	acc, err := s.start(r.Context(), req)
+	if err != nil {
+		s.fail(w, r, err)
 		return
+	}
+	s.writeJSON(w, r, http.StatusAccepted, acc)
+}
+
+// start checks req, creates its thread and launches its run, as POST
+// /api/runs does.
+func (s *Server) start(ctx context.Context, req RunRequest) (Accepted, error) {
+	if req.Config == "" {
+		return Accepted{}, withDetails(fmt.Errorf("%w: config is required (a pipeline of GET /api/pipelines)", ErrBadRequest), map[string]string{"field": "config"})
 	}
 	path, err := s.pipelinePath(req.Config)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return Accepted{}, err
 	}
 	meta := threadMeta{Question: req.Question, MaxSteps: req.MaxSteps}
 	if req.MaxSteps < 0 {
-		s.fail(w, r, withDetails(fmt.Errorf("%w: max_steps must not be negative", ErrBadRequest), map[string]string{"field": "max_steps"}))
-		return
+		return Accepted{}, withDetails(fmt.Errorf("%w: max_steps must not be negative", ErrBadRequest), map[string]string{"field": "max_steps"})
 	}
 	if req.Timeout != "" {
 		if meta.Timeout, err = time.ParseDuration(req.Timeout); err != nil || meta.Timeout <= 0 {
-			s.fail(w, r, withDetails(fmt.Errorf("%w: timeout %q: a positive Go duration such as 90s or 5m (leave it out for the pipeline's limits.timeout)",
-				ErrBadRequest, req.Timeout), map[string]string{"field": "timeout"}))
-			return
+			return Accepted{}, withDetails(fmt.Errorf("%w: timeout %q: a positive Go duration such as 90s or 5m (leave it out for the pipeline's limits.timeout)",
+				ErrBadRequest, req.Timeout), map[string]string{"field": "timeout"})
 		}
 	}
 	if _, meta.LLM, err = s.modelSpec(req.LLM); err != nil {
-		s.fail(w, r, err)
-		return
+		return Accepted{}, err
 	}
 	if meta.Config, err = filepath.Abs(path); err != nil {
-		s.fail(w, r, err)
-		return
+		return Accepted{}, err
 	}
 	task, err := s.runTask(ctx, &req, &meta)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return Accepted{}, err
 	}
 	name := req.Thread
 	if name == "" {
 		name = "run-" + time.Now().UTC().Format("20060102-150405") + "-" + newID(4)
 	}
 	if err := journal.CheckName(name); err != nil {
-		s.fail(w, r, withDetails(fmt.Errorf("thread: %w", err), map[string]string{"field": "thread"}))
-		return
+		return Accepted{}, withDetails(fmt.Errorf("thread: %w", err), map[string]string{"field": "thread"})
 	}
 	// The run is admitted before its thread is created, so that a run
 	// refused for the limits (429), a conflict or a pipeline that does not
@@ -361,33 +363,26 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	// run holds none.
 	id, err := s.reserve(name)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return Accepted{}, err
 	}
 	if err := s.pipes.check(ctx, meta); err != nil {
 		s.unreserve(name, id)
-		s.fail(w, r, loadError(err))
-		return
+		return Accepted{}, loadError(err)
 	}
 	metaJSON, _ := json.Marshal(meta)
 	taskJSON, _ := json.Marshal(task)
 	if err := s.store.Create(ctx, journal.Thread{Name: name, Pipeline: path, Task: taskJSON, Meta: metaJSON, Status: journal.StatusInterrupted}); err != nil {
 		s.unreserve(name, id)
 		if errors.Is(err, journal.ErrExists) {
-			err = fmt.Errorf("%w: thread %q exists; resume it with POST /api/threads/%s/resume or pick another name", ErrConflict, name, name)
+			err = fmt.Errorf("%w: thread %q exists; resume it with POST /api/threads/%s/resume, ask a follow-up with POST /api/threads/%s/turns, or pick another name",
+				ErrConflict, name, name, name)
 		}
-		s.fail(w, r, err)
-		return
+		return Accepted{}, err
 	}
-	acc, err := s.launch(launch{id: id, thread: name, pipeline: path, meta: meta, kind: KindStart, question: task.Question,
+	return s.launch(launch{id: id, thread: name, pipeline: path, meta: meta, kind: KindStart, question: task.Question,
 		run: func(ctx context.Context, p *planner.Pipeline, opts ...planner.RunOption) (*planner.Result, error) {
 			return p.Run(ctx, "", append(opts, planner.WithTask(task), planner.WithThread(s.store, name))...)
 		}})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.writeJSON(w, r, http.StatusAccepted, acc)
 }
 
 // launch describes a run to start.

@@ -457,6 +457,8 @@ func (s *Server) routes() []route {
 		{"GET", "/api/compares/{id}/report", s.compareReport},
 		{"GET", "/api/compares/{id}/tasks", s.compareTasks},
 		{"GET", "/api/compares/{id}/trace", s.compareTrace},
+		{"GET", "/v1/models", s.listModels},
+		{"POST", "/v1/chat/completions", s.chatCompletions},
 	}
 }
 
@@ -474,7 +476,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.fail(w, r, fmt.Errorf("%w: host %q: a server without a token answers only loopback names (localhost, 127.0.0.1, [::1])", ErrForbidden, r.Host))
 			return
 		}
-		if s.cfg.Token != "" && strings.HasPrefix(r.URL.Path, "/api/") && !s.authorized(r) {
+		if s.cfg.Token != "" && needsToken(r.URL.Path) && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="planner"`)
 			s.fail(w, r, fmt.Errorf("%w: send the server's token as Authorization: Bearer TOKEN (PLANNER_SERVE_TOKEN)", ErrUnauthorized))
 			return
@@ -491,6 +493,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// needsToken reports whether a request for path must carry the token when
+// the server has one: the API, the OpenAI-compatible endpoint and the MCP
+// endpoint (the web page and /healthz do not; the page asks for it).
+func needsToken(path string) bool {
+	return strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/v1/") || path == "/mcp" || strings.HasPrefix(path, "/mcp/")
 }
 
 // authorized reports whether r carries the token, compared in constant

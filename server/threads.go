@@ -321,24 +321,27 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: reason (4000 bytes) or by (200 bytes) too long", ErrBadRequest))
 		return
 	}
-	th, meta, err := s.threadOf(r.Context(), r.PathValue("thread"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if th.Status != journal.StatusWaiting || th.Pending == nil {
-		s.fail(w, r, fmt.Errorf("%w: thread %q is %s, not waiting for an approval", ErrConflict, th.Name, th.Status))
-		return
-	}
 	by := strings.TrimSpace(req.By)
 	if by == "" {
 		by = "api"
 	}
-	d := journal.Decision{Approved: *req.Approve, Reason: strings.TrimSpace(req.Reason), By: by}
-	acc, err := s.launch(s.resumeLaunch(th, meta, KindApprove, planner.WithDecision(d)))
+	acc, err := s.decideThread(r.Context(), r.PathValue("thread"), journal.Decision{Approved: *req.Approve, Reason: strings.TrimSpace(req.Reason), By: by})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	s.writeJSON(w, r, http.StatusAccepted, acc)
+}
+
+// decideThread answers the tool call thread waits for with d and launches
+// the run that goes on, as POST /api/approvals/{thread} does.
+func (s *Server) decideThread(ctx context.Context, thread string, d journal.Decision) (Accepted, error) {
+	th, meta, err := s.threadOf(ctx, thread)
+	if err != nil {
+		return Accepted{}, err
+	}
+	if th.Status != journal.StatusWaiting || th.Pending == nil {
+		return Accepted{}, fmt.Errorf("%w: thread %q is %s, not waiting for an approval", ErrConflict, th.Name, th.Status)
+	}
+	return s.launch(s.resumeLaunch(th, meta, KindApprove, planner.WithDecision(d)))
 }

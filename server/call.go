@@ -127,8 +127,9 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 // Scrubber is the scrubber everything the server sends passes through.
 func (s *Server) Scrubber() trace.Scrubber { return s.scrub }
 
-// Pipelines returns the names of the pipelines of the configs folder that
-// load, sorted as the folder lists them.
+// Pipelines returns the names of the pipelines of the configs folder
+// whose YAML parses, sorted as the folder lists them (a pipeline whose
+// nodes do not build fails when a run loads it, with its error).
 func (s *Server) Pipelines() []string { return s.pipelineNames() }
 
 // PipelineInfo describes the named pipeline (its paradigm, description,

@@ -37,7 +37,7 @@ Flags can also be set through the environment as PLANNER_<FLAG>, e.g. PLANNER_LL
 	// Every command reads PLANNER_* for the flags the user did not set.
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return bindFlags(c, p.lookupEnv) }
 	root.AddCommand(newRunCmd(p), newValidateCmd(), newGraphCmd(), newToolsCmd(), newParseCmd(), newCompareCmd(p), newModelsCmd(), newParadigmsCmd(), newVersionCmd(),
-		newResumeCmd(p), newThreadsCmd(p), newHistoryCmd(p), newAuditCmd(p), newServeCmd(p), newWorkerCmd())
+		newResumeCmd(p), newThreadsCmd(p), newHistoryCmd(p), newAuditCmd(p), newServeCmd(p), newWorkerCmd(), newMCPCmd(p))
 	root.AddCommand(newSchemaCmd())
 	root.AddCommand(newAutopilotCmd())
 	// Last, once every command is added. cobra adds 'completion' when the

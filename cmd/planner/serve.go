@@ -14,6 +14,7 @@ import (
 	"github.com/planner-engine/planner/internal/app"
 	"github.com/planner-engine/planner/internal/textutil"
 	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/mcpserver"
 	"github.com/planner-engine/planner/server"
 	"github.com/spf13/cobra"
 )
@@ -117,6 +118,7 @@ func serve(c *cobra.Command, p process, f *serveFlags) error {
 		return err
 	}
 	defer srv.Close()
+	srv.Handle("/mcp", mcpserver.Handler(srv, mcpserver.WithVersion(version))) // the pipelines as MCP tools (mcp.go)
 	l, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

@@ -345,7 +345,7 @@ func (p *Pipeline) Run(ctx context.Context, question string, opts ...RunOption) 
 			}
 			approver = journal.Decide(*th.Pending, *o.decision, approver)
 		}
-		th := pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver, LiveCalls: o.live, KeepRequests: o.keepRequests}
+		th := pipeline.Thread{Store: o.store, Name: o.thread, Approver: approver, LiveCalls: o.live, KeepRequests: o.keepRequests, Scrub: p.scrub}
 		if o.meta != nil {
 			meta, err := json.Marshal(o.meta)
 			if err != nil {

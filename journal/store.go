@@ -143,6 +143,10 @@ type Thread struct {
 	Pending *Approval `json:"pending,omitempty"`
 	// Error is why the run failed or stopped, when it did.
 	Error string `json:"error,omitempty"`
+	// Answer is the run's answer, scrubbed of secrets, once it is done
+	// (StatusDone); "" otherwise. A follow-up turn's task carries it
+	// (planner.FollowUp).
+	Answer string `json:"answer,omitempty"`
 	// Parent is the thread this one was forked from, and ForkedAt the seq
 	// of the parent's last entry it copied; "" and 0 otherwise.
 	Parent   string `json:"parent,omitempty"`
@@ -159,12 +163,14 @@ type Thread struct {
 	Updated time.Time `json:"updated"`
 }
 
-// Update changes a thread's status. Pending and Error replace the
+// Update changes a thread's status. Pending, Error and Answer replace the
 // thread's (nil and "" clear them).
 type Update struct {
 	Status  Status
 	Pending *Approval
 	Error   string
+	// Answer is the run's answer, set with StatusDone.
+	Answer string
 }
 
 // Store keeps threads and their journals. Implementations must be safe for

@@ -69,8 +69,9 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 type Input struct {
 	// Question is the task the pipeline runs on.
 	Question string `json:"question" jsonschema:"the question or task the pipeline answers"`
-	// Thread names the thread the run journals into (it must not exist).
-	Thread string `json:"thread,omitempty" jsonschema:"optional name of a new thread to journal the run into; default a generated name"`
+	// Thread names the thread the run journals into; when it exists, the
+	// question is a follow-up on its conversation (server.FollowUp).
+	Thread string `json:"thread,omitempty" jsonschema:"optional thread name: a new thread to journal the run into, or an existing one to ask a follow-up on (it sees the earlier answers); default a new thread"`
 }
 
 // Usage is what a run spent.
@@ -188,7 +189,12 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest, in Input) (*m
 			return t.failure(Output{Status: "failed"}, errors.New("question is empty: pass the task as the question argument"))
 		}
 		var err error
-		if c, err = t.srv.Start(ctx, server.RunRequest{Config: t.pipeline, Question: in.Question, Thread: in.Thread}); err != nil {
+		c, err = t.srv.Start(ctx, server.RunRequest{Config: t.pipeline, Question: in.Question, Thread: in.Thread})
+		if errors.Is(err, server.ErrConflict) && in.Thread != "" {
+			// The thread exists: the question follows up on its conversation.
+			c, err = t.srv.FollowUp(ctx, in.Thread, in.Question)
+		}
+		if err != nil {
 			return t.failure(Output{Status: "failed", Thread: in.Thread}, fmt.Errorf("start %s: %w", t.pipeline, err))
 		}
 	}
@@ -332,7 +338,7 @@ func waitingText(v server.RunView) string {
 		what = fmt.Sprintf("the call of tool %s with input %s", v.Pending.Tool, v.Pending.Input)
 	}
 	return fmt.Sprintf("The run waits for approval of %s on thread %s. Decide it with `planner resume %s --approve` (or `--deny REASON`), "+
-		"or POST /api/approvals/%s with {\"approved\": true} to planner serve.", what, v.Thread, v.Thread, v.Thread)
+		"or POST /api/approvals/%s with {\"approve\": true} to planner serve.", what, v.Thread, v.Thread, v.Thread)
 }
 
 // outputOf is the structured result of a run.

@@ -363,3 +363,23 @@ func TestRetryWithAnUnknownRequestStateIsAnError(t *testing.T) {
 	assert.Contains(t, text(res), "unknown request state")
 	assert.Contains(t, text(res), "planner resume")
 }
+
+// A call that names an existing thread asks a follow-up on its
+// conversation: it runs as the thread's next turn.
+func TestACallOnAnExistingThreadIsAFollowUp(t *testing.T) {
+	e := newEnv(t, "gated")
+	cs := e.connect(t, nil)
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "react", Arguments: map[string]any{"question": "How many?", "thread": "conv"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, "conv", structured(t, res).Thread)
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "react", Arguments: map[string]any{"question": "And then?", "thread": "conv"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	out := structured(t, res)
+	assert.Equal(t, "conv.turn2", out.Thread)
+	assert.Equal(t, "done", out.Status)
+	assert.Equal(t, "7", out.Answer)
+}

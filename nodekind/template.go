@@ -54,7 +54,11 @@ type Template struct {
 // {{.Reflections}}, {{.Notes.key}}, {{.Vars.name}}, and node-specific
 // Extra values.
 type PromptData struct {
-	Question    string
+	Question string
+	// History is the conversation's earlier turns (state.Task.History):
+	// {{.History}} shows them briefly ("" for a first question), and
+	// {{range .History}} reads each .Question and .Answer.
+	History     state.History
 	Task        state.Task
 	Plan        []plan.Step
 	Reflections []string
@@ -71,6 +75,7 @@ type PromptData struct {
 func StateFields() []Field {
 	return []Field{
 		{Name: "Question", Doc: "the task's text"},
+		{Name: "History", Doc: "the conversation's earlier turns (a follow-up on a thread): `{{.History}}` shows them briefly, \"\" for a first question; `{{range .History}}` reads each `.Question` and `.Answer`"},
 		{Name: "Task", Doc: "the task: `.ID`, `.Question`, `.Answer` (the reference answer, when known), `.Tags`"},
 		{Name: "Plan", Doc: "the plan's steps, each with `.ID`, `.Description`, `.Tool`, `.Input`, `.DependsOn`, `.Status`, `.Result`, `.Error` (empty before a planner ran)"},
 		{Name: "Reflections", Doc: "the lessons of earlier trials (Reflexion's `reflect` node), a list"},
@@ -237,6 +242,7 @@ func (t *Template) Render(st *state.State, extra map[string]any) (string, error)
 	data := PromptData{Extra: extra}
 	if st != nil {
 		data.Question = st.Task.Question
+		data.History = st.Task.History
 		data.Task = st.Task
 		data.Plan = st.Plan
 		data.Reflections = st.Reflections
@@ -331,7 +337,8 @@ func sampleData(spec *TemplateSpec) PromptData {
 	q := "What is 17 * 23 + 4?"
 	d := PromptData{
 		Question: q,
-		Task:     state.Task{ID: "sample-1", Question: q, Answer: "395", Tags: []string{"sample"}},
+		History:  state.History{{Question: "What is 17 * 23?", Answer: "391"}},
+		Task:     state.Task{ID: "sample-1", Question: q, Answer: "395", Tags: []string{"sample"}, History: state.History{{Question: "What is 17 * 23?", Answer: "391"}}},
 		Plan: []plan.Step{{ID: "1", Description: "Compute 17 * 23 + 4", Tool: "calculator", Input: "17 * 23 + 4",
 			Status: plan.StatusDone, Result: "395"}},
 		Reflections: []string{"Check the arithmetic with the calculator."},

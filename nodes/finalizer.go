@@ -40,7 +40,8 @@ type ComposeSettings struct {
 const finalizeSystem = "You write the final answer of an agent from the work it has done. Use only the results shown; do not invent facts."
 
 // Extra values: .Extra.Plan, .Extra.Scratchpad, .Extra.Why.
-const finalizePrompt = `Task: {{.Question}}
+const finalizePrompt = `{{with .History}}{{.}}
+{{end}}Task: {{.Question}}
 {{with .Extra.Plan}}
 Plan steps and their results:
 {{.}}{{end}}{{with .Extra.Scratchpad}}

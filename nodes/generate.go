@@ -39,11 +39,13 @@ type GenerateSettings struct {
 
 const defaultSystem = "You are a careful, concise assistant. Answer the user's question accurately."
 
-const directPrompt = `{{.Question}}
+const directPrompt = `{{with .History}}{{.}}
+{{end}}{{.Question}}
 
 Reply with the answer only.`
 
-const cotPrompt = `Question: {{.Question}}
+const cotPrompt = `{{with .History}}{{.}}
+{{end}}Question: {{.Question}}
 
 Let's think step by step. Work through the problem, then write the final answer on its own last line in the form:
 Answer: <answer>`

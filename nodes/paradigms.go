@@ -18,7 +18,8 @@ import (
 // planSolvePrompt follows the PS+ method: understand the problem, extract
 // the relevant variables and numbers, devise a plan, carry it out step by
 // step with attention to calculation, then state the answer.
-const planSolvePrompt = `Question: {{.Question}}
+const planSolvePrompt = `{{with .History}}{{.}}
+{{end}}Question: {{.Question}}
 
 First understand the problem, pick out the relevant variables and their values, and devise a plan to solve it.
 Then carry out the plan step by step: work out each intermediate variable, paying attention to correct calculation and common sense.

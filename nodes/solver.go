@@ -13,7 +13,8 @@ import (
 const solveSystem = "You are the solver of a plan-and-work state. Workers have followed a plan and collected evidence with tools. Answer the task from the plan and its evidence; evidence can be long or partly irrelevant, so read it with care, and do not invent facts it does not support."
 
 // Extra values: .Extra.Plan (the ReWOO plan with evidence), .Extra.Why.
-const solvePrompt = `Task: {{.Question}}
+const solvePrompt = `{{with .History}}{{.}}
+{{end}}Task: {{.Question}}
 
 Plan and evidence:
 {{.Extra.Plan}}{{with .Extra.Why}}

@@ -37,6 +37,9 @@ type Thread struct {
 	// and a resume whose calls differ prints a line-by-line diff. Default
 	// false: digests.
 	KeepRequests bool
+	// Scrub scrubs the answer a done thread records (journal.Thread.Answer).
+	// Default: none (the answer is recorded as it is).
+	Scrub func(string) string
 }
 
 // ThreadResult is what RunThread adds to a run's Result.
@@ -136,6 +139,12 @@ func (p *Pipeline) RunThread(ctx context.Context, task state.Task, tracer *trace
 	var waiting *journal.WaitingError
 	switch {
 	case runErr == nil:
+		if res != nil && res.State != nil {
+			u.Answer = res.State.Answer
+			if th.Scrub != nil {
+				u.Answer = th.Scrub(u.Answer)
+			}
+		}
 	case errors.As(runErr, &waiting):
 		u.Status, u.Pending = journal.StatusWaiting, &waiting.Approval
 	case ctx.Err() != nil:

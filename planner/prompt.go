@@ -34,7 +34,8 @@ func promptSpec() nodekind.TemplateSpec {
 
 // defaultPrompt is the planner's user message; promptSpec declares its
 // .Extra values.
-const defaultPrompt = `Task: {{.Question}}
+const defaultPrompt = `{{with .History}}{{.}}
+{{end}}Task: {{.Question}}
 
 Tools:
 {{.Extra.Tools}}

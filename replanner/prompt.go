@@ -29,7 +29,8 @@ func promptSpec() nodekind.TemplateSpec {
 
 // replanPrompt is the replanner's user message; promptSpec declares its
 // .Extra values.
-const replanPrompt = `Task: {{.Question}}
+const replanPrompt = `{{with .History}}{{.}}
+{{end}}Task: {{.Question}}
 
 The plan and what happened so far:
 {{.Extra.Plan}}

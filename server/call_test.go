@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -123,4 +125,36 @@ func TestHandleMountsBehindTheGuard(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, rec.Code, "a non-loopback Host")
 	r = open.do("POST", "/mcp", map[string]any{})
 	assert.Equal(t, http.StatusOK, r.code)
+}
+
+func TestAFollowUpTurnSeesTheFirstAnswer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withLLM("scripted:turns.yaml"))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "turns.yaml"), []byte(`strict: false
+replies:
+  - {node: direct, regex: '(?s)Assistant: Paris\n.*How many people live there', text: "About 2.1 million"}
+  - {node: direct, contains: "capital of France", text: "Paris"}
+`), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := e.srv.Start(ctx, server.RunRequest{Config: "direct", Question: "What is the capital of France?", Thread: "conv"})
+	require.NoError(t, err)
+	v, err := c.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "Paris", v.Answer)
+
+	r := e.do("POST", "/api/threads/conv/turns", map[string]any{"question": "How many people live there?"})
+	require.Equal(t, http.StatusAccepted, r.code, "%s", r.body)
+	var acc server.Accepted
+	r.json(t, &acc)
+	assert.Equal(t, "conv.turn2", acc.Thread)
+	v = e.wait(acc.RunID)
+	assert.Equal(t, "done", v.Status)
+	assert.Equal(t, "About 2.1 million", v.Answer)
+	assert.Equal(t, "turn", v.Kind)
+
+	r = e.do("POST", "/api/threads/conv/turns", map[string]any{"question": ""})
+	assert.Equal(t, http.StatusBadRequest, r.code)
+	r = e.do("POST", "/api/threads/nosuch/turns", map[string]any{"question": "Why?"})
+	assert.Equal(t, http.StatusNotFound, r.code)
 }

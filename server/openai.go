@@ -15,6 +15,7 @@ import (
 	"github.com/planner-engine/planner"
 	"github.com/planner-engine/planner/config"
 	"github.com/planner-engine/planner/journal"
+	"github.com/planner-engine/planner/state"
 )
 
 // The OpenAI-compatible endpoint (docs/openai-endpoint.md): GET /v1/models
@@ -191,16 +192,11 @@ func messageText(m ChatMessage) (string, error) {
 }
 
 // chatPrompt splits the messages into the question (the last user
-// message) and the prompt the run gets: the question alone, or, when
-// earlier turns exist, the conversation so far followed by it:
-//
-//	Conversation so far:
-//	System: ...
-//	User: ...
-//	Assistant: ...
-//
-//	Question: ...
-func chatPrompt(msgs []ChatMessage) (question, prompt string, err error) {
+// message), the conversation's earlier turns (the thread's history: each
+// user message with the assistant's reply after it) and the task the run
+// gets: the question, after the system and developer messages' text when
+// there are any ("System: ...", a line each, then a blank line).
+func chatPrompt(msgs []ChatMessage) (question, prompt string, history state.History, err error) {
 	last := -1
 	for i, m := range msgs {
 		if m.Role == "user" {
@@ -208,46 +204,44 @@ func chatPrompt(msgs []ChatMessage) (question, prompt string, err error) {
 		}
 	}
 	if last < 0 {
-		return "", "", withDetails(fmt.Errorf("%w: messages must hold a user message: its text is the question the pipeline answers", ErrBadRequest), map[string]string{"field": "messages"})
+		return "", "", nil, withDetails(fmt.Errorf("%w: messages must hold a user message: its text is the question the pipeline answers", ErrBadRequest), map[string]string{"field": "messages"})
 	}
-	var b strings.Builder
+	var sys strings.Builder
 	for i, m := range msgs[:last+1] {
 		text, err := messageText(m)
 		if err != nil {
-			return "", "", withDetails(fmt.Errorf("messages[%d]: %w", i, err), map[string]string{"field": "messages"})
+			return "", "", nil, withDetails(fmt.Errorf("messages[%d]: %w", i, err), map[string]string{"field": "messages"})
 		}
 		if i == last {
 			question = text
 			break
 		}
-		var who string
 		switch m.Role {
 		case "system", "developer":
-			who = "System"
+			if strings.TrimSpace(text) != "" {
+				fmt.Fprintf(&sys, "System: %s\n", text)
+			}
 		case "user":
-			who = "User"
+			history = append(history, state.Turn{Question: text})
 		case "assistant":
-			who = "Assistant"
+			if n := len(history); n > 0 && history[n-1].Answer == "" {
+				history[n-1].Answer = text
+			} else {
+				history = append(history, state.Turn{Answer: text})
+			}
 		case "tool", "function":
-			return "", "", withDetails(fmt.Errorf("%w: messages[%d] has role %q: tool calls are not supported by this endpoint", ErrBadRequest, i, m.Role), map[string]string{"field": "messages"})
+			return "", "", nil, withDetails(fmt.Errorf("%w: messages[%d] has role %q: tool calls are not supported by this endpoint", ErrBadRequest, i, m.Role), map[string]string{"field": "messages"})
 		default:
-			return "", "", withDetails(fmt.Errorf("%w: messages[%d] has role %q: use system, user or assistant", ErrBadRequest, i, m.Role), map[string]string{"field": "messages"})
+			return "", "", nil, withDetails(fmt.Errorf("%w: messages[%d] has role %q: use system, user or assistant", ErrBadRequest, i, m.Role), map[string]string{"field": "messages"})
 		}
-		if strings.TrimSpace(text) == "" {
-			continue
-		}
-		if b.Len() == 0 {
-			b.WriteString("Conversation so far:\n")
-		}
-		fmt.Fprintf(&b, "%s: %s\n", who, text)
 	}
 	if strings.TrimSpace(question) == "" {
-		return "", "", withDetails(fmt.Errorf("%w: the last user message is empty: it is the question the pipeline answers", ErrBadRequest), map[string]string{"field": "messages"})
+		return "", "", nil, withDetails(fmt.Errorf("%w: the last user message is empty: it is the question the pipeline answers", ErrBadRequest), map[string]string{"field": "messages"})
 	}
-	if b.Len() == 0 {
-		return question, question, nil
+	if sys.Len() == 0 {
+		return question, question, history, nil
 	}
-	return question, b.String() + "\nQuestion: " + question, nil
+	return question, sys.String() + "\n" + question, history, nil
 }
 
 // chatCompletions answers POST /v1/chat/completions: it starts a run of
@@ -279,7 +273,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.failOpenAI(w, r, fmt.Errorf("%w: model is required: name a pipeline (GET /v1/models lists them)", ErrBadRequest), "model")
 		return
 	}
-	question, prompt, err := chatPrompt(req.Messages)
+	question, prompt, history, err := chatPrompt(req.Messages)
 	if err != nil {
 		s.failOpenAI(w, r, err, "")
 		return
@@ -294,7 +288,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.failOpenAI(w, r, err, "model")
 		return
 	}
-	rn, err := s.startChatRun(r.Context(), path, question, prompt)
+	rn, err := s.startChatRun(r.Context(), path, question, prompt, history)
 	if err != nil {
 		s.failOpenAI(w, r, err, "")
 		return
@@ -357,9 +351,13 @@ func usageOf(v RunView) *chatUsage {
 
 // startChatRun starts a run of the pipeline at path on a new thread, as
 // startRun does with the server's model spec: question picks a suite task
-// (for a simulated model), prompt is the task's question.
-func (s *Server) startChatRun(ctx context.Context, path, question, prompt string) (*run, error) {
-	meta := threadMeta{Question: prompt}
+// (for a simulated model), prompt is the task's question, history the
+// conversation's earlier turns (the thread's, as a follow-up turn's).
+func (s *Server) startChatRun(ctx context.Context, path, question, prompt string, history state.History) (*run, error) {
+	meta := threadMeta{Question: prompt, History: history}
+	if len(history) > 0 {
+		meta.Turn = len(history) + 1
+	}
 	var err error
 	if _, meta.LLM, err = s.modelSpec(""); err != nil {
 		return nil, err
@@ -372,7 +370,7 @@ func (s *Server) startChatRun(ctx context.Context, path, question, prompt string
 	if err != nil {
 		return nil, err
 	}
-	task.Question = prompt
+	task.Question, task.History = prompt, history
 	name := "chat-" + time.Now().UTC().Format("20060102-150405") + "-" + newID(4)
 	id, err := s.reserve(name)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/planner-engine/planner/server"
+	"github.com/planner-engine/planner/state"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -106,7 +107,7 @@ func TestOpenAIChatCompletion(t *testing.T) {
 	// The system turn went to the run as context before the question.
 	runs := e.srv.Runs()
 	require.Len(t, runs, 1)
-	assert.Equal(t, "Conversation so far:\nSystem: Be brief.\n\nQuestion: "+spiders, runs[0].Question)
+	assert.Equal(t, "System: Be brief.\n\n"+spiders, runs[0].Question, "the system message goes before the question")
 }
 
 func TestOpenAIChatCompletionStream(t *testing.T) {
@@ -148,7 +149,14 @@ func TestOpenAIChatCompletionStream(t *testing.T) {
 	assert.Positive(t, chunks[3]["usage"].(map[string]any)["total_tokens"])
 	runs := e.srv.Runs()
 	require.Len(t, runs, 1)
-	assert.Equal(t, "Conversation so far:\nUser: What is 2+2?\nAssistant: 4\n\nQuestion: "+spiders, runs[0].Question)
+	assert.Equal(t, spiders, runs[0].Question)
+	// The earlier turns are the thread's history, as a follow-up's.
+	th, err := e.srv.Store().Thread(context.Background(), runs[0].Thread)
+	require.NoError(t, err)
+	var task state.Task
+	require.NoError(t, json.Unmarshal(th.Task, &task))
+	assert.Equal(t, state.History{{Question: "What is 2+2?", Answer: "4"}}, task.History)
+	assert.Equal(t, "24", th.Answer, "the thread records its answer")
 }
 
 func TestOpenAIStreamWithoutIncludeUsage(t *testing.T) {

@@ -112,7 +112,7 @@ func openAPIDoc() obj {
 		"Approval": object(obj{"node": str("node id"), "tool": str("tool name"), "input": str("the tool's input")}, "tool", "input"),
 		"RunView": object(obj{
 			"id": str("run id"), "thread": str("thread"), "pipeline": str("config file"), "llm": str("model spec"), "model": ref("ModelInfo"),
-			"kind":     obj{"type": "string", "enum": []string{KindStart, KindResume, KindFork, KindApprove}},
+			"kind":     obj{"type": "string", "enum": []string{KindStart, KindResume, KindFork, KindApprove, KindTurn}},
 			"question": str("the task"),
 			"status":   obj{"type": "string", "enum": []string{StatusQueued, "running", "done", "waiting", "interrupted", "failed"}},
 			"created":  obj{"type": "string", "format": "date-time"}, "started": obj{"type": "string", "format": "date-time"},
@@ -138,6 +138,7 @@ func openAPIDoc() obj {
 		}, "required": []string{"name", "pipeline", "status"}},
 		"Checkpoint": object(obj{"n": integer("checkpoint number"), "time": obj{"type": "string", "format": "date-time"}, "kind": str("node, model, tool or approval"),
 			"node": str("node"), "scope": str("scope"), "summary": str("one line, scrubbed")}, "n", "kind", "summary"),
+		"TurnRequest": object(obj{"question": str("the follow-up question")}, "question"),
 		"ForkRequest": object(obj{"from": integer("checkpoint to fork from (0: the start)"), "as": str("new thread's name"), "resume": boolean("run it at once (default true)")}, "from", "as"),
 		"ApprovalView": object(obj{"thread": str("waiting thread"), "pipeline": str("its pipeline"), "question": str("its task"), "node": str("node"),
 			"tool": str("tool"), "input": str("input"), "since": obj{"type": "string", "format": "date-time"}}, "thread", "tool", "input"),
@@ -219,6 +220,8 @@ func openAPIDoc() obj {
 				r["201"] = jsonBody("forked, not run (resume: false)", object(obj{"thread": ref("Thread")}))
 				return r
 			}())},
+		"/api/threads/{name}/turns": obj{"post": op("addTurn", "Ask a follow-up on a finished thread: it runs as the conversation's next turn (thread NAME.turnN), seeing the earlier turns' questions and answers", []obj{name},
+			obj{"required": true, "content": obj{"application/json": obj{"schema": ref("TurnRequest")}}}, runStarted())},
 		"/api/approvals": obj{"get": op("listApprovals", "Tool calls waiting for a decision, across threads", nil, nil,
 			obj{"200": jsonBody("waiting calls", object(obj{"approvals": arr(ref("ApprovalView"))}))})},
 		"/api/approvals/{thread}": obj{"post": op("decide", "Approve or deny the call a thread waits for; the thread resumes in a new run", []obj{pathParam("thread", "waiting thread")},
@@ -249,7 +252,7 @@ func openAPIDoc() obj {
 				"created": integer("the config file's modification time (Unix seconds)"), "owned_by": str("planner")}))})),
 		})},
 		"/v1/chat/completions": obj{"post": op("chatCompletions", "OpenAI-compatible chat completion: model names the pipeline, the last user message is the question, "+
-			"earlier turns are prepended as \"Conversation so far:\"; stream: true answers chat.completion.chunk Server-Sent Events ending with data: [DONE]. "+
+			"earlier user and assistant turns are the thread's history (a follow-up's earlier turns); stream: true answers chat.completion.chunk Server-Sent Events ending with data: [DONE]. "+
 			"Tools and functions are refused; temperature and other sampling fields are ignored. Errors are in OpenAI's shape {\"error\":{\"message\",\"type\",\"param\",\"code\"}}",
 			nil, obj{"required": true, "content": obj{"application/json": obj{"schema": obj{"type": "object", "required": []string{"model", "messages"}, "additionalProperties": true,
 				"properties": obj{"model": str("pipeline name"), "messages": arr(object(obj{"role": str("system, user or assistant"), "content": obj{"description": "a string or an array of text parts"}})),

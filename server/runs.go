@@ -119,7 +119,7 @@ type RunView struct {
 	// (simulated, scripted, replayed) carry their Mark (SIMULATED, ...)
 	// and the label `planner run` prints.
 	Model ModelInfo `json:"model"`
-	// Kind is what started it: start, resume, fork or approve.
+	// Kind is what started it: start, resume, fork, approve or turn.
 	Kind string `json:"kind"`
 	// Question is the task's question.
 	Question string `json:"question,omitempty"`

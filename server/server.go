@@ -449,6 +449,7 @@ func (s *Server) routes() []route {
 		{"GET", "/api/threads/{name}", s.getThread},
 		{"POST", "/api/threads/{name}/resume", s.resumeThread},
 		{"POST", "/api/threads/{name}/fork", s.forkThread},
+		{"POST", "/api/threads/{name}/turns", s.addTurn},
 		{"GET", "/api/approvals", s.listApprovals},
 		{"POST", "/api/approvals/{thread}", s.decide},
 		{"POST", "/api/compares", s.startCompare},

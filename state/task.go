@@ -3,7 +3,12 @@
 // It is plain data with JSON tags so a run can be checkpointed and traced.
 package state
 
-import "github.com/planner-engine/planner/verify"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/planner-engine/planner/verify"
+)
 
 // Task is one unit of work: a question, optionally with a reference answer
 // (used by scorers and the Reflexion evaluator).
@@ -16,6 +21,42 @@ type Task struct {
 	Answer string `json:"answer,omitempty"`
 	// Tags classify the task (for example "multi-hop", "parallel").
 	Tags []string `json:"tags,omitempty"`
+	// History are the earlier turns of a conversation this task follows
+	// up (planner.FollowUp), oldest first; empty for a first question.
+	History History `json:"history,omitempty"`
+}
+
+// Turn is one earlier question of a conversation and its answer.
+type Turn struct {
+	// Question is what was asked.
+	Question string `json:"question"`
+	// Answer is what the pipeline answered.
+	Answer string `json:"answer"`
+}
+
+// History is the earlier turns of a conversation, oldest first.
+type History []Turn
+
+// maxTurnAnswer bounds each earlier answer in History.String.
+const maxTurnAnswer = 600
+
+// String is the history as prompts show it, briefly: a line per question
+// and answer (answers past 600 characters clipped), under a heading; ""
+// for no turns.
+func (h History) String() string {
+	if len(h) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Earlier in this conversation:\n")
+	for _, t := range h {
+		a := strings.Join(strings.Fields(t.Answer), " ")
+		if r := []rune(a); len(r) > maxTurnAnswer {
+			a = string(r[:maxTurnAnswer]) + "..."
+		}
+		fmt.Fprintf(&b, "User: %s\nAssistant: %s\n", strings.Join(strings.Fields(t.Question), " "), a)
+	}
+	return b.String()
 }
 
 // Reference is what the task's answers are judged against.

@@ -59,6 +59,9 @@ type runFlags struct {
 	audit string
 	// keepRequests journals whole model requests (--keep-requests).
 	keepRequests bool
+	// history are the earlier turns of the conversation a follow-up turn
+	// continues (resume of a thread NAME.turnN reads them from its meta).
+	history state.History
 }
 
 // runOutput is the --json result line.
@@ -135,7 +138,9 @@ $XDG_STATE_HOME/planner/): every node step, model call and tool call is saved be
 on, so Ctrl-C, a crash or a kill loses nothing; planner resume NAME continues without repeating
 a saved call. A tool marked approve: true in the pipeline asks on the terminal before each call
 (y, n, or n and a reason); without a terminal, or with --no-input, the thread waits (exit 3) until
-planner resume NAME --approve or --deny REASON.`,
+planner resume NAME --approve or --deny REASON. On a thread that exists and is done, the task is a
+follow-up: it runs as the conversation's next turn, thread NAME.turnN, with the thread's pipeline
+and model, and its prompts show the earlier turns' questions and answers ({{.History}}).`,
 		Example: `  planner run --config configs/react.yaml --llm sim --suite demo --task demo-07
   planner run --config configs/react.yaml --llm sim:noisy "In which city was Galileo Galilei born?"
   echo "Who discovered Saturn's moon Iapetus?" | planner run --config configs/react.yaml --llm sim --json -
@@ -166,6 +171,11 @@ planner resume NAME --approve or --deny REASON.`,
 			}
 			if strings.TrimSpace(task) == "" && (len(args) > 0 || f.task == "") {
 				return &usageError{cmd: "run", err: errors.New("the task is empty")}
+			}
+			if f.thread != "" {
+				if asked, err := followUp(c, p, f, task); asked {
+					return err
+				}
 			}
 			return runTask(c, p, f, task)
 		},
@@ -215,6 +225,9 @@ func runTask(c *cobra.Command, proc process, f *runFlags, question string) (err 
 		return err
 	}
 	defer closeInto(&err, l.p.Close)
+	if len(f.history) > 0 {
+		l.task.History = f.history
+	}
 	// The run's own time limit, with a cause that names it: a run that
 	// hits it says so, and how to raise it, rather than "context deadline
 	// exceeded". The pipeline's own timer then never fires first.
@@ -977,4 +990,33 @@ func scorerName(sc verify.Scorer) string {
 	default:
 		return fmt.Sprintf("%T", s)
 	}
+}
+
+// followUp asks question as a new turn of the conversation thread
+// f.thread holds, when that thread exists (planner.FollowUp): the turn
+// runs as thread NAME.turnN with the conversation's pipeline and model,
+// seeing the earlier turns. asked is false when no such thread exists
+// (the run starts it).
+func followUp(c *cobra.Command, p process, f *runFlags, question string) (asked bool, err error) {
+	ctx := c.Context()
+	store, err := openStore(ctx, p, f.store)
+	if err != nil {
+		return true, err
+	}
+	if _, err := store.Thread(ctx, f.thread); errors.Is(err, journal.ErrNotFound) {
+		return false, store.Close()
+	}
+	th, err := planner.FollowUp(ctx, store, f.thread, question)
+	if cerr := store.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case errors.Is(err, planner.ErrTurnNotDone), errors.Is(err, journal.ErrExists), errors.Is(err, planner.ErrEmptyQuestion):
+		return true, &usageError{cmd: "run", err: err}
+	case err != nil:
+		return true, err
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "planner: a follow-up on thread %s: it runs as thread %s, with the conversation's pipeline and model\n", f.thread, th.Name)
+	rf := &resumeFlags{store: f.store, traceFile: f.traceFile, json: f.json, quiet: f.quiet, verbose: f.verbose, noInput: f.noInput, keepRequests: f.keepRequests}
+	return true, resumeThread(c, p, rf, th.Name)
 }

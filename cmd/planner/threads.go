@@ -246,6 +246,14 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 		return err
 	}
 	th, err := store.Thread(ctx, name)
+	if err == nil && !forking {
+		// A conversation resumes at its latest turn (planner.FollowUp).
+		var latest journal.Thread
+		if latest, err = planner.LatestTurn(ctx, store, name); err == nil && latest.Name != name {
+			fmt.Fprintf(c.ErrOrStderr(), "planner: thread %s continues in its latest turn, thread %s\n", name, latest.Name)
+			th = latest
+		}
+	}
 	if err == nil && forking {
 		if th, err = journal.Fork(ctx, store, name, f.as, f.from); err == nil {
 			fmt.Fprintf(c.ErrOrStderr(), "planner: forked thread %s from %s at checkpoint %d\n", th.Name, name, f.from)
@@ -266,7 +274,8 @@ func resumeThread(c *cobra.Command, p process, f *resumeFlags, name string) erro
 	}
 	rf := &runFlags{config: meta.Config, llm: meta.LLM, suite: meta.Suite, task: meta.Task, reference: meta.Reference,
 		maxSteps: meta.MaxSteps, timeout: meta.Timeout, json: f.json, quiet: f.quiet, verbose: f.verbose, traceFile: f.traceFile,
-		thread: th.Name, store: f.store, noInput: f.noInput, resume: true, opened: store, audit: meta.Audit, keepRequests: f.keepRequests}
+		thread: th.Name, store: f.store, noInput: f.noInput, resume: true, opened: store, audit: meta.Audit, keepRequests: f.keepRequests,
+		history: meta.History}
 	if answers > 0 {
 		if th.Status != journal.StatusWaiting || th.Pending == nil {
 			return usage("thread %q is %s, not waiting for an approval", th.Name, th.Status)

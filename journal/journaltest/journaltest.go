@@ -300,9 +300,10 @@ func testUpdatedAdvances(t *testing.T, s journal.Store) {
 	assert.True(t, th1.Created.Equal(th0.Created), "Append changed Created")
 
 	time.Sleep(tick)
-	require.NoError(t, s.SetStatus(ctx, "u", journal.Update{Status: journal.StatusDone}))
+	require.NoError(t, s.SetStatus(ctx, "u", journal.Update{Status: journal.StatusDone, Answer: "Paris"}))
 	th2, err := s.Thread(ctx, "u")
 	require.NoError(t, err)
+	assert.Equal(t, "Paris", th2.Answer, "SetStatus keeps a done thread's answer")
 	assert.True(t, th2.Updated.After(th1.Updated), "SetStatus: Updated %v not after %v", th2.Updated, th1.Updated)
 	assert.True(t, th2.Created.Equal(th0.Created), "SetStatus changed Created")
 	assert.False(t, th2.Updated.Before(th2.Created))

@@ -143,7 +143,7 @@ func (s *Store) SetStatus(ctx context.Context, name string, u journal.Update) er
 	if err != nil {
 		return err
 	}
-	th.t.Status, th.t.Error, th.t.Pending = u.Status, u.Error, nil
+	th.t.Status, th.t.Error, th.t.Pending, th.t.Answer = u.Status, u.Error, nil, u.Answer
 	if u.Pending != nil {
 		p := *u.Pending
 		th.t.Pending = &p

@@ -155,6 +155,7 @@ CREATE TABLE threads (
 	status      TEXT    NOT NULL,
 	pending     BLOB,
 	error       TEXT    NOT NULL,
+	answer      TEXT    NOT NULL DEFAULT '',
 	parent      TEXT    NOT NULL,
 	forked_at   INTEGER NOT NULL,
 	entries     INTEGER NOT NULL,
@@ -297,7 +298,43 @@ func (s *Store) init(ctx context.Context) error {
 	case ver < 1:
 		return fmt.Errorf("%w: %s is a journal store with no schema version", journal.ErrCorrupt, s.path)
 	}
+	if err := s.addAnswerColumn(ctx); err != nil {
+		return err
+	}
 	return s.readStore(ctx)
+}
+
+// addAnswerColumn adds the threads' answer column, added to version 1
+// without changing its version, to a file made before it. Processes that
+// open the file at once may both try; the loser finds it added.
+func (s *Store) addAnswerColumn(ctx context.Context) error {
+	has := func(q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}) (bool, error) {
+		var n int
+		err := q.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('threads') WHERE name = 'answer'`).Scan(&n)
+		return n > 0, err
+	}
+	ok, err := has(s.db)
+	if err != nil {
+		return s.fail("open", err)
+	}
+	if ok {
+		return nil
+	}
+	return s.writeTx(ctx, "add the answer column", func(tx *sql.Tx) error {
+		ok, err := has(tx)
+		if err != nil {
+			return s.fail("add the answer column", err)
+		}
+		if ok {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE threads ADD COLUMN answer TEXT NOT NULL DEFAULT ''`); err != nil {
+			return s.fail("add the answer column", err)
+		}
+		return nil
+	})
 }
 
 // initStore creates the store table and its row, with a new uid, unless
@@ -546,11 +583,11 @@ func (s *Store) Create(ctx context.Context, t journal.Thread) error {
 	defer s.unlockWrite()
 	now := time.Now().UnixNano()
 	res, err := s.db.ExecContext(ctx, `INSERT INTO threads
-		(name, pipeline, task, meta, status, pending, error, parent, forked_at,
+		(name, pipeline, task, meta, status, pending, error, answer, parent, forked_at,
 		 entries, steps, model_calls, tool_calls, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?)
 		ON CONFLICT (name) DO NOTHING`,
-		t.Name, t.Pipeline, jsonOrNil(t.Task), jsonOrNil(t.Meta), string(t.Status), pending, t.Error,
+		t.Name, t.Pipeline, jsonOrNil(t.Task), jsonOrNil(t.Meta), string(t.Status), pending, t.Error, t.Answer,
 		t.Parent, t.ForkedAt, now, now)
 	if err != nil {
 		return s.fail("create", err)
@@ -578,7 +615,7 @@ const (
 		FROM entries WHERE thread = ? AND seq > ? ORDER BY seq LIMIT ?`
 )
 
-const threadColumns = `name, pipeline, task, meta, status, pending, error, parent, forked_at,
+const threadColumns = `name, pipeline, task, meta, status, pending, error, answer, parent, forked_at,
 	entries, steps, model_calls, tool_calls, created, updated`
 
 // scanThread reads one row of threadColumns.
@@ -589,7 +626,7 @@ func scanThread(row interface{ Scan(...any) error }) (journal.Thread, error) {
 		task, meta, pend []byte
 		created, updated int64
 	)
-	if err := row.Scan(&t.Name, &t.Pipeline, &task, &meta, &status, &pend, &t.Error, &t.Parent, &t.ForkedAt,
+	if err := row.Scan(&t.Name, &t.Pipeline, &task, &meta, &status, &pend, &t.Error, &t.Answer, &t.Parent, &t.ForkedAt,
 		&t.Entries, &t.Steps, &t.ModelCalls, &t.ToolCalls, &created, &updated); err != nil {
 		return t, err
 	}
@@ -664,8 +701,8 @@ func (s *Store) SetStatus(ctx context.Context, name string, u journal.Update) er
 		return s.fail("set status of "+name, err)
 	}
 	defer s.unlockWrite()
-	res, err := s.db.ExecContext(ctx, `UPDATE threads SET status = ?, pending = ?, error = ?, updated = max(updated, ?)
-		WHERE name = ?`, string(u.Status), pending, u.Error, time.Now().UnixNano(), name)
+	res, err := s.db.ExecContext(ctx, `UPDATE threads SET status = ?, pending = ?, error = ?, answer = ?, updated = max(updated, ?)
+		WHERE name = ?`, string(u.Status), pending, u.Error, u.Answer, time.Now().UnixNano(), name)
 	if err != nil {
 		return s.fail("set status of "+name, err)
 	}

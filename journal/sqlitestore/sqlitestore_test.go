@@ -635,3 +635,30 @@ func TestAppendCancelledWhileWaitingIsNotWritten(t *testing.T) {
 	require.Len(t, es, 1)
 	assert.Equal(t, "lead", es[0].Node)
 }
+
+// A file made before threads had an answer column gets it when opened, and
+// its threads read with an empty answer.
+func TestOpenAddsTheAnswerColumnToAnOlderFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	s, err := Open(ctx, path)
+	require.NoError(t, err)
+	require.NoError(t, s.Create(ctx, journal.Thread{Name: "old", Pipeline: "p.yaml", Status: journal.StatusDone}))
+	require.NoError(t, s.Close())
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	require.NoError(t, err)
+	_, err = db.Exec(`ALTER TABLE threads DROP COLUMN answer`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err = Open(ctx, path)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	th, err := s.Thread(ctx, "old")
+	require.NoError(t, err)
+	assert.Empty(t, th.Answer)
+	require.NoError(t, s.SetStatus(ctx, "old", journal.Update{Status: journal.StatusDone, Answer: "42"}))
+	th, err = s.Thread(ctx, "old")
+	require.NoError(t, err)
+	assert.Equal(t, "42", th.Answer)
+}

@@ -69,9 +69,10 @@ type Pipeline struct {
 	Nodes []Node `mapstructure:"nodes"`
 	// Edges join nodes; START and END are the virtual entry and exit.
 	Edges []Edge `mapstructure:"edges"`
-	// Inputs names the vars the pipeline expects to start with when it
+	// Inputs names the vars the pipeline expects to start with: when it
 	// runs as a subgraph or a map's per-item pipeline (the parent passes
-	// them with vars:), so that the load-time check of var references
+	// them with vars:), or from a caller (the vars of POST /api/runs and
+	// of an MCP tool call), so that the load-time check of var references
 	// accepts them when the file is built on its own. Optional.
 	Inputs []string `mapstructure:"inputs"`
 	// Extensions are the top-level keys that start with "x-": blocks the

@@ -72,6 +72,9 @@ type Input struct {
 	// Thread names the thread the run journals into; when it exists, the
 	// question is a follow-up on its conversation (server.FollowUp).
 	Thread string `json:"thread,omitempty" jsonschema:"optional thread name: a new thread to journal the run into, or an existing one to ask a follow-up on (it sees the earlier answers); default a new thread"`
+	// Vars are the run's vars when it starts ({{.Vars.NAME}} in the
+	// pipeline's templates).
+	Vars map[string]string `json:"vars,omitempty" jsonschema:"optional inputs: the run's vars when it starts, read by the pipeline's templates as {{.Vars.NAME}}"`
 }
 
 // Usage is what a run spent.
@@ -189,7 +192,7 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest, in Input) (*m
 			return t.failure(Output{Status: "failed"}, errors.New("question is empty: pass the task as the question argument"))
 		}
 		var err error
-		c, err = t.srv.Start(ctx, server.RunRequest{Config: t.pipeline, Question: in.Question, Thread: in.Thread})
+		c, err = t.srv.Start(ctx, server.RunRequest{Config: t.pipeline, Question: in.Question, Thread: in.Thread, Vars: in.Vars})
 		if errors.Is(err, server.ErrConflict) && in.Thread != "" {
 			// The thread exists: the question follows up on its conversation.
 			c, err = t.srv.FollowUp(ctx, in.Thread, in.Question)

@@ -158,3 +158,28 @@ replies:
 	r = e.do("POST", "/api/threads/nosuch/turns", map[string]any{"question": "Why?"})
 	assert.Equal(t, http.StatusNotFound, r.code)
 }
+
+func TestARunStartsWithTheCallersVars(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withLLM("scripted:vars.yaml"))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "vars.yaml"), []byte("strict: false\nreplies:\n  - {node: direct, contains: \"capital of France\", text: Paris}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "configs", "capital.yaml"), []byte(`name: capital
+inputs: [country]
+nodes:
+  - {id: answer, type: direct, prompt: "{{.Question}} What is the capital of {{.Vars.country}}?"}
+edges:
+  - {from: START, to: answer}
+  - {from: answer, to: END}
+`), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := e.srv.Start(ctx, server.RunRequest{Config: "capital", Question: "Answer briefly.", Vars: map[string]string{"country": "France"}})
+	require.NoError(t, err)
+	v, err := c.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "Paris", v.Answer)
+
+	_, err = e.srv.Start(ctx, server.RunRequest{Config: "capital", Question: "Answer briefly.", Vars: map[string]string{"1bad": "x"}})
+	require.ErrorIs(t, err, server.ErrBadRequest)
+	assert.Contains(t, err.Error(), "1bad")
+}

@@ -96,6 +96,7 @@ func openAPIDoc() obj {
 			"thread":    str("thread name (new); default generated"),
 			"max_steps": integer("overrides limits.max_steps"),
 			"timeout":   str("overrides limits.timeout (Go duration)"),
+			"vars":      obj{"type": "object", "additionalProperties": obj{"type": "string"}, "description": "the run's vars when it starts ({{.Vars.NAME}})"},
 		}, "config"),
 		"Accepted": object(obj{"run_id": str("the run's id"), "thread": str("its thread"), "events": str("path of its event stream"), "model": ref("ModelInfo")}, "run_id", "thread", "events", "model"),
 		"ModelInfo": object(obj{"spec": str("model spec the run was started with; empty for the pipeline's own llm block"), "provider": str("provider"),

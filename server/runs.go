@@ -229,6 +229,9 @@ type RunRequest struct {
 	MaxSteps int `json:"max_steps,omitempty"`
 	// Timeout overrides the pipeline's limits.timeout ("90s", "5m").
 	Timeout string `json:"timeout,omitempty"`
+	// Vars are the run's vars when it starts ({{.Vars.NAME}} in
+	// templates, the vars tool): the caller's inputs.
+	Vars map[string]string `json:"vars,omitempty"`
 }
 
 // Accepted is the answer to a request that started a run.
@@ -348,6 +351,10 @@ func (s *Server) start(ctx context.Context, req RunRequest) (Accepted, error) {
 	task, err := s.runTask(ctx, &req, &meta)
 	if err != nil {
 		return Accepted{}, err
+	}
+	task.Vars = req.Vars
+	if err := task.CheckVars(); err != nil {
+		return Accepted{}, withDetails(fmt.Errorf("%w: vars: %w", ErrBadRequest, err), map[string]string{"field": "vars"})
 	}
 	name := req.Thread
 	if name == "" {

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -111,8 +113,14 @@ const (
 )
 
 // NewState returns a state for a task.
+// Its vars start as the task's (Task.Vars); a var that cannot be set (see
+// Task.CheckVars, which callers check first) is left out.
 func NewState(task Task) *State {
-	return &State{Task: task, Notes: map[string]string{}}
+	st := &State{Task: task, Notes: map[string]string{}}
+	for _, name := range slices.Sorted(maps.Keys(task.Vars)) {
+		_ = st.Vars.Set(name, task.Vars[name])
+	}
+	return st
 }
 
 // SetAnswer records a complete final answer.

@@ -5,6 +5,8 @@ package state
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/planner-engine/planner/verify"
@@ -24,6 +26,22 @@ type Task struct {
 	// History are the earlier turns of a conversation this task follows
 	// up (planner.FollowUp), oldest first; empty for a first question.
 	History History `json:"history,omitempty"`
+	// Vars are the run's vars (its working memory, {{.Vars.NAME}}) when
+	// it starts: a caller's inputs. CheckVars says whether they can be.
+	Vars map[string]string `json:"vars,omitempty"`
+}
+
+// CheckVars returns nil when every var of t can be set (state.Vars.Set:
+// valid names, values at most MaxVarValue characters, at most MaxVars of
+// them), else the first error, naming the var.
+func (t Task) CheckVars() error {
+	var v Vars
+	for _, name := range slices.Sorted(maps.Keys(t.Vars)) {
+		if err := v.Set(name, t.Vars[name]); err != nil {
+			return fmt.Errorf("var %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // Turn is one earlier question of a conversation and its answer.

@@ -79,4 +79,8 @@ func TestAFollowUpTurnSurvivesSIGKILL(t *testing.T) {
 	require.NoError(t, json.Unmarshal(lastLine(out), &third))
 	assert.Equal(t, "conv.turn3", third.Thread)
 	assert.Equal(t, "TWO ONE LAST AFTER TWO ONE GO AFTER TWO ONE MORE AFTER TWO ONE GO", third.Answer)
+
+	hist, err := mainCommand(t.Context(), t, fakeEnv(srv.URL), "history", "conv", "--store", store).Output()
+	require.NoError(t, err, "history: %s", hist)
+	assert.Contains(t, string(hist), "turns:\n  1  conv  done  go -> TWO ONE GO\n  2  conv.turn2  done  more -> TWO ONE MORE AFTER TWO ONE GO\n  3  conv.turn3  done  last -> ")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/planner-engine/planner/nodes/flow"
 	"github.com/planner-engine/planner/redact"
 	"github.com/planner-engine/planner/server"
+	"github.com/planner-engine/planner/state"
 	"github.com/planner-engine/planner/trace"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -374,7 +375,9 @@ func newHistoryCmd(p process) *cobra.Command {
 		Use:   "history NAME",
 		Short: "List a thread's checkpoints",
 		Long: `List a thread's checkpoints: every node transition, model call, tool call and approval its
-journal holds, numbered. planner resume NAME --from N --as NEW forks a new thread from checkpoint N.`,
+journal holds, numbered. planner resume NAME --from N --as NEW forks a new thread from checkpoint N.
+A thread with follow-ups (run --thread NAME on a done thread) lists its turns first: each turn's
+thread, status, question and answer.`,
 		Example: `  planner run --config configs/react.yaml --llm sim --suite demo --task demo-07 --thread galileo -q
   planner history galileo
   planner history galileo --json`,
@@ -410,6 +413,9 @@ journal holds, numbered. planner resume NAME --from N --as NEW forks a new threa
 			fmt.Fprintf(out, "thread %s: %s, %s\n", th.Name, journal.LiveStatus(ctx, s, th), th.Pipeline)
 			if th.Parent != "" {
 				fmt.Fprintf(out, "forked from %s at checkpoint %d\n", th.Parent, th.ForkedAt)
+			}
+			if err := printTurns(ctx, out, s, th, p.scrub.String); err != nil {
+				return err
 			}
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "N\tTIME\tKIND\tWHERE\tWHAT")
@@ -527,4 +533,30 @@ func reportThread(c *cobra.Command, f *runFlags, res *planner.Result, label stri
 		fmt.Fprintf(errOut, "planner: warning: %d journaled call(s) of thread %s were not replayed; the run took a different path than the journal\n", res.Unused, f.thread)
 	}
 	return nil
+}
+
+// printTurns lists the turns of the conversation th starts, when it has
+// follow-ups: each turn's thread, status, question and answer, scrubbed
+// and clipped.
+func printTurns(ctx context.Context, out io.Writer, s journal.Store, th journal.Thread, scrub func(string) string) error {
+	latest, err := planner.LatestTurn(ctx, s, th.Name)
+	if err != nil || latest.Name == th.Name {
+		return err
+	}
+	short := func(t string) string { return textutil.Clip(textutil.OneLine(scrub(t)), 80) }
+	var meta threadMeta
+	_ = json.Unmarshal(th.Meta, &meta)
+	fmt.Fprintln(out, "turns:")
+	turn := th
+	for n := max(meta.Turn, 1); ; n++ {
+		var task state.Task
+		_ = json.Unmarshal(turn.Task, &task)
+		fmt.Fprintf(out, "  %d  %s  %s  %s -> %s\n", n, turn.Name, journal.LiveStatus(ctx, s, turn), short(task.Question), short(turn.Answer))
+		if turn.Name == latest.Name {
+			return nil
+		}
+		if turn, err = s.Thread(ctx, planner.TurnName(th.Name, n+1)); err != nil {
+			return err
+		}
+	}
 }

@@ -996,14 +996,18 @@ func scorerName(sc verify.Scorer) string {
 // f.thread holds, when that thread exists (planner.FollowUp): the turn
 // runs as thread NAME.turnN with the conversation's pipeline and model,
 // seeing the earlier turns. asked is false when no such thread exists
-// (the run starts it).
+// (the run starts it, or says why it cannot).
 func followUp(c *cobra.Command, p process, f *runFlags, question string) (asked bool, err error) {
 	ctx := c.Context()
 	store, err := openStore(ctx, p, f.store)
 	if err != nil {
 		return true, err
 	}
-	if _, err := store.Thread(ctx, f.thread); errors.Is(err, journal.ErrNotFound) {
+	// No such thread: the run starts it. A latest turn that is not done,
+	// or a run of a suite task (no question of its own): the run reports
+	// that the thread exists and how to continue it.
+	latest, err := planner.LatestTurn(ctx, store, f.thread)
+	if err != nil || strings.TrimSpace(question) == "" || journal.LiveStatus(ctx, store, latest) != journal.StatusDone {
 		return false, store.Close()
 	}
 	th, err := planner.FollowUp(ctx, store, f.thread, question)

@@ -91,9 +91,9 @@ func FollowUp(ctx context.Context, store journal.Store, name, question string) (
 	if err != nil {
 		return journal.Thread{}, err
 	}
-	if journal.LiveStatus(ctx, store, last) != journal.StatusDone {
+	if status := journal.LiveStatus(ctx, store, last); status != journal.StatusDone {
 		return journal.Thread{}, fmt.Errorf("%w: thread %q is %s: resume it (planner resume %s) before asking a follow-up",
-			ErrTurnNotDone, last.Name, journal.LiveStatus(ctx, store, last), last.Name)
+			ErrTurnNotDone, last.Name, status, last.Name)
 	}
 	var meta ThreadMeta
 	if len(last.Meta) > 0 {

@@ -11,6 +11,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -208,7 +209,7 @@ func (t *tool) call(ctx context.Context, req *mcp.CallToolRequest, in Input) (*m
 	out := outputOf(v)
 	switch {
 	case v.Status == "failed":
-		return t.failure(out, errors.New(firstOf(v.Error, v.Reason, "the run failed")))
+		return t.failure(out, errors.New(cmp.Or(v.Error, v.Reason, "the run failed")))
 	case v.Status != string(journal.StatusWaiting):
 		return t.result(v.Answer), out, nil
 	case !canElicit(req.Session) || v.Pending == nil:
@@ -353,15 +354,6 @@ func outputOf(v server.RunView) Output {
 	return out
 }
 
-func firstOf(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
 // progress forwards a call's run events as progress notifications when
 // the request carries a progress token; its count goes on across the
 // runs of one call (a run, then the runs after each decision).
@@ -431,7 +423,7 @@ func summary(e server.CallEvent) string {
 		Status string `json:"status"`
 	}
 	_ = json.Unmarshal(e.Data, &f)
-	parts := []string{firstOf(f.Kind, e.Kind)}
+	parts := []string{cmp.Or(f.Kind, e.Kind)}
 	for _, s := range []string{f.Node, f.Tool, f.Status} {
 		if s != "" {
 			parts = append(parts, s)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -314,20 +315,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 
 // runFailure is the error a run that gave no answer answers with.
 func runFailure(v RunView) error {
-	msg := cmpOr(v.Error, v.Failure, v.Reason, "the run ended "+v.Status+" without an answer")
+	msg := cmp.Or(v.Error, v.Failure, v.Reason, "the run ended "+v.Status+" without an answer")
 	if v.Status == string(journal.StatusWaiting) {
 		return fmt.Errorf("%w: run %s (thread %s) waits for a tool call's approval: decide it with POST /api/approvals/%s", ErrConflict, v.ID, v.Thread, v.Thread)
 	}
 	return fmt.Errorf("run %s (thread %s) %s: %s", v.ID, v.Thread, v.Status, msg)
-}
-
-func cmpOr(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // finishReason is "stop" for a complete run, else "length" (the run hit
